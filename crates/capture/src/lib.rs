@@ -1,0 +1,1 @@
+//! Capture analysis: pcap/pcapng in, jitterlab's shared tables out. Streaming; no Python.

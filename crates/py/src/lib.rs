@@ -1,0 +1,18 @@
+//! PyO3 bindings: the only crate that knows Python. Each area registers its functions in its own
+//! module file; errors of every crate map to Python exceptions in `errors.rs`.
+use pyo3::prelude::*;
+
+mod errors;
+mod sim;
+mod metrics;
+mod capture;
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    errors::register(m)?;
+    sim::register(m)?;
+    metrics::register(m)?;
+    capture::register(m)?;
+    Ok(())
+}

@@ -1,0 +1,514 @@
+//! The discrete-event engine: nodes joined by channels, agents (traffic sources, sinks, TCP
+//! endpoints) attached to nodes, one event queue. Single-threaded and deterministic: all randomness
+//! comes from named streams of the run's seed, and simultaneous events run in scheduling order.
+use std::any::Any;
+use std::collections::VecDeque;
+
+use crate::event::{Ev, EventQueue};
+use crate::link::{Channel, Jitter, Trace};
+use crate::packet::{AgentId, Body, ChanId, Ecn, NodeId, Packet, PacketPool, PktId};
+use crate::qdisc::{DropReason, Qdisc, QueuedDrop, Verdict};
+use crate::record::{ChannelInfo, FlowInfo, Tables, NULL_NS};
+use crate::rng::Rng;
+use crate::time::{Rate, Time};
+
+/// A traffic endpoint. Hooks are named after events; each gets a [`Ctx`] to act on the network.
+pub trait Agent: Any {
+    fn name(&self) -> &str;
+    /// Called once at t = 0.
+    fn start(&mut self, _ctx: &mut Ctx) {}
+    /// A packet addressed to this agent arrived.
+    fn on_packet(&mut self, pkt: Packet, ctx: &mut Ctx);
+    /// Timer `key` fired (only the latest setting of a key fires; see [`Ctx::set_timer`]).
+    fn on_timer(&mut self, _key: u32, _ctx: &mut Ctx) {}
+    /// The run ended: write table rows.
+    fn finish(&mut self, _ctx: &mut Ctx) {}
+    fn as_any(&self) -> &dyn Any;
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+}
+
+/// A host or router.
+#[derive(Debug, Clone)]
+pub struct Node {
+    pub name: String,
+}
+
+/// How a channel is described before it is built.
+pub struct ChannelSpec {
+    pub name: String,
+    pub from: NodeId,
+    pub to: NodeId,
+    pub rate: Rate,
+    pub delay: Time,
+    pub qdisc: Box<dyn Qdisc>,
+    pub trace: Option<Trace>,
+    pub jitter: Option<Jitter>,
+    pub reorder: bool,
+    pub loss: f64,
+    pub sampled: bool,
+}
+
+/// Everything but the agents, so an agent can be called with `&mut Core` while it is borrowed.
+pub struct Core {
+    now: Time,
+    seed: u64,
+    events: EventQueue,
+    pool: PacketPool,
+    pub(crate) nodes: Vec<Node>,
+    pub(crate) chans: Vec<Channel>,
+    /// route[node][dst] = channel to take.
+    route: Vec<Vec<Option<ChanId>>>,
+    /// timer generation per agent per key (cancellation by key).
+    timers: Vec<Vec<u32>>,
+    agent_node: Vec<NodeId>,
+    agent_rng: Vec<Rng>,
+    sample_every: Option<Time>,
+    scratch: Vec<QueuedDrop>,
+    pub tables: Tables,
+    events_done: u64,
+}
+
+/// An agent's handle on the network during a hook.
+pub struct Ctx<'a> {
+    core: &'a mut Core,
+    me: AgentId,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn now(&self) -> Time { self.core.now }
+    pub fn me(&self) -> AgentId { self.me }
+    pub fn node(&self) -> NodeId { self.core.agent_node[self.me as usize] }
+    /// Hands a packet to the network at this agent's node; `sent` is stamped with now.
+    pub fn send(&mut self, mut pkt: Packet) {
+        pkt.sent = self.core.now;
+        pkt.src = self.node();
+        self.core.inject(pkt);
+    }
+    /// Sets timer `key` to fire at `at` (>= now), replacing any pending setting of that key.
+    pub fn set_timer(&mut self, key: u32, at: Time) {
+        let at = at.max(self.core.now);
+        let gens = &mut self.core.timers[self.me as usize];
+        if gens.len() <= key as usize {
+            gens.resize(key as usize + 1, 0);
+        }
+        gens[key as usize] = gens[key as usize].wrapping_add(1);
+        let g = gens[key as usize];
+        self.core.events.push(at, Ev::Timer(self.me, key, g));
+    }
+    /// Cancels timer `key` if pending.
+    pub fn cancel_timer(&mut self, key: u32) {
+        if let Some(g) = self.core.timers[self.me as usize].get_mut(key as usize) {
+            *g = g.wrapping_add(1);
+        }
+    }
+    /// This agent's random stream.
+    pub fn rng(&mut self) -> &mut Rng { &mut self.core.agent_rng[self.me as usize] }
+    pub fn tables(&mut self) -> &mut Tables { &mut self.core.tables }
+    pub fn seed(&self) -> u64 { self.core.seed }
+}
+
+impl Core {
+    fn inject(&mut self, pkt: Packet) {
+        let c = self.tables.counters_mut(pkt.flow);
+        c.sent_pkts += 1;
+        c.sent_bytes += pkt.size as u64;
+        self.tables.sent_pkts += 1;
+        self.tables.sent_bytes += pkt.size as u64;
+        let src = pkt.src;
+        let dst = pkt.dst;
+        let id = self.pool.insert(pkt);
+        if src == dst {
+            // Loopback: deliver through an immediate zero-delay event so hooks never nest.
+            self.events.push(self.now, Ev::Arrive(u32::MAX, id));
+            return;
+        }
+        self.forward(src, id);
+    }
+
+    fn forward(&mut self, at: NodeId, id: PktId) {
+        let dst = self.pool.get(id).dst;
+        match self.route[at as usize][dst as usize] {
+            Some(ch) => self.enqueue(ch, id),
+            // Routes are checked when the scenario is built; this is a broken invariant.
+            None => panic!("no route from node {at} to node {dst}"),
+        }
+    }
+
+    fn enqueue(&mut self, ch: ChanId, id: PktId) {
+        let now = self.now;
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let verdict = {
+            let c = &mut self.chans[ch as usize];
+            c.qdisc.enqueue(id, &mut self.pool, now, &mut scratch)
+        };
+        for (victim, why) in scratch.drain(..) {
+            self.drop_pkt(victim, ch, why);
+        }
+        self.scratch = scratch;
+        match verdict {
+            Verdict::Queued | Verdict::Marked => {
+                if !self.chans[ch as usize].busy {
+                    self.start_tx(ch);
+                }
+            }
+            Verdict::Dropped(why) => self.drop_pkt(id, ch, why),
+        }
+    }
+
+    fn drop_pkt(&mut self, id: PktId, ch: ChanId, _why: DropReason) {
+        let pkt = self.pool.remove(id);
+        self.account_drop(&pkt, ch);
+    }
+
+    fn account_drop(&mut self, pkt: &Packet, ch: ChanId) {
+        let c = self.tables.counters_mut(pkt.flow);
+        c.dropped_pkts += 1;
+        c.dropped_bytes += pkt.size as u64;
+        self.tables.dropped_pkts += 1;
+        self.tables.dropped_bytes += pkt.size as u64;
+        if let Body::Media { row, .. } = pkt.body {
+            self.tables.media.lost_where[row as usize] = ch as i32;
+        }
+    }
+
+    /// Takes the next packet off the channel's queue and puts it on the wire.
+    fn start_tx(&mut self, ch: ChanId) {
+        let now = self.now;
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let next = {
+            let c = &mut self.chans[ch as usize];
+            c.qdisc.dequeue(&mut self.pool, now, &mut scratch)
+        };
+        for (victim, why) in scratch.drain(..) {
+            self.drop_pkt(victim, ch, why);
+        }
+        self.scratch = scratch;
+        let Some(id) = next else {
+            self.chans[ch as usize].busy = false;
+            return;
+        };
+        let size = self.pool.get(id).size;
+        let c = &mut self.chans[ch as usize];
+        c.busy = true;
+        let depart = match c.trace.as_mut() {
+            Some(tr) => tr.depart(now, size),
+            None => now + c.rate.tx_time(size as u64),
+        };
+        c.tx_pkts += 1;
+        c.tx_bytes += size as u64;
+        self.events.push(depart, Ev::TxDone(ch));
+        if c.loss > 0.0 && c.rng.uniform() < c.loss {
+            c.lost_pkts += 1;
+            c.lost_bytes += size as u64;
+            let pkt = self.pool.remove(id);
+            self.account_drop(&pkt, ch);
+            return;
+        }
+        let mut arrive = depart + c.delay;
+        if let Some(j) = &c.jitter {
+            arrive += j.sample(&mut c.rng);
+        }
+        if !c.reorder {
+            arrive = arrive.max(c.last_arrival);
+        }
+        c.last_arrival = c.last_arrival.max(arrive);
+        self.events.push(arrive, Ev::Arrive(ch, id));
+    }
+
+    fn sample_queues(&mut self) {
+        let t = self.now.ns() as i64;
+        for (i, c) in self.chans.iter().enumerate() {
+            if !c.sampled {
+                continue;
+            }
+            let s = &mut self.tables.queue_samples;
+            let st = c.qdisc.stats();
+            s.t_ns.push(t);
+            s.queue.push(i as u32);
+            s.backlog_pkts.push(c.qdisc.backlog_pkts() as u64);
+            s.backlog_bytes.push(c.qdisc.backlog_bytes());
+            s.drops.push(st.dropped_pkts() + c.lost_pkts);
+            s.marks.push(st.marked_pkts);
+        }
+    }
+}
+
+/// A simulation: build it (nodes, channels, agents), then [`Sim::run_until`] and [`Sim::finish`].
+pub struct Sim {
+    core: Core,
+    agents: Vec<Box<dyn Agent>>,
+    started: bool,
+}
+
+impl Sim {
+    pub fn new(seed: u64) -> Sim {
+        Sim {
+            core: Core {
+                now: Time::ZERO,
+                seed,
+                events: EventQueue::default(),
+                pool: PacketPool::new(),
+                nodes: vec![],
+                chans: vec![],
+                route: vec![],
+                timers: vec![],
+                agent_node: vec![],
+                agent_rng: vec![],
+                sample_every: None,
+                scratch: vec![],
+                tables: Tables { tcp_start_ns: NULL_NS, tcp_end_ns: NULL_NS, ..Default::default() },
+                events_done: 0,
+            },
+            agents: vec![],
+            started: false,
+        }
+    }
+
+    pub fn seed(&self) -> u64 { self.core.seed }
+    pub fn now(&self) -> Time { self.core.now }
+
+    pub fn add_node(&mut self, name: &str) -> NodeId {
+        self.core.nodes.push(Node { name: name.to_string() });
+        (self.core.nodes.len() - 1) as NodeId
+    }
+    pub fn node_id(&self, name: &str) -> Option<NodeId> { self.core.nodes.iter().position(|n| n.name == name).map(|i| i as NodeId) }
+    pub fn node_name(&self, id: NodeId) -> &str { &self.core.nodes[id as usize].name }
+    pub fn nodes(&self) -> &[Node] { &self.core.nodes }
+
+    pub fn add_channel(&mut self, s: ChannelSpec) -> ChanId {
+        let rng = Rng::stream(self.core.seed, &format!("channel:{}", s.name));
+        self.core.chans.push(Channel {
+            name: s.name,
+            from: s.from,
+            to: s.to,
+            rate: s.rate,
+            delay: s.delay,
+            qdisc: s.qdisc,
+            trace: s.trace,
+            jitter: s.jitter,
+            reorder: s.reorder,
+            loss: s.loss,
+            busy: false,
+            last_arrival: Time::ZERO,
+            rng,
+            tx_pkts: 0,
+            tx_bytes: 0,
+            lost_pkts: 0,
+            lost_bytes: 0,
+            sampled: s.sampled,
+        });
+        (self.core.chans.len() - 1) as ChanId
+    }
+    pub fn channel(&self, id: ChanId) -> &Channel { &self.core.chans[id as usize] }
+    pub fn channel_mut(&mut self, id: ChanId) -> &mut Channel { &mut self.core.chans[id as usize] }
+    pub fn channel_id(&self, name: &str) -> Option<ChanId> { self.core.chans.iter().position(|c| c.name == name).map(|i| i as ChanId) }
+    pub fn channels(&self) -> &[Channel] { &self.core.chans }
+
+    /// Id the next added agent will get (so a pair of agents can address each other).
+    pub fn next_agent_id(&self) -> AgentId { self.agents.len() as AgentId }
+
+    pub fn add_agent(&mut self, node: NodeId, agent: Box<dyn Agent>) -> AgentId {
+        let id = self.agents.len() as AgentId;
+        let rng = Rng::stream(self.core.seed, &format!("agent:{}", agent.name()));
+        self.agents.push(agent);
+        self.core.agent_node.push(node);
+        self.core.agent_rng.push(rng);
+        self.core.timers.push(vec![]);
+        id
+    }
+    pub fn agent(&self, id: AgentId) -> &dyn Agent { self.agents[id as usize].as_ref() }
+    pub fn agent_mut(&mut self, id: AgentId) -> &mut dyn Agent { self.agents[id as usize].as_mut() }
+    /// Typed access for tests and builders.
+    pub fn agent_as<T: Agent>(&self, id: AgentId) -> Option<&T> { self.agents[id as usize].as_any().downcast_ref::<T>() }
+
+    pub fn add_flow(&mut self, name: &str, kind: &str) -> u32 {
+        let id = self.core.tables.flows.len() as u32;
+        self.core.tables.flows.push(FlowInfo { flow_id: id, name: name.to_string(), kind: kind.to_string() });
+        id
+    }
+
+    /// Samples the backlog of the `sampled` channels every `every`.
+    pub fn sample_queues_every(&mut self, every: Time) {
+        if every > Time::ZERO {
+            self.core.sample_every = Some(every);
+        }
+    }
+
+    /// Computes shortest-hop routes between all nodes (BFS; ties go to the channel added first).
+    /// Returns the pairs (from, to) with no path.
+    pub fn compute_routes(&mut self) -> Vec<(NodeId, NodeId)> {
+        let n = self.core.nodes.len();
+        let mut out_chans: Vec<Vec<ChanId>> = vec![vec![]; n];
+        for (i, c) in self.core.chans.iter().enumerate() {
+            out_chans[c.from as usize].push(i as ChanId);
+        }
+        let mut route = vec![vec![None; n]; n];
+        let mut missing = vec![];
+        for src in 0..n {
+            // first hop channel for every destination reached from src
+            let mut first: Vec<Option<ChanId>> = vec![None; n];
+            let mut seen = vec![false; n];
+            seen[src] = true;
+            let mut q = VecDeque::new();
+            for &ch in &out_chans[src] {
+                let to = self.core.chans[ch as usize].to as usize;
+                if !seen[to] {
+                    seen[to] = true;
+                    first[to] = Some(ch);
+                    q.push_back(to);
+                }
+            }
+            while let Some(u) = q.pop_front() {
+                for &ch in &out_chans[u] {
+                    let to = self.core.chans[ch as usize].to as usize;
+                    if !seen[to] {
+                        seen[to] = true;
+                        first[to] = first[u];
+                        q.push_back(to);
+                    }
+                }
+            }
+            for dst in 0..n {
+                if dst != src && first[dst].is_none() {
+                    missing.push((src as NodeId, dst as NodeId));
+                }
+            }
+            route[src] = first;
+        }
+        self.core.route = route;
+        missing
+    }
+
+    fn ensure_started(&mut self) {
+        if self.started {
+            return;
+        }
+        self.started = true;
+        if self.core.route.len() != self.core.nodes.len() {
+            self.compute_routes();
+        }
+        for a in 0..self.agents.len() {
+            self.core.events.push(Time::ZERO, Ev::Start(a as AgentId));
+        }
+        if let Some(_every) = self.core.sample_every {
+            self.core.events.push(Time::ZERO, Ev::Sample);
+        }
+    }
+
+    /// Runs every event with time <= `until`; the clock ends at `until`.
+    pub fn run_until(&mut self, until: Time) {
+        self.ensure_started();
+        while let Some(t) = self.core.events.peek_time() {
+            if t > until {
+                break;
+            }
+            let (t, ev) = self.core.events.pop().expect("peeked");
+            self.core.now = t;
+            self.core.events_done += 1;
+            self.dispatch(ev);
+        }
+        self.core.now = self.core.now.max(until);
+    }
+
+    /// Runs until no event is left (beware: periodic sources never stop on their own).
+    pub fn run(&mut self) {
+        self.ensure_started();
+        while let Some((t, ev)) = self.core.events.pop() {
+            self.core.now = t;
+            self.core.events_done += 1;
+            self.dispatch(ev);
+        }
+    }
+
+    #[inline]
+    fn dispatch(&mut self, ev: Ev) {
+        match ev {
+            Ev::TxDone(ch) => self.core.start_tx(ch),
+            Ev::Arrive(ch, id) => {
+                let node = if ch == u32::MAX { self.core.pool.get(id).src } else { self.core.chans[ch as usize].to };
+                let dst = self.core.pool.get(id).dst;
+                if node == dst {
+                    let mut pkt = self.core.pool.remove(id);
+                    let c = self.core.tables.counters_mut(pkt.flow);
+                    c.delivered_pkts += 1;
+                    c.delivered_bytes += pkt.size as u64;
+                    if pkt.ecn == Ecn::Ce {
+                        c.ce_delivered += 1;
+                    }
+                    self.core.tables.delivered_pkts += 1;
+                    self.core.tables.delivered_bytes += pkt.size as u64;
+                    if let Body::Media { row, .. } = pkt.body {
+                        let m = &mut self.core.tables.media;
+                        let r = row as usize;
+                        // duplicates (none today) would keep the first copy
+                        if m.recv_ns[r] == NULL_NS {
+                            m.recv_ns[r] = self.core.now.ns() as i64;
+                            m.ce[r] = pkt.ecn == Ecn::Ce;
+                        }
+                    }
+                    let a = pkt.dst_agent;
+                    let mut ctx = Ctx { core: &mut self.core, me: a };
+                    self.agents[a as usize].on_packet(pkt, &mut ctx);
+                } else {
+                    self.core.forward(node, id);
+                }
+            }
+            Ev::Timer(a, key, g) => {
+                let live = self.core.timers[a as usize].get(key as usize).copied() == Some(g);
+                if live {
+                    let mut ctx = Ctx { core: &mut self.core, me: a };
+                    self.agents[a as usize].on_timer(key, &mut ctx);
+                }
+            }
+            Ev::Start(a) => {
+                let mut ctx = Ctx { core: &mut self.core, me: a };
+                self.agents[a as usize].start(&mut ctx);
+            }
+            Ev::Sample => {
+                self.core.sample_queues();
+                if let Some(every) = self.core.sample_every {
+                    self.core.events.push(self.core.now + every, Ev::Sample);
+                }
+            }
+        }
+    }
+
+    /// Lets agents write their rows, records channel counters and the conservation totals.
+    pub fn finish(mut self) -> Tables {
+        self.ensure_started();
+        for a in 0..self.agents.len() {
+            let mut ctx = Ctx { core: &mut self.core, me: a as AgentId };
+            self.agents[a].finish(&mut ctx);
+        }
+        let core = &mut self.core;
+        let names: Vec<String> = core.nodes.iter().map(|n| n.name.clone()).collect();
+        core.tables.channels = core
+            .chans
+            .iter()
+            .map(|c| ChannelInfo {
+                name: c.name.clone(),
+                from: names[c.from as usize].clone(),
+                to: names[c.to as usize].clone(),
+                qdisc: c.qdisc.kind().to_string(),
+                rate_bps: c.rate.0,
+                delay_ns: c.delay.ns() as i64,
+                stats: c.qdisc.stats().clone(),
+                backlog_pkts: c.qdisc.backlog_pkts() as u64,
+                backlog_bytes: c.qdisc.backlog_bytes(),
+                tx_pkts: c.tx_pkts,
+                tx_bytes: c.tx_bytes,
+                lost_pkts: c.lost_pkts,
+                lost_bytes: c.lost_bytes,
+            })
+            .collect();
+        core.tables.in_flight_pkts = core.pool.live() as u64;
+        core.tables.in_flight_bytes = core.pool.live_bytes();
+        core.tables.events = core.events_done;
+        core.tables.end_ns = core.now.ns() as i64;
+        std::mem::take(&mut core.tables)
+    }
+
+    /// Events processed so far.
+    pub fn events_done(&self) -> u64 { self.core.events_done }
+    pub fn tables(&self) -> &Tables { &self.core.tables }
+}

@@ -1,0 +1,20 @@
+//! jitterlab's simulator core: a deterministic, packet-level, discrete-event network simulator for
+//! the question "how does competing TCP traffic hurt an interactive media flow over a bottleneck?".
+//!
+//! Contract: no I/O, no wall clock, no global state. Given a scenario and a seed, [`scenario::run`]
+//! returns the same [`record::Tables`] bit for bit. Time is integer nanoseconds ([`Time`]); events at
+//! the same instant run in the order they were scheduled ([`event::EventQueue`]); every component
+//! draws from its own named random stream ([`rng::Rng::stream`]).
+pub mod config;
+pub mod engine;
+pub mod event;
+pub mod link;
+pub mod packet;
+pub mod qdisc;
+pub mod record;
+pub mod rng;
+pub mod time;
+
+pub use engine::{Agent, Ctx, Sim};
+pub use packet::{Body, Ecn, Packet};
+pub use time::{Rate, Time};

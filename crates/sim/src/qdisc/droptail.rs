@@ -1,0 +1,70 @@
+//! DropTail (tail-drop FIFO) with a limit in packets (Linux pfifo, ns-2 DropTail) or in bytes
+//! (Linux bfifo). The arriving packet is dropped when it would exceed the limit.
+use std::collections::VecDeque;
+
+use super::{DropReason, LinkInfo, Qdisc, QueueStats, QueuedDrop, Verdict};
+use crate::config::{ConfigError, Params, Size};
+use crate::packet::{PacketPool, PktId};
+use crate::rng::Rng;
+use crate::time::Time;
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Limit {
+    Packets(u64),
+    Bytes(u64),
+}
+
+pub struct DropTail {
+    limit: Limit,
+    q: VecDeque<(PktId, u32)>,
+    bytes: u64,
+    stats: QueueStats,
+}
+
+impl DropTail {
+    pub fn new(limit: Limit) -> Self { DropTail { limit, q: VecDeque::new(), bytes: 0, stats: QueueStats::default() } }
+    pub fn limit(&self) -> Limit { self.limit }
+}
+
+pub fn build(p: &mut Params, _link: LinkInfo, _rng: &mut Rng) -> Result<Box<dyn Qdisc>, ConfigError> {
+    let limit = match p.size("limit")? {
+        Size::Packets(n) => Limit::Packets(n),
+        Size::Bytes(b) => Limit::Bytes(b),
+    };
+    match limit {
+        Limit::Packets(0) | Limit::Bytes(0) => return Err(p.err("limit", "must be > 0")),
+        _ => {}
+    }
+    Ok(Box::new(DropTail::new(limit)))
+}
+
+impl Qdisc for DropTail {
+    fn enqueue(&mut self, id: PktId, pool: &mut PacketPool, _now: Time, _dropped: &mut Vec<QueuedDrop>) -> Verdict {
+        let size = pool.get(id).size;
+        self.stats.on_arrival(size);
+        let full = match self.limit {
+            Limit::Packets(n) => self.q.len() as u64 >= n,
+            Limit::Bytes(b) => self.bytes + size as u64 > b,
+        };
+        if full {
+            self.stats.on_drop_arrival(size, DropReason::Overlimit);
+            return Verdict::Dropped(DropReason::Overlimit);
+        }
+        self.q.push_back((id, size));
+        self.bytes += size as u64;
+        self.stats.on_enqueue(size);
+        Verdict::Queued
+    }
+
+    fn dequeue(&mut self, _pool: &mut PacketPool, _now: Time, _dropped: &mut Vec<QueuedDrop>) -> Option<PktId> {
+        let (id, size) = self.q.pop_front()?;
+        self.bytes -= size as u64;
+        self.stats.on_dequeue(size);
+        Some(id)
+    }
+
+    fn backlog_pkts(&self) -> usize { self.q.len() }
+    fn backlog_bytes(&self) -> u64 { self.bytes }
+    fn stats(&self) -> &QueueStats { &self.stats }
+    fn kind(&self) -> &'static str { "droptail" }
+}

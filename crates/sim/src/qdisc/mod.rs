@@ -1,0 +1,162 @@
+//! Queue disciplines, shaped after Linux's `Qdisc_ops`: `enqueue` decides the arriving packet's fate,
+//! `dequeue` hands the link its next packet. Each discipline keeps its parameters (validated when
+//! built), its state and its [`QueueStats`] apart. A new discipline is one file in this folder plus
+//! one line in [`REGISTRY`].
+//!
+//! Counter identities every discipline keeps (checked by [`QueueStats::check`] in tests):
+//! - arrived = enqueued + dropped on arrival
+//! - backlog = enqueued − dequeued − dropped from the queue (after enqueue)
+use crate::config::{ConfigError, Params};
+use crate::packet::{PacketPool, PktId};
+use crate::time::{Rate, Time};
+
+pub mod droptail;
+
+/// Why a packet was dropped. Recorded per queue and (for media) per packet as `lost_where`.
+#[derive(Copy, Clone, PartialEq, Eq, Debug, Hash)]
+pub enum DropReason {
+    /// The hard limit (packets or bytes) was reached.
+    Overlimit,
+    /// An AQM's random early drop (RED below max_th, PIE).
+    Early,
+    /// An AQM's forced drop without the hard limit (RED avg above max_th / 2·max_th with gentle).
+    Forced,
+    /// CoDel's control law at dequeue.
+    Codel,
+    /// FQ-CoDel's drop from the fattest flow when the shared limit is hit.
+    Overflow,
+}
+
+impl DropReason {
+    pub const ALL: [DropReason; 5] = [DropReason::Overlimit, DropReason::Early, DropReason::Forced, DropReason::Codel, DropReason::Overflow];
+    pub fn index(self) -> usize { self as usize }
+    pub fn name(self) -> &'static str {
+        match self {
+            DropReason::Overlimit => "overlimit",
+            DropReason::Early => "early",
+            DropReason::Forced => "forced",
+            DropReason::Codel => "codel",
+            DropReason::Overflow => "overflow",
+        }
+    }
+}
+
+/// Fate of the arriving packet.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum Verdict {
+    Queued,
+    /// Queued and marked CE (the discipline already set the packet's ECN field).
+    Marked,
+    /// Not queued; the caller frees the packet and records the drop.
+    Dropped(DropReason),
+}
+
+/// Counters of one queue.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct QueueStats {
+    pub arrived_pkts: u64,
+    pub arrived_bytes: u64,
+    pub enqueued_pkts: u64,
+    pub enqueued_bytes: u64,
+    pub dequeued_pkts: u64,
+    pub dequeued_bytes: u64,
+    /// Arriving packets refused.
+    pub dropped_on_arrival_pkts: u64,
+    pub dropped_on_arrival_bytes: u64,
+    /// Packets removed after being queued (CoDel at dequeue, FQ-CoDel overflow, RED victims).
+    pub dropped_in_queue_pkts: u64,
+    pub dropped_in_queue_bytes: u64,
+    pub drops_by_reason: [u64; 5],
+    pub marked_pkts: u64,
+}
+
+impl QueueStats {
+    pub fn dropped_pkts(&self) -> u64 { self.dropped_on_arrival_pkts + self.dropped_in_queue_pkts }
+    pub fn dropped_bytes(&self) -> u64 { self.dropped_on_arrival_bytes + self.dropped_in_queue_bytes }
+
+    pub fn on_arrival(&mut self, bytes: u32) {
+        self.arrived_pkts += 1;
+        self.arrived_bytes += bytes as u64;
+    }
+    pub fn on_enqueue(&mut self, bytes: u32) {
+        self.enqueued_pkts += 1;
+        self.enqueued_bytes += bytes as u64;
+    }
+    pub fn on_dequeue(&mut self, bytes: u32) {
+        self.dequeued_pkts += 1;
+        self.dequeued_bytes += bytes as u64;
+    }
+    pub fn on_drop_arrival(&mut self, bytes: u32, why: DropReason) {
+        self.dropped_on_arrival_pkts += 1;
+        self.dropped_on_arrival_bytes += bytes as u64;
+        self.drops_by_reason[why.index()] += 1;
+    }
+    pub fn on_drop_queued(&mut self, bytes: u32, why: DropReason) {
+        self.dropped_in_queue_pkts += 1;
+        self.dropped_in_queue_bytes += bytes as u64;
+        self.drops_by_reason[why.index()] += 1;
+    }
+
+    /// Checks the counter identities against the discipline's actual backlog.
+    pub fn check(&self, backlog_pkts: usize, backlog_bytes: u64) -> Result<(), String> {
+        if self.arrived_pkts != self.enqueued_pkts + self.dropped_on_arrival_pkts {
+            return Err(format!("arrived {} != enqueued {} + dropped on arrival {}", self.arrived_pkts, self.enqueued_pkts, self.dropped_on_arrival_pkts));
+        }
+        if self.arrived_bytes != self.enqueued_bytes + self.dropped_on_arrival_bytes {
+            return Err("arrived bytes != enqueued + dropped-on-arrival bytes".into());
+        }
+        let expect = self.enqueued_pkts as i128 - self.dequeued_pkts as i128 - self.dropped_in_queue_pkts as i128;
+        if expect != backlog_pkts as i128 {
+            return Err(format!("backlog {} != enqueued {} - dequeued {} - dropped in queue {}", backlog_pkts, self.enqueued_pkts, self.dequeued_pkts, self.dropped_in_queue_pkts));
+        }
+        let expect_b = self.enqueued_bytes as i128 - self.dequeued_bytes as i128 - self.dropped_in_queue_bytes as i128;
+        if expect_b != backlog_bytes as i128 {
+            return Err(format!("backlog bytes {backlog_bytes} != {expect_b}"));
+        }
+        if self.drops_by_reason.iter().sum::<u64>() != self.dropped_pkts() {
+            return Err("drops by reason do not add up".into());
+        }
+        Ok(())
+    }
+}
+
+/// A packet removed from inside a queue (not the arriving one) with the reason.
+pub type QueuedDrop = (PktId, DropReason);
+
+/// What the link tells a discipline when it is built.
+#[derive(Copy, Clone, Debug)]
+pub struct LinkInfo {
+    /// Link rate (for RED's idle-time correction, PIE's drain-rate estimate).
+    pub rate: Rate,
+    /// Typical packet size in bytes, when the scenario gives none (ns-2's mean_pktsize_ = 500).
+    pub mtu: u32,
+}
+
+/// A queue discipline. All calls get `now`; none may read a clock.
+pub trait Qdisc {
+    /// Offer the packet `id` (already in `pool`). The discipline may mark it (set CE in the pool),
+    /// queue it, or refuse it. Packets it removes from inside the queue to make room go to `dropped`
+    /// (their stats already counted); the caller frees them.
+    fn enqueue(&mut self, id: PktId, pool: &mut PacketPool, now: Time, dropped: &mut Vec<QueuedDrop>) -> Verdict;
+    /// Next packet for the link, or None when empty. Packets dropped at dequeue go to `dropped`.
+    fn dequeue(&mut self, pool: &mut PacketPool, now: Time, dropped: &mut Vec<QueuedDrop>) -> Option<PktId>;
+    fn backlog_pkts(&self) -> usize;
+    fn backlog_bytes(&self) -> u64;
+    fn stats(&self) -> &QueueStats;
+    /// Registry name, e.g. "droptail".
+    fn kind(&self) -> &'static str;
+}
+
+/// Builder of a discipline from its `[queue]` table. Each reads its keys through `Params`, which
+/// rejects unknown keys with their path.
+pub type Builder = fn(&mut Params, LinkInfo, &mut crate::rng::Rng) -> Result<Box<dyn Qdisc>, ConfigError>;
+
+/// Every discipline the scenario's `queue.kind` may name.
+pub const REGISTRY: &[(&str, Builder)] = &[
+    ("droptail", droptail::build),
+];
+
+pub fn kinds() -> Vec<&'static str> { REGISTRY.iter().map(|(k, _)| *k).collect() }
+
+/// Looks up `kind` in the registry.
+pub fn builder(kind: &str) -> Option<Builder> { REGISTRY.iter().find(|(k, _)| *k == kind).map(|(_, b)| *b) }

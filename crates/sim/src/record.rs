@@ -1,0 +1,157 @@
+//! The output tables of design.md, kept columnar while the run goes (no per-packet objects), so the
+//! bindings can hand them to numpy/Arrow as they are.
+use crate::qdisc::QueueStats;
+
+/// Sentinel for "null" in i64 time columns (a not-received packet, a flow that never started).
+pub const NULL_NS: i64 = i64::MIN;
+/// Sentinel for "no queue" in `lost_where`.
+pub const NOT_LOST: i32 = -1;
+
+/// `media_packets`: one row per media packet sent.
+#[derive(Default, Debug, Clone, PartialEq)]
+pub struct MediaTable {
+    pub flow_id: Vec<u32>,
+    pub seq: Vec<u64>,
+    pub send_ns: Vec<i64>,
+    /// NULL_NS when lost.
+    pub recv_ns: Vec<i64>,
+    pub size: Vec<u32>,
+    /// Channel index that dropped it, NOT_LOST otherwise.
+    pub lost_where: Vec<i32>,
+    pub ce: Vec<bool>,
+}
+
+impl MediaTable {
+    pub fn push(&mut self, flow: u32, seq: u64, send_ns: i64, size: u32) -> u32 {
+        self.flow_id.push(flow);
+        self.seq.push(seq);
+        self.send_ns.push(send_ns);
+        self.recv_ns.push(NULL_NS);
+        self.size.push(size);
+        self.lost_where.push(NOT_LOST);
+        self.ce.push(false);
+        (self.flow_id.len() - 1) as u32
+    }
+    pub fn len(&self) -> usize { self.flow_id.len() }
+    pub fn is_empty(&self) -> bool { self.flow_id.is_empty() }
+}
+
+/// `queue_samples`.
+#[derive(Default, Debug, Clone, PartialEq)]
+pub struct QueueSamples {
+    pub t_ns: Vec<i64>,
+    /// Channel index (names in `Tables::channels`).
+    pub queue: Vec<u32>,
+    pub backlog_pkts: Vec<u64>,
+    pub backlog_bytes: Vec<u64>,
+    /// Cumulative drops and marks of the queue at that instant.
+    pub drops: Vec<u64>,
+    pub marks: Vec<u64>,
+}
+
+/// `tcp_flows`: one row per TCP connection, written by the TCP agents when the run ends.
+#[derive(Default, Debug, Clone, PartialEq)]
+pub struct TcpFlowsTable {
+    pub flow_id: Vec<u32>,
+    pub role: Vec<String>,
+    pub iw: Vec<u32>,
+    pub cc: Vec<String>,
+    pub syn_ns: Vec<i64>,
+    pub first_data_ns: Vec<i64>,
+    /// Last byte acknowledged; NULL_NS when the transfer did not finish in the run.
+    pub end_ns: Vec<i64>,
+    /// Bytes the transfer was to move (payload), and bytes acknowledged by the end.
+    pub bytes: Vec<u64>,
+    pub bytes_acked: Vec<u64>,
+    pub segments_sent: Vec<u64>,
+    pub retransmits: Vec<u64>,
+    pub drops: Vec<u64>,
+    pub ecn_marks: Vec<u64>,
+    pub timeouts: Vec<u64>,
+}
+
+/// Per-flow packet accounting kept by the engine (any packet type), for conservation checks and for
+/// the `drops` column of `tcp_flows`.
+#[derive(Default, Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlowCounters {
+    pub sent_pkts: u64,
+    pub sent_bytes: u64,
+    pub delivered_pkts: u64,
+    pub delivered_bytes: u64,
+    pub dropped_pkts: u64,
+    pub dropped_bytes: u64,
+    pub ce_delivered: u64,
+}
+
+/// One channel's description and end-of-run counters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChannelInfo {
+    pub name: String,
+    pub from: String,
+    pub to: String,
+    pub qdisc: String,
+    pub rate_bps: u64,
+    pub delay_ns: i64,
+    pub stats: QueueStats,
+    pub backlog_pkts: u64,
+    pub backlog_bytes: u64,
+    pub tx_pkts: u64,
+    pub tx_bytes: u64,
+    pub lost_pkts: u64,
+    pub lost_bytes: u64,
+}
+
+/// A flow's description (for the tables' readers).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlowInfo {
+    pub flow_id: u32,
+    pub name: String,
+    pub kind: String,
+}
+
+/// Everything a run produces.
+#[derive(Default, Debug, Clone)]
+pub struct Tables {
+    pub media: MediaTable,
+    pub queue_samples: QueueSamples,
+    pub tcp_flows: TcpFlowsTable,
+    pub channels: Vec<ChannelInfo>,
+    pub flows: Vec<FlowInfo>,
+    pub flow_counters: Vec<FlowCounters>,
+    /// Arrival of the competing TCP traffic (first SYN) and end of the last TCP flow; NULL_NS if none.
+    pub tcp_start_ns: i64,
+    pub tcp_end_ns: i64,
+    /// Whole-run accounting: sent = delivered + dropped + in_flight (bytes and packets).
+    pub sent_pkts: u64,
+    pub sent_bytes: u64,
+    pub delivered_pkts: u64,
+    pub delivered_bytes: u64,
+    pub dropped_pkts: u64,
+    pub dropped_bytes: u64,
+    pub in_flight_pkts: u64,
+    pub in_flight_bytes: u64,
+    pub events: u64,
+    pub end_ns: i64,
+}
+
+impl Tables {
+    pub fn counters_mut(&mut self, flow: u32) -> &mut FlowCounters {
+        let i = flow as usize;
+        if self.flow_counters.len() <= i {
+            self.flow_counters.resize(i + 1, FlowCounters::default());
+        }
+        &mut self.flow_counters[i]
+    }
+    pub fn counters(&self, flow: u32) -> FlowCounters { self.flow_counters.get(flow as usize).copied().unwrap_or_default() }
+
+    /// Checks sent = delivered + dropped + in flight, in packets and bytes.
+    pub fn check_conservation(&self) -> Result<(), String> {
+        if self.sent_bytes != self.delivered_bytes + self.dropped_bytes + self.in_flight_bytes {
+            return Err(format!("bytes: sent {} != delivered {} + dropped {} + in flight {}", self.sent_bytes, self.delivered_bytes, self.dropped_bytes, self.in_flight_bytes));
+        }
+        if self.sent_pkts != self.delivered_pkts + self.dropped_pkts + self.in_flight_pkts {
+            return Err(format!("packets: sent {} != delivered {} + dropped {} + in flight {}", self.sent_pkts, self.delivered_pkts, self.dropped_pkts, self.in_flight_pkts));
+        }
+        Ok(())
+    }
+}

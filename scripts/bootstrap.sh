@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Makes .venv ready to run jitterlab from this checkout: creates the virtualenv, installs the Python
+# dependencies when requirements change, and rebuilds the native module (maturin, release) when any
+# Rust or packaging file changed since the last build. Idempotent and quiet when nothing changed.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+venv="$root/.venv"
+log() { printf '[bootstrap] %s\n' "$*" >&2; }
+
+if [ ! -x "$venv/bin/python" ]; then
+  log "creating virtualenv in .venv"
+  python3 -m venv "$venv"
+fi
+py="$venv/bin/python"
+
+req_hash=$(sha256sum scripts/requirements.txt | cut -c1-16)
+if [ ! -f "$venv/.req-$req_hash" ]; then
+  log "installing Python dependencies (scripts/requirements.txt)"
+  "$py" -m pip install -q --disable-pip-version-check -r scripts/requirements.txt
+  rm -f "$venv"/.req-* && touch "$venv/.req-$req_hash"
+fi
+
+# Rebuild when any tracked build input is newer than the last successful build.
+stamp="$venv/.native-built"
+need_build=1
+if [ -f "$stamp" ] && "$py" -c "import jitterlab._native" 2>/dev/null; then
+  if [ -z "$(find crates Cargo.toml Cargo.lock pyproject.toml -newer "$stamp" -type f 2>/dev/null | head -n 1)" ]; then
+    need_build=0
+  fi
+fi
+if [ "$need_build" = 1 ]; then
+  log "building the native module (cargo release build via maturin; first time takes a few minutes)"
+  VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" "$venv/bin/maturin" develop --release -q 2>&1 \
+    | grep -vE '^(📦|🔗|🐍|📡|✏️|🛠|⚠️ Warning: pip raised)' >&2 || true
+  "$py" -c "import jitterlab._native" || { log "native build failed"; exit 1; }
+  touch "$stamp"
+fi

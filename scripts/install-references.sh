@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the reference tools the cross-check tests compare against (Debian's ns2, tshark, tcpdump,
+# chromium) when we are root and they are missing. Never fatal: tests skip with the reason when a
+# tool is absent.
+set -uo pipefail
+want=()
+command -v ns >/dev/null 2>&1 || want+=(ns2)
+command -v tshark >/dev/null 2>&1 || want+=(tshark)
+command -v tcpdump >/dev/null 2>&1 || want+=(tcpdump)
+[ ${#want[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" != 0 ]; then
+  echo "[references] not root: cannot install ${want[*]}" >&2; exit 1
+fi
+echo "[references] installing ${want[*]} (Debian packages)" >&2
+export DEBIAN_FRONTEND=noninteractive
+echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections 2>/dev/null || true
+apt-get update -qq >/dev/null 2>&1 || true
+apt-get install -y -qq --no-install-recommends "${want[@]}" >/dev/null 2>&1 || { echo "[references] apt-get failed for ${want[*]}" >&2; exit 1; }
