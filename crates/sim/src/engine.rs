@@ -428,7 +428,7 @@ impl Sim {
                 let node = if ch == u32::MAX { self.core.pool.get(id).src } else { self.core.chans[ch as usize].to };
                 let dst = self.core.pool.get(id).dst;
                 if node == dst {
-                    let mut pkt = self.core.pool.remove(id);
+                    let pkt = self.core.pool.remove(id);
                     let c = self.core.tables.counters_mut(pkt.flow);
                     c.delivered_pkts += 1;
                     c.delivered_bytes += pkt.size as u64;

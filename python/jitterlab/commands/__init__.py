@@ -1,0 +1,1 @@
+"""Subcommands of the `jitterlab` CLI (see jitterlab.cli.COMMANDS)."""
