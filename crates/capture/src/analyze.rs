@@ -156,6 +156,7 @@ pub struct RtpStreamRow {
     pub expected: i64,
     pub lost: i64,
     /// Seconds; NaN when the clock rate is unknown.
+    pub min_jitter_s: f64,
     pub max_jitter_s: f64,
     pub mean_jitter_s: f64,
     pub min_delta_ns: Option<i64>,
@@ -618,7 +619,11 @@ pub fn analyze(sender: &str, receiver: &str, opt: &Options, mut progress: Option
             if s.packets == 0 {
                 continue;
             }
-            let (mj, aj) = if s.clock_rate.is_some() { (s.max_jitter, s.mean_jitter()) } else { (f64::NAN, f64::NAN) };
+            let (nj, mj, aj) = if s.clock_rate.is_some() && s.packets > 1 {
+                (s.min_jitter, s.max_jitter, s.mean_jitter())
+            } else {
+                (f64::NAN, f64::NAN, f64::NAN)
+            };
             rtp_streams.push(RtpStreamRow {
                 side,
                 flow_id: i as u32,
@@ -631,6 +636,7 @@ pub fn analyze(sender: &str, receiver: &str, opt: &Options, mut progress: Option
                 packets: s.packets,
                 expected: s.expected(),
                 lost: s.lost(),
+                min_jitter_s: nj,
                 max_jitter_s: mj,
                 mean_jitter_s: aj,
                 min_delta_ns: s.min_delta_ns,

@@ -52,7 +52,7 @@ pub fn static_clock_rate(pt: u8) -> Option<u32> {
 /// time and S the RTP timestamp, both in timestamp units, and J += (|D| − J)/16, evaluated per
 /// packet in arrival order between consecutive packets. We keep it in seconds as a float, as
 /// Wireshark does, so the two can be compared; `max_jitter` and `mean_jitter` are the maximum and
-/// the mean of J over the packets after the first.
+/// the mean of J over the packets after the first, `min_jitter` its minimum.
 #[derive(Clone, Debug, Default)]
 pub struct StreamStats {
     pub packets: u64,
@@ -63,6 +63,8 @@ pub struct StreamStats {
     prev: Option<(i64, u32)>,
     pub jitter: f64,
     pub max_jitter: f64,
+    /// Smallest J after the first update (+inf before any).
+    pub min_jitter: f64,
     jitter_sum: f64,
     jitter_n: u64,
     pub min_delta_ns: Option<i64>,
@@ -72,7 +74,7 @@ pub struct StreamStats {
 
 impl StreamStats {
     pub fn new(clock_rate: Option<u32>, anchor: Option<i64>) -> Self {
-        StreamStats { clock_rate, seq: anchor.map(SeqExtender::anchored).unwrap_or_default(), ..Default::default() }
+        StreamStats { clock_rate, seq: anchor.map(SeqExtender::anchored).unwrap_or_default(), min_jitter: f64::INFINITY, ..Default::default() }
     }
 
     /// Records one packet; returns its extended sequence number.
@@ -97,6 +99,7 @@ impl StreamStats {
                 let d = delta as f64 * 1e-9 - dts;
                 self.jitter += (d.abs() - self.jitter) / 16.0;
                 self.max_jitter = self.max_jitter.max(self.jitter);
+                self.min_jitter = self.min_jitter.min(self.jitter);
                 self.jitter_sum += self.jitter;
                 self.jitter_n += 1;
             }
@@ -139,6 +142,7 @@ mod tests {
         }
         assert!((s.jitter - 0.000_605_468_75).abs() < 1e-15);
         assert!((s.max_jitter - 0.000_605_468_75).abs() < 1e-15);
+        assert_eq!(s.min_jitter, 0.0);
         assert!((s.mean_jitter() - (0.0 + 0.0003125 + 0.00060546875) / 3.0).abs() < 1e-15);
         assert_eq!((s.expected(), s.lost()), (4, 0));
         assert_eq!((s.min_delta_ns, s.max_delta_ns), (Some(15_000_000), Some(25_000_000)));
