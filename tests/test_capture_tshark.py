@@ -1,0 +1,95 @@
+"""Cross-check with Wireshark: RFC 3550 jitter, loss and packet spacing per RTP stream from
+`jitterlab analyze` against `tshark -q -z rtp,streams` on the same captures (written with our
+PcapWriter). tshark prints milliseconds with 3 decimals, so values may differ by 0.0005 ms."""
+from __future__ import annotations
+
+import random
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from jitterlab import _native
+from jitterlab.capture import analyze
+
+T0 = 1_700_000_000_000_000_000
+MS = 1_000_000
+ROUND = 0.0005 + 1e-9  # tshark's %.3f rounding, in ms
+
+pytestmark = pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark not installed (Debian: apt-get install tshark)")
+
+
+def write_stream(sender: Path, receiver: Path, n: int, seed: int, streams: list[tuple[int, int, int]]) -> None:
+    """Streams (ssrc, port, first seq), 20 ms G.711 packets; uniform 0-15 ms extra delay and every
+    37th packet lost at the receiver."""
+    rng = random.Random(seed)
+    arrivals = []
+    with _native.PcapWriter(str(sender)) as s:
+        for i in range(n):
+            for k, (ssrc, port, seq0) in enumerate(streams):
+                ts = T0 + i * 20 * MS + k * MS
+                args = ("10.0.0.1", "10.0.1.1", port, port, ssrc, (seq0 + i) & 0xFFFF, (i * 160) & 0xFFFFFFFF, 80)
+                s.write_rtp(ts, *args)
+                if (i + k) % 37 == 5:
+                    continue
+                arrivals.append((ts + 30 * MS + rng.randint(0, 15 * MS), args))
+    arrivals.sort()
+    with _native.PcapWriter(str(receiver)) as r:
+        for t, args in arrivals:
+            r.write_rtp(t, *args)
+
+
+def tshark_streams(path: Path, ports: list[int]) -> dict[int, dict[str, float]]:
+    cmd = ["tshark", "-q", "-z", "rtp,streams", "-r", str(path)]
+    for p in ports:
+        cmd += ["-d", f"udp.port=={p},rtp"]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    rows = {}
+    # Start End SrcIP Port DstIP Port SSRC Payload Pkts Lost (pct) MinDelta MeanDelta MaxDelta MinJit MeanJit MaxJit [Problems]
+    pat = re.compile(
+        r"^\s*\S+\s+\S+\s+\S+\s+\d+\s+\S+\s+\d+\s+(0x[0-9A-Fa-f]+)\s+\S+\s+(\d+)\s+(-?\d+)\s+\(\S+\)"
+        r"\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)"
+    )
+    for line in out.splitlines():
+        m = pat.match(line)
+        if m:
+            names = ["pkts", "lost", "min_delta", "mean_delta", "max_delta", "min_jitter", "mean_jitter", "max_jitter"]
+            rows[int(m.group(1), 16)] = dict(zip(names, map(float, m.groups()[1:])))
+    assert rows, f"no stream parsed from tshark output:\n{out}"
+    return rows
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_jitter_loss_and_deltas_agree_with_tshark(tmp_path, seed):
+    s, r = tmp_path / "s.pcap", tmp_path / "r.pcap"
+    # Two streams; the second crosses the 16-bit sequence wrap.
+    streams = [(0x0ABC, 5004, 100), (0xBEEF, 5008, 65400)]
+    write_stream(s, r, 600, seed, streams)
+    ours = analyze(s, r)["rtp_streams"]
+    ours = ours[ours.side == "receiver"].set_index("ssrc")
+    theirs = tshark_streams(r, [5004, 5008])
+    assert set(theirs) == set(ours.index) == {0x0ABC, 0xBEEF}
+    for ssrc, t in theirs.items():
+        o = ours.loc[ssrc]
+        assert o.packets == t["pkts"]
+        assert o.lost == t["lost"] > 0
+        for ours_col, col in [("min_delta_ms", "min_delta"), ("mean_delta_ms", "mean_delta"), ("max_delta_ms", "max_delta"),
+                              ("min_jitter_ms", "min_jitter"), ("mean_jitter_ms", "mean_jitter"), ("max_jitter_ms", "max_jitter")]:
+            assert abs(o[ours_col] - t[col]) <= ROUND, (hex(ssrc), col, o[ours_col], t[col])
+        # Not trivially zero: the delays vary by up to 15 ms.
+        assert t["max_jitter"] > 1.0
+
+
+def test_constant_delay_has_zero_jitter_in_both(tmp_path):
+    s, r = tmp_path / "s.pcap", tmp_path / "r.pcap"
+    with _native.PcapWriter(str(s)) as ws, _native.PcapWriter(str(r)) as wr:
+        for i in range(50):
+            args = ("10.0.0.1", "10.0.1.1", 5004, 5004, 7, i, i * 160, 80)
+            ws.write_rtp(T0 + i * 20 * MS, *args)
+            wr.write_rtp(T0 + i * 20 * MS + 25 * MS, *args)
+    o = analyze(s, r)["rtp_streams"].set_index("side").loc["receiver"]
+    t = tshark_streams(r, [5004])[7]
+    assert o.max_jitter_ms == 0.0 and t["max_jitter"] == 0.0
+    assert o.lost == t["lost"] == 0
