@@ -109,6 +109,7 @@ def test_tcp_flows_table(tmp_path):
     assert list(f.flow_id) == [1, 2]  # media first, then TCP in order of appearance
     assert (a.syn_ns, a.first_data_ns, a.bytes, a.segments_sent, a.retransmits, a.iw) == (100 * MS, 181 * MS, 14480, 11, 1, 10)
     assert a.end_ns == 181 * MS + 10 * MS + 50 * MS
+    assert (a.last_data_ns, a.bytes_acked, b.last_data_ns, b.bytes_acked) == (191 * MS, 14480, 185 * MS, 0)
     assert (b.bytes, b.segments_sent, b.retransmits) == (5 * 1448, 5, 0)
     assert b.end_ns is pd.NA and b.drops is pd.NA and b.role is pd.NA
     run = t["runs"].iloc[0]

@@ -8,8 +8,9 @@ Tables returned (dict of DataFrames):
 - ``media_packets``: run_id, flow_id, seq (extended), send_ns, recv_ns (Int64, null = lost), size
   (IP bytes), lost_where (always null for captures), ce.
 - ``tcp_flows``: run_id, flow_id, role (null: a capture cannot tell), iw (observed initial flight,
-  null without a SYN), syn_ns, first_data_ns, end_ns (last data byte acknowledged), bytes,
-  segments_sent, retransmits, drops (null), ecn_marks, plus src, dst, sport, dport, last_ns.
+  null without a SYN), cc (null), syn_ns, first_data_ns, end_ns (last data byte acknowledged, null
+  if never), bytes, bytes_acked, segments_sent, retransmits, drops (null), ecn_marks, timeouts
+  (null), plus last_data_ns, src, dst, sport, dport, last_ns.
 - ``runs``: one row per pair: source="capture", tcp_start_ns, tcp_end_ns, t0_epoch_ns, counts,
   the anomaly flags of the PAM 2013 study, the clock-offset bound, and any extra pair columns.
 - ``rtp_streams``: RFC 3550 statistics per stream and capture side (for tshark comparisons).
@@ -137,14 +138,18 @@ def _tables(raw: dict, run_id: int, sender: str, receiver: str, params: Mapping[
             "flow_id": np.asarray(f["flow_id"], dtype=np.int64),
             "role": pd.array([None] * k, dtype="string"),
             "iw": _nullable(f["iw"]),
+            "cc": pd.array([None] * k, dtype="string"),
             "syn_ns": _nullable(f["syn_ns"]),
             "first_data_ns": _nullable(f["first_data_ns"]),
             "end_ns": _nullable(f["end_ns"]),
             "bytes": np.asarray(f["bytes"], dtype=np.int64),
+            "bytes_acked": np.asarray(f["bytes_acked"], dtype=np.int64),
             "segments_sent": np.asarray(f["segments_sent"], dtype=np.int64),
             "retransmits": np.asarray(f["retransmits"], dtype=np.int64),
             "drops": pd.array([None] * k, dtype="Int64"),
             "ecn_marks": np.asarray(f["ecn_marks"], dtype=np.int64),
+            "timeouts": pd.array([None] * k, dtype="Int64"),
+            "last_data_ns": _nullable(f["last_data_ns"]),
             "src": pd.array(f["src"], dtype="string"),
             "dst": pd.array(f["dst"], dtype="string"),
             "sport": np.asarray(f["sport"], dtype=np.int64),

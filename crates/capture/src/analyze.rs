@@ -134,8 +134,11 @@ pub struct TcpRows {
     pub syn_ns: Vec<Option<i64>>,
     pub first_data_ns: Vec<Option<i64>>,
     pub end_ns: Vec<Option<i64>>,
+    pub last_data_ns: Vec<Option<i64>>,
+    /// Last packet of the connection in either direction.
     pub last_ns: Vec<i64>,
     pub bytes: Vec<u64>,
+    pub bytes_acked: Vec<u64>,
     pub segments_sent: Vec<u64>,
     pub retransmits: Vec<u64>,
     pub ecn_marks: Vec<u64>,
@@ -547,8 +550,10 @@ pub fn analyze(sender: &str, receiver: &str, opt: &Options, mut progress: Option
         tcp.syn_ns.push(rel(syn));
         tcp.first_data_ns.push(rel(h.first_data_ns));
         tcp.end_ns.push(rel(f.end_ns()));
+        tcp.last_data_ns.push(rel(h.last_data_ns));
         tcp.last_ns.push(f.last_ns - t0);
         tcp.bytes.push(h.bytes());
+        tcp.bytes_acked.push(h.acked.saturating_sub(1).min(h.bytes()));
         tcp.segments_sent.push(h.segments);
         tcp.retransmits.push(h.retransmits);
         let pk = if src.1 <= dst.1 { (src.1, dst.1) } else { (dst.1, src.1) };

@@ -92,8 +92,10 @@ fn analysis_to_py(py: Python<'_>, a: Analysis) -> PyResult<Bound<'_, PyDict>> {
     f.set_item("syn_ns", opt_list(py, &t.syn_ns)?)?;
     f.set_item("first_data_ns", opt_list(py, &t.first_data_ns)?)?;
     f.set_item("end_ns", opt_list(py, &t.end_ns)?)?;
+    f.set_item("last_data_ns", opt_list(py, &t.last_data_ns)?)?;
     f.set_item("last_ns", t.last_ns.into_pyarray(py))?;
     f.set_item("bytes", t.bytes.into_pyarray(py))?;
+    f.set_item("bytes_acked", t.bytes_acked.into_pyarray(py))?;
     f.set_item("segments_sent", t.segments_sent.into_pyarray(py))?;
     f.set_item("retransmits", t.retransmits.into_pyarray(py))?;
     f.set_item("ecn_marks", t.ecn_marks.into_pyarray(py))?;
