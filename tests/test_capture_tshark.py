@@ -93,3 +93,26 @@ def test_constant_delay_has_zero_jitter_in_both(tmp_path):
     t = tshark_streams(r, [5004])[7]
     assert o.max_jitter_ms == 0.0 and t["max_jitter"] == 0.0
     assert o.lost == t["lost"] == 0
+
+
+def test_writer_frames_are_clean_in_wireshark(tmp_path):
+    """What the simulator's pcap tap will produce opens in Wireshark with valid IPv4/UDP/TCP
+    checksums, the TCP options it models, and ECN bits where set."""
+    p = tmp_path / "mix.pcap"
+    with _native.PcapWriter(str(p)) as w:
+        w.write_rtp(T0, "10.0.0.1", "10.0.1.1", 5004, 5004, 7, 1, 160, 80)
+        w.write_tcp(T0 + 1, "10.0.1.1", "10.0.0.1", 40000, 80, 1000, 0, 0x02, mss=1460, wscale=7, sack_permitted=True, timestamps=(5, 0))
+        w.write_tcp(T0 + 2, "10.0.0.1", "10.0.1.1", 80, 40000, 5, 1001, 0x10, payload_len=1448, timestamps=(6, 5), sack=[(10, 20), (30, 40)])
+        w.write_tcp(T0 + 3, "10.0.0.1", "10.0.1.1", 80, 40000, 1453, 1001, 0x11, ecn=3)
+    fields = ["ip.checksum.status", "udp.checksum.status", "tcp.checksum.status", "_ws.malformed", "tcp.option_kind", "ip.dsfield.ecn", "rtp.seq"]
+    cmd = ["tshark", "-r", str(p), "-d", "udp.port==5004,rtp", "-o", "ip.check_checksum:TRUE", "-o", "udp.check_checksum:TRUE",
+           "-o", "tcp.check_checksum:TRUE", "-T", "fields", *sum((["-e", f] for f in fields), [])]
+    rows = [line.split("\t") for line in subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.splitlines()]
+    assert len(rows) == 4
+    good = "1"  # Wireshark's PROTO_CHECKSUM_E_GOOD
+    assert rows[0][0] == rows[0][1] == good and rows[0][6] == "1"
+    for r in rows[1:]:
+        assert r[0] == r[2] == good and r[3] == ""
+    assert rows[1][4].split(",") == ["2", "1", "3", "1", "1", "4", "1", "1", "8"]  # MSS, NOP, WS, NOP, NOP, SACK_PERM, NOP, NOP, TS
+    assert "5" in rows[2][4].split(",")  # SACK blocks
+    assert [r[5] for r in rows] == ["0", "0", "0", "3"]
