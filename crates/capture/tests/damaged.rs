@@ -163,3 +163,23 @@ fn random_and_mutated_bytes_never_panic() {
         }
     }
 }
+
+#[test]
+fn truncated_gzip_keeps_frames_before_the_cut() {
+    use std::io::Write;
+    let mut raw = Vec::new();
+    for _ in 0..50 {
+        raw.extend_from_slice(&sample()[24..]);
+    }
+    let mut full = sample()[..24].to_vec();
+    full.extend_from_slice(&raw);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::none());
+    gz.write_all(&full).unwrap();
+    let gz = gz.finish().unwrap();
+    // Stored (uncompressed) deflate blocks: cutting the file in half keeps about half the frames.
+    let (n, errs) = read_all(&gz[..gz.len() / 2]).unwrap();
+    assert!(n > 50 && n < 150, "{n}");
+    assert_eq!(errs.len(), 1);
+    assert!(matches!(errs[0], CaptureError::Io { .. } | CaptureError::Truncated { .. }), "{:?}", errs[0]);
+    assert!(errs[0].offset().unwrap() > 24 && errs[0].offset().unwrap() <= full.len() as u64);
+}
