@@ -245,3 +245,12 @@ def test_exports_and_stub():
         assert name in stub
     assert hasattr(_native, "analyze_pair") and hasattr(_native.PcapWriter, "write_tcp")
     assert np.iinfo(np.int64).min == jitterlab.capture.NULL_NS
+
+
+def test_capture_docstrings():
+    import doctest
+
+    import jitterlab.capture
+
+    res = doctest.testmod(jitterlab.capture, optionflags=doctest.ELLIPSIS)
+    assert res.attempted > 0 and res.failed == 0
