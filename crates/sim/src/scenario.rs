@@ -301,6 +301,16 @@ pub fn build(v: &Value, seed: u64) -> Result<Built, ConfigError> {
         Some(o) => o.strings("queues")?,
         None => None,
     };
+    let taps: Vec<String> = match output.as_mut() {
+        Some(o) => o.strings("pcap")?.unwrap_or_default(),
+        None => vec![],
+    };
+    for (i, n) in taps.iter().enumerate() {
+        match sim.node_id(n) {
+            Some(id) => sim.tap(id),
+            None => return Err(ConfigError::new(format!("output.pcap[{i}]"), format!("no node named {n:?}"))),
+        }
+    }
     if let Some(o) = output {
         o.finish()?;
     }

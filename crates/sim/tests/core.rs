@@ -187,3 +187,21 @@ fn scenario_errors_name_the_key() {
         assert!(e.to_string().contains(want), "got {e:?}, want {want:?}");
     }
 }
+
+#[test]
+fn taps_record_what_hosts_send_and_receive() {
+    let mut v = one_link("1Mbit", "10ms", "50pkt", json!({"kind": "audio", "from": "a", "to": "b"}), "100ms");
+    v["output"] = json!({"pcap": ["a", "b"]});
+    let t = run(&v, 1);
+    let sent: Vec<_> = t.taps.iter().filter(|r| r.outgoing).collect();
+    let recv: Vec<_> = t.taps.iter().filter(|r| !r.outgoing).collect();
+    assert_eq!(sent.len(), 5);
+    assert_eq!(recv.len(), 5);
+    assert!(sent.iter().all(|r| r.node == 0) && recv.iter().all(|r| r.node == 1));
+    for (s, r) in sent.iter().zip(&recv) {
+        assert_eq!(r.t_ns - s.t_ns, 10_640_000);
+        assert_eq!(s.pkt.body, r.pkt.body);
+    }
+    v["output"] = json!({"pcap": ["z"]});
+    assert!(scenario::run(&v, 1).unwrap_err().to_string().contains("output.pcap[0]: no node named \"z\""));
+}
