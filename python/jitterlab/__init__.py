@@ -9,6 +9,10 @@ from jitterlab._native import (  # noqa: F401
 
 __all__ = ["__version__", "JitterlabError", "ScenarioError", "TableError", "CaptureError"]
 
+from jitterlab.sim import Result, simulate  # noqa: E402
+
+__all__ += ["simulate", "Result"]
+
 from jitterlab.capture import analyze, analyze_pairs  # noqa: E402
 
 __all__ += ["analyze", "analyze_pairs"]

@@ -13,6 +13,8 @@ import sys
 # One line per subcommand module.
 COMMANDS = [
     "simulate",
+    "sweep",
+    "reproduce",
     "analyze",
 ]
 
