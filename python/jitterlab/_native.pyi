@@ -1,5 +1,7 @@
 """Type stubs of the native module (kept true by tests/test_stubs.py)."""
 
+from typing import Any, Callable
+
 __version__: str
 
 class JitterlabError(Exception): ...
@@ -7,7 +9,6 @@ class ScenarioError(JitterlabError): ...
 class TableError(JitterlabError): ...
 class CaptureError(JitterlabError): ...
 
-from typing import Any, Callable
 
 def analyze_pair(
     sender: str,
