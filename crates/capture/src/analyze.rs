@@ -270,6 +270,9 @@ fn for_each_packet(
     Ok((frames, rd.raw_bytes_read(), first_ts))
 }
 
+/// Source, destination, ports and SSRC of a candidate RTP stream.
+type CandidateKey = (Addr, Addr, u16, u16, u32);
+
 #[derive(Default)]
 struct Candidate {
     first_order: u64,
@@ -281,7 +284,7 @@ struct Candidate {
 
 /// Pass 1: RTP streams in the sender capture (5-tuple + SSRC with advancing sequence numbers).
 fn detect(path: &str, warnings: &mut Warnings, progress: &mut Option<Progress>) -> Result<Vec<MediaFlow>, CaptureError> {
-    let mut cands: HashMap<(Addr, Addr, u16, u16, u32), Candidate> = HashMap::new();
+    let mut cands: HashMap<CandidateKey, Candidate> = HashMap::new();
     let mut order = 0u64;
     for_each_packet(path, "detect", warnings, progress, |_, d| {
         if let Transport::Udp { sport, dport, payload } = d.transport {
@@ -307,7 +310,7 @@ fn detect(path: &str, warnings: &mut Warnings, progress: &mut Option<Progress>) 
         }
         true
     })?;
-    let mut found: Vec<(&(Addr, Addr, u16, u16, u32), &Candidate)> = cands
+    let mut found: Vec<(&CandidateKey, &Candidate)> = cands
         .iter()
         .filter(|(_, c)| c.packets >= DETECT_MIN_PACKETS && c.advancing as f64 >= DETECT_MIN_ADVANCING * c.packets as f64)
         .collect();

@@ -323,7 +323,7 @@ impl CaptureReader {
             let h = self.win.peek(12);
             let btype = endian.u32(&h[0..4]);
             let blen = endian.u32(&h[4..8]) as usize;
-            if blen < 12 || blen % 4 != 0 || blen > MAX_RECORD {
+            if blen < 12 || blen & 3 != 0 || blen > MAX_RECORD {
                 return Err(CaptureError::Corrupt { offset: off, what: "pcapng block header", reason: format!("block length {blen}") });
             }
             let n = self.win.ensure(blen)?;

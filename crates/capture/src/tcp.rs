@@ -65,10 +65,14 @@ impl Flow {
     }
 }
 
+/// An address and port.
+pub type Endpoint = (Addr, u16);
+
 /// All connections of one capture, in order of first appearance.
 #[derive(Default, Debug)]
 pub struct TcpTracker {
-    index: HashMap<((Addr, u16), (Addr, u16)), u32>,
+    /// Both endpoints, the smaller first, so either direction finds the connection.
+    index: HashMap<(Endpoint, Endpoint), u32>,
     pub flows: Vec<Flow>,
 }
 
