@@ -321,6 +321,26 @@ fn detect(path: &str, warnings: &mut Warnings, progress: &mut Option<Progress>) 
         .collect())
 }
 
+/// Removes the entries of per-flow vectors whose flow is marked in `drop`.
+fn drop_flows<T>(v: &mut Vec<T>, drop: &[bool]) {
+    let mut k = 0;
+    v.retain(|_| {
+        k += 1;
+        !drop.get(k - 1).copied().unwrap_or(false)
+    });
+}
+
+/// Receive-side counters of one media flow.
+#[derive(Clone, Copy, Debug, Default)]
+struct FlowCounts {
+    dups: u64,
+    reordered: u64,
+    unmatched: u64,
+    raw_min: Option<i64>,
+    negative: u64,
+    positive: u64,
+}
+
 /// FNV-1a over the payload: the key of plain-UDP media packets (NAT-proof, unlike addresses).
 fn payload_hash(b: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
@@ -460,9 +480,9 @@ pub fn analyze(sender: &str, receiver: &str, opt: &Options, mut progress: Option
         .map(|i| StreamStats::new(clock_rate_of(flows[i].payload_type.unwrap_or(0)), sender_seq_first.get(i).copied().flatten()))
         .collect();
     let mut max_recv_seq: Vec<Option<i64>> = vec![None; n_flows];
-    let (mut dups, mut reordered, mut unmatched) = (0u64, 0u64, 0u64);
+    // Per media flow: duplicates, reordered, unmatched, minimum raw OWD, raw OWDs < 0 and >= 0.
+    let mut per = vec![FlowCounts::default(); n_flows];
     let mut tcp_ce: HashMap<(u16, u16), u64> = HashMap::new();
-    let mut raw_min_owd: Option<i64> = None;
     let (r_frames, r_bytes, _) = for_each_packet(
         receiver,
         "receiver",
@@ -500,23 +520,29 @@ pub fn analyze(sender: &str, receiver: &str, opt: &Options, mut progress: Option
                         }),
                     };
                     if let Some((fi, row, dup)) = found {
+                        let c = &mut per[fi];
                         if dup {
-                            dups += 1;
+                            c.dups += 1;
                         } else if let Some(row) = row {
                             let row = row as usize;
                             let seq = media.seq[row];
                             // RFC 4737 §3.3: reordered if below the highest sequence already received.
                             match max_recv_seq[fi] {
-                                Some(m) if seq < m => reordered += 1,
+                                Some(m) if seq < m => c.reordered += 1,
                                 _ => max_recv_seq[fi] = Some(seq),
                             }
                             let send_abs = media.send_ns[row] + t0;
                             let raw = ts - send_abs;
-                            raw_min_owd = Some(raw_min_owd.map_or(raw, |m| m.min(raw)));
+                            c.raw_min = Some(c.raw_min.map_or(raw, |m| m.min(raw)));
+                            if raw < 0 {
+                                c.negative += 1;
+                            } else {
+                                c.positive += 1;
+                            }
                             media.recv_ns[row] = ts - opt.clock_offset_ns - t0;
                             media.ce[row] = d.ecn == 3;
                         } else {
-                            unmatched += 1;
+                            c.unmatched += 1;
                         }
                     }
                 }
@@ -534,6 +560,52 @@ pub fn analyze(sender: &str, receiver: &str, opt: &Options, mut progress: Option
     if r_frames == 0 {
         notes.push(format!("the receiver capture {receiver} holds no packets: every media packet counts as lost"));
     }
+
+    // A two-way call: the sender capture also holds the stream coming the other way. Its packets
+    // reach the "receiver" capture before the "sender" one, so most of its raw OWDs are negative
+    // while the real media's are positive. Auto mode leaves such streams out.
+    if opt.media == MediaSpec::Auto && n_flows > 1 {
+        let reversed: Vec<bool> = per.iter().map(|c| c.negative > c.positive).collect();
+        if reversed.iter().any(|&r| r) && reversed.iter().any(|&r| !r) {
+            let mut new_id = vec![u32::MAX; n_flows];
+            let mut next = 0u32;
+            for f in 0..n_flows {
+                if reversed[f] {
+                    let fl = &flows[f];
+                    notes.push(format!(
+                        "RTP stream 0x{:08x} ({} -> {}) runs from the receiver to the sender (a two-way call?); left out, name it with --media rtp:SSRC to keep it",
+                        fl.ssrc.unwrap_or(0),
+                        addr_to_string(&fl.src),
+                        addr_to_string(&fl.dst)
+                    ));
+                } else {
+                    new_id[f] = next;
+                    next += 1;
+                }
+            }
+            let old = std::mem::take(&mut media);
+            for i in 0..old.flow_id.len() {
+                let id = new_id[old.flow_id[i] as usize];
+                if id != u32::MAX {
+                    media.flow_id.push(id);
+                    media.seq.push(old.seq[i]);
+                    media.send_ns.push(old.send_ns[i]);
+                    media.recv_ns.push(old.recv_ns[i]);
+                    media.size.push(old.size[i]);
+                    media.ce.push(old.ce[i]);
+                }
+            }
+            drop_flows(&mut flows, &reversed);
+            drop_flows(&mut per, &reversed);
+            drop_flows(&mut send_stats, &reversed);
+            drop_flows(&mut recv_stats, &reversed);
+        }
+    }
+    let n_flows = flows.len();
+    let dups: u64 = per.iter().map(|c| c.dups).sum();
+    let reordered: u64 = per.iter().map(|c| c.reordered).sum();
+    let unmatched: u64 = per.iter().map(|c| c.unmatched).sum();
+    let raw_min_owd = per.iter().filter_map(|c| c.raw_min).min();
 
     // ---- tables and flags ----
     let m = n_flows as u32;

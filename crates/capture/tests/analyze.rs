@@ -192,3 +192,35 @@ fn truncated_sender_keeps_rows_and_warns_with_offset() {
     assert!(msgs.iter().any(|m| m.contains("truncated at byte")), "{msgs:?}");
     assert_eq!(a.run.unmatched, 1);
 }
+
+#[test]
+fn two_way_call_keeps_only_the_forward_stream() {
+    // A (10.0.0.1) sends SSRC 0xA to B, B sends SSRC 0xB to A; each capture holds both directions.
+    let (sp, rp) = (tmp("twoway-s.pcap"), tmp("twoway-r.pcap"));
+    let mut s = PcapWriter::new(std::fs::File::create(&sp).unwrap(), 65535).unwrap();
+    let mut r = PcapWriter::new(std::fs::File::create(&rp).unwrap(), 65535).unwrap();
+    let a_to_b = Endpoints { src: Ipv4Addr::new(10, 0, 0, 1), dst: Ipv4Addr::new(10, 0, 0, 2), sport: 4000, dport: 4002 };
+    let b_to_a = Endpoints { src: Ipv4Addr::new(10, 0, 0, 2), dst: Ipv4Addr::new(10, 0, 0, 1), sport: 4002, dport: 4000 };
+    let pkt = |ep, ssrc, i: usize, ts| RtpPacket { ts_ns: ts, ep, ecn: 0, ssrc, seq: i as u16, rtp_ts: 160 * i as u32, payload_type: 0, marker: false, ip_len: 80 };
+    for i in 0..50 {
+        let t = T0 + i as i64 * 20 * MS;
+        // At A: own packet out at t, B's packet (sent at t + 5 ms) in at t + 45 ms.
+        s.write_rtp(&pkt(a_to_b, 0xA, i, t)).unwrap();
+        r.write_rtp(&pkt(b_to_a, 0xB, i, t + 5 * MS)).unwrap();
+        s.write_rtp(&pkt(b_to_a, 0xB, i, t + 45 * MS)).unwrap();
+        r.write_rtp(&pkt(a_to_b, 0xA, i, t + 40 * MS)).unwrap();
+    }
+    s.finish().unwrap();
+    r.finish().unwrap();
+    let (s, r) = (sp.to_str().unwrap(), rp.to_str().unwrap());
+    let a = analyze(s, r, &Options::default(), None).unwrap();
+    assert_eq!(a.media_flows.len(), 1);
+    assert_eq!(a.media_flows[0].ssrc, Some(0xA));
+    assert_eq!(a.media.seq.len(), 50);
+    assert_eq!((a.run.min_owd_ns, a.run.max_owd_ns), (Some(40 * MS), Some(40 * MS)));
+    assert!(a.notes.iter().any(|n| n.contains("0x0000000b") && n.contains("receiver to the sender")), "{:?}", a.notes);
+    // Named explicitly, the reverse stream is analysed as asked, with a negative-OWD warning.
+    let b = analyze(s, r, &Options { media: MediaSpec::Rtp(0xB), ..Default::default() }, None).unwrap();
+    assert_eq!(b.run.min_owd_ns, Some(-40 * MS));
+    assert!(b.notes.iter().any(|n| n.contains("negative one-way delays")));
+}
