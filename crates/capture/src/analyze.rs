@@ -404,7 +404,10 @@ pub fn analyze(sender: &str, receiver: &str, opt: &Options, mut progress: Option
                 Transport::Udp { sport, dport, payload } => {
                     let hit: Option<(u32, u64, i64)> = match spec {
                         MediaSpec::Udp(port) => {
-                            if sport == port || dport == port {
+                            // The first datagram with the port fixes the direction (5-tuple); the
+                            // other direction of a two-way exchange is not media.
+                            let same_dir = flows.first().is_none_or(|f| (f.src, f.dst, f.sport, f.dport) == (d.src, d.dst, sport, dport));
+                            if (sport == port || dport == port) && same_dir {
                                 if flows.is_empty() {
                                     flows.push(MediaFlow { ssrc: None, src: d.src, dst: d.dst, sport, dport, payload_type: None });
                                 }
@@ -493,7 +496,9 @@ pub fn analyze(sender: &str, receiver: &str, opt: &Options, mut progress: Option
                 Transport::Udp { sport, dport, payload } => {
                     let found: Option<(usize, Option<u32>, bool)> = match opt.media {
                         MediaSpec::Udp(port) => {
-                            if sport == port || dport == port {
+                            // Addresses may differ behind a NAT, but the named port keeps its side.
+                            let named_is_dst = flows[0].dport == port;
+                            if (named_is_dst && dport == port) || (!named_is_dst && sport == port) {
                                 let mut k = payload_hash(payload);
                                 let mut row = None;
                                 let mut dup = false;

@@ -223,4 +223,8 @@ fn two_way_call_keeps_only_the_forward_stream() {
     let b = analyze(s, r, &Options { media: MediaSpec::Rtp(0xB), ..Default::default() }, None).unwrap();
     assert_eq!(b.run.min_owd_ns, Some(-40 * MS));
     assert!(b.notes.iter().any(|n| n.contains("negative one-way delays")));
+    // udp:PORT keeps the direction of the first datagram with that port (A -> B here).
+    let u = analyze(s, r, &Options { media: MediaSpec::Udp(4002), ..Default::default() }, None).unwrap();
+    assert_eq!((u.media.seq.len(), u.run.unmatched, u.run.media_lost), (50, 0, 0));
+    assert_eq!((u.run.min_owd_ns, u.run.max_owd_ns), (Some(40 * MS), Some(40 * MS)));
 }
