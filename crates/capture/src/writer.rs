@@ -3,6 +3,24 @@
 //! filled in (RFC 791 §3.1, RFC 768, RFC 9293 §3.1) so Wireshark shows clean frames. Payload bytes
 //! the caller does not supply are zeros; with a short `snaplen` only the first bytes of each frame
 //! are stored, as `tcpdump -s` would.
+//!
+//! ```
+//! use std::net::Ipv4Addr;
+//! use jitterlab_capture::{Endpoints, PcapWriter, RtpPacket, TcpOptions, TcpPacket};
+//!
+//! let mut w = PcapWriter::new(Vec::new(), 65535)?;
+//! let ep = Endpoints { src: Ipv4Addr::new(10, 0, 0, 1), dst: Ipv4Addr::new(10, 0, 1, 1), sport: 5004, dport: 5004 };
+//! // An 80-byte audio packet (IP + UDP + RTP + 40 bytes of payload) at t = 1.5 s.
+//! w.write_rtp(&RtpPacket { ts_ns: 1_500_000_000, ep, ecn: 0, ssrc: 0x4a4c_0000, seq: 0, rtp_ts: 0,
+//!                          payload_type: 0, marker: false, ip_len: 80 })?;
+//! // A full-sized TCP segment with the timestamps option: 20 + 32 + 1448 = 1500 IP bytes.
+//! let tcp = Endpoints { sport: 80, dport: 40000, ..ep };
+//! w.write_tcp(&TcpPacket { ts_ns: 1_500_100_000, ep: tcp, ecn: 2, seq: 1, ack: 1, flags: 0x10, window: 1024,
+//!                          options: TcpOptions { timestamps: Some((7, 3)), ..Default::default() }, payload_len: 1448 })?;
+//! let bytes = w.finish()?;
+//! assert_eq!(bytes.len(), 24 + (16 + 94) + (16 + 1514));
+//! # Ok::<(), std::io::Error>(())
+//! ```
 use std::io::{self, Write};
 use std::net::Ipv4Addr;
 
