@@ -1,0 +1,86 @@
+//! Percentiles. One definition everywhere: linear interpolation between closest ranks
+//! (Hyndman & Fan type 7, numpy's default `linear`), so results match `numpy.percentile`.
+use crate::error::{MetricsError, Result};
+
+/// Quantile `p` (0..=1) of an ascending slice; NaN when empty.
+pub fn quantile_sorted(v: &[f64], p: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    let h = (v.len() - 1) as f64 * p;
+    let lo = h.floor() as usize;
+    let hi = (lo + 1).min(v.len() - 1);
+    v[lo] + (h - lo as f64) * (v[hi] - v[lo])
+}
+
+fn check_probs(probs: &[f64]) -> Result<()> {
+    if probs.iter().any(|p| !(0.0..=1.0).contains(p)) {
+        return Err(MetricsError::InvalidParameter {
+            name: "q",
+            reason: "quantiles must lie in [0, 1]".into(),
+        });
+    }
+    Ok(())
+}
+
+/// Pooled quantiles per group: `values[i]` belongs to group `group[i] < n_groups`. Returns a
+/// row-major `n_groups x probs.len()` matrix (NaN for empty groups) and the count per group.
+pub fn grouped_quantiles(values: &[f64], group: &[u32], n_groups: usize, probs: &[f64]) -> Result<(Vec<f64>, Vec<u64>)> {
+    check_probs(probs)?;
+    if values.len() != group.len() {
+        return Err(MetricsError::LengthMismatch { column: "group", expected: values.len(), got: group.len() });
+    }
+    let mut counts = vec![0u64; n_groups];
+    for &g in group {
+        if g as usize >= n_groups {
+            return Err(MetricsError::InvalidParameter { name: "group", reason: format!("group code {g} >= {n_groups}") });
+        }
+        counts[g as usize] += 1;
+    }
+    // Counting sort into groups, then sort each group's values.
+    let mut start = vec![0usize; n_groups + 1];
+    for g in 0..n_groups {
+        start[g + 1] = start[g] + counts[g] as usize;
+    }
+    let mut fill = start.clone();
+    let mut buf = vec![0f64; values.len()];
+    for (&v, &g) in values.iter().zip(group) {
+        buf[fill[g as usize]] = v;
+        fill[g as usize] += 1;
+    }
+    let mut out = Vec::with_capacity(n_groups * probs.len());
+    for g in 0..n_groups {
+        let s = &mut buf[start[g]..start[g + 1]];
+        s.sort_unstable_by(|a, b| a.total_cmp(b));
+        out.extend(probs.iter().map(|&p| quantile_sorted(s, p)));
+    }
+    Ok((out, counts))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn type7_matches_numpy() {
+        // numpy.percentile([1,2,3,4], [0,25,50,90,100]) = [1, 1.75, 2.5, 3.7, 4]
+        let v = [1.0, 2.0, 3.0, 4.0];
+        let got: Vec<f64> = [0.0, 0.25, 0.5, 0.9, 1.0].iter().map(|&p| quantile_sorted(&v, p)).collect();
+        let want = [1.0, 1.75, 2.5, 3.7, 4.0];
+        for (g, w) in got.iter().zip(want) {
+            assert!((g - w).abs() < 1e-12, "{g} vs {w}");
+        }
+        assert!(quantile_sorted(&[], 0.5).is_nan());
+    }
+
+    #[test]
+    fn groups_are_pooled_separately() {
+        let (q, n) = grouped_quantiles(&[5.0, 1.0, 10.0, 3.0, 20.0], &[0, 0, 1, 0, 1], 3, &[0.0, 0.5, 1.0]).unwrap();
+        assert_eq!(n, vec![3, 2, 0]);
+        assert_eq!(&q[0..3], &[1.0, 3.0, 5.0]);
+        assert_eq!(&q[3..6], &[10.0, 15.0, 20.0]);
+        assert!(q[6].is_nan());
+        assert!(grouped_quantiles(&[1.0], &[0], 1, &[1.5]).is_err());
+        assert!(grouped_quantiles(&[1.0], &[4], 1, &[0.5]).is_err());
+    }
+}
