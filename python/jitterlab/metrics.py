@@ -196,7 +196,7 @@ def prepare(media: pd.DataFrame, runs: pd.DataFrame | None = None, *, unwrap16: 
     te, te_ok = _nullable_time(runs, "runs", "tcp_end_ns")
     codes = run_ids.get_indexer(run_col)
     if (codes < 0).any():
-        bad = run_col.to_numpy()[np.flatnonzero(codes < 0)[0]]
+        bad = run_col.iloc[int(np.flatnonzero(codes < 0)[0])]
         raise TableError(f"media_packets: column 'run_id' value {bad!r} is not in the runs table")
     flow = _int_col(media, "media_packets", "flow_id")
     seq = _int_col(media, "media_packets", "seq")
