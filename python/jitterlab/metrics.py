@@ -197,6 +197,7 @@ def prepare(media: pd.DataFrame, runs: pd.DataFrame | None = None, *, unwrap16: 
     codes = run_ids.get_indexer(run_col)
     if (codes < 0).any():
         bad = run_col.iloc[int(np.flatnonzero(codes < 0)[0])]
+        bad = bad.item() if isinstance(bad, np.generic) else bad
         raise TableError(f"media_packets: column 'run_id' value {bad!r} is not in the runs table")
     flow = _int_col(media, "media_packets", "flow_id")
     seq = _int_col(media, "media_packets", "seq")
