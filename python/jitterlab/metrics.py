@@ -143,8 +143,13 @@ class Prepared:
     native: Any
     runs: pd.DataFrame
     run_ids: pd.Index
-    cols: dict[str, np.ndarray]
     streams: dict[str, np.ndarray]
+
+    def col(self, name: str, rows: np.ndarray | None = None) -> np.ndarray:
+        """A prepared column (sorted by run, flow, seq), optionally at some rows only."""
+        if rows is None:
+            return self.native.gather(name)
+        return self.native.gather(name, np.ascontiguousarray(rows, dtype=np.int64))
 
     @property
     def duplicates(self) -> int:
@@ -153,11 +158,11 @@ class Prepared:
 
     def frame(self, rows: np.ndarray, extra: dict[str, Any]) -> pd.DataFrame:
         """run_id, flow_id, seq of prepared rows plus extra columns."""
-        rows = np.asarray(rows, dtype=np.int64)
+        rows = np.ascontiguousarray(rows, dtype=np.int64)
         out = {
-            "run_id": self.run_ids.take(self.cols["run"][rows]),
-            "flow_id": self.cols["flow"][rows],
-            "seq": self.cols["seq"][rows],
+            "run_id": self.run_ids.take(self.col("run", rows)),
+            "flow_id": self.col("flow", rows),
+            "seq": self.col("seq", rows),
         }
         out.update(extra)
         return pd.DataFrame(out)
@@ -208,7 +213,7 @@ def prepare(media: pd.DataFrame, runs: pd.DataFrame | None = None, *, unwrap16: 
         np.ascontiguousarray(codes, dtype=np.int64), flow, seq, send, recv, received, size,
         ts, ts_ok, te, te_ok, unwrap16,
     )
-    return Prepared(native, runs.reset_index(drop=True), run_ids, dict(native.columns()), dict(native.streams()))
+    return Prepared(native, runs.reset_index(drop=True), run_ids, dict(native.streams()))
 
 
 def _prep(media: Any, runs: pd.DataFrame | None) -> Prepared:
@@ -280,12 +285,12 @@ def owd(media: Any, runs: pd.DataFrame | None = None, window: Window = "all") ->
     seq, send_ns, owd_ns."""
     p = _prep(media, runs)
     r = p.native.owd(*_window(window))
-    return p.frame(r["row"], {"send_ns": p.cols["send_ns"][r["row"]], "owd_ns": r["owd_ns"]})
+    return p.frame(r["row"], {"send_ns": p.col("send_ns", r["row"]), "owd_ns": r["owd_ns"]})
 
 
 def _pooled(p: Prepared, rows: np.ndarray, values_s: np.ndarray, by: Any, q: Sequence[float]) -> tuple[np.ndarray, pd.DataFrame, np.ndarray]:
     codes, labels = _groups(p, by)
-    g = np.ascontiguousarray(codes[p.cols["run"][rows]])
+    g = np.ascontiguousarray(codes[p.col("run", rows)])
     res = _native.grouped_quantiles(np.ascontiguousarray(values_s, dtype=np.float64), g, len(labels), [float(x) for x in q])
     return res["quantiles"].reshape(len(labels), len(q)), labels, res["counts"]
 
@@ -345,7 +350,7 @@ def interarrival_jitter(media: Any, runs: pd.DataFrame | None = None, window: Wi
     run_id, flow_id, seq, recv_ns, jitter_ns (send time in place of the RTP timestamp)."""
     p = _prep(media, runs)
     r = p.native.jitter(*_window(window))
-    return p.frame(r["row"], {"recv_ns": p.cols["recv_ns"][r["row"]], "jitter_ns": r["jitter_ns"]})
+    return p.frame(r["row"], {"recv_ns": p.col("recv_ns", r["row"]), "jitter_ns": r["jitter_ns"]})
 
 
 def jitter_final(media: Any, runs: pd.DataFrame | None = None, window: Window = "all") -> pd.DataFrame:
@@ -423,7 +428,7 @@ def loss_levels(media: Any, runs: pd.DataFrame | None = None, jb: float | None =
     if jb is not None:
         _warn_base(p, pre)
     rows = np.flatnonzero(p.native.window_mask(*_window(window))["mask"])
-    return p.frame(rows, {"send_ns": p.cols["send_ns"][rows], "lost": lv["lost"][rows], "level": lv["level"][rows]})
+    return p.frame(rows, {"send_ns": p.col("send_ns", rows), "lost": lv["lost"][rows], "level": lv["level"][rows]})
 
 
 def _interval_ns(interval_ms: float) -> int:
@@ -474,25 +479,33 @@ def loss_period_stats(media: Any, runs: pd.DataFrame | None = None, jb: float | 
     return out
 
 
+def _levels_multi(p: Prepared, jbs: list[float | None], bin_ms: float, span_ms: float, window: Window,
+                  by: Any, interval_ms: float, base_window_ms: float) -> tuple[np.ndarray, np.ndarray, pd.DataFrame, int]:
+    codes, labels = _groups(p, by)
+    pre = _base_window_ns(base_window_ms)
+    if not bin_ms > 0 or not span_ms > 0:
+        raise ValueError("parameter 'bin_ms'/'span_ms': must be positive")
+    jb_ns = [None if jb is None else _jbs_ns([jb])[0] for jb in jbs]
+    r = p.native.levels_over_time_multi(*_window(window), pre, jb_ns, _interval_ns(interval_ms), codes,
+                                        len(labels), int(round(bin_ms * _NS_PER_MS)), int(round(span_ms * _NS_PER_MS)))
+    if any(jb is not None for jb in jbs):
+        _warn_base(p, pre)
+    nb = int(r["n_bins"])
+    return r["normalised"].reshape(len(jbs), len(labels) * nb, 6), r["replications"].astype(np.int64), labels, nb
+
+
 def levels_over_time(media: Any, runs: pd.DataFrame | None = None, jb: float | None = 40.0,
                      bin_ms: float = 20.0, span_ms: float = 2000.0, window: Window = "overlap",
                      by: Sequence[str] | str | None = None, interval_ms: float = 20.0,
                      base_window_ms: float = 2000.0) -> pd.DataFrame:
     """Fig. 6: per time bin since tcp_start_ns (by send time), packet count per level divided by
-    the number of replications: [by...], t_s (bin start), level_0 … level_5."""
+    the number of replications (runs with tcp_start_ns in the group): [by...], t_s (bin start),
+    replications, level_0 … level_5."""
     p = _prep(media, runs)
-    codes, labels = _groups(p, by)
-    pre = _base_window_ns(base_window_ms)
-    r = p.native.levels_over_time(*_window(window), pre, None if jb is None else _jbs_ns([jb])[0],
-                                  _interval_ns(interval_ms), codes, len(labels),
-                                  int(round(bin_ms * _NS_PER_MS)), int(round(span_ms * _NS_PER_MS)))
-    if jb is not None:
-        _warn_base(p, pre)
-    nb = int(r["n_bins"])
-    mat = r["normalised"].reshape(len(labels) * nb, 6)
-    frame = pd.DataFrame(mat, columns=[f"level_{k}" for k in range(6)])
+    mat, reps, labels, nb = _levels_multi(p, [jb], bin_ms, span_ms, window, by, interval_ms, base_window_ms)
+    frame = pd.DataFrame(mat[0], columns=[f"level_{k}" for k in range(6)])
     frame.insert(0, "t_s", np.tile(np.arange(nb) * bin_ms / 1000.0, len(labels)))
-    frame.insert(1, "replications", np.repeat(r["replications"].astype(np.int64), nb))
+    frame.insert(1, "replications", np.repeat(reps, nb))
     return _with_labels(labels, by, frame, np.repeat(np.arange(len(labels)), nb))
 
 
@@ -503,15 +516,20 @@ def acceptable_over_time(media: Any, runs: pd.DataFrame | None = None, jbs: Iter
     """Fig. 7: per JB and time bin, (level 0 + level 1 packets) / replications:
     [by...], jb_ms, t_s, acceptable."""
     p = _prep(media, runs)
-    parts = []
-    for jb in jbs:  # one vectorised pass per JB size, not per packet
-        t = levels_over_time(p, None, jb, bin_ms, span_ms, window, by, interval_ms, base_window_ms)
-        keys = [c for c in t.columns if c not in {"t_s", "replications"} and not c.startswith("level_")]
-        part = t[keys + ["t_s"]].copy()
-        part.insert(len(keys), "jb_ms", float(jb))
-        part["acceptable"] = t["level_0"] + t["level_1"]
-        parts.append(part)
-    return pd.concat(parts, ignore_index=True)
+    jbs = [float(j) for j in jbs]
+    if not jbs:
+        raise ValueError("parameter 'jbs': need at least one jitter buffer size (ms)")
+    mat, _, labels, nb = _levels_multi(p, list(jbs), bin_ms, span_ms, window, by, interval_ms, base_window_ms)
+    ng = len(labels)
+    acc = mat[:, :, 0] + mat[:, :, 1]  # (jb, group*bin)
+    # Order: group, jb, bin.
+    acc = acc.reshape(len(jbs), ng, nb).transpose(1, 0, 2).ravel()
+    frame = pd.DataFrame({
+        "jb_ms": np.tile(np.repeat(np.asarray(jbs), nb), ng),
+        "t_s": np.tile(np.arange(nb) * bin_ms / 1000.0, ng * len(jbs)),
+        "acceptable": acc,
+    })
+    return _with_labels(labels, by, frame, np.repeat(np.arange(ng), len(jbs) * nb))
 
 
 # ----------------------------------------------------------------------------- throughput

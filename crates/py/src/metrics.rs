@@ -2,6 +2,7 @@
 //! around the Rust core, returns dicts of numpy arrays that `jitterlab.metrics` turns into
 //! DataFrames. Errors map to `TableError` (bad table) or `ValueError` (bad parameter) here.
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use jitterlab_metrics as jm;
 use jm::{delay, emodel, loss, rtp, stats, Media, MediaColumns, MetricsError, RunTimes, Window};
@@ -56,6 +57,19 @@ fn params(overrides: Option<HashMap<String, f64>>) -> PyResult<emodel::Params> {
 #[pyclass(frozen, module = "jitterlab._native")]
 pub struct MediaSet {
     m: Media,
+    /// Base delay per stream, memoised per pre-TCP window length (every loss metric needs it).
+    bases: Mutex<HashMap<i64, Arc<Vec<loss::Base>>>>,
+}
+
+impl MediaSet {
+    fn bases(&self, pre_ns: i64) -> jm::Result<Arc<Vec<loss::Base>>> {
+        if let Some(b) = self.bases.lock().unwrap_or_else(|e| e.into_inner()).get(&pre_ns) {
+            return Ok(b.clone());
+        }
+        let b = Arc::new(loss::base_delay(&self.m, pre_ns)?);
+        self.bases.lock().unwrap_or_else(|e| e.into_inner()).insert(pre_ns, b.clone());
+        Ok(b)
+    }
 }
 
 #[pymethods]
@@ -98,7 +112,7 @@ impl MediaSet {
         let m = py
             .detach(|| Media::new(cols, RunTimes { tcp_start_ns: &ts, tcp_end_ns: &te }, unwrap16))
             .map_err(to_py)?;
-        Ok(MediaSet { m })
+        Ok(MediaSet { m, bases: Mutex::new(HashMap::new()) })
     }
 
     #[getter]
@@ -122,6 +136,76 @@ impl MediaSet {
         d.set_item("received", m.received.clone().into_pyarray(py))?;
         d.set_item("size", m.size.clone().into_pyarray(py))?;
         d.set_item("source_row", m.source_row.iter().map(|&r| r as i64).collect::<Vec<_>>().into_pyarray(py))?;
+        Ok(d)
+    }
+
+    /// One prepared column at the given rows (all rows when `rows` is None).
+    #[pyo3(signature = (name, rows=None))]
+    fn gather<'py>(&self, py: Python<'py>, name: &str, rows: Option<PyReadonlyArray1<'_, i64>>) -> PyResult<Bound<'py, PyAny>> {
+        let m = &self.m;
+        let idx: Option<&[i64]> = match &rows {
+            Some(r) => Some(r.as_slice()?),
+            None => None,
+        };
+        if let Some(bad) = idx.and_then(|i| i.iter().find(|&&r| r < 0 || r as usize >= m.len())) {
+            return Err(PyValueError::new_err(format!("parameter 'rows': row {bad} out of range")));
+        }
+        fn take<T: Copy>(v: &[T], idx: Option<&[i64]>) -> Vec<T> {
+            match idx {
+                Some(i) => i.iter().map(|&r| v[r as usize]).collect(),
+                None => v.to_vec(),
+            }
+        }
+        let run64: Vec<i64>;
+        Ok(match name {
+            "run" => {
+                run64 = take(&m.run, idx).into_iter().map(|r| r as i64).collect();
+                run64.into_pyarray(py).into_any()
+            }
+            "flow" => take(&m.flow, idx).into_pyarray(py).into_any(),
+            "seq" => take(&m.seq, idx).into_pyarray(py).into_any(),
+            "send_ns" => take(&m.send_ns, idx).into_pyarray(py).into_any(),
+            "recv_ns" => take(&m.recv_ns, idx).into_pyarray(py).into_any(),
+            "received" => take(&m.received, idx).into_pyarray(py).into_any(),
+            "size" => take(&m.size, idx).into_pyarray(py).into_any(),
+            "source_row" => take(&m.source_row, idx).into_pyarray(py).into_any(),
+            _ => return Err(PyValueError::new_err(format!("parameter 'name': unknown column '{name}'"))),
+        })
+    }
+
+    /// Levels over time for several JBs in one pass: normalised has shape
+    /// (len(jbs), n_groups * n_bins * 6).
+    #[pyo3(signature = (kind, lo, hi, pre_ns, jbs_ns, interval_ns, run_group, n_groups, bin_ns, span_ns))]
+    #[allow(clippy::too_many_arguments)]
+    fn levels_over_time_multi<'py>(
+        &self,
+        py: Python<'py>,
+        kind: &str,
+        lo: i64,
+        hi: i64,
+        pre_ns: i64,
+        jbs_ns: Vec<Option<i64>>,
+        interval_ns: i64,
+        run_group: PyReadonlyArray1<'_, u32>,
+        n_groups: usize,
+        bin_ns: i64,
+        span_ns: i64,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let w = window(kind, lo, hi)?;
+        let g = run_group.as_slice()?;
+        let res = py
+            .detach(|| -> jm::Result<_> {
+                let b = self.bases(pre_ns)?;
+                loss::levels_over_time_multi(&self.m, w, &b, &jbs_ns, interval_ns, g, n_groups, bin_ns, span_ns)
+            })
+            .map_err(to_py)?;
+        let d = PyDict::new(py);
+        let n_bins = res.first().map_or(((span_ns + bin_ns - 1) / bin_ns.max(1)) as usize, |r| r.n_bins);
+        let reps = res.first().map_or(vec![0; n_groups], |r| r.replications.clone());
+        let flat: Vec<f64> = res.into_iter().flat_map(|r| r.normalised).collect();
+        d.set_item("n_bins", n_bins)?;
+        d.set_item("normalised", flat.into_pyarray(py))?;
+        d.set_item("replications", reps.into_pyarray(py))?;
         Ok(d)
     }
 
@@ -172,7 +256,7 @@ impl MediaSet {
     }
 
     fn base_delay<'py>(&self, py: Python<'py>, pre_ns: i64) -> PyResult<Bound<'py, PyDict>> {
-        let b = py.detach(|| loss::base_delay(&self.m, pre_ns)).map_err(to_py)?;
+        let b = py.detach(|| self.bases(pre_ns)).map_err(to_py)?;
         let d = PyDict::new(py);
         d.set_item("base_ns", b.iter().map(|b| b.owd_ns.unwrap_or(0)).collect::<Vec<_>>().into_pyarray(py))?;
         d.set_item("valid", b.iter().map(|b| b.owd_ns.is_some()).collect::<Vec<_>>().into_pyarray(py))?;
@@ -184,7 +268,7 @@ impl MediaSet {
     fn jb_loss<'py>(&self, py: Python<'py>, kind: &str, lo: i64, hi: i64, pre_ns: i64, jbs_ns: Vec<i64>) -> PyResult<Bound<'py, PyDict>> {
         let w = window(kind, lo, hi)?;
         let l = py
-            .detach(|| loss::base_delay(&self.m, pre_ns).map(|b| loss::jb_loss(&self.m, w, &b, &jbs_ns)))
+            .detach(|| self.bases(pre_ns).map(|b| loss::jb_loss(&self.m, w, &b, &jbs_ns)))
             .map_err(to_py)?;
         let d = PyDict::new(py);
         d.set_item("packets", l.packets.into_pyarray(py))?;
@@ -198,7 +282,7 @@ impl MediaSet {
     fn levels<'py>(&self, py: Python<'py>, pre_ns: i64, jb_ns: Option<i64>, interval_ns: i64) -> PyResult<Bound<'py, PyDict>> {
         let (lost, lv) = py
             .detach(|| -> jm::Result<_> {
-                let b = loss::base_delay(&self.m, pre_ns)?;
+                let b = self.bases(pre_ns)?;
                 let lost = loss::lost_mask(&self.m, &b, jb_ns);
                 let lv = loss::levels(&self.m, &lost, interval_ns)?;
                 Ok((lost, lv))
@@ -215,7 +299,7 @@ impl MediaSet {
         let w = window(kind, lo, hi)?;
         let p = py
             .detach(|| -> jm::Result<_> {
-                let b = loss::base_delay(&self.m, pre_ns)?;
+                let b = self.bases(pre_ns)?;
                 let lost = loss::lost_mask(&self.m, &b, jb_ns);
                 Ok(loss::periods(&self.m, &lost, w))
             })
@@ -248,7 +332,7 @@ impl MediaSet {
         let g = run_group.as_slice()?;
         let t = py
             .detach(|| -> jm::Result<_> {
-                let b = loss::base_delay(&self.m, pre_ns)?;
+                let b = self.bases(pre_ns)?;
                 let lost = loss::lost_mask(&self.m, &b, jb_ns);
                 let lv = loss::levels(&self.m, &lost, interval_ns)?;
                 loss::levels_over_time(&self.m, &lv, w, g, n_groups, bin_ns, span_ns)
@@ -295,7 +379,7 @@ impl MediaSet {
         let m = &self.m;
         let out = py
             .detach(|| -> jm::Result<_> {
-                let bases = loss::base_delay(m, pre_ns)?;
+                let bases = self.bases(pre_ns)?;
                 let ns = m.streams.len();
                 let nj = jbs_ns.len();
                 let mut cols = vec![vec![f64::NAN; ns * nj]; 6];
