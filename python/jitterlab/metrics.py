@@ -288,10 +288,9 @@ def owd(media: Any, runs: pd.DataFrame | None = None, window: Window = "all") ->
     return p.frame(r["row"], {"send_ns": p.col("send_ns", r["row"]), "owd_ns": r["owd_ns"]})
 
 
-def _pooled(p: Prepared, rows: np.ndarray, values_s: np.ndarray, by: Any, q: Sequence[float]) -> tuple[np.ndarray, pd.DataFrame, np.ndarray]:
+def _pooled(p: Prepared, metric: str, window: Window, by: Any, q: Sequence[float]) -> tuple[np.ndarray, pd.DataFrame, np.ndarray]:
     codes, labels = _groups(p, by)
-    g = np.ascontiguousarray(codes[p.col("run", rows)])
-    res = _native.grouped_quantiles(np.ascontiguousarray(values_s, dtype=np.float64), g, len(labels), [float(x) for x in q])
+    res = p.native.pooled_quantiles(metric, *_window(window), codes, len(labels), [float(x) for x in q])
     return res["quantiles"].reshape(len(labels), len(q)), labels, res["counts"]
 
 
@@ -307,8 +306,7 @@ def owd_percentiles(media: Any, runs: pd.DataFrame | None = None, window: Window
     """Pooled OWD percentiles (seconds) over replications, one row per group of ``by`` (columns
     of ``runs``); columns as Table 1 when ``q`` is the default."""
     p = _prep(media, runs)
-    r = p.native.owd(*_window(window))
-    mat, labels, _ = _pooled(p, r["row"], r["owd_ns"] / 1e9, by, q)
+    mat, labels, _ = _pooled(p, "owd", window, by, q)
     cols = TABLE1_COLUMNS if list(q) == TABLE1_Q else [f"{x * 100:g}" for x in q]
     return _table(mat, labels, by, cols)
 
@@ -319,9 +317,8 @@ def owd_cdf(media: Any, runs: pd.DataFrame | None = None, window: Window = "over
     if points < 2:
         raise ValueError("parameter 'points': need at least 2")
     p = _prep(media, runs)
-    r = p.native.owd(*_window(window))
     probs = np.linspace(0.0, 1.0, points)
-    mat, labels, _ = _pooled(p, r["row"], r["owd_ns"] / 1e9, by, probs)
+    mat, labels, _ = _pooled(p, "owd", window, by, probs)
     g = np.repeat(np.arange(len(labels)), points)
     frame = pd.DataFrame({"p": np.tile(probs, len(labels)), "owd_s": mat.ravel()})
     return _with_labels(labels, by, frame, g)
@@ -340,8 +337,7 @@ def ipdv_table(media: Any, runs: pd.DataFrame | None = None, window: Window = "o
     """The paper's Table 1: pooled IPDV percentiles in seconds, columns exactly
     min, 25, 50, 75, 90, 95, 96, 97, 98, 99, max; index = the ``by`` groups."""
     p = _prep(media, runs)
-    r = p.native.ipdv(*_window(window))
-    mat, labels, _ = _pooled(p, r["row"], r["ipdv_ns"] / 1e9, by, TABLE1_Q)
+    mat, labels, _ = _pooled(p, "ipdv", window, by, TABLE1_Q)
     return _table(mat, labels, by, TABLE1_COLUMNS)
 
 
@@ -356,8 +352,7 @@ def interarrival_jitter(media: Any, runs: pd.DataFrame | None = None, window: Wi
 def jitter_final(media: Any, runs: pd.DataFrame | None = None, window: Window = "all") -> pd.DataFrame:
     """Final RFC 3550 jitter per stream (what Wireshark reports): run_id, flow_id, jitter_ns."""
     p = _prep(media, runs)
-    r = p.native.jitter(*_window(window))
-    return p.stream_frame({"jitter_ns": r["final_ns"]})
+    return p.stream_frame({"jitter_ns": p.native.jitter_final(*_window(window))})
 
 
 # ----------------------------------------------------------------------------- loss

@@ -3,22 +3,45 @@
 //! interarrival jitter.
 use crate::table::{Media, Window};
 
+/// Calls `f(row, owd_ns)` for every received packet sent inside the window, in row order.
+pub fn visit_owd(m: &Media, w: Window, mut f: impl FnMut(usize, i64)) {
+    for s in &m.streams {
+        let Some(b) = m.bounds(s, w) else { continue };
+        for r in s.lo..s.hi {
+            if m.received[r] && m.in_bounds(r, b) {
+                f(r, m.recv_ns[r] - m.send_ns[r]);
+            }
+        }
+    }
+}
+
 /// Rows and OWD (ns) of every received packet sent inside the window, in prepared row order.
 pub fn owd(m: &Media, w: Window) -> (Vec<u32>, Vec<i64>) {
     let mut rows = Vec::new();
     let mut vals = Vec::new();
+    visit_owd(m, w, |r, d| {
+        rows.push(r as u32);
+        vals.push(d);
+    });
+    (rows, vals)
+}
+
+/// Calls `f(row, ipdv_ns)` for every IPDV pair (see [`ipdv`]), on the row of the later packet.
+pub fn visit_ipdv(m: &Media, w: Window, mut f: impl FnMut(usize, i64)) {
     for s in &m.streams {
         let Some(b) = m.bounds(s, w) else { continue };
-        for r in s.lo..s.hi {
-            if m.in_bounds(r, b) {
-                if let Some(d) = m.owd(r) {
-                    rows.push(r as u32);
-                    vals.push(d);
-                }
+        for r in s.lo + 1..s.hi {
+            let p = r - 1;
+            if m.received[r]
+                && m.received[p]
+                && m.seq[r] == m.seq[p] + 1
+                && m.in_bounds(r, b)
+                && m.in_bounds(p, b)
+            {
+                f(r, (m.recv_ns[r] - m.send_ns[r]) - (m.recv_ns[p] - m.send_ns[p]));
             }
         }
     }
-    (rows, vals)
 }
 
 /// IPDV(i+1) = OWD(i+1) − OWD(i) for every pair of consecutive sequence numbers that were both
@@ -28,19 +51,10 @@ pub fn owd(m: &Media, w: Window) -> (Vec<u32>, Vec<i64>) {
 pub fn ipdv(m: &Media, w: Window) -> (Vec<u32>, Vec<i64>) {
     let mut rows = Vec::new();
     let mut vals = Vec::new();
-    for s in &m.streams {
-        let Some(b) = m.bounds(s, w) else { continue };
-        for r in s.lo + 1..s.hi {
-            let p = r - 1;
-            if m.seq[r] != m.seq[p] + 1 || !m.in_bounds(r, b) || !m.in_bounds(p, b) {
-                continue;
-            }
-            if let (Some(d1), Some(d0)) = (m.owd(r), m.owd(p)) {
-                rows.push(r as u32);
-                vals.push(d1 - d0);
-            }
-        }
-    }
+    visit_ipdv(m, w, |r, d| {
+        rows.push(r as u32);
+        vals.push(d);
+    });
     (rows, vals)
 }
 
@@ -55,6 +69,15 @@ pub struct Jitter {
 }
 
 pub fn interarrival_jitter(m: &Media, w: Window) -> Jitter {
+    jitter_impl(m, w, true)
+}
+
+/// Only the final J per stream (no per-packet series).
+pub fn interarrival_jitter_final(m: &Media, w: Window) -> Vec<f64> {
+    jitter_impl(m, w, false).final_ns
+}
+
+fn jitter_impl(m: &Media, w: Window, series: bool) -> Jitter {
     let mut rows = Vec::new();
     let mut jit = Vec::new();
     let mut finals = Vec::with_capacity(m.streams.len());
@@ -77,8 +100,10 @@ pub fn interarrival_jitter(m: &Media, w: Window) -> Jitter {
                 let d = (m.recv_ns[r] - m.recv_ns[p]) - (m.send_ns[r] - m.send_ns[p]);
                 j += ((d.abs() as f64) - j) / 16.0;
             }
-            rows.push(r);
-            jit.push(j);
+            if series {
+                rows.push(r);
+                jit.push(j);
+            }
         }
         finals.push(if arr.is_empty() { f64::NAN } else { j });
     }
@@ -138,6 +163,7 @@ mod tests {
         assert_eq!(j.rows, vec![0, 2, 1]);
         assert_eq!(j.jitter_ns, vec![0.0, 625_000.0, 2_460_937.5]);
         assert_eq!(j.final_ns, vec![2_460_937.5]);
+        assert_eq!(interarrival_jitter_final(&m, Window::All), vec![2_460_937.5]);
     }
 
     #[test]

@@ -13,6 +13,28 @@ pub fn quantile_sorted(v: &[f64], p: f64) -> f64 {
     v[lo] + (h - lo as f64) * (v[hi] - v[lo])
 }
 
+/// Same values as sorting and calling [`quantile_sorted`], by selection (O(n) per quantile
+/// instead of O(n log n) once): for a table of 11 percentiles over millions of values.
+fn quantiles_by_selection(s: &mut [f64], probs: &[f64]) -> Vec<f64> {
+    let n = s.len();
+    if n == 0 {
+        return vec![f64::NAN; probs.len()];
+    }
+    probs
+        .iter()
+        .map(|&p| {
+            let h = (n - 1) as f64 * p;
+            let lo = h.floor() as usize;
+            let (_, &mut v_lo, right) = s.select_nth_unstable_by(lo, |a, b| a.total_cmp(b));
+            if lo + 1 >= n {
+                return v_lo;
+            }
+            let v_hi = right.iter().copied().fold(f64::INFINITY, |a, b| if b.total_cmp(&a).is_lt() { b } else { a });
+            v_lo + (h - lo as f64) * (v_hi - v_lo)
+        })
+        .collect()
+}
+
 fn check_probs(probs: &[f64]) -> Result<()> {
     if probs.iter().any(|p| !(0.0..=1.0).contains(p)) {
         return Err(MetricsError::InvalidParameter {
@@ -51,8 +73,12 @@ pub fn grouped_quantiles(values: &[f64], group: &[u32], n_groups: usize, probs: 
     let mut out = Vec::with_capacity(n_groups * probs.len());
     for g in 0..n_groups {
         let s = &mut buf[start[g]..start[g + 1]];
-        s.sort_unstable_by(|a, b| a.total_cmp(b));
-        out.extend(probs.iter().map(|&p| quantile_sorted(s, p)));
+        if probs.len() <= 16 {
+            out.extend(quantiles_by_selection(s, probs));
+        } else {
+            s.sort_unstable_by(|a, b| a.total_cmp(b));
+            out.extend(probs.iter().map(|&p| quantile_sorted(s, p)));
+        }
     }
     Ok((out, counts))
 }
@@ -71,6 +97,23 @@ mod tests {
             assert!((g - w).abs() < 1e-12, "{g} vs {w}");
         }
         assert!(quantile_sorted(&[], 0.5).is_nan());
+    }
+
+    #[test]
+    fn selection_equals_sorting() {
+        // Pseudo-random values with duplicates; 11 Table 1 quantiles by both paths.
+        let mut x = 12345u64;
+        let mut v: Vec<f64> = (0..1001)
+            .map(|_| {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                ((x >> 40) % 97) as f64 - 48.0
+            })
+            .collect();
+        let probs = [0.0, 0.25, 0.5, 0.75, 0.9, 0.95, 0.96, 0.97, 0.98, 0.99, 1.0];
+        let sel = quantiles_by_selection(&mut v.clone(), &probs);
+        v.sort_unstable_by(|a, b| a.total_cmp(b));
+        let srt: Vec<f64> = probs.iter().map(|&p| quantile_sorted(&v, p)).collect();
+        assert_eq!(sel, srt);
     }
 
     #[test]

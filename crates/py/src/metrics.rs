@@ -255,6 +255,61 @@ impl MediaSet {
         Ok(d)
     }
 
+    /// Pooled quantiles of "owd" or "ipdv" (seconds) per run group, without materialising rows.
+    #[pyo3(signature = (metric, kind, lo, hi, run_group, n_groups, probs))]
+    #[allow(clippy::too_many_arguments)]
+    fn pooled_quantiles<'py>(
+        &self,
+        py: Python<'py>,
+        metric: &str,
+        kind: &str,
+        lo: i64,
+        hi: i64,
+        run_group: PyReadonlyArray1<'_, u32>,
+        n_groups: usize,
+        probs: Vec<f64>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let w = window(kind, lo, hi)?;
+        let g = run_group.as_slice()?;
+        if g.len() != self.m.n_runs() {
+            return Err(PyValueError::new_err("parameter 'run_group': one code per run expected"));
+        }
+        if g.iter().any(|&x| x as usize >= n_groups) {
+            return Err(PyValueError::new_err("parameter 'run_group': code >= n_groups"));
+        }
+        let is_owd = match metric {
+            "owd" => true,
+            "ipdv" => false,
+            _ => return Err(PyValueError::new_err(format!("parameter 'metric': unknown '{metric}' (owd, ipdv)"))),
+        };
+        let m = &self.m;
+        let (q, n) = py
+            .detach(|| {
+                let mut vals = Vec::new();
+                let mut grp = Vec::new();
+                let mut push = |r: usize, v: i64| {
+                    vals.push(v as f64 / 1e9);
+                    grp.push(g[m.run[r] as usize]);
+                };
+                if is_owd {
+                    delay::visit_owd(m, w, &mut push);
+                } else {
+                    delay::visit_ipdv(m, w, &mut push);
+                }
+                stats::grouped_quantiles(&vals, &grp, n_groups, &probs)
+            })
+            .map_err(to_py)?;
+        let d = PyDict::new(py);
+        d.set_item("quantiles", q.into_pyarray(py))?;
+        d.set_item("counts", n.into_pyarray(py))?;
+        Ok(d)
+    }
+
+    fn jitter_final<'py>(&self, py: Python<'py>, kind: &str, lo: i64, hi: i64) -> PyResult<Bound<'py, numpy::PyArray1<f64>>> {
+        let w = window(kind, lo, hi)?;
+        Ok(py.detach(|| delay::interarrival_jitter_final(&self.m, w)).into_pyarray(py))
+    }
+
     fn base_delay<'py>(&self, py: Python<'py>, pre_ns: i64) -> PyResult<Bound<'py, PyDict>> {
         let b = py.detach(|| self.bases(pre_ns)).map_err(to_py)?;
         let d = PyDict::new(py);
