@@ -20,19 +20,31 @@ fn quantiles_by_selection(s: &mut [f64], probs: &[f64]) -> Vec<f64> {
     if n == 0 {
         return vec![f64::NAN; probs.len()];
     }
-    probs
-        .iter()
-        .map(|&p| {
-            let h = (n - 1) as f64 * p;
-            let lo = h.floor() as usize;
-            let (_, &mut v_lo, right) = s.select_nth_unstable_by(lo, |a, b| a.total_cmp(b));
-            if lo + 1 >= n {
-                return v_lo;
-            }
-            let v_hi = right.iter().copied().fold(f64::INFINITY, |a, b| if b.total_cmp(&a).is_lt() { b } else { a });
-            v_lo + (h - lo as f64) * (v_hi - v_lo)
-        })
-        .collect()
+    let mut order: Vec<usize> = (0..probs.len()).collect();
+    order.sort_by(|&a, &b| probs[a].total_cmp(&probs[b]));
+    let mut out = vec![f64::NAN; probs.len()];
+    // Ascending quantiles: after selecting index k, everything right of k is >= s[k], so the
+    // next selection only needs s[k..] — the ranges shrink as p grows.
+    let mut start = 0usize;
+    for &i in &order {
+        let h = (n - 1) as f64 * probs[i];
+        let lo = h.floor() as usize;
+        let v_lo = if lo >= start {
+            let (_, &mut v, _) = s[start..].select_nth_unstable_by(lo - start, |a, b| a.total_cmp(b));
+            v
+        } else {
+            s[lo] // same index as the previous quantile, already in place
+        };
+        start = lo;
+        let frac = h - lo as f64;
+        out[i] = if lo + 1 >= n || frac == 0.0 {
+            v_lo
+        } else {
+            let v_hi = s[lo + 1..].iter().copied().fold(f64::INFINITY, |a, b| if b.total_cmp(&a).is_lt() { b } else { a });
+            v_lo + frac * (v_hi - v_lo)
+        };
+    }
+    out
 }
 
 fn check_probs(probs: &[f64]) -> Result<()> {
@@ -111,9 +123,14 @@ mod tests {
             .collect();
         let probs = [0.0, 0.25, 0.5, 0.75, 0.9, 0.95, 0.96, 0.97, 0.98, 0.99, 1.0];
         let sel = quantiles_by_selection(&mut v.clone(), &probs);
+        // Unsorted probability lists and repeats work too.
+        let mixed = [0.5, 0.0, 0.5, 1.0, 0.33];
+        let sel2 = quantiles_by_selection(&mut v.clone(), &mixed);
         v.sort_unstable_by(|a, b| a.total_cmp(b));
         let srt: Vec<f64> = probs.iter().map(|&p| quantile_sorted(&v, p)).collect();
         assert_eq!(sel, srt);
+        let srt2: Vec<f64> = mixed.iter().map(|&p| quantile_sorted(&v, p)).collect();
+        assert_eq!(sel2, srt2);
     }
 
     #[test]
