@@ -113,25 +113,41 @@ fn unwrap16(c: &MediaColumns<'_>) -> Result<Vec<i64>> {
 }
 
 /// Row order by (run, flow, seq, row). An O(n) check skips sorting already-sorted input (the
-/// simulator's); otherwise the keys are packed into one contiguous array before sorting, which
-/// is several times faster than comparing through three scattered columns.
-fn sort_rows(run: &[i64], flow: &[i64], seq: &[i64]) -> Vec<u32> {
+/// simulator's). Otherwise a counting sort by the dense run code, then a sort of each run's
+/// rows by (flow, seq, row) on packed keys: small, cache-resident sorts instead of one big one.
+/// `run` must hold codes in `0..n_runs` (checked by the caller).
+fn sort_rows(run: &[i64], flow: &[i64], seq: &[i64], n_runs: usize) -> Vec<u32> {
     let n = run.len();
     let key = |i: usize| (run[i], flow[i], seq[i]);
     if (1..n).all(|i| key(i - 1) <= key(i)) {
         return (0..n as u32).collect();
     }
-    let packable = run.iter().all(|&r| (0..1 << 31).contains(&r)) && flow.iter().all(|&f| (0..1 << 32).contains(&f));
-    if packable {
-        let mut k: Vec<(u64, i64, u32)> =
-            (0..n).map(|i| (((run[i] as u64) << 32) | flow[i] as u64, seq[i], i as u32)).collect();
-        k.sort_unstable();
-        k.into_iter().map(|t| t.2).collect()
-    } else {
-        let mut k: Vec<(i64, i64, i64, u32)> = (0..n).map(|i| (run[i], flow[i], seq[i], i as u32)).collect();
-        k.sort_unstable();
-        k.into_iter().map(|t| t.3).collect()
+    let mut start = vec![0usize; n_runs + 1];
+    for &r in run {
+        start[r as usize + 1] += 1;
     }
+    for k in 0..n_runs {
+        start[k + 1] += start[k];
+    }
+    let mut fill = start.clone();
+    let mut order = vec![0u32; n];
+    for (i, &r) in run.iter().enumerate() {
+        order[fill[r as usize]] = i as u32;
+        fill[r as usize] += 1;
+    }
+    let mut keys: Vec<(i64, i64, u32)> = Vec::new();
+    for k in 0..n_runs {
+        let seg = &mut order[start[k]..start[k + 1]];
+        keys.clear();
+        keys.extend(seg.iter().map(|&i| (flow[i as usize], seq[i as usize], i)));
+        if !keys.windows(2).all(|w| w[0] <= w[1]) {
+            keys.sort_unstable();
+        }
+        for (o, kk) in seg.iter_mut().zip(&keys) {
+            *o = kk.2;
+        }
+    }
+    order
 }
 
 impl Media {
@@ -194,7 +210,7 @@ impl Media {
 
         // Order rows by (run, flow, seq); copies of one packet end up adjacent and the best copy
         // of each group (earliest arrival; lost only if no copy arrived; then lowest row) is kept.
-        let order = sort_rows(c.run, c.flow, seq);
+        let order = sort_rows(c.run, c.flow, seq, runs.tcp_start_ns.len());
         let better = |a: usize, b: usize| -> bool {
             // Is row a a better copy than row b?
             match (c.received[a], c.received[b]) {
@@ -387,6 +403,23 @@ pub(crate) mod tests {
         assert_eq!(m.source_row, vec![2, 4, 3]);
         assert_eq!(m.duplicates, 2);
         assert_eq!(m.streams.len(), 1);
+    }
+
+    #[test]
+    fn sort_handles_scrambled_multi_run_input() {
+        // Rows scrambled across two runs and two flows; expect (run, flow, seq) order.
+        let fx = Fx::new(&[
+            (1, 2, 1, 20, Some(25)),
+            (0, 1, 1, 20, Some(25)),
+            (1, 1, 0, 0, Some(5)),
+            (0, 2, 0, 0, Some(5)),
+            (1, 2, 0, 0, Some(5)),
+            (0, 1, 0, 0, Some(5)),
+        ]);
+        let m = fx.media(&[(None, None), (None, None)]);
+        let got: Vec<(u32, i64, i64)> = (0..m.len()).map(|r| (m.run[r], m.flow[r], m.seq[r])).collect();
+        assert_eq!(got, vec![(0, 1, 0), (0, 1, 1), (0, 2, 0), (1, 1, 0), (1, 2, 0), (1, 2, 1)]);
+        assert_eq!(m.source_row, vec![5, 1, 3, 2, 4, 0]);
     }
 
     #[test]
