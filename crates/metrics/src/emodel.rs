@@ -1,6 +1,6 @@
 //! ITU-T G.107 (06/2015) E-model: R = Ro − Is − Id − Ie,eff + A, and MOS from R (Annex B).
 //!
-//! Every equation is the Recommendation's, §7.1–7.5 (numbers in comments). The transmission
+//! Every equation is the Recommendation's (§7.2 Ro and Is, §7.3 Id, §7.4 Ie,eff; Annex B MOS). The transmission
 //! parameters default to G.107 Table 3, which gives R = 93.2 (§7.7). For a one-way media path we
 //! set the echo path delay T and the absolute delay Ta to the mouth-to-ear delay and the round
 //! trip Tr = 2·T (echo well controlled at TELR = 65 dB, so T matters little).
@@ -64,7 +64,7 @@ fn lg(x: f64) -> f64 {
     x.log10()
 }
 
-/// Delay impairment Idd (§7.3, eq. 7-28): 0 up to Ta = 100 ms, then growing smoothly with
+/// Delay impairment Idd (§7.3): 0 up to Ta = 100 ms, then growing smoothly with
 /// X = log2(Ta/100). It is ≈ 3 at 200 ms and ≈ 24 at 400 ms — not a cliff to MOS 1 above 100 ms.
 pub fn idd(ta_ms: f64) -> f64 {
     if ta_ms <= 100.0 {
@@ -74,7 +74,7 @@ pub fn idd(ta_ms: f64) -> f64 {
     25.0 * ((1.0 + x.powi(6)).powf(1.0 / 6.0) - 3.0 * (1.0 + (x / 3.0).powi(6)).powf(1.0 / 6.0) + 2.0)
 }
 
-/// Effective equipment impairment (§7.4, eq. 7-29); `ppl` in percent. Capped at 95, the value
+/// Effective equipment impairment (§7.4); `ppl` in percent. Capped at 95, the value
 /// of total loss, because very bursty estimates can push the quotient above 1.
 pub fn ie_eff(ie: f64, bpl: f64, ppl: f64, burst_r: f64) -> f64 {
     if ppl <= 0.0 {
@@ -88,46 +88,46 @@ pub fn r_factor(p: &Params, ta_ms: f64, codec_ie: f64, codec_bpl: f64, ppl: f64,
     let t = ta_ms.max(0.0);
     let tr = 2.0 * t;
     // §7.2 basic signal-to-noise ratio Ro.
-    let olr = p.slr + p.rlr; // eq. 7-8
-    let nfo = p.nfor + p.rlr; // eq. 7-6
-    let pre = p.pr + 10.0 * lg(1.0 + 10f64.powf((10.0 - p.lstr) / 10.0)); // eq. 7-5
-    let nor = p.rlr - 121.0 + pre + 0.008 * (pre - 35.0).powi(2); // eq. 7-4
-    let nos = p.ps - p.slr - p.ds - 100.0 + 0.004 * (p.ps - olr - p.ds - 14.0).powi(2); // eq. 7-3
+    let olr = p.slr + p.rlr;
+    let nfo = p.nfor + p.rlr;
+    let pre = p.pr + 10.0 * lg(1.0 + 10f64.powf((10.0 - p.lstr) / 10.0));
+    let nor = p.rlr - 121.0 + pre + 0.008 * (pre - 35.0).powi(2);
+    let nos = p.ps - p.slr - p.ds - 100.0 + 0.004 * (p.ps - olr - p.ds - 14.0).powi(2);
     let no = 10.0
-        * lg(10f64.powf(p.nc / 10.0) + 10f64.powf(nos / 10.0) + 10f64.powf(nor / 10.0) + 10f64.powf(nfo / 10.0)); // eq. 7-2
-    let ro = 15.0 - 1.5 * (p.slr + no); // eq. 7-1
+        * lg(10f64.powf(p.nc / 10.0) + 10f64.powf(nos / 10.0) + 10f64.powf(nor / 10.0) + 10f64.powf(nfo / 10.0));
+    let ro = 15.0 - 1.5 * (p.slr + no);
     // §7.2 simultaneous impairment Is = Iolr + Ist + Iq.
-    let xolr = olr + 0.2 * (64.0 + no - p.rlr); // eq. 7-11
-    let iolr = 20.0 * ((1.0 + (xolr / 8.0).powi(8)).powf(1.0 / 8.0) - xolr / 8.0); // eq. 7-10
-    let stmro = -10.0 * lg(10f64.powf(-p.stmr / 10.0) + (-t / 4.0).exp() * 10f64.powf(-p.telr / 10.0)); // eq. 7-13
+    let xolr = olr + 0.2 * (64.0 + no - p.rlr);
+    let iolr = 20.0 * ((1.0 + (xolr / 8.0).powi(8)).powf(1.0 / 8.0) - xolr / 8.0);
+    let stmro = -10.0 * lg(10f64.powf(-p.stmr / 10.0) + (-t / 4.0).exp() * 10f64.powf(-p.telr / 10.0));
     let ist = 12.0 * (1.0 + ((stmro - 13.0) / 6.0).powi(8)).powf(1.0 / 8.0)
         - 28.0 * (1.0 + ((stmro + 1.0) / 19.4).powi(35)).powf(1.0 / 35.0)
         - 13.0 * (1.0 + ((stmro - 3.0) / 33.0).powi(13)).powf(1.0 / 13.0)
-        + 29.0; // eq. 7-12
-    let q = 37.0 - 15.0 * lg(p.qdu); // eq. 7-18
-    let g = 1.07 + 0.258 * q + 0.0602 * q * q; // eq. 7-17
-    let z = 46.0 / 30.0 - g / 40.0; // eq. 7-16
-    let y = (ro - 100.0) / 15.0 + 46.0 / 8.4 - g / 9.0; // eq. 7-15
-    let iq = 15.0 * lg(1.0 + 10f64.powf(y) + 10f64.powf(z)); // eq. 7-14
-    let is = iolr + ist + iq; // eq. 7-9
+        + 29.0;
+    let q = 37.0 - 15.0 * lg(p.qdu);
+    let g = 1.07 + 0.258 * q + 0.0602 * q * q;
+    let z = 46.0 / 30.0 - g / 40.0;
+    let y = (ro - 100.0) / 15.0 + 46.0 / 8.4 - g / 9.0;
+    let iq = 15.0 * lg(1.0 + 10f64.powf(y) + 10f64.powf(z));
+    let is = iolr + ist + iq;
     // §7.3 delay impairment Id = Idte + Idle + Idd.
-    let roe = -1.5 * (no - p.rlr); // eq. 7-21
-    let mut terv = p.telr - 40.0 * lg((1.0 + t / 10.0) / (1.0 + t / 150.0)) + 6.0 * (-0.3 * t * t).exp(); // eq. 7-23
+    let roe = -1.5 * (no - p.rlr);
+    let mut terv = p.telr - 40.0 * lg((1.0 + t / 10.0) / (1.0 + t / 150.0)) + 6.0 * (-0.3 * t * t).exp();
     if p.stmr < 9.0 {
-        terv += ist / 2.0; // eq. 7-24
+        terv += ist / 2.0;
     }
-    let re = 80.0 + 2.5 * (terv - 14.0); // eq. 7-22
-    let mut idte = ((roe - re) / 2.0 + ((roe - re).powi(2) / 4.0 + 100.0).sqrt() - 1.0) * (1.0 - (-t).exp()); // eq. 7-20
+    let re = 80.0 + 2.5 * (terv - 14.0);
+    let mut idte = ((roe - re) / 2.0 + ((roe - re).powi(2) / 4.0 + 100.0).sqrt() - 1.0) * (1.0 - (-t).exp());
     if p.stmr > 20.0 {
-        idte = (idte * idte + ist * ist).sqrt(); // eq. 7-25
+        idte = (idte * idte + ist * ist).sqrt();
     }
-    let rle = 10.5 * (p.wepl + 7.0) * (tr + 1.0).powf(-0.25); // eq. 7-27
-    let idle = (ro - rle) / 2.0 + ((ro - rle).powi(2) / 4.0 + 169.0).sqrt(); // eq. 7-26
-    let id = idte + idle + idd(ta_ms); // eq. 7-19
-    ro - is - id - ie_eff(codec_ie, codec_bpl, ppl, burst_r) + p.a // eq. 7-1 (R)
+    let rle = 10.5 * (p.wepl + 7.0) * (tr + 1.0).powf(-0.25);
+    let idle = (ro - rle) / 2.0 + ((ro - rle).powi(2) / 4.0 + 169.0).sqrt();
+    let id = idte + idle + idd(ta_ms);
+    ro - is - id - ie_eff(codec_ie, codec_bpl, ppl, burst_r) + p.a
 }
 
-/// MOS (conversational quality estimate) from R, G.107 Annex B eq. B-4.
+/// MOS (conversational quality estimate) from R, G.107 Annex B.
 pub fn mos_from_r(r: f64) -> f64 {
     if r.is_nan() {
         f64::NAN
@@ -175,7 +175,7 @@ mod tests {
         // Not a published table: at T = Ta the talker-echo term Idte (TELR 65 dB) grows by
         // ~2.5 between 0 and 100 ms and Idd is still 0, so R(100) = 90.66; from 100 to 200 ms
         // Idd adds 3.04 (hand-computed above). Values checked against a hand evaluation of
-        // eqs. 7-19…7-28 with the Table 3 defaults.
+        // the §7.3 equations with the Table 3 defaults.
         let p = Params::default();
         let r = |t: f64| r_factor(&p, t, 0.0, 4.3, 0.0, 1.0);
         assert!((r(100.0) - 90.664).abs() < 0.01, "{}", r(100.0));

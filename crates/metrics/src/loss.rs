@@ -123,7 +123,7 @@ pub fn jb_loss(m: &Media, w: Window, bases: &[Base], jbs_ns: &[i64]) -> JbLoss {
     out
 }
 
-/// RFC 3357 loss periods over the whole stream, in sequence order: a maximal run of lost rows
+/// RFC 3357 §4 loss periods over the whole stream, in sequence order: a maximal run of lost rows
 /// with consecutive sequence numbers. Returns each row's period length (0 = not lost). A gap in
 /// the sequence numbers (packet absent from the table) ends a period.
 pub fn period_lengths(m: &Media, lost: &[bool]) -> Vec<u32> {
@@ -176,7 +176,7 @@ pub fn levels(m: &Media, lost: &[bool], interval_ns: i64) -> Result<Vec<u8>> {
     Ok(period_lengths(m, lost).into_iter().map(|l| level_of(l, interval_ns)).collect())
 }
 
-/// One RFC 3357 loss period.
+/// One RFC 3357 §4 loss period.
 #[derive(Debug, Clone, Default)]
 pub struct Periods {
     pub stream: Vec<u32>,
