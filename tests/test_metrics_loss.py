@@ -133,3 +133,11 @@ def test_acceptable_over_time_per_jb():
     assert a.columns.tolist() == ["jb_ms", "t_s", "acceptable"]
     got = {(j, t): v for j, t, v in a.itertuples(index=False)}
     assert got == {(40.0, 0.0): 1.0, (40.0, 0.04): 1.0, (60.0, 0.0): 2.0, (60.0, 0.04): 1.0}
+
+
+def test_absurd_bin_parameters_are_refused_not_fatal():
+    df, r = _time_runs()
+    with pytest.raises(ValueError, match="bin"):
+        jm.levels_over_time(df, r, jb=None, bin_ms=1e-6, span_ms=1e12)
+    with pytest.raises(ValueError, match="bin_ms"):
+        jm.levels_over_time(df, r, jb=None, bin_ms=0)

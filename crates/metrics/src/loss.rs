@@ -221,6 +221,20 @@ pub fn periods(m: &Media, lost: &[bool], w: Window) -> Periods {
     out
 }
 
+/// Number of bins of `bin_ns` covering [0, span_ns); refuses tables of counts that would not
+/// fit in memory (a typo such as a span in ns given as ms should not abort the process).
+fn bin_count(bin_ns: i64, span_ns: i64, n_groups: usize, n_jbs: usize) -> Result<usize> {
+    const MAX_CELLS: u128 = 100_000_000;
+    let n_bins = ((span_ns - 1) / bin_ns + 1) as u128; // span_ns, bin_ns > 0 checked by callers
+    if n_bins * 6 * n_groups.max(1) as u128 * n_jbs.max(1) as u128 > MAX_CELLS {
+        return Err(MetricsError::InvalidParameter {
+            name: "bin",
+            reason: format!("{n_bins} bins x {n_groups} groups x {n_jbs} JBs is too many counters"),
+        });
+    }
+    Ok(n_bins as usize)
+}
+
 /// Level counts over time since tcp_start_ns (Fig. 6): `counts[(g * n_bins + bin) * 6 + level]`
 /// divided by the number of replications of group g (runs with tcp_start_ns and at least one
 /// media stream). Packets are placed by send time; bins are [k·bin, (k+1)·bin); packets outside
@@ -249,7 +263,7 @@ pub fn levels_over_time(
     if let Some(&g) = run_group.iter().find(|&&g| g as usize >= n_groups) {
         return Err(MetricsError::InvalidParameter { name: "group", reason: format!("group code {g} >= {n_groups}") });
     }
-    let n_bins = ((span_ns + bin_ns - 1) / bin_ns) as usize;
+    let n_bins = bin_count(bin_ns, span_ns, n_groups, 1)?;
     let mut counts = vec![0u64; n_groups * n_bins * 6];
     let mut reps = vec![0u64; n_groups];
     let mut last_run: Option<u32> = None;
@@ -311,8 +325,8 @@ pub fn levels_over_time_multi(
     if let Some(&g) = run_group.iter().find(|&&g| g as usize >= n_groups) {
         return Err(MetricsError::InvalidParameter { name: "group", reason: format!("group code {g} >= {n_groups}") });
     }
-    let n_bins = ((span_ns + bin_ns - 1) / bin_ns) as usize;
     let nj = jbs_ns.len();
+    let n_bins = bin_count(bin_ns, span_ns, n_groups, nj)?;
     let mut counts = vec![0u64; nj * n_groups * n_bins * 6];
     let mut reps = vec![0u64; n_groups];
     let mut last_run: Option<u32> = None;
@@ -607,6 +621,7 @@ mod tests {
         assert_eq!(f[0].normalised, t.normalised);
         assert_eq!(f[0].replications, t.replications);
         assert!(levels_over_time(&m, &lv, Window::Overlap, &[0, 0], 1, 0, 80 * MS).is_err());
+        assert!(levels_over_time(&m, &lv, Window::Overlap, &[0, 0], 1, 1, i64::MAX).is_err());
     }
 
     #[test]

@@ -200,7 +200,7 @@ impl MediaSet {
             })
             .map_err(to_py)?;
         let d = PyDict::new(py);
-        let n_bins = res.first().map_or(((span_ns + bin_ns - 1) / bin_ns.max(1)) as usize, |r| r.n_bins);
+        let n_bins = res.first().map_or(0, |r| r.n_bins);
         let reps = res.first().map_or(vec![0; n_groups], |r| r.replications.clone());
         let flat: Vec<f64> = res.into_iter().flat_map(|r| r.normalised).collect();
         d.set_item("n_bins", n_bins)?;
