@@ -208,44 +208,57 @@ impl Media {
             c.seq
         };
 
-        // Order rows by (run, flow, seq); copies of one packet end up adjacent and the best copy
-        // of each group (earliest arrival; lost only if no copy arrived; then lowest row) is kept.
+        // Order rows by (run, flow, seq), gather every column in that order (the only random
+        // reads), then drop duplicate copies in one sequential pass: of each (run, flow, seq)
+        // group the earliest arrival is kept; a lost copy only if no copy arrived; ties → lower row.
         let order = sort_rows(c.run, c.flow, seq, runs.tcp_start_ns.len());
-        let better = |a: usize, b: usize| -> bool {
-            // Is row a a better copy than row b?
-            match (c.received[a], c.received[b]) {
-                (true, false) => true,
-                (false, true) => false,
-                (true, true) => (c.recv_ns[a], a) < (c.recv_ns[b], b),
-                (false, false) => a < b,
-            }
-        };
-        let mut keep: Vec<u32> = Vec::with_capacity(n);
-        for &i in &order {
-            let iu = i as usize;
-            if let Some(last) = keep.last_mut() {
-                let l = *last as usize;
-                if c.run[l] == c.run[iu] && c.flow[l] == c.flow[iu] && seq[l] == seq[iu] {
-                    if better(iu, l) {
-                        *last = i; // duplicate copy: counted once, the first arrival kept
-                    }
+        let gather = |src: &[i64]| order.iter().map(|&i| src[i as usize]).collect::<Vec<i64>>();
+        let mut run: Vec<u32> = order.iter().map(|&i| c.run[i as usize] as u32).collect();
+        let mut flow = gather(c.flow);
+        let mut seqv = gather(seq);
+        let mut send_ns = gather(c.send_ns);
+        let mut received: Vec<bool> = order.iter().map(|&i| c.received[i as usize]).collect();
+        let mut recv_ns: Vec<i64> =
+            order.iter().map(|&i| if c.received[i as usize] { c.recv_ns[i as usize] } else { 0 }).collect();
+        let mut size = gather(c.size);
+        let mut source_row = order;
+        let mut w = 0usize;
+        for r in 0..n {
+            let dup = w > 0 && run[w - 1] == run[r] && flow[w - 1] == flow[r] && seqv[w - 1] == seqv[r];
+            let dst = if dup {
+                let k = w - 1;
+                let better = match (received[r], received[k]) {
+                    (true, false) => true,
+                    (false, true) => false,
+                    (true, true) => (recv_ns[r], source_row[r]) < (recv_ns[k], source_row[k]),
+                    (false, false) => source_row[r] < source_row[k],
+                };
+                if !better {
                     continue;
                 }
+                k
+            } else {
+                w += 1;
+                w - 1
+            };
+            if dst != r {
+                run[dst] = run[r];
+                flow[dst] = flow[r];
+                seqv[dst] = seqv[r];
+                send_ns[dst] = send_ns[r];
+                received[dst] = received[r];
+                recv_ns[dst] = recv_ns[r];
+                size[dst] = size[r];
+                source_row[dst] = source_row[r];
             }
-            keep.push(i);
         }
-        let m = keep.len();
-        let gather = |src: &[i64]| keep.iter().map(|&i| src[i as usize]).collect::<Vec<i64>>();
-        let run: Vec<u32> = keep.iter().map(|&i| c.run[i as usize] as u32).collect();
-        let flow = gather(c.flow);
-        let seqv = gather(seq);
-        let send_ns = gather(c.send_ns);
-        let received: Vec<bool> = keep.iter().map(|&i| c.received[i as usize]).collect();
-        let recv_ns: Vec<i64> = keep
-            .iter()
-            .map(|&i| if c.received[i as usize] { c.recv_ns[i as usize] } else { 0 })
-            .collect();
-        let size = gather(c.size);
+        let m = w;
+        for v in [&mut flow, &mut seqv, &mut send_ns, &mut recv_ns, &mut size] {
+            v.truncate(m);
+        }
+        run.truncate(m);
+        received.truncate(m);
+        source_row.truncate(m);
         let mut streams = Vec::new();
         let mut lo = 0;
         for i in 1..=m {
@@ -262,7 +275,7 @@ impl Media {
             recv_ns,
             received,
             size,
-            source_row: keep,
+            source_row,
             streams,
             duplicates: n - m,
             tcp_start_ns: runs.tcp_start_ns.to_vec(),
