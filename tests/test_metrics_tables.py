@@ -96,3 +96,9 @@ def test_bad_parameters_raise_value_error():
         jm.emodel_mos(df, r, codec="opus")
     with pytest.raises(ValueError, match="interval"):
         jm.loss_levels(df, r, interval_ms=0)
+
+
+def test_overlap_without_any_tcp_start_warns_and_selects_nothing():
+    with pytest.warns(jm.MetricsWarning, match="no run has tcp_start_ns"):
+        o = jm.owd(media(cbr([5, 5])), runs({1: (None, None)}), window="overlap")
+    assert len(o) == 0

@@ -232,6 +232,14 @@ def _window(window: Window) -> tuple[str, int, int]:
     return "absolute", int(lo), int(hi)
 
 
+def _win(p: Prepared, window: Window) -> tuple[str, int, int]:
+    w = _window(window)
+    if w[0] == "overlap" and not p.runs["tcp_start_ns"].notna().any():
+        warnings.warn("window='overlap' but no run has tcp_start_ns: no packet is selected "
+                      "(use window='all' for audio-only runs)", MetricsWarning, stacklevel=3)
+    return w
+
+
 def _groups(p: Prepared, by: Sequence[str] | str | None) -> tuple[np.ndarray, pd.DataFrame]:
     """Group code per run (uint32) and the group labels (one row per group)."""
     if by is None:
@@ -284,13 +292,13 @@ def owd(media: Any, runs: pd.DataFrame | None = None, window: Window = "all") ->
     """One-way delay (RFC 7679) of each received packet sent in the window: run_id, flow_id,
     seq, send_ns, owd_ns."""
     p = _prep(media, runs)
-    r = p.native.owd(*_window(window))
+    r = p.native.owd(*_win(p, window))
     return p.frame(r["row"], {"send_ns": p.col("send_ns", r["row"]), "owd_ns": r["owd_ns"]})
 
 
 def _pooled(p: Prepared, metric: str, window: Window, by: Any, q: Sequence[float]) -> tuple[np.ndarray, pd.DataFrame, np.ndarray]:
     codes, labels = _groups(p, by)
-    res = p.native.pooled_quantiles(metric, *_window(window), codes, len(labels), [float(x) for x in q])
+    res = p.native.pooled_quantiles(metric, *_win(p, window), codes, len(labels), [float(x) for x in q])
     return res["quantiles"].reshape(len(labels), len(q)), labels, res["counts"]
 
 
@@ -328,7 +336,7 @@ def ipdv(media: Any, runs: pd.DataFrame | None = None, window: Window = "overlap
     """IPDV (RFC 3393/5481, consecutive selection) on the later packet of each pair: run_id,
     flow_id, seq, ipdv_ns."""
     p = _prep(media, runs)
-    r = p.native.ipdv(*_window(window))
+    r = p.native.ipdv(*_win(p, window))
     return p.frame(r["row"], {"ipdv_ns": r["ipdv_ns"]})
 
 
@@ -345,14 +353,14 @@ def interarrival_jitter(media: Any, runs: pd.DataFrame | None = None, window: Wi
     """RFC 3550 §6.4.1 jitter after each received packet, in arrival order per stream:
     run_id, flow_id, seq, recv_ns, jitter_ns (send time in place of the RTP timestamp)."""
     p = _prep(media, runs)
-    r = p.native.jitter(*_window(window))
+    r = p.native.jitter(*_win(p, window))
     return p.frame(r["row"], {"recv_ns": p.col("recv_ns", r["row"]), "jitter_ns": r["jitter_ns"]})
 
 
 def jitter_final(media: Any, runs: pd.DataFrame | None = None, window: Window = "all") -> pd.DataFrame:
     """Final RFC 3550 jitter per stream (what Wireshark reports): run_id, flow_id, jitter_ns."""
     p = _prep(media, runs)
-    return p.stream_frame({"jitter_ns": p.native.jitter_final(*_window(window))})
+    return p.stream_frame({"jitter_ns": p.native.jitter_final(*_win(p, window))})
 
 
 # ----------------------------------------------------------------------------- loss
@@ -379,7 +387,7 @@ def jb_loss(media: Any, runs: pd.DataFrame | None = None, jbs: Iterable[float] =
     jbs = list(jbs)
     jb_ns = _jbs_ns(jbs)
     pre = _base_window_ns(base_window_ms)
-    r = p.native.jb_loss(*_window(window), pre, jb_ns)
+    r = p.native.jb_loss(*_win(p, window), pre, jb_ns)
     _warn_base(p, pre)
     n = r["packets"].astype(np.int64)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -422,7 +430,7 @@ def loss_levels(media: Any, runs: pd.DataFrame | None = None, jb: float | None =
     lv = p.native.levels(pre, None if jb is None else _jbs_ns([jb])[0], _interval_ns(interval_ms))
     if jb is not None:
         _warn_base(p, pre)
-    rows = np.flatnonzero(p.native.window_mask(*_window(window))["mask"])
+    rows = np.flatnonzero(p.native.window_mask(*_win(p, window))["mask"])
     return p.frame(rows, {"send_ns": p.col("send_ns", rows), "lost": lv["lost"][rows], "level": lv["level"][rows]})
 
 
@@ -442,7 +450,7 @@ def loss_periods(media: Any, runs: pd.DataFrame | None = None, jb: float | None 
     p = _prep(media, runs)
     pre = _base_window_ns(base_window_ms)
     iv = _interval_ns(interval_ms)
-    r = p.native.periods(*_window(window), pre, None if jb is None else _jbs_ns([jb])[0])
+    r = p.native.periods(*_win(p, window), pre, None if jb is None else _jbs_ns([jb])[0])
     if jb is not None:
         _warn_base(p, pre)
     length = r["length"].astype(np.int64)
@@ -481,7 +489,7 @@ def _levels_multi(p: Prepared, jbs: list[float | None], bin_ms: float, span_ms: 
     if not bin_ms > 0 or not span_ms > 0:
         raise ValueError("parameter 'bin_ms'/'span_ms': must be positive")
     jb_ns = [None if jb is None else _jbs_ns([jb])[0] for jb in jbs]
-    r = p.native.levels_over_time_multi(*_window(window), pre, jb_ns, _interval_ns(interval_ms), codes,
+    r = p.native.levels_over_time_multi(*_win(p, window), pre, jb_ns, _interval_ns(interval_ms), codes,
                                         len(labels), int(round(bin_ms * _NS_PER_MS)), int(round(span_ms * _NS_PER_MS)))
     if any(jb is not None for jb in jbs):
         _warn_base(p, pre)
@@ -534,7 +542,7 @@ def rtp_summary(media: Any, runs: pd.DataFrame | None = None, window: Window = "
     """Chodorek's RTP metrics per stream over the window: sent, received, bytes_received,
     duration_s, throughput_bps (received bits / duration), packet_error_rate (lost / sent)."""
     p = _prep(media, runs)
-    r = p.native.rtp_summary(*_window(window))
+    r = p.native.rtp_summary(*_win(p, window))
     return p.stream_frame({
         "sent": r["sent"].astype(np.int64), "received": r["received"].astype(np.int64),
         "bytes_received": r["bytes_received"].astype(np.int64), "duration_s": r["duration_ns"] / 1e9,
@@ -630,7 +638,7 @@ def emodel_mos(media: Any, runs: pd.DataFrame | None = None, jbs: Iterable[float
     c = _codec(codec)
     jbs = list(jbs)
     pre = _base_window_ns(base_window_ms)
-    r = p.native.emodel(*_window(window), pre, _jbs_ns(jbs), float(c["ie"]), float(c["bpl"]),
+    r = p.native.emodel(*_win(p, window), pre, _jbs_ns(jbs), float(c["ie"]), float(c["bpl"]),
                         float(c["delay_ms"]), params)
     _warn_base(p, pre)
     extra = {"jb_ms": np.tile(np.asarray(jbs, dtype=np.float64), len(p.streams["run"]))}
