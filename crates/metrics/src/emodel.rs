@@ -1,7 +1,8 @@
 //! ITU-T G.107 (06/2015) E-model: R = Ro − Is − Id − Ie,eff + A, and MOS from R (Annex B).
 //!
-//! Every equation is the Recommendation's (§7.2 Ro and Is, §7.3 Id, §7.4 Ie,eff; Annex B MOS). The transmission
-//! parameters default to G.107 Table 3, which gives R = 93.2 (§7.7). For a one-way media path we
+//! Every equation is the Recommendation's (§7.2 Ro, §7.3 Is, §7.4 Id, §7.5 Ie,eff; Annex B
+//! MOS). The transmission parameters default to G.107 Table 3, which gives R = 93.2 (§7.7).
+//! For a one-way media path we
 //! set the echo path delay T and the absolute delay Ta to the mouth-to-ear delay and the round
 //! trip Tr = 2·T (echo well controlled at TELR = 65 dB, so T matters little).
 //! Ie and Bpl of the codec presets are from ITU-T G.113 Appendix I.
@@ -64,7 +65,7 @@ fn lg(x: f64) -> f64 {
     x.log10()
 }
 
-/// Delay impairment Idd (§7.3): 0 up to Ta = 100 ms, then growing smoothly with
+/// Delay impairment Idd (§7.4): 0 up to Ta = 100 ms, then growing smoothly with
 /// X = log2(Ta/100). It is ≈ 3 at 200 ms and ≈ 24 at 400 ms — not a cliff to MOS 1 above 100 ms.
 pub fn idd(ta_ms: f64) -> f64 {
     if ta_ms <= 100.0 {
@@ -74,7 +75,7 @@ pub fn idd(ta_ms: f64) -> f64 {
     25.0 * ((1.0 + x.powi(6)).powf(1.0 / 6.0) - 3.0 * (1.0 + (x / 3.0).powi(6)).powf(1.0 / 6.0) + 2.0)
 }
 
-/// Effective equipment impairment (§7.4); `ppl` in percent. Capped at 95, the value
+/// Effective equipment impairment (§7.5); `ppl` in percent. Capped at 95, the value
 /// of total loss, because very bursty estimates can push the quotient above 1.
 pub fn ie_eff(ie: f64, bpl: f64, ppl: f64, burst_r: f64) -> f64 {
     if ppl <= 0.0 {
@@ -96,7 +97,7 @@ pub fn r_factor(p: &Params, ta_ms: f64, codec_ie: f64, codec_bpl: f64, ppl: f64,
     let no = 10.0
         * lg(10f64.powf(p.nc / 10.0) + 10f64.powf(nos / 10.0) + 10f64.powf(nor / 10.0) + 10f64.powf(nfo / 10.0));
     let ro = 15.0 - 1.5 * (p.slr + no);
-    // §7.2 simultaneous impairment Is = Iolr + Ist + Iq.
+    // §7.3 simultaneous impairment Is = Iolr + Ist + Iq.
     let xolr = olr + 0.2 * (64.0 + no - p.rlr);
     let iolr = 20.0 * ((1.0 + (xolr / 8.0).powi(8)).powf(1.0 / 8.0) - xolr / 8.0);
     let stmro = -10.0 * lg(10f64.powf(-p.stmr / 10.0) + (-t / 4.0).exp() * 10f64.powf(-p.telr / 10.0));
@@ -110,7 +111,7 @@ pub fn r_factor(p: &Params, ta_ms: f64, codec_ie: f64, codec_bpl: f64, ppl: f64,
     let y = (ro - 100.0) / 15.0 + 46.0 / 8.4 - g / 9.0;
     let iq = 15.0 * lg(1.0 + 10f64.powf(y) + 10f64.powf(z));
     let is = iolr + ist + iq;
-    // §7.3 delay impairment Id = Idte + Idle + Idd.
+    // §7.4 delay impairment Id = Idte + Idle + Idd.
     let roe = -1.5 * (no - p.rlr);
     let mut terv = p.telr - 40.0 * lg((1.0 + t / 10.0) / (1.0 + t / 150.0)) + 6.0 * (-0.3 * t * t).exp();
     if p.stmr < 9.0 {
@@ -175,7 +176,7 @@ mod tests {
         // Not a published table: at T = Ta the talker-echo term Idte (TELR 65 dB) grows by
         // ~2.5 between 0 and 100 ms and Idd is still 0, so R(100) = 90.66; from 100 to 200 ms
         // Idd adds 3.04 (hand-computed above). Values checked against a hand evaluation of
-        // the §7.3 equations with the Table 3 defaults.
+        // the §7.4 equations with the Table 3 defaults.
         let p = Params::default();
         let r = |t: f64| r_factor(&p, t, 0.0, 4.3, 0.0, 1.0);
         assert!((r(100.0) - 90.664).abs() < 0.01, "{}", r(100.0));

@@ -391,7 +391,7 @@ pub fn levels_over_time_multi(
 
 /// Loss statistics of the rows sent in the window, for the E-model: packets, lost, and the
 /// two-state Markov transition estimates p = P(lost | previous received), q = P(received |
-/// previous lost) over consecutive rows (G.107 §7.4 defines BurstR = 1/(p + q)).
+/// previous lost) over consecutive rows (G.107 §7.5 defines BurstR = 1/(p + q)).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BurstStats {
     pub packets: u64,
