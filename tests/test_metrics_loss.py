@@ -141,3 +141,14 @@ def test_absurd_bin_parameters_are_refused_not_fatal():
         jm.levels_over_time(df, r, jb=None, bin_ms=1e-6, span_ms=1e12)
     with pytest.raises(ValueError, match="bin_ms"):
         jm.levels_over_time(df, r, jb=None, bin_ms=0)
+
+
+def test_acceptable_over_time_by_group_keeps_order():
+    df, r = _time_runs()
+    a = jm.acceptable_over_time(df, r, jbs=[40, 60], bin_ms=40, span_ms=80, by="iw")
+    got = {(iw, j, t): v for iw, j, t, v in a[["iw", "jb_ms", "t_s", "acceptable"]].itertuples(index=False)}
+    # iw 3 = run 1 (isolated loss, level 1: acceptable); iw 10 = run 2 (2 late packets at JB 40).
+    assert got == {
+        (3, 40.0, 0.0): 2.0, (3, 40.0, 0.04): 2.0, (3, 60.0, 0.0): 2.0, (3, 60.0, 0.04): 2.0,
+        (10, 40.0, 0.0): 0.0, (10, 40.0, 0.04): 0.0, (10, 60.0, 0.0): 2.0, (10, 60.0, 0.04): 0.0,
+    }

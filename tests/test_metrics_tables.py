@@ -102,3 +102,11 @@ def test_overlap_without_any_tcp_start_warns_and_selects_nothing():
     with pytest.warns(jm.MetricsWarning, match="no run has tcp_start_ns"):
         o = jm.owd(media(cbr([5, 5])), runs({1: (None, None)}), window="overlap")
     assert len(o) == 0
+
+
+def test_overlap_window_table():
+    w = jm.overlap_window(runs({1: (100, 300), 2: (None, None), 3: (50, None)}))
+    assert w["start_ns"].tolist()[0] == 100 * MS and w["end_ns"].tolist()[0] == 300 * MS
+    assert w["duration_s"].iloc[0] == pytest.approx(0.2)
+    assert w["start_ns"].isna().tolist() == [False, True, False]
+    assert np.isnan(w["duration_s"].iloc[2])

@@ -36,6 +36,7 @@ __all__ = [
     "MetricsWarning",
     "Prepared",
     "prepare",
+    "overlap_window",
     "owd",
     "owd_percentiles",
     "owd_cdf",
@@ -283,6 +284,22 @@ def _jbs_ns(jbs: Iterable[float]) -> list[int]:
     if not out or any(j < 0 for j in out):
         raise ValueError("parameter 'jbs': need at least one non-negative jitter buffer size (ms)")
     return out
+
+
+def overlap_window(runs: pd.DataFrame) -> pd.DataFrame:
+    """The TCP overlap window of each run: run_id, start_ns, end_ns (nullable: open end), and
+    duration_s (NaN when the run has no TCP or it never ended)."""
+    _run_index(runs)
+    s, s_ok = _nullable_time(runs, "runs", "tcp_start_ns")
+    e, e_ok = _nullable_time(runs, "runs", "tcp_end_ns")
+    if (s_ok & e_ok & (e < s)).any():
+        raise TableError("runs: column 'tcp_end_ns' is before tcp_start_ns")
+    start = pd.array(s, dtype="Int64")
+    start[~s_ok] = pd.NA
+    end = pd.array(e, dtype="Int64")
+    end[~e_ok] = pd.NA
+    dur = np.where(s_ok & e_ok, (e - s) / 1e9, np.nan)
+    return pd.DataFrame({"run_id": runs["run_id"].to_numpy(), "start_ns": start, "end_ns": end, "duration_s": dur})
 
 
 # ----------------------------------------------------------------------------- delay
