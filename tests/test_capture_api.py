@@ -254,3 +254,28 @@ def test_capture_docstrings():
 
     res = doctest.testmod(jitterlab.capture, optionflags=doctest.ELLIPSIS)
     assert res.attempted > 0 and res.failed == 0
+
+
+def test_capture_tables_feed_the_metrics(tmp_path):
+    """The narrow waist: capture output goes straight into jitterlab.metrics."""
+    metrics = pytest.importorskip("jitterlab.metrics")
+    s, r = tmp_path / "s.pcap", tmp_path / "r.pcap"
+    with _native.PcapWriter(str(s)) as ws, _native.PcapWriter(str(r)) as wr:
+        for i in range(1000):
+            ts = T0 + i * 20 * MS
+            args = ("10.0.0.1", "10.0.1.1", 5004, 5004, 5, i, i * 160, 80)
+            ws.write_rtp(ts, *args)
+            if i % 50 != 7:
+                wr.write_rtp(ts + 20 * MS, *args)
+            if i == 500:  # a transfer from 10 s (SYN) to 15 s (final ACK)
+                ws.write_tcp(ts, "10.0.1.1", "10.0.0.1", 40000, 80, 0, 0, 0x02)
+                ws.write_tcp(ts + 40 * MS, "10.0.0.1", "10.0.1.1", 80, 40000, 0, 1, 0x12)
+                ws.write_tcp(ts + 81 * MS, "10.0.0.1", "10.0.1.1", 80, 40000, 1, 1, 0x10, payload_len=1000)
+            if i == 750:
+                ws.write_tcp(ts, "10.0.1.1", "10.0.0.1", 40000, 80, 1, 1001, 0x10)
+    t = analyze(s, r)
+    assert (t["runs"].tcp_start_ns.iloc[0], t["runs"].tcp_end_ns.iloc[0]) == (10_000 * MS, 15_000 * MS)
+    jb = metrics.jb_loss(t["media_packets"], t["runs"])
+    # Overlap window [10 s, 15 s]: packets 500..750 = 251, of which 507, 557, ..., 707 lost = 5.
+    row = jb[jb.jb_ms == 40.0].iloc[0]
+    assert (row.packets, row.pure, row.late) == (251, 5, 0)
