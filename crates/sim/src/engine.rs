@@ -494,6 +494,7 @@ impl Sim {
         }
         let core = &mut self.core;
         let names: Vec<String> = core.nodes.iter().map(|n| n.name.clone()).collect();
+        core.tables.nodes = names.clone();
         core.tables.channels = core
             .chans
             .iter()

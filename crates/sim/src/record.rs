@@ -144,6 +144,8 @@ pub struct Tables {
     pub end_ns: i64,
     /// Packets seen at tapped nodes, in time order (empty unless taps were asked for).
     pub taps: Vec<TapRecord>,
+    /// Node names by node id.
+    pub nodes: Vec<String>,
 }
 
 impl Tables {
