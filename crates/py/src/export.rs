@@ -40,7 +40,7 @@ pub fn write_taps(t: &Tables, node_names: &[String], dir: &Path) -> io::Result<V
         if !writers.contains_key(&r.node) {
             let name = &node_names[r.node as usize];
             let path = dir.join(format!("{name}.pcap"));
-            writers.insert(r.node, (path.clone(), PcapWriter::new(BufWriter::new(File::create(&path)?), 65_535)?));
+            writers.insert(r.node, (path.clone(), PcapWriter::new(BufWriter::new(File::create(&path)?), if t.pcap_snaplen == 0 { 65_535 } else { t.pcap_snaplen })?));
             order.push((name.clone(), path));
         }
         let w = &mut writers.get_mut(&r.node).expect("inserted").1;

@@ -23,7 +23,7 @@ fn simulate_json<'py>(py: Python<'py>, scenario_json: &str, seed: u64, pcap_dir:
     if let Some(dir) = pcap_dir {
         let taps = std::mem::take(&mut t.taps);
         let names = t.nodes.clone();
-        let tt = jitterlab_sim::record::Tables { taps, ..Default::default() };
+        let tt = jitterlab_sim::record::Tables { taps, pcap_snaplen: t.pcap_snaplen, ..Default::default() };
         let written = py
             .detach(|| crate::export::write_taps(&tt, &names, std::path::Path::new(&dir)))
             .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("{dir}: cannot write pcap: {e}")))?;

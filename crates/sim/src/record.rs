@@ -146,6 +146,8 @@ pub struct Tables {
     pub taps: Vec<TapRecord>,
     /// Node names by node id.
     pub nodes: Vec<String>,
+    /// Snap length of the pcap export (0 = default 65535).
+    pub pcap_snaplen: u32,
 }
 
 impl Tables {
