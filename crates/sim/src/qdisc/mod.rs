@@ -12,6 +12,7 @@ use crate::time::{Rate, Time};
 
 pub mod codel;
 pub mod droptail;
+pub mod fq_codel;
 pub mod red;
 
 #[cfg(test)]
@@ -161,6 +162,7 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("droptail", droptail::build),
     ("red", red::build),
     ("codel", codel::build),
+    ("fq_codel", fq_codel::build),
 ];
 
 pub fn kinds() -> Vec<&'static str> { REGISTRY.iter().map(|(k, _)| *k).collect() }
