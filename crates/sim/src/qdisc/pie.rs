@@ -112,13 +112,13 @@ impl PieParams {
         while v.next_update <= now {
             let before = v.clone();
             self.update(v);
-            v.next_update = v.next_update + self.tupdate;
+            v.next_update += self.tupdate;
             let mut after = v.clone();
             after.next_update = before.next_update;
             if after == before && v.next_update <= now {
                 // A fixed point (idle queue, p = 0): the updates up to now are no-ops.
                 let k = (now - v.next_update).0 / self.tupdate.0 + 1;
-                v.next_update = v.next_update + self.tupdate.mul(k);
+                v.next_update += self.tupdate.mul(k);
             }
         }
     }
