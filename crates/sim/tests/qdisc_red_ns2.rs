@@ -11,11 +11,11 @@ use jitterlab_sim::rng::Rng;
 use jitterlab_sim::{Rate, Time};
 use serde_json::json;
 
-fn replay(file: &str, maxthresh: u64, q_weight: f64, limit: &str) {
+fn replay(file: &str, maxthresh: u64, q_weight: f64, limit: u64, bytes: bool) {
     let text = std::fs::read_to_string(format!("{}/tests/data/{file}", env!("CARGO_MANIFEST_DIR"))).unwrap();
     let mut p = Params::new("queue", &json!({
-        "limit": limit, "thresh": 5, "maxthresh": maxthresh, "q_weight": q_weight, "linterm": 1e9,
-        "gentle": false, "use_mark_p": false, "mean_pktsize": 500,
+        "limit": format!("{limit}pkt"), "thresh": 5, "maxthresh": maxthresh, "q_weight": q_weight, "linterm": 1e9,
+        "gentle": false, "use_mark_p": false, "mean_pktsize": 500, "queue_in_bytes": bytes, "bytes": bytes,
     }))
     .unwrap();
     let link = LinkInfo { rate: Rate(1_000_000), mtu: 1500 };
@@ -27,7 +27,9 @@ fn replay(file: &str, maxthresh: u64, q_weight: f64, limit: &str) {
     // The trait does not expose the average: a second copy built directly (same parameters) is
     // driven in step so its state can be read; both must agree on every verdict.
     let cfg = jitterlab_sim::qdisc::red::RedConfig {
-        limit: jitterlab_sim::config::Size::Packets(limit.trim_end_matches("pkt").parse().unwrap()),
+        limit: jitterlab_sim::config::Size::Packets(limit),
+        queue_in_bytes: bytes,
+        bytes,
         maxthresh: maxthresh as f64,
         q_weight,
         linterm: 1e9,
@@ -86,8 +88,13 @@ fn replay(file: &str, maxthresh: u64, q_weight: f64, limit: &str) {
 
 /// maxthresh 15, w = 0.02: the average crosses max_th within 0.3 s; forced drops.
 #[test]
-fn matches_ns2_forced_drops() { replay("red_ns2_forced.txt", 15, 0.02, "50pkt"); }
+fn matches_ns2_forced_drops() { replay("red_ns2_forced.txt", 15, 0.02, 50, false); }
 
 /// maxthresh 40, w = 0.002, limit 20: only the hard limit drops; long idle periods between bursts.
 #[test]
-fn matches_ns2_hard_limit_and_idle() { replay("red_ns2_limit.txt", 40, 0.002, "20pkt"); }
+fn matches_ns2_hard_limit_and_idle() { replay("red_ns2_limit.txt", 40, 0.002, 20, false); }
+
+/// ns-2.35's default byte mode (queue_in_bytes_, bytes_): average, thresholds (2500/7500 B) and
+/// hard limit (50 · 500 B) in bytes, with 1000- and 600-byte packets.
+#[test]
+fn matches_ns2_byte_mode() { replay("red_ns2_bytes.txt", 15, 0.02, 50, true); }

@@ -86,6 +86,7 @@ for i, l in enumerate(lines):
         assert abs(te - t) < 1e-6, (l, te)
         busy, tx_end = True, te + int(l[5]) * 8.0 / RATE
         out.append(f"- {ns(te)}")
+mode = "queue_in_bytes and bytes" if sys.argv[4] == "1" else "packets"
 print(f"# ns-2.35 RED: thresh 5, maxthresh {sys.argv[1]}, q_weight {sys.argv[2]}, limit {sys.argv[3]}, "
-      "linterm 1e9, gentle false, use_mark_p false, packets, mean_pktsize 500, link 1 Mb/s")
+      f"linterm 1e9, gentle false, use_mark_p false, {mode}, mean_pktsize 500, link 1 Mb/s")
 print("\n".join(out))

@@ -1,12 +1,14 @@
 # Deterministic RED reference for tests/qdisc_red_ns2.rs, run with ns-2.35 (Debian ns2):
-#   ns red_ns2_golden.tcl <maxthresh> <q_weight> <limit>   (writes out.tr, ave.tr)
-#   python3 red_ns2_golden.py <maxthresh> <q_weight> <limit> > red_ns2_<case>.txt
+#   ns red_ns2_golden.tcl <maxthresh> <q_weight> <limit> <bytes 0|1>   (writes out.tr, ave.tr)
+#   python3 red_ns2_golden.py <maxthresh> <q_weight> <limit> <bytes> > red_ns2_<case>.txt
+# Cases: forced = 15 0.02 50 0, limit = 40 0.002 20 0, bytes = 15 0.02 50 1.
 # CBR on/off sources into a 1 Mb/s RED bottleneck. max_p is tiny (linterm 1e9) so early drops never
 # happen (count·p < 1 with wait); drops are avg-forced (use_mark_p false) or at the hard limit,
 # which makes the run deterministic and comparable packet by packet.
 set maxthresh [lindex $argv 0]
 set qweight [lindex $argv 1]
 set limit [lindex $argv 2]
+set inbytes [lindex $argv 3]
 set ns [new Simulator]
 set tf [open out.tr w]
 set n0 [$ns node]
@@ -17,8 +19,8 @@ Queue/RED set q_weight_ $qweight
 Queue/RED set linterm_ 1000000000
 Queue/RED set gentle_ false
 Queue/RED set use_mark_p_ false
-Queue/RED set queue_in_bytes_ false
-Queue/RED set bytes_ false
+Queue/RED set queue_in_bytes_ $inbytes
+Queue/RED set bytes_ $inbytes
 Queue/RED set mean_pktsize_ 500
 $ns duplex-link $n0 $n1 1Mb 10ms RED
 $ns queue-limit $n0 $n1 $limit
