@@ -145,7 +145,7 @@ impl RedParams {
             return Err(("mean_pktsize", "must be > 0".into()));
         }
         if !(rate_bps > 0.0) {
-            return Err(("limit", "RED needs a link with a rate > 0".into()));
+            return Err(("kind", "RED needs a link with a rate > 0 (for ptc = rate / (8·mean_pktsize))".into()));
         }
         let ptc = rate_bps / (8.0 * c.mean_pktsize as f64);
         let w = c.q_weight;
