@@ -13,6 +13,7 @@ pub mod packet;
 pub mod qdisc;
 pub mod record;
 pub mod rng;
+pub mod tcp;
 pub mod time;
 
 pub use engine::{Agent, Ctx, Sim};

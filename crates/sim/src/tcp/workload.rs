@@ -1,0 +1,1 @@
+//! Workloads (filled in below).
