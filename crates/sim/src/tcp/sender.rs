@@ -537,6 +537,9 @@ impl Sender {
             g.lost = true;
         }
         self.retransmit_front(now, out);
+        // As Linux (tcp_xmit_retransmit_queue), the timer restarts when the head is retransmitted,
+        // so a lost fast retransmission is timed from its own transmission.
+        self.arm_rto(now, out);
     }
 
     fn on_ece(&mut self) {
