@@ -108,6 +108,7 @@ pub fn parse_size(s: &str) -> Result<(f64, bool), String> {
 }
 
 /// One table of the scenario being read.
+#[derive(Debug)]
 pub struct Params {
     path: String,
     map: Map<String, Value>,

@@ -139,4 +139,45 @@ mod tests {
         assert!((c.w_cubic(c.k) - 100.0).abs() < 1e-9);
         assert!((c.w_cubic(6.0) - 102.2667).abs() < 1e-3, "{}", c.w_cubic(6.0));
     }
+
+    /// Drives CUBIC with one ACK per SMSS spread evenly over each 100 ms round trip after a
+    /// reduction from W_max = 100 segments: cwnd(t) tracks W_cubic(t) of RFC 9438 eq. 1 (the
+    /// RFC's target is W_cubic(t + RTT), reached over the next round trip, so the window lags by
+    /// less than one round trip of growth) until the Reno-friendly W_est overtakes it (§4.3).
+    #[test]
+    fn window_follows_w_cubic_over_an_epoch() {
+        let mut c = Cubic::default();
+        let mut s = st(100);
+        s.ssthresh = 0;
+        c.on_congestion_event(&mut s);
+        let rtt = Time::from_ms(100);
+        let mut t = Time::ZERO;
+        let mut checked = 0;
+        for round in 0..70u64 {
+            let n = s.cwnd / s.mss;
+            for i in 0..n {
+                s.now = Time::from_ms(round * 100) + Time(rtt.0 * i / n);
+                let mss = s.mss;
+                c.on_ack(&mut s, mss);
+            }
+            t = t + rtt;
+            if round % 10 == 9 {
+                // End of the round: t seconds since the epoch began at the first ACK (t = 0).
+                // RFC 9438 §4.3: W_est grows by α = 3(1−β)/(1+β) = 0.5294 segments per RTT from
+                // 70 until it reaches cwnd_prior = 100 (at t = 30/0.5294·0.1 s = 5.667 s), then by 1.
+                let ts = t.secs_f64();
+                let alpha = 3.0 * (1.0 - BETA) / (1.0 + BETA);
+                let t100 = 30.0 / alpha * 0.1;
+                let w_est = if ts < t100 { 70.0 + alpha * ts / 0.1 } else { 100.0 + (ts - t100) / 0.1 };
+                let w = c.w_cubic(ts).max(w_est);
+                let got = s.cwnd as f64 / 1000.0;
+                assert!((got - w).abs() <= 1.5, "t = {t:?}: cwnd {got} vs W_cubic {w}");
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 7);
+        // By t = 7 s the Reno-friendly estimate leads (113.3 > W_cubic(7) = 108.6).
+        assert!(s.cwnd as f64 / 1000.0 > c.w_cubic(7.0) + 3.0);
+        assert!((c.k - 75f64.cbrt()).abs() < 1e-9);
+    }
 }
