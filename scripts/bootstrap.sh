@@ -31,8 +31,10 @@ if [ -f "$stamp" ] && "$py" -c "import jitterlab._native" 2>/dev/null; then
 fi
 if [ "$need_build" = 1 ]; then
   log "building the native module (cargo release build via maturin; first time takes a few minutes)"
-  VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" "$venv/bin/maturin" develop --release -q 2>&1 \
-    | grep -vE '^(📦|🔗|🐍|📡|✏️|🛠|⚠️ Warning: pip raised)' >&2 || true
-  "$py" -c "import jitterlab._native" || { log "native build failed"; exit 1; }
+  buildlog="$venv/.native-build.log"
+  if ! VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" "$venv/bin/maturin" develop --release >"$buildlog" 2>&1; then
+    tail -n 60 "$buildlog" >&2; log "native build failed (full log: $buildlog)"; exit 1
+  fi
+  "$py" -c "import jitterlab._native" || { log "native module does not import"; exit 1; }
   touch "$stamp"
 fi

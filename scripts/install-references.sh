@@ -7,6 +7,7 @@ want=()
 command -v ns >/dev/null 2>&1 || want+=(ns2)
 command -v tshark >/dev/null 2>&1 || want+=(tshark)
 command -v tcpdump >/dev/null 2>&1 || want+=(tcpdump)
+command -v chromium >/dev/null 2>&1 || want+=(chromium)
 [ ${#want[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" != 0 ]; then
   echo "[references] not root: cannot install ${want[*]}" >&2; exit 1

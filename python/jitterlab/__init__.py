@@ -8,3 +8,7 @@ from jitterlab._native import (  # noqa: F401
 )
 
 __all__ = ["__version__", "JitterlabError", "ScenarioError", "TableError", "CaptureError"]
+
+from jitterlab.sim import Result, simulate  # noqa: E402
+
+__all__ += ["simulate", "Result"]

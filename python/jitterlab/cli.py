@@ -13,6 +13,7 @@ import sys
 # One line per subcommand module.
 COMMANDS = [
     "simulate",
+    "sweep",
 ]
 
 

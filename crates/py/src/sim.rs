@@ -1,6 +1,138 @@
-//! Python bindings of the sim area.
+//! Python bindings of the simulator: one call runs a scenario and returns its tables as numpy
+//! columns (no per-packet Python objects). The GIL is released while the simulation runs.
+use numpy::IntoPyArray;
 use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
 
-pub fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+use jitterlab_sim::record::Tables;
+use jitterlab_sim::scenario;
+
+use crate::errors::ScenarioError;
+
+/// Runs the scenario given as a JSON string with `seed`; returns a dict of tables (dicts of numpy
+/// arrays) and run totals. Raises ScenarioError naming the key path for a bad scenario.
+#[pyfunction]
+fn simulate_json<'py>(py: Python<'py>, scenario_json: &str, seed: u64) -> PyResult<Bound<'py, PyDict>> {
+    let v: serde_json::Value = serde_json::from_str(scenario_json).map_err(|e| ScenarioError::new_err(format!("<scenario>: not valid JSON: {e}")))?;
+    let res = py.detach(|| scenario::run(&v, seed));
+    let t = res.map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    tables_to_py(py, t)
+}
+
+fn tables_to_py<'py>(py: Python<'py>, t: Tables) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+
+    let m = PyDict::new(py);
+    let media = t.media;
+    m.set_item("flow_id", media.flow_id.into_pyarray(py))?;
+    m.set_item("seq", media.seq.into_pyarray(py))?;
+    m.set_item("send_ns", media.send_ns.into_pyarray(py))?;
+    m.set_item("recv_ns", media.recv_ns.into_pyarray(py))?;
+    m.set_item("size", media.size.into_pyarray(py))?;
+    m.set_item("lost_where", media.lost_where.into_pyarray(py))?;
+    m.set_item("ce", media.ce.into_pyarray(py))?;
+    out.set_item("media_packets", m)?;
+
+    let q = PyDict::new(py);
+    let qs = t.queue_samples;
+    q.set_item("t_ns", qs.t_ns.into_pyarray(py))?;
+    q.set_item("queue", qs.queue.into_pyarray(py))?;
+    q.set_item("backlog_pkts", qs.backlog_pkts.into_pyarray(py))?;
+    q.set_item("backlog_bytes", qs.backlog_bytes.into_pyarray(py))?;
+    q.set_item("drops", qs.drops.into_pyarray(py))?;
+    q.set_item("marks", qs.marks.into_pyarray(py))?;
+    out.set_item("queue_samples", q)?;
+
+    let f = PyDict::new(py);
+    let tf = t.tcp_flows;
+    f.set_item("flow_id", tf.flow_id.into_pyarray(py))?;
+    f.set_item("role", PyList::new(py, tf.role)?)?;
+    f.set_item("iw", tf.iw.into_pyarray(py))?;
+    f.set_item("cc", PyList::new(py, tf.cc)?)?;
+    f.set_item("syn_ns", tf.syn_ns.into_pyarray(py))?;
+    f.set_item("first_data_ns", tf.first_data_ns.into_pyarray(py))?;
+    f.set_item("end_ns", tf.end_ns.into_pyarray(py))?;
+    f.set_item("bytes", tf.bytes.into_pyarray(py))?;
+    f.set_item("bytes_acked", tf.bytes_acked.into_pyarray(py))?;
+    f.set_item("segments_sent", tf.segments_sent.into_pyarray(py))?;
+    f.set_item("retransmits", tf.retransmits.into_pyarray(py))?;
+    f.set_item("drops", tf.drops.into_pyarray(py))?;
+    f.set_item("ecn_marks", tf.ecn_marks.into_pyarray(py))?;
+    f.set_item("timeouts", tf.timeouts.into_pyarray(py))?;
+    out.set_item("tcp_flows", f)?;
+
+    let chans = PyList::empty(py);
+    for c in &t.channels {
+        let d = PyDict::new(py);
+        d.set_item("name", &c.name)?;
+        d.set_item("from", &c.from)?;
+        d.set_item("to", &c.to)?;
+        d.set_item("qdisc", &c.qdisc)?;
+        d.set_item("rate_bps", c.rate_bps)?;
+        d.set_item("delay_ns", c.delay_ns)?;
+        d.set_item("arrived_pkts", c.stats.arrived_pkts)?;
+        d.set_item("enqueued_pkts", c.stats.enqueued_pkts)?;
+        d.set_item("dequeued_pkts", c.stats.dequeued_pkts)?;
+        d.set_item("dropped_pkts", c.stats.dropped_pkts())?;
+        d.set_item("dropped_bytes", c.stats.dropped_bytes())?;
+        for r in jitterlab_sim::qdisc::DropReason::ALL {
+            d.set_item(format!("drops_{}", r.name()), c.stats.drops_by_reason[r.index()])?;
+        }
+        d.set_item("marked_pkts", c.stats.marked_pkts)?;
+        d.set_item("backlog_pkts", c.backlog_pkts)?;
+        d.set_item("backlog_bytes", c.backlog_bytes)?;
+        d.set_item("tx_pkts", c.tx_pkts)?;
+        d.set_item("tx_bytes", c.tx_bytes)?;
+        d.set_item("link_lost_pkts", c.lost_pkts)?;
+        chans.append(d)?;
+    }
+    out.set_item("channels", chans)?;
+
+    let flows = PyList::empty(py);
+    for fl in &t.flows {
+        let d = PyDict::new(py);
+        let c = t.flow_counters.get(fl.flow_id as usize).copied().unwrap_or_default();
+        d.set_item("flow_id", fl.flow_id)?;
+        d.set_item("name", &fl.name)?;
+        d.set_item("kind", &fl.kind)?;
+        d.set_item("sent_pkts", c.sent_pkts)?;
+        d.set_item("sent_bytes", c.sent_bytes)?;
+        d.set_item("delivered_pkts", c.delivered_pkts)?;
+        d.set_item("delivered_bytes", c.delivered_bytes)?;
+        d.set_item("dropped_pkts", c.dropped_pkts)?;
+        d.set_item("dropped_bytes", c.dropped_bytes)?;
+        flows.append(d)?;
+    }
+    out.set_item("flows", flows)?;
+
+    let totals = PyDict::new(py);
+    totals.set_item("tcp_start_ns", t.tcp_start_ns)?;
+    totals.set_item("tcp_end_ns", t.tcp_end_ns)?;
+    totals.set_item("sent_pkts", t.sent_pkts)?;
+    totals.set_item("sent_bytes", t.sent_bytes)?;
+    totals.set_item("delivered_pkts", t.delivered_pkts)?;
+    totals.set_item("delivered_bytes", t.delivered_bytes)?;
+    totals.set_item("dropped_pkts", t.dropped_pkts)?;
+    totals.set_item("dropped_bytes", t.dropped_bytes)?;
+    totals.set_item("in_flight_pkts", t.in_flight_pkts)?;
+    totals.set_item("in_flight_bytes", t.in_flight_bytes)?;
+    totals.set_item("events", t.events)?;
+    totals.set_item("end_ns", t.end_ns)?;
+    out.set_item("totals", totals)?;
+    Ok(out)
+}
+
+/// Queue disciplines and traffic kinds the simulator knows.
+#[pyfunction]
+fn sim_registry<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("queues", PyList::new(py, jitterlab_sim::qdisc::kinds())?)?;
+    d.set_item("traffic", PyList::new(py, jitterlab_sim::scenario::TRAFFIC.iter().map(|(k, _)| *k))?)?;
+    Ok(d)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(simulate_json, m)?)?;
+    m.add_function(wrap_pyfunction!(sim_registry, m)?)?;
     Ok(())
 }

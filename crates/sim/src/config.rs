@@ -126,8 +126,14 @@ impl Params {
 
     pub fn path(&self) -> &str { &self.path }
 
+    /// A fresh reader over the same table (nothing marked read).
+    pub fn duplicate(&self) -> Params { Params { path: self.path.clone(), map: self.map.clone(), used: BTreeSet::new() } }
+
     /// The full path of `key` in this table.
     pub fn key_path(&self, key: &str) -> String {
+        if key.is_empty() {
+            return if self.path.is_empty() { "<root>".into() } else { self.path.clone() };
+        }
         if self.path.is_empty() { key.to_string() } else { format!("{}.{}", self.path, key) }
     }
 

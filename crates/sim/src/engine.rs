@@ -61,6 +61,8 @@ pub struct Core {
     /// timer generation per agent per key (cancellation by key).
     timers: Vec<Vec<u32>>,
     agent_node: Vec<NodeId>,
+    /// Nodes whose sent and received packets are recorded (pcap export).
+    tapped: Vec<bool>,
     agent_rng: Vec<Rng>,
     sample_every: Option<Time>,
     scratch: Vec<QueuedDrop>,
@@ -116,6 +118,9 @@ impl Core {
         self.tables.sent_bytes += pkt.size as u64;
         let src = pkt.src;
         let dst = pkt.dst;
+        if self.tapped[src as usize] {
+            self.tables.taps.push(crate::record::TapRecord { node: src, t_ns: self.now.ns() as i64, outgoing: true, pkt: pkt.clone() });
+        }
         let id = self.pool.insert(pkt);
         if src == dst {
             // Loopback: deliver through an immediate zero-delay event so hooks never nest.
@@ -253,6 +258,7 @@ impl Sim {
                 route: vec![],
                 timers: vec![],
                 agent_node: vec![],
+                tapped: vec![],
                 agent_rng: vec![],
                 sample_every: None,
                 scratch: vec![],
@@ -269,9 +275,12 @@ impl Sim {
 
     pub fn add_node(&mut self, name: &str) -> NodeId {
         self.core.nodes.push(Node { name: name.to_string() });
+        self.core.tapped.push(false);
         (self.core.nodes.len() - 1) as NodeId
     }
     pub fn node_id(&self, name: &str) -> Option<NodeId> { self.core.nodes.iter().position(|n| n.name == name).map(|i| i as NodeId) }
+    /// Records every packet `node` sends or receives (for pcap export).
+    pub fn tap(&mut self, node: NodeId) { self.core.tapped[node as usize] = true; }
     pub fn node_name(&self, id: NodeId) -> &str { &self.core.nodes[id as usize].name }
     pub fn nodes(&self) -> &[Node] { &self.core.nodes }
 
@@ -429,6 +438,9 @@ impl Sim {
                 let dst = self.core.pool.get(id).dst;
                 if node == dst {
                     let pkt = self.core.pool.remove(id);
+                    if self.core.tapped[node as usize] {
+                        self.core.tables.taps.push(crate::record::TapRecord { node, t_ns: self.core.now.ns() as i64, outgoing: false, pkt: pkt.clone() });
+                    }
                     let c = self.core.tables.counters_mut(pkt.flow);
                     c.delivered_pkts += 1;
                     c.delivered_bytes += pkt.size as u64;

@@ -9,10 +9,12 @@ pub mod config;
 pub mod engine;
 pub mod event;
 pub mod link;
+pub mod media;
 pub mod packet;
 pub mod qdisc;
 pub mod record;
 pub mod rng;
+pub mod scenario;
 pub mod tcp;
 pub mod time;
 

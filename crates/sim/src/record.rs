@@ -128,6 +128,16 @@ pub struct FlowInfo {
     pub kind: String,
 }
 
+/// One packet seen by a tap (a capture point on a node's interface, like tcpdump on a host).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TapRecord {
+    pub node: u32,
+    pub t_ns: i64,
+    /// true: the node sent it (egress); false: the node received it.
+    pub outgoing: bool,
+    pub pkt: crate::packet::Packet,
+}
+
 /// Everything a run produces.
 #[derive(Default, Debug, Clone)]
 pub struct Tables {
@@ -152,6 +162,8 @@ pub struct Tables {
     pub in_flight_bytes: u64,
     pub events: u64,
     pub end_ns: i64,
+    /// Packets seen at tapped nodes, in time order (empty unless taps were asked for).
+    pub taps: Vec<TapRecord>,
 }
 
 impl Tables {

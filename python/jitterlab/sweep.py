@@ -1,0 +1,431 @@
+"""Sweeps: a base scenario, parameters to vary, replications, random variables per replication.
+
+A sweep file (TOML):
+
+    [sweep]
+    name = "web-iw"
+    scenario = "base.toml"          # or an inline [scenario] table in this file
+    seed = 1                        # the sweep seed; every run's seed derives from it
+    replications = 50
+
+    [sweep.vary]                    # cross product
+    "traffic[1].flows" = [1, 2, 6]
+    iw = { key = "traffic[1].iw", values = [3, 10] }      # named column "iw"
+    workload = { values = [ { label = "bulk", set = { "traffic[1].kind" = "bulk" } }, ... ] }
+
+    [sweep.zip]                     # lists of equal length, walked together, crossed with vary
+    "access.down_rate" = ["3Mbit", "4Mbit"]
+    "access.down_queue.limit" = ["500pkt", "700pkt"]
+
+    [sweep.random]                  # drawn per replication
+    "traffic[1].start" = { dist = "uniform", min = "10s", max = "12s" }
+
+Seeds: replication r of every parameter point gets the same simulator seed and the same random
+draws (common random numbers), so points are compared on paired runs. Both derive from
+(sweep seed, r) through numpy's SeedSequence; nothing depends on execution order or executor.
+
+Storage: each finished run is written at once under OUT/runs/<run_id>/ (one Parquet file per
+table, then a `done` marker); a failed run leaves `error.txt` there and the sweep goes on. Running
+the same sweep into the same OUT skips finished runs and retries failed ones; at the end the
+per-run tables are concatenated into OUT/<table>.parquet.
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+import json
+import math
+import os
+import re
+import shutil
+import sys
+import time
+import tomllib
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+import numpy as np
+import pandas as pd
+
+from jitterlab import scenario as _scn
+from jitterlab._native import ScenarioError
+
+TABLES = ("media_packets", "tcp_flows", "queue_samples", "runs", "channels", "flows")
+SWEEP_FORMAT = 1
+
+
+class SweepError(ScenarioError):
+    """A malformed sweep file or an output directory holding a different sweep."""
+
+
+@dataclass
+class Param:
+    """One varied parameter: a column name and, per value, the scenario keys it sets."""
+
+    name: str
+    labels: list[Any]
+    sets: list[dict[str, Any]]
+
+
+@dataclass
+class RunSpec:
+    run_id: int
+    point: int
+    rep: int
+    seed: int
+    params: dict[str, Any]
+    overrides: dict[str, Any]
+
+    def key(self) -> str:
+        return json.dumps({"params": self.params, "overrides": self.overrides, "seed": self.seed}, sort_keys=True, default=str)
+
+
+@dataclass
+class Sweep:
+    name: str
+    scenario: dict[str, Any]
+    seed: int = 1
+    replications: int = 1
+    params: list[Param] = field(default_factory=list)
+    zipped: list[Param] = field(default_factory=list)
+    random: dict[str, dict[str, Any]] = field(default_factory=dict)
+    backend: str = "sim"
+
+    def points(self) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+        """(column values, scenario overrides) of every parameter point, in a fixed order."""
+        axes: list[list[tuple[dict, dict]]] = []
+        for p in self.params:
+            axes.append([({p.name: lab}, s) for lab, s in zip(p.labels, p.sets)])
+        if self.zipped:
+            n = len(self.zipped[0].labels)
+            z = []
+            for i in range(n):
+                cols, sets = {}, {}
+                for p in self.zipped:
+                    cols[p.name] = p.labels[i]
+                    sets.update(p.sets[i])
+                z.append((cols, sets))
+            axes.append(z)
+        out = []
+        for combo in itertools.product(*axes) if axes else [()]:
+            cols: dict[str, Any] = {}
+            sets: dict[str, Any] = {}
+            for c, s in combo:
+                cols.update(c)
+                sets.update(s)
+            out.append((cols, sets))
+        return out
+
+    def runs(self) -> list[RunSpec]:
+        specs = []
+        pts = self.points()
+        for pi, (cols, sets) in enumerate(pts):
+            for r in range(self.replications):
+                seed, draws = derive(self.seed, r, self.random)
+                params = {**cols, **{k: v for k, v in draws.items()}}
+                specs.append(RunSpec(pi * self.replications + r, pi, r, seed, params, {**sets, **draws}))
+        return specs
+
+
+_NUM_UNIT = re.compile(r"^\s*([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([A-Za-zµ/]*)\s*$")
+
+
+def _num_unit(v: Any, where: str) -> tuple[float, str]:
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return float(v), ""
+    if isinstance(v, str):
+        m = _NUM_UNIT.match(v)
+        if m:
+            return float(m.group(1)), m.group(2)
+    raise SweepError(f"{where}: expected a number or a number with a unit like \"10s\", got {v!r}")
+
+
+def derive(sweep_seed: int, rep: int, random: Mapping[str, Mapping[str, Any]]) -> tuple[int, dict[str, Any]]:
+    """Simulator seed and random draws of replication `rep` (independent of the parameter point)."""
+    ss = np.random.SeedSequence([int(sweep_seed), int(rep)])
+    sim_seed = int(ss.generate_state(1, dtype=np.uint64)[0] & 0x7FFF_FFFF_FFFF_FFFF)
+    draws: dict[str, Any] = {}
+    for i, key in enumerate(sorted(random)):
+        spec = random[key]
+        g = np.random.default_rng(np.random.SeedSequence([int(sweep_seed), int(rep), 1 + i]))
+        where = f"sweep.random.{key}"
+        dist = spec.get("dist")
+        if dist == "uniform":
+            lo, u1 = _num_unit(spec.get("min"), where + ".min")
+            hi, u2 = _num_unit(spec.get("max"), where + ".max")
+            if u1 != u2:
+                raise SweepError(f"{where}: min and max need the same unit, got {u1!r} and {u2!r}")
+            x, unit = lo + (hi - lo) * g.random(), u1
+        elif dist == "normal":
+            mu, unit = _num_unit(spec.get("mean"), where + ".mean")
+            sd, _ = _num_unit(spec.get("sd"), where + ".sd")
+            x = g.normal(mu, sd)
+        elif dist == "exponential":
+            mu, unit = _num_unit(spec.get("mean"), where + ".mean")
+            x = g.exponential(mu)
+        elif dist == "choice":
+            vals = spec.get("values")
+            if not isinstance(vals, list) or not vals:
+                raise SweepError(f"{where}.values: expected a non-empty list")
+            draws[key] = vals[int(g.integers(len(vals)))]
+            continue
+        else:
+            raise SweepError(f"{where}.dist: must be one of uniform, normal, exponential, choice, got {dist!r}")
+        # repr() keeps every bit of the float, so the scenario sees exactly the drawn value
+        draws[key] = f"{x!r}{unit}" if unit else x
+    return sim_seed, draws
+
+
+def _param(name: str, v: Any, where: str) -> Param:
+    if isinstance(v, list):
+        return Param(name, list(v), [{name: x} for x in v])
+    if isinstance(v, dict):
+        unknown = set(v) - {"key", "values"}
+        if unknown:
+            raise SweepError(f"{where}.{sorted(unknown)[0]}: unknown key (use key, values)")
+        vals = v.get("values")
+        if not isinstance(vals, list) or not vals:
+            raise SweepError(f"{where}.values: expected a non-empty list")
+        if "key" in v:
+            return Param(name, list(vals), [{v["key"]: x} for x in vals])
+        labels, sets = [], []
+        for i, it in enumerate(vals):
+            if not (isinstance(it, dict) and "label" in it and isinstance(it.get("set"), dict)):
+                raise SweepError(f"{where}.values[{i}]: expected {{ label = ..., set = {{ ... }} }}")
+            labels.append(it["label"])
+            sets.append(dict(it["set"]))
+        return Param(name, labels, sets)
+    raise SweepError(f"{where}: expected a list of values or a table with values")
+
+
+def load(path: str | Path) -> Sweep:
+    path = Path(path)
+    if not path.exists():
+        raise SweepError(f"{path}: no such sweep file")
+    try:
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as e:
+        raise SweepError(f"{path}: not valid TOML: {e}") from None
+    return from_dict(doc, base=path.parent)
+
+
+def from_dict(doc: Mapping[str, Any], base: Path | None = None) -> Sweep:
+    base = base or Path.cwd()
+    unknown = set(doc) - {"sweep", "scenario"}
+    if unknown:
+        raise SweepError(f"{sorted(unknown)[0]}: unknown top-level table (use [sweep] and optionally [scenario])")
+    sw = doc.get("sweep")
+    if not isinstance(sw, dict):
+        raise SweepError("sweep: missing [sweep] table")
+    allowed = {"name", "scenario", "seed", "replications", "vary", "zip", "random", "backend"}
+    for k in sw:
+        if k not in allowed:
+            raise SweepError(f"sweep.{k}: unknown key (known: {', '.join(sorted(allowed))})")
+    if "scenario" in sw and "scenario" in doc:
+        raise SweepError("sweep.scenario: give either a scenario file or an inline [scenario] table, not both")
+    if "scenario" in sw:
+        f = Path(sw["scenario"])
+        sc = _scn.load(f if f.is_absolute() else base / f)
+    elif "scenario" in doc:
+        sc = _scn.load(doc["scenario"])
+    else:
+        raise SweepError("sweep.scenario: missing (a scenario file, or an inline [scenario] table)")
+    seed = sw.get("seed", 1)
+    if not isinstance(seed, int) or seed < 0:
+        raise SweepError(f"sweep.seed: expected a whole number >= 0, got {seed!r}")
+    reps = sw.get("replications", 1)
+    if not isinstance(reps, int) or reps < 1:
+        raise SweepError(f"sweep.replications: expected a whole number >= 1, got {reps!r}")
+    params = [_param(k, v, f"sweep.vary.{k}") for k, v in (sw.get("vary") or {}).items()]
+    zipped = [_param(k, v, f"sweep.zip.{k}") for k, v in (sw.get("zip") or {}).items()]
+    if zipped and len({len(p.labels) for p in zipped}) != 1:
+        raise SweepError("sweep.zip: all lists must have the same length, got " + ", ".join(f"{p.name}={len(p.labels)}" for p in zipped))
+    random = sw.get("random") or {}
+    for k, v in random.items():
+        if not isinstance(v, dict):
+            raise SweepError(f"sweep.random.{k}: expected a table like {{ dist = \"uniform\", min = \"10s\", max = \"12s\" }}")
+    backend = sw.get("backend", "sim")
+    if backend not in ("sim",):
+        raise SweepError(f"sweep.backend: must be \"sim\" (the testbed backend is not built yet), got {backend!r}")
+    s = Sweep(sw.get("name", sc.get("name", "sweep")), sc, seed, reps, params, zipped, dict(random), backend)
+    derive(seed, 0, s.random)  # validates the random specs now rather than in a worker
+    return s
+
+
+# ---------------------------------------------------------------------------------------------
+# execution
+
+
+def execute(payload: dict[str, Any]) -> dict[str, Any]:
+    """Runs one run (in a worker). Returns its tables, or the error. Top-level so it pickles."""
+    from jitterlab import sim
+
+    t0 = time.perf_counter()
+    try:
+        res = sim.simulate(payload["scenario"], seed=payload["seed"], run_id=payload["run_id"],
+                           overrides=payload["overrides"], params={**payload["params"], "replication": payload["rep"], "point": payload["point"]})
+        return {"run_id": payload["run_id"], "ok": True, "tables": res.tables(), "wall_s": time.perf_counter() - t0}
+    except Exception as e:  # recorded with the run; the sweep goes on
+        return {"run_id": payload["run_id"], "ok": False, "error": f"{type(e).__name__}: {e}",
+                "traceback": traceback.format_exc(), "wall_s": time.perf_counter() - t0}
+
+
+class Progress:
+    """A one-line progress bar with ETA on stderr (a line every 10 % when not a terminal)."""
+
+    def __init__(self, total: int, skipped: int, label: str, enabled: bool = True):
+        self.total, self.done, self.failed, self.label = total, 0, 0, label
+        self.skipped = skipped
+        self.t0 = time.monotonic()
+        self.enabled = enabled and total > 0
+        self.tty = sys.stderr.isatty()
+        self.last_decile = -1
+
+    def update(self, ok: bool) -> None:
+        self.done += 1
+        self.failed += 0 if ok else 1
+        if not self.enabled:
+            return
+        el = time.monotonic() - self.t0
+        eta = el / self.done * (self.total - self.done)
+        frac = self.done / self.total
+        bar = "#" * int(frac * 30) + "." * (30 - int(frac * 30))
+        msg = (f"{self.label} [{bar}] {self.done}/{self.total} runs"
+               + (f" ({self.skipped} already done)" if self.skipped else "")
+               + (f", {self.failed} failed" if self.failed else "")
+               + f", {el:.0f} s elapsed, ETA {eta:.0f} s")
+        if self.tty:
+            print("\r" + msg, end="" if self.done < self.total else "\n", file=sys.stderr, flush=True)
+        elif int(frac * 10) != self.last_decile or self.done == self.total:
+            self.last_decile = int(frac * 10)
+            print(msg, file=sys.stderr, flush=True)
+
+
+@dataclass
+class SweepResult:
+    out: Path
+    tables: dict[str, pd.DataFrame]
+    failures: pd.DataFrame
+    ran: int
+    skipped: int
+
+    def __getitem__(self, name: str) -> pd.DataFrame:
+        return self.tables[name]
+
+
+def _run_dir(out: Path, run_id: int) -> Path:
+    return out / "runs" / f"{run_id:06d}"
+
+
+def _store(out: Path, res: dict[str, Any]) -> None:
+    d = _run_dir(out, res["run_id"])
+    tmp = d.with_name(d.name + ".tmp")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    if res["ok"]:
+        for name, df in res["tables"].items():
+            df.to_parquet(tmp / f"{name}.parquet", index=False)
+        (tmp / "done").write_text(json.dumps({"wall_s": res["wall_s"]}) + "\n")
+    else:
+        (tmp / "error.txt").write_text(res["error"] + "\n\n" + res.get("traceback", ""))
+    if d.exists():
+        shutil.rmtree(d)
+    os.replace(tmp, d)  # atomic: a run directory is either complete or absent
+
+
+def _check_out(out: Path, specs: list[RunSpec], sweep: Sweep) -> None:
+    digest = hashlib.sha256("\n".join(s.key() for s in specs).encode() + json.dumps(sweep.scenario, sort_keys=True).encode()).hexdigest()
+    man = out / "sweep.json"
+    if man.exists():
+        old = json.loads(man.read_text())
+        if old.get("digest") != digest:
+            raise SweepError(f"{out}: holds results of a different sweep (its parameters, seeds or scenario differ); use another --out or delete it")
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    man.write_text(json.dumps({"format_version": SWEEP_FORMAT, "name": sweep.name, "digest": digest, "runs": len(specs),
+                               "seed": sweep.seed, "replications": sweep.replications, "scenario": sweep.scenario,
+                               "params": [p.name for p in sweep.params] + [p.name for p in sweep.zipped],
+                               "random": sweep.random}, indent=2, sort_keys=True, default=str) + "\n")
+
+
+def run(sweep: Sweep, out: str | Path, jobs: int | None = None, executor: str = "local",
+        scheduler: str | None = None, progress: bool = True,
+        on_result: Callable[[dict[str, Any]], None] | None = None) -> SweepResult:
+    """Runs every run of the sweep not yet finished in `out`, then collects the tables."""
+    out = Path(out)
+    specs = sweep.runs()
+    _check_out(out, specs, sweep)
+    todo = [s for s in specs if not (_run_dir(out, s.run_id) / "done").exists()]
+    skipped = len(specs) - len(todo)
+    payloads = [{"scenario": sweep.scenario, "seed": s.seed, "run_id": s.run_id, "rep": s.rep, "point": s.point,
+                 "overrides": s.overrides, "params": s.params} for s in todo]
+    bar = Progress(len(todo), skipped, sweep.name, progress)
+
+    def handle(res: dict[str, Any]) -> None:
+        _store(out, res)
+        bar.update(res["ok"])
+        if on_result:
+            on_result(res)
+
+    for res in _executor(executor, jobs, scheduler)(payloads):
+        handle(res)
+    return collect(out, specs, ran=len(todo), skipped=skipped)
+
+
+def _executor(kind: str, jobs: int | None, scheduler: str | None) -> Callable[[list[dict]], Iterable[dict]]:
+    if kind == "local":
+        n = jobs or os.cpu_count() or 1
+
+        def local(payloads: list[dict]) -> Iterable[dict]:
+            if n == 1 or len(payloads) <= 1:
+                for p in payloads:
+                    yield execute(p)
+                return
+            import multiprocessing as mp
+            from concurrent.futures import ProcessPoolExecutor, as_completed
+
+            # spawn: workers do not inherit the parent's threads (pyarrow's pools) or locks
+            with ProcessPoolExecutor(max_workers=n, mp_context=mp.get_context("spawn")) as ex:
+                futs = [ex.submit(execute, p) for p in payloads]
+                for f in as_completed(futs):
+                    yield f.result()
+
+        return local
+    if kind == "dask":
+        def dask(payloads: list[dict]) -> Iterable[dict]:
+            try:
+                from dask.distributed import Client, as_completed
+            except ImportError as e:  # pragma: no cover - dask is a declared dependency
+                raise SweepError(f"--executor dask needs dask.distributed: {e}") from None
+            if not scheduler:
+                raise SweepError("--executor dask needs --scheduler ADDRESS (e.g. tcp://host:8786)")
+            with Client(scheduler) as client:
+                futs = client.map(execute, payloads, pure=False)
+                for f in as_completed(futs):
+                    yield f.result()
+
+        return dask
+    raise SweepError(f"executor: must be local or dask, got {kind!r}")
+
+
+def collect(out: str | Path, specs: list[RunSpec] | None = None, ran: int = 0, skipped: int = 0) -> SweepResult:
+    """Concatenates the finished runs' tables (in run order) into OUT/<table>.parquet."""
+    out = Path(out)
+    dirs = sorted(p for p in (out / "runs").glob("[0-9]*") if p.is_dir() and not p.name.endswith(".tmp"))
+    tables: dict[str, pd.DataFrame] = {}
+    fails = []
+    for name in TABLES:
+        parts = [pd.read_parquet(d / f"{name}.parquet") for d in dirs if (d / "done").exists() and (d / f"{name}.parquet").exists()]
+        parts = [p for p in parts if len(p)] or parts[:1]
+        tables[name] = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+        tables[name].to_parquet(out / f"{name}.parquet", index=False)
+    for d in dirs:
+        if (d / "error.txt").exists():
+            fails.append({"run_id": int(d.name), "error": (d / "error.txt").read_text().split("\n", 1)[0]})
+    failures = pd.DataFrame(fails, columns=["run_id", "error"])
+    failures.to_csv(out / "failures.csv", index=False)
+    return SweepResult(out, tables, failures, ran, skipped)

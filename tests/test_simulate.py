@@ -1,0 +1,139 @@
+"""The simulator from Python and the CLI: tables, outputs, determinism, user errors."""
+import json
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+import jitterlab
+from jitterlab import ScenarioError, simulate
+from conftest import run_cli
+
+ONE_LINK = {
+    "name": "one-link",
+    "duration": "2s",
+    "links": {"l": {"from": "a", "to": "b", "rate": "1Mbit", "delay": "10ms", "queue": {"kind": "droptail", "limit": "50pkt"}}},
+    "traffic": [{"kind": "audio", "from": "a", "to": "b"}],
+}
+
+
+def test_tables_follow_design_columns():
+    r = simulate(ONE_LINK, seed=3, run_id=7)
+    assert list(r.media_packets.columns) == ["run_id", "flow_id", "seq", "send_ns", "recv_ns", "size", "lost_where", "ce"]
+    assert r.media_packets["recv_ns"].dtype == pd.Int64Dtype()
+    assert (r.media_packets.run_id == 7).all()
+    # 80 B at 1 Mbit/s = 640 us, + 10 ms
+    owd = (r.media_packets.recv_ns - r.media_packets.send_ns).astype("int64")
+    assert (owd == 10_640_000).all()
+    runs = r.runs.iloc[0]
+    assert runs.seed == 3 and runs.source == "sim" and runs.scenario == "one-link"
+    assert pd.isna(runs.tcp_start_ns)
+    for col in ["run_id", "t_ns", "queue", "backlog_pkts", "backlog_bytes", "drops", "marks"]:
+        assert col in r.queue_samples.columns
+    for col in ["run_id", "flow_id", "role", "iw", "syn_ns", "first_data_ns", "end_ns", "bytes", "segments_sent", "retransmits", "drops", "ecn_marks"]:
+        assert col in r.tcp_flows.columns
+
+
+def test_lost_where_names_the_queue():
+    sc = json.loads(json.dumps(ONE_LINK))
+    sc["traffic"][0].update({"size": "1000B", "interval": "4ms"})  # 2 Mbit/s into 1 Mbit/s
+    r = simulate(sc, seed=1)
+    lost = r.media_packets[r.media_packets.lost_where.notna()]
+    assert len(lost) > 0 and set(lost.lost_where) == {"l"}
+    assert lost.recv_ns.isna().all()
+    t = r.totals
+    assert t["sent_bytes"] == t["delivered_bytes"] + t["dropped_bytes"] + t["in_flight_bytes"]
+
+
+def test_same_seed_same_tables(root):
+    a = simulate(root / "scenarios/audio-bulk-access.toml", seed=5)
+    b = simulate(root / "scenarios/audio-bulk-access.toml", seed=5)
+    c = simulate(root / "scenarios/audio-bulk-access.toml", seed=6)
+    pd.testing.assert_frame_equal(a.media_packets, b.media_packets)
+    pd.testing.assert_frame_equal(a.queue_samples, b.queue_samples)
+    assert not a.media_packets.recv_ns.equals(c.media_packets.recv_ns)
+
+
+def test_overrides_and_trace_files(tmp_path):
+    trace = tmp_path / "link.trace"
+    trace.write_text("\n".join(str(i) for i in range(1, 11)) + "\n")
+    sc = {
+        "duration": "100ms",
+        "links": {"l": {"from": "a", "to": "b", "rate": "12Mbit", "delay": "0ms", "trace": "link.trace"}},
+        "traffic": [{"kind": "audio", "from": "a", "to": "b", "interval": "20ms"}],
+    }
+    f = tmp_path / "s.toml"
+    f.write_text(
+        'duration = "100ms"\n[links.l]\nfrom = "a"\nto = "b"\nrate = "12Mbit"\ndelay = "0ms"\ntrace = "link.trace"\n'
+        '[[traffic]]\nkind = "audio"\nfrom = "a"\nto = "b"\n'
+    )
+    r = simulate(f)
+    # Opportunities at 1..10 ms, looping with period 10 ms (so also at 20, 30, .. ms). The packet
+    # sent at 0 waits for the 1 ms one; later ones find an opportunity at their send instant.
+    assert list(r.media_packets.recv_ns.astype("int64")) == [1_000_000, 20_000_000, 40_000_000, 60_000_000, 80_000_000]
+    r2 = simulate(f, overrides={"links.l.delay": "5ms"})
+    assert int(r2.media_packets.recv_ns.iloc[0]) == 6_000_000
+    with pytest.raises(ScenarioError, match="cannot read trace file"):
+        simulate({**sc, "links": {"l": {**sc["links"]["l"], "trace": "missing.trace"}}})
+
+
+@pytest.mark.parametrize(
+    "patch, message",
+    [
+        ({"links.l.rate": "-2Mbit"}, 'links.l.rate: must be > 0, got "-2Mbit"'),
+        ({"links.l.delay": 5}, "links.l.delay: expected a duration as a string with a unit, got 5"),
+        ({"links.l.queue.limit": "lots"}, "links.l.queue.limit: expected a size"),
+        ({"traffic[0].kind": "telepathy"}, "traffic[0].kind: must be one of"),
+        ({"duration": "0s"}, "duration: must be > 0"),
+        ({"links.l.jitter": {"dist": "normal", "mean": "1ms"}}, "links.l.jitter.sd: missing"),
+    ],
+)
+def test_scenario_errors_name_the_key(patch, message):
+    with pytest.raises(ScenarioError) as e:
+        simulate(ONE_LINK, overrides=patch)
+    assert message in str(e.value)
+
+
+def test_toml_syntax_error_is_a_scenario_error(tmp_path):
+    f = tmp_path / "bad.toml"
+    f.write_text('duration = "1s"\n[links.l\n')
+    with pytest.raises(ScenarioError, match="not valid TOML"):
+        simulate(f)
+
+
+def test_cli_simulate_writes_parquet_and_manifest(tmp_path, root):
+    out = tmp_path / "out"
+    p = run_cli("simulate", str(root / "scenarios/dumbbell-video.toml"), "--seed", "9", "--out", str(out), check=True)
+    assert "events" in p.stderr
+    man = json.loads((out / "manifest.json").read_text())
+    assert man["format_version"] == 1 and man["seed"] == 9 and man["scenario"]["name"] == "dumbbell-video"
+    assert man["jitterlab_version"] == jitterlab.__version__
+    media = pq.read_table(out / "media_packets.parquet").to_pandas()
+    assert len(media) == 30 * 25 * 5  # 30 s of 25 frames/s x 5 packets
+    qs = pq.read_table(out / "queue_samples.parquet").to_pandas()
+    assert set(qs.queue) == {"bottleneck"}
+    # the queue never holds more than its 50-packet limit
+    assert qs.backlog_pkts.max() <= 50
+
+
+def test_cli_user_errors_are_one_line(tmp_path, root):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('duration = "1s"\n[links.l]\nfrom = "a"\nto = "b"\nrate = "fast"\ndelay = "1ms"\n')
+    p = run_cli("simulate", str(bad), "--out", str(tmp_path / "o"))
+    assert p.returncode == 2
+    assert "Traceback" not in p.stderr
+    assert p.stderr.strip().count("\n") == 0
+    assert "links.l.rate" in p.stderr
+    p = run_cli("simulate", str(tmp_path / "nope.toml"), "--out", str(tmp_path / "o"))
+    assert p.returncode == 2 and "no such scenario file" in p.stderr
+    p = run_cli("simulate", str(root / "scenarios/dumbbell-video.toml"), "--out", str(tmp_path / "o"), "--set", "dumbbell.pairs=0")
+    assert p.returncode == 2 and "dumbbell.pairs: must be between 1 and 10000, got 0" in p.stderr
+
+
+def test_every_shipped_scenario_loads_and_runs(root):
+    files = sorted((root / "scenarios").glob("*.toml"))
+    assert files
+    for f in files:
+        r = simulate(f, overrides={"duration": "1s"})
+        assert r.totals["events"] > 0, f
