@@ -1,1 +1,210 @@
-//! Workloads (filled in below).
+//! TCP workloads as scenario traffic kinds (registered in [`crate::scenario::TRAFFIC`]):
+//!
+//! - `bulk`: `flows` (default 1) transfers of `size` bytes each, from `start`.
+//! - `web`: one page of `size` bytes in total over `flows` = n parallel connections that start
+//!   together; each carries size/n (the remainder goes one byte each to the first connections, so
+//!   the page is exact).
+//! - `ftp`: `flows` unlimited transfers (ns-2's FTP source), from `start`.
+//!
+//! `start` is a duration or a distribution table (`{ dist = "uniform", min = "10s", max = "12s" }`,
+//! `{ dist = "exponential", mean = "1s" }`, `{ dist = "normal", mean, sd }`), drawn once per entry
+//! (the web page's connections share the draw). `stagger`, a distribution of the same form, adds an
+//! independent delay per connection of `bulk` and `ftp` (N flows with staggered starts). Draws come
+//! from the stream "traffic:NAME" of the run's seed.
+//!
+//! TCP keys shared by the three kinds (defaults from [`TcpConfig::default`]): `mss`, `iw`, `cc`
+//! (reno | cubic), `recovery` (sack | newreno), `limited_transmit`, `min_rto`, `delack` (a duration
+//! or "off"), `rcvbuf`, `wscale`, `ecn`, `pacing`, `abc` (false, true = L 2, or L), `ssthresh`
+//! (initial, bytes), `series` (record `tcp_series`).
+use serde_json::Value;
+
+use super::agent::{add_connection, ConnSpec};
+use super::{cc, Recovery, TcpConfig};
+use crate::config::{parse_duration, ConfigError, Params};
+use crate::rng::Rng;
+use crate::scenario::Build;
+use crate::time::Time;
+
+/// A start-time or stagger distribution.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Dist {
+    Fixed(Time),
+    Uniform(Time, Time),
+    Exponential(Time),
+    /// Truncated at zero.
+    Normal(Time, Time),
+}
+
+impl Dist {
+    pub fn draw(&self, rng: &mut Rng) -> Time {
+        match *self {
+            Dist::Fixed(t) => t,
+            Dist::Uniform(a, b) => Time::from_secs_f64(rng.uniform_range(a.secs_f64(), b.secs_f64())),
+            Dist::Exponential(m) => Time::from_secs_f64(rng.exponential(m.secs_f64())),
+            Dist::Normal(m, s) => Time::from_secs_f64(rng.normal(m.secs_f64(), s.secs_f64()).max(0.0)),
+        }
+    }
+}
+
+/// Reads `key` as a duration or a distribution table.
+pub fn dist_opt(p: &mut Params, key: &str) -> Result<Option<Dist>, ConfigError> {
+    match p.value_opt(key) {
+        None => Ok(None),
+        Some(Value::String(s)) => {
+            let x = parse_duration(&s).map_err(|m| p.err(key, m))?;
+            if x < 0.0 {
+                return Err(p.err(key, format!("must be >= 0, got {s:?}")));
+            }
+            Ok(Some(Dist::Fixed(Time::from_secs_f64(x))))
+        }
+        Some(v @ Value::Object(_)) => {
+            let mut t = Params::new(&p.key_path(key), &v)?;
+            let d = match t.choice("dist", &["uniform", "exponential", "normal"], None)?.as_str() {
+                "uniform" => {
+                    let (a, b) = (t.duration("min")?, t.duration("max")?);
+                    if b < a {
+                        return Err(t.err("max", format!("must be >= min ({a}), got {b}")));
+                    }
+                    Dist::Uniform(a, b)
+                }
+                "exponential" => Dist::Exponential(t.duration("mean")?),
+                _ => Dist::Normal(t.duration("mean")?, t.duration("sd")?),
+            };
+            t.finish()?;
+            Ok(Some(d))
+        }
+        Some(_) => Err(p.err(key, "expected a duration like \"10s\" or a table like { dist = \"uniform\", min = \"10s\", max = \"12s\" }")),
+    }
+}
+
+/// Reads the TCP keys shared by every kind.
+pub fn tcp_config(p: &mut Params) -> Result<TcpConfig, ConfigError> {
+    let d = TcpConfig::default();
+    let mss = p.bytes_opt("mss")?.unwrap_or(d.mss as u64);
+    if !(64..=65_495).contains(&mss) {
+        return Err(p.err("mss", format!("must be between 64 B and 65495 B, got {mss} B")));
+    }
+    let iw = p.u64_or("iw", d.iw as u64)?;
+    if iw == 0 || iw > 1000 {
+        return Err(p.err("iw", format!("must be between 1 and 1000 segments, got {iw}")));
+    }
+    let cc = p.choice("cc", cc::KINDS, Some(&d.cc))?;
+    let recovery = match p.choice("recovery", &["sack", "newreno"], Some("sack"))?.as_str() {
+        "sack" => Recovery::Sack,
+        _ => Recovery::NewReno,
+    };
+    let limited_transmit = p.bool_or("limited_transmit", d.limited_transmit)?;
+    let min_rto = p.duration_or("min_rto", d.min_rto)?;
+    if min_rto == Time::ZERO {
+        return Err(p.err("min_rto", "must be > 0"));
+    }
+    let delack = match p.value_opt("delack") {
+        None => d.delack,
+        Some(Value::Bool(false)) => None,
+        Some(Value::String(s)) if s == "off" => None,
+        Some(Value::String(s)) => {
+            let x = parse_duration(&s).map_err(|m| p.err("delack", m))?;
+            if !(x > 0.0 && x <= 0.5) {
+                return Err(p.err("delack", format!("must be in (0, 500ms] (RFC 5681 §4.2) or \"off\", got {s:?}")));
+            }
+            Some(Time::from_secs_f64(x))
+        }
+        Some(_) => return Err(p.err("delack", "expected a duration like \"40ms\" or \"off\"")),
+    };
+    let rcvbuf = p.bytes_opt("rcvbuf")?.unwrap_or(d.rcvbuf);
+    if rcvbuf < mss {
+        return Err(p.err("rcvbuf", format!("must hold at least one segment ({mss} B), got {rcvbuf} B")));
+    }
+    let wscale = p.bool_or("wscale", d.wscale)?;
+    if !wscale && rcvbuf > 65_535 {
+        return Err(p.err("rcvbuf", format!("above 65535 B needs wscale = true, got {rcvbuf} B")));
+    }
+    if rcvbuf > (65_535u64 << super::MAX_WSCALE) {
+        return Err(p.err("rcvbuf", "exceeds the largest scaled window (65535·2^14 B)"));
+    }
+    let ecn = p.bool_or("ecn", d.ecn)?;
+    let pacing = p.bool_or("pacing", d.pacing)?;
+    let abc = match p.value_opt("abc") {
+        None | Some(Value::Bool(false)) => None,
+        Some(Value::Bool(true)) => Some(2),
+        Some(Value::Number(n)) => match n.as_u64() {
+            Some(l) if l >= 1 => Some(l),
+            _ => return Err(p.err("abc", format!("L must be an integer >= 1, got {n}"))),
+        },
+        Some(_) => return Err(p.err("abc", "expected true, false or the limit L in segments")),
+    };
+    let initial_ssthresh = match p.bytes_opt("ssthresh")? {
+        Some(b) if b < 2 * mss => return Err(p.err("ssthresh", format!("must be at least 2 segments, got {b} B"))),
+        Some(b) => b,
+        None => d.initial_ssthresh,
+    };
+    let series = p.bool_or("series", false)?;
+    Ok(TcpConfig { mss: mss as u32, iw: iw as u32, cc, recovery, limited_transmit, min_rto, delack, rcvbuf, wscale, ecn, pacing, abc, initial_ssthresh, series })
+}
+
+struct Common {
+    name: String,
+    from: crate::packet::NodeId,
+    to: crate::packet::NodeId,
+    start: Dist,
+    flows: u64,
+    stagger: Option<Dist>,
+    cfg: TcpConfig,
+}
+
+fn common(p: &mut Params, b: &mut Build, kind: &str) -> Result<Common, ConfigError> {
+    let name = p.str_opt("name")?.unwrap_or_else(|| format!("{kind}{}", b.count(kind)));
+    let from = b.node(p, "from")?;
+    let to = b.node(p, "to")?;
+    if from == to {
+        return Err(p.err("to", "must differ from `from`"));
+    }
+    let start = dist_opt(p, "start")?.unwrap_or(Dist::Fixed(Time::ZERO));
+    let flows = p.u64_or("flows", 1)?;
+    if flows == 0 || flows > 10_000 {
+        return Err(p.err("flows", format!("must be between 1 and 10000, got {flows}")));
+    }
+    let stagger = if kind == "web" { None } else { dist_opt(p, "stagger")? };
+    let cfg = tcp_config(p)?;
+    Ok(Common { name, from, to, start, flows, stagger, cfg })
+}
+
+fn add_flows(b: &mut Build, c: Common, role: &str, sizes: &[Option<u64>]) {
+    let mut rng = Rng::stream(b.seed, &format!("traffic:{}", c.name));
+    let t0 = c.start.draw(&mut rng);
+    for (i, size) in sizes.iter().enumerate() {
+        let extra = c.stagger.as_ref().map_or(Time::ZERO, |d| d.draw(&mut rng));
+        let name = if sizes.len() == 1 { c.name.clone() } else { format!("{}.{i}", c.name) };
+        add_connection(b.sim, ConnSpec { name, role: role.into(), from: c.from, to: c.to, start: t0 + extra, size: *size, cfg: c.cfg.clone(), policy: None });
+    }
+}
+
+/// `kind = "bulk"`.
+pub fn build_bulk(p: &mut Params, b: &mut Build) -> Result<(), ConfigError> {
+    let c = common(p, b, "bulk")?;
+    let size = p.bytes("size")?;
+    let sizes = vec![Some(size); c.flows as usize];
+    add_flows(b, c, "bulk", &sizes);
+    Ok(())
+}
+
+/// `kind = "web"`: n parallel connections sharing `size`.
+pub fn build_web(p: &mut Params, b: &mut Build) -> Result<(), ConfigError> {
+    let c = common(p, b, "web")?;
+    let total = p.bytes("size")?;
+    let n = c.flows;
+    if total < n {
+        return Err(p.err("size", format!("must be at least one byte per connection ({n}), got {total} B")));
+    }
+    let sizes: Vec<Option<u64>> = (0..n).map(|i| Some(total / n + u64::from(i < total % n))).collect();
+    add_flows(b, c, "web", &sizes);
+    Ok(())
+}
+
+/// `kind = "ftp"`: unlimited transfers.
+pub fn build_ftp(p: &mut Params, b: &mut Build) -> Result<(), ConfigError> {
+    let c = common(p, b, "ftp")?;
+    let sizes = vec![None; c.flows as usize];
+    add_flows(b, c, "ftp", &sizes);
+    Ok(())
+}
