@@ -1,0 +1,93 @@
+//! Runs one scenario (JSON on stdin) and prints a JSON summary of what TCP validation and the TCP
+//! benchmark compare: per TCP flow goodput and counters, per channel drops, per media flow loss,
+//! the cwnd sawtooth (from `tcp_series` when the flows record it), wall time and events/s.
+//! Used by `validation/ns2/compare.py` and `bench/bench_tcp.py`. Usage:
+//! `cargo run --release -p jitterlab-sim --example tcp_run -- [seed] < scenario.json`
+use std::io::Read;
+use std::time::Instant;
+
+use jitterlab_sim::record::NULL_NS;
+use jitterlab_sim::scenario;
+use serde_json::{json, Value};
+
+fn main() {
+    let seed: u64 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(1);
+    let mut s = String::new();
+    if let Err(e) = std::io::stdin().read_to_string(&mut s) {
+        eprintln!("cannot read stdin: {e}");
+        std::process::exit(2);
+    }
+    let v: Value = match serde_json::from_str(&s) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("stdin is not JSON: {e}");
+            std::process::exit(2);
+        }
+    };
+    let t0 = Instant::now();
+    let t = match scenario::run(&v, seed) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("scenario error: {e}");
+            std::process::exit(2);
+        }
+    };
+    let wall = t0.elapsed().as_secs_f64();
+    let dur = t.end_ns as f64 * 1e-9;
+    let f = &t.tcp_flows;
+    let mut flows = vec![];
+    for i in 0..f.flow_id.len() {
+        let id = f.flow_id[i];
+        // cwnd reductions (> 25 % drop between consecutive rows) and their times.
+        let s = &t.tcp_series;
+        let mut cuts = vec![];
+        let mut last: Option<u64> = None;
+        for k in 0..s.len() {
+            if s.flow_id[k] != id {
+                continue;
+            }
+            if let Some(p) = last {
+                if (s.cwnd[k] as f64) < 0.75 * p as f64 {
+                    cuts.push(s.t_ns[k] as f64 * 1e-9);
+                }
+            }
+            last = Some(s.cwnd[k]);
+        }
+        let c = t.counters(id);
+        flows.push(json!({
+            "flow": id,
+            "name": t.flows[id as usize].name,
+            "bytes_acked": f.bytes_acked[i],
+            "goodput_bps": f.bytes_acked[i] as f64 * 8.0 / dur,
+            "segments_sent": f.segments_sent[i],
+            "retransmits": f.retransmits[i],
+            "timeouts": f.timeouts[i],
+            "drops": f.drops[i],
+            "ecn_marks": f.ecn_marks[i],
+            "end_s": if f.end_ns[i] == NULL_NS { Value::Null } else { json!(f.end_ns[i] as f64 * 1e-9) },
+            "sent_pkts": c.sent_pkts,
+            "cwnd_cuts": cuts,
+        }));
+    }
+    let media: Vec<Value> = t
+        .flows
+        .iter()
+        .filter(|fl| fl.kind == "audio" || fl.kind == "video")
+        .map(|fl| {
+            let c = t.counters(fl.flow_id);
+            json!({"flow": fl.flow_id, "name": fl.name, "sent": c.sent_pkts, "dropped": c.dropped_pkts, "delivered_bytes": c.delivered_bytes,
+                   "loss": if c.sent_pkts > 0 { c.dropped_pkts as f64 / c.sent_pkts as f64 } else { 0.0 }})
+        })
+        .collect();
+    let chans: Vec<Value> = t.channels.iter().map(|c| json!({"name": c.name, "drops": c.stats.dropped_pkts(), "arrived": c.stats.arrived_pkts, "marks": c.stats.marked_pkts})).collect();
+    let out = json!({
+        "duration_s": dur,
+        "wall_s": wall,
+        "events": t.events,
+        "events_per_s": t.events as f64 / wall,
+        "tcp": flows,
+        "media": media,
+        "channels": chans,
+    });
+    println!("{out}");
+}
