@@ -2,7 +2,7 @@
 //! benchmark compare: per TCP flow goodput and counters, per channel drops, per media flow loss,
 //! the cwnd sawtooth (from `tcp_series` when the flows record it), wall time and events/s.
 //! Used by `validation/ns2/compare.py` and `bench/bench_tcp.py`. Usage:
-//! `cargo run --release -p jitterlab-sim --example tcp_run -- [seed] < scenario.json`
+//! `cargo run --release -p jitterlab-sim --example tcp_run -- [seed [series.csv]] < scenario.json`
 use std::io::Read;
 use std::time::Instant;
 
@@ -12,6 +12,8 @@ use serde_json::{json, Value};
 
 fn main() {
     let seed: u64 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(1);
+    // Optional second argument: write tcp_series as CSV there (t_ns,flow_id,cwnd,ssthresh,srtt_ns,inflight).
+    let series_csv = std::env::args().nth(2);
     let mut s = String::new();
     if let Err(e) = std::io::stdin().read_to_string(&mut s) {
         eprintln!("cannot read stdin: {e}");
@@ -33,6 +35,17 @@ fn main() {
         }
     };
     let wall = t0.elapsed().as_secs_f64();
+    if let Some(path) = series_csv {
+        let s = &t.tcp_series;
+        let mut out = String::from("t_ns,flow_id,cwnd,ssthresh,srtt_ns,inflight\n");
+        for k in 0..s.len() {
+            out.push_str(&format!("{},{},{},{},{},{}\n", s.t_ns[k], s.flow_id[k], s.cwnd[k], s.ssthresh[k], s.srtt_ns[k], s.inflight[k]));
+        }
+        if let Err(e) = std::fs::write(&path, out) {
+            eprintln!("cannot write {path}: {e}");
+            std::process::exit(2);
+        }
+    }
     let dur = t.end_ns as f64 * 1e-9;
     let f = &t.tcp_flows;
     let mut flows = vec![];

@@ -43,10 +43,11 @@ impl TestSender {
 fn cfg() -> TcpConfig { TcpConfig { mss: MSS as u32, iw: 10, cc: "reno".into(), delack: None, ..TcpConfig::default() } }
 
 /// RFC 6675 worked by hand: IW10, segment 0 lost. Dupacks 1 and 2 send one new segment each
-/// (RFC 3042 limited transmit). Dupack 3 enters recovery: FlightSize = 12 segments, so
-/// ssthresh = cwnd = 6; segment 0 is retransmitted; pipe = 1 (rexmit) + 8 (segments 4..11 not
-/// SACKed, not lost) = 9 > 6, nothing more. Each further SACK lowers pipe by one; new data flows
-/// once cwnd − pipe ≥ 1 SMSS. The cumulative ACK ends recovery.
+/// (RFC 3042 limited transmit). Dupack 3 enters recovery: FlightSize = 12 segments of which 2 were
+/// sent by limited transmit and do not count (RFC 5681 §3.2 step 2), so ssthresh = cwnd = 5;
+/// segment 0 is retransmitted; pipe = 1 (rexmit) + 8 (segments 4..11 neither SACKed nor lost)
+/// = 9. Each further SACK lowers pipe by one; new data flows once cwnd − pipe ≥ 1 SMSS (pipe 4).
+/// The cumulative ACK ends recovery with cwnd = ssthresh.
 #[test]
 fn rfc6675_recovery_step_by_step() {
     let mut t = TestSender::established(cfg());
@@ -58,25 +59,25 @@ fn rfc6675_recovery_step_by_step() {
     assert_eq!(t.take(), vec![11], "limited transmit 2");
     t.ack(0, &[(1, 4)]);
     assert_eq!(t.s.ca, CaState::Recovery);
-    assert_eq!(t.s.ssthresh(), 6 * MSS);
-    assert_eq!(t.s.cwnd(), 6 * MSS);
+    assert_eq!(t.s.ssthresh(), 5 * MSS);
+    assert_eq!(t.s.cwnd(), 5 * MSS);
     assert_eq!(t.take(), vec![0], "fast retransmit of the first unacknowledged segment");
     assert_eq!(t.s.pipe(), 9 * MSS);
-    // SACKs of segments 4, 5, 6: pipe 8, 7, 6 — still no room (cwnd − pipe < 1 SMSS).
-    for k in 5..=7 {
+    // SACKs of segments 4..7: pipe 8, 7, 6, 5 — no room yet (cwnd − pipe < 1 SMSS).
+    for k in 5..=8 {
         t.ack(0, &[(1, k)]);
-        assert!(t.take().is_empty());
+        assert!(t.take().is_empty(), "after SACK of segment {}", k - 1);
     }
-    assert_eq!(t.s.pipe(), 6 * MSS);
-    // Segment 7 SACKed: pipe 5 → one new segment (12).
-    t.ack(0, &[(1, 8)]);
+    assert_eq!(t.s.pipe(), 5 * MSS);
+    // Segment 8 SACKed: pipe 4 → one new segment (12).
+    t.ack(0, &[(1, 9)]);
     assert_eq!(t.take(), vec![12]);
     // Cumulative ACK of everything up to 12 (the retransmission arrived): recovery ends at
     // RecoveryPoint = 12 segments, cwnd stays ssthresh.
     t.advance(Time::from_ms(50));
     t.ack(12, &[]);
     assert_eq!(t.s.ca, CaState::Open);
-    assert_eq!(t.s.cwnd(), 6 * MSS);
+    assert_eq!(t.s.cwnd(), 5 * MSS);
     assert_eq!(t.s.stats.retransmits, 1);
 }
 

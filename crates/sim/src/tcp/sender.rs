@@ -132,6 +132,9 @@ pub struct Sender {
     next_send: Time,
     /// The last transmit attempt stopped because of cwnd (RFC 7661: grow only then).
     cwnd_limited: bool,
+    /// Bytes sent by limited transmit since the last new ACK (RFC 5681 §3.2 step 2: not part of
+    /// the FlightSize that sets ssthresh).
+    lt_bytes: u64,
     fin_sent: bool,
     /// Peer's sequence space: next byte expected from it (1 after its SYN, 2 after its FIN).
     rcv_nxt: u64,
@@ -183,6 +186,7 @@ impl Sender {
             rto_series: 0,
             next_send: Time::ZERO,
             cwnd_limited: false,
+            lt_bytes: 0,
             fin_sent: false,
             rcv_nxt: 0,
             stats: SenderStats::default(),
@@ -436,6 +440,7 @@ impl Sender {
         }
         self.snd_una = ackno;
         self.dupacks = 0;
+        self.lt_bytes = 0;
         self.rto_series = 0;
         self.stats.bytes_acked = (ackno - 1).min(self.data_end - 1);
         if self.stats.end_at.is_none() && !self.unlimited && ackno >= self.data_end {
@@ -521,7 +526,8 @@ impl Sender {
     fn enter_recovery(&mut self, now: Time, out: &mut Output) {
         // RFC 6675 §5 step 4.1 / RFC 6582 §3.2 step 2: RecoveryPoint = HighData.
         self.recover = self.snd_nxt;
-        self.cs.flight = self.flight_size();
+        // RFC 5681 §3.2 step 2: data sent by limited transmit is not counted.
+        self.cs.flight = self.flight_size().saturating_sub(self.lt_bytes);
         // Step 4.2: ssthresh = cwnd = max(FlightSize/2, 2·SMSS) (or the algorithm's β).
         self.cc.on_congestion_event(&mut self.cs);
         if !self.sack {
@@ -658,6 +664,9 @@ impl Sender {
                     break;
                 }
                 let seq = self.snd_nxt;
+                if lt > 0 && pipe + mss > self.cc.window(&self.cs) {
+                    self.lt_bytes += len;
+                }
                 self.snd_nxt += len;
                 self.segs.push_back(Seg { seq, len: len as u32, fin: false, sent: now, sacked: false, lost: false, rexmit: false, ever_rexmit: false });
                 let i = self.segs.len() - 1;
