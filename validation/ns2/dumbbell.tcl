@@ -1,6 +1,7 @@
 # ns-2 side of jitterlab's TCP validation: Chodorek's dumbbell with N TCP SACK FTP flows and an
 # optional bursty CBR video flow. Run by compare.py; by hand:
-#   ns dumbbell.tcl <queue DropTail|RED> <nflows> <video_mbps 0=off> <window_pkts> <duration_s> <out_prefix>
+#   ns dumbbell.tcl <queue DropTail|RED> <nflows> <video_mbps 0=off> <window_pkts> <duration_s> <out_prefix> <starts>
+# where <starts> is a comma-separated list of the TCP flows' start times in seconds.
 # Topology: S_i --100Mb/1us-- R1 --2Mb/5ms (queue 50)-- R2 --100Mb/1us-- D_i; all other queues
 # DropTail 50 (ns-2's default limit). TCP: Agent/TCP/Sack1 (1000-byte packets = 960 B payload + 40 B
 # headers), sinks Agent/TCPSink/Sack1/DelAck (interval 100 ms). Video: 1000-byte UDP packets, a
@@ -8,8 +9,8 @@
 # a UDP agent with packetSize_ 1000 splits into back-to-back packets).
 # Writes <out_prefix>.tr (bottleneck queue trace), <out_prefix>.cwnd (cwnd_ of flow 1) and prints
 # one line per TCP flow: "tcp <i> ack <highest cumulative ack in packets>".
-if {$argc != 6} {
-    puts stderr "usage: ns dumbbell.tcl queue nflows video_mbps window duration out_prefix"
+if {$argc != 7} {
+    puts stderr "usage: ns dumbbell.tcl queue nflows video_mbps window duration out_prefix starts"
     exit 2
 }
 set qtype [lindex $argv 0]
@@ -18,6 +19,7 @@ set vmbps [lindex $argv 2]
 set window [lindex $argv 3]
 set duration [lindex $argv 4]
 set prefix [lindex $argv 5]
+set starts [split [lindex $argv 6] ","]
 
 set ns [new Simulator]
 Queue set limit_ 50
@@ -54,8 +56,8 @@ for {set i 1} {$i <= $nflows} {incr i} {
     $ns connect $tcp($i) $sink($i)
     set ftp($i) [new Application/FTP]
     $ftp($i) attach-agent $tcp($i)
-    # Flows start 100 ms apart (the same offsets as the jitterlab side).
-    $ns at [expr 0.1 * ($i - 1)] "$ftp($i) start"
+    # Start times come from the caller (the same on the jitterlab side).
+    $ns at [lindex $starts [expr $i - 1]] "$ftp($i) start"
     if {$i == 1} {
         $tcp($i) attach $cw
         $tcp($i) trace cwnd_
