@@ -5,7 +5,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use jitterlab_sim::engine::ChannelSpec;
-use jitterlab_sim::packet::{Body, Ecn, PacketPool, PktId};
+use jitterlab_sim::packet::{Body, Ecn, NodeId, PacketPool, PktId};
 use jitterlab_sim::qdisc::droptail::{DropTail, Limit};
 use jitterlab_sim::qdisc::{DropReason, Qdisc, QueueStats, QueuedDrop, Verdict};
 use jitterlab_sim::record::Tables;
@@ -105,8 +105,16 @@ pub struct Run {
     pub log: Rc<RefCell<Vec<Arrival>>>,
 }
 
-/// Builds snd —access— r —bottleneck(probe)— rcv with the same rates backwards (DropTail there).
+/// Builds snd —access— r —bottleneck(probe)— rcv with the same rates backwards (DropTail there)
+/// and one connection snd → rcv.
 pub fn build(path: &Path, cfg: TcpConfig, size: Option<u64>, start: Time, rule: Rule) -> Run {
+    let (mut sim, s, d, log) = path_sim(path, rule);
+    let conn = add_connection(&mut sim, ConnSpec { name: "t".into(), role: "bulk".into(), from: s, to: d, start, size, cfg, policy: None });
+    Run { sim, conn, log }
+}
+
+/// The path alone: (sim, sender node, receiver node, probe log).
+pub fn path_sim(path: &Path, rule: Rule) -> (Sim, NodeId, NodeId, Rc<RefCell<Vec<Arrival>>>) {
     let mut sim = Sim::new(1);
     let s = sim.add_node("snd");
     let r = sim.add_node("r");
@@ -130,8 +138,7 @@ pub fn build(path: &Path, cfg: TcpConfig, size: Option<u64>, start: Time, rule: 
     sim.add_channel(ch("bottleneck", r, d, path.rate, path.delay, Box::new(probe)));
     sim.add_channel(ch("bottleneck.rev", d, r, path.rate, path.delay, Box::new(DropTail::new(Limit::Packets(100_000)))));
     sim.add_channel(ch("access.rev", r, s, path.access_rate, path.access_delay, Box::new(DropTail::new(Limit::Packets(100_000)))));
-    let conn = add_connection(&mut sim, ConnSpec { name: "t".into(), role: "bulk".into(), from: s, to: d, start, size, cfg, policy: None });
-    Run { sim, conn, log }
+    (sim, s, d, log)
 }
 
 pub fn pass() -> Rule { Box::new(|_, _, _| Fate::Pass) }
