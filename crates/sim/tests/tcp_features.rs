@@ -186,3 +186,47 @@ fn teardown() {
     assert_eq!(rcv.core.state, jitterlab_sim::tcp::receiver::State::Closed);
     assert_eq!(rcv.core.stats.bytes_in_order, 10_000);
 }
+
+/// A policy that closes the window until `open_at`, then allows `later` bytes.
+struct Gate {
+    open_at: Time,
+    later: u64,
+}
+
+impl WindowPolicy for Gate {
+    fn cap(&mut self, _flow: u32, now: Time, free: u64) -> u64 { if now < self.open_at { 0 } else { free.min(self.later) } }
+}
+
+fn gated(open_at: Time, later: u64, size: u64) -> jitterlab_sim::record::Tables {
+    let path = Path::default();
+    let (mut sim, s, d, _) = path_sim(&path, pass());
+    let policy = Rc::new(RefCell::new(Gate { open_at, later }));
+    let spec = ConnSpec { name: "g".into(), role: "bulk".into(), from: s, to: d, start: Time::ZERO, size: Some(size), cfg: reno(MSS, 10), policy: Some(policy) };
+    add_connection(&mut sim, spec);
+    sim.run_until(Time::from_secs(60));
+    sim.finish()
+}
+
+/// A zero window with nothing in flight: the sender probes on the persist timer (RTO with backoff:
+/// 0.3, 0.6, 1.2 s … after the SYN's 100 ms RTT) and resumes once a probe's ACK shows the open window.
+#[test]
+fn zero_window_is_probed() {
+    let t = gated(Time::from_secs(2), u64::MAX, 20 * MSS as u64);
+    let f = &t.tcp_flows;
+    assert_ne!(f.end_ns[0], NULL_NS, "the transfer must finish");
+    // Probes at ≈ 0.4, 1.0, 2.2 s (the third sees the window open): data starts after 2 s.
+    let first = f.first_data_ns[0];
+    assert!(first > 2_000_000_000 && first < 2_500_000_000, "{first}");
+}
+
+/// A window smaller than one segment is used as it is when nothing is in flight.
+#[test]
+fn window_below_one_segment() {
+    let t = gated(Time::ZERO, 1000, 20 * MSS as u64);
+    let f = &t.tcp_flows;
+    assert_ne!(f.end_ns[0], NULL_NS);
+    assert_eq!(f.bytes_acked[0], 20 * MSS as u64);
+    // 29 200 bytes at 1000 per round trip (≈ 101 ms): about 3 s.
+    let dur = (f.end_ns[0] - f.first_data_ns[0]) as f64 * 1e-9;
+    assert!((2.7..3.3).contains(&dur), "{dur}");
+}

@@ -302,6 +302,11 @@ impl Receiver {
             return;
         }
         if len == 0 {
+            if hdr.seq < self.rcv_nxt && !fin {
+                // A window probe (old sequence number, no data): RFC 9293 §3.10.7.4 says an
+                // unacceptable segment is answered with an ACK carrying the current window.
+                self.send_ack(now, out);
+            }
             return;
         }
         let delack = self.cfg.delack;

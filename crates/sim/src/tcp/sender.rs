@@ -98,6 +98,8 @@ pub struct SenderStats {
     pub ecn_reductions: u64,
     /// ACKs received with ECE set.
     pub ece_acks: u64,
+    /// Zero-window probes sent (RFC 9293 §3.8.6.1).
+    pub window_probes: u64,
 }
 
 pub struct Sender {
@@ -135,6 +137,8 @@ pub struct Sender {
     /// Bytes sent by limited transmit since the last new ACK (RFC 5681 §3.2 step 2: not part of
     /// the FlightSize that sets ssthresh).
     lt_bytes: u64,
+    /// The timer runs as the persist timer (zero window, nothing outstanding).
+    persist: bool,
     fin_sent: bool,
     /// Peer's sequence space: next byte expected from it (1 after its SYN, 2 after its FIN).
     rcv_nxt: u64,
@@ -187,6 +191,7 @@ impl Sender {
             next_send: Time::ZERO,
             cwnd_limited: false,
             lt_bytes: 0,
+            persist: false,
             fin_sent: false,
             rcv_nxt: 0,
             stats: SenderStats::default(),
@@ -381,6 +386,11 @@ impl Sender {
         let old_rwnd = self.rwnd;
         // RFC 9293 §3.10.7.4: SND.UNA =< SEG.ACK, so update the send window.
         self.rwnd = hdr.wnd;
+        if self.persist && self.rwnd > 0 {
+            // The window opened: the persist timer gives way to the retransmission timer.
+            self.persist = false;
+            self.cancel_rto(out);
+        }
         let ece = self.ecn_ok && hdr.flags & F::ECE != 0;
         if ece {
             self.stats.ece_acks += 1;
@@ -574,6 +584,20 @@ impl Sender {
                 self.rtt.backoff();
                 self.send_syn(now, out);
             }
+            State::Established if self.persist && self.snd_una == self.snd_nxt => {
+                // RFC 9293 §3.8.6.1 window probe; like Linux, a zero-length segment with an old
+                // sequence number, which the receiver must acknowledge with its current window.
+                self.persist = false;
+                self.rtt.backoff();
+                let hdr = TcpHeader { seq: self.snd_una - 1, ack: self.rcv_nxt, flags: F::ACK, wnd: 65_535, ..Default::default() };
+                out.segs.push(OutSeg { hdr, ect: false, size: HEADER_BYTES });
+                self.stats.window_probes += 1;
+                self.transmit(now, out);
+                if self.rto_at.is_none() {
+                    self.persist = true;
+                    self.arm_rto(now, out);
+                }
+            }
             State::Established | State::FinWait1 if self.snd_una < self.snd_nxt => {
                 self.stats.timeouts += 1;
                 self.cs.flight = self.flight_size();
@@ -658,10 +682,23 @@ impl Sender {
             }
             // Rule (2): new data within the peer's window (RFC 5681 §3: min(cwnd, rwnd)).
             if self.snd_nxt < self.data_end {
-                let len = (self.data_end - self.snd_nxt).min(mss);
+                let mut len = (self.data_end - self.snd_nxt).min(mss);
                 if self.snd_nxt + len - self.snd_una > self.rwnd {
-                    self.cwnd_limited = false;
-                    break;
+                    let usable = (self.snd_una + self.rwnd).saturating_sub(self.snd_nxt);
+                    if self.snd_nxt == self.snd_una && usable > 0 {
+                        // RFC 9293 §3.8.6.2.1: with nothing in flight a window smaller than a
+                        // segment is used as it is (otherwise the connection would stall).
+                        len = usable;
+                    } else {
+                        if self.snd_nxt == self.snd_una && self.rto_at.is_none() {
+                            // RFC 9293 §3.8.6.1: zero window, nothing in flight → persist timer
+                            // (the retransmission timer with its backoff) to probe the window.
+                            self.persist = true;
+                            self.arm_rto(now, out);
+                        }
+                        self.cwnd_limited = false;
+                        break;
+                    }
                 }
                 let seq = self.snd_nxt;
                 if lt > 0 && pipe + mss > self.cc.window(&self.cs) {
