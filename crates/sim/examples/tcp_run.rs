@@ -88,8 +88,18 @@ fn main() {
         .filter(|fl| fl.kind == "audio" || fl.kind == "video")
         .map(|fl| {
             let c = t.counters(fl.flow_id);
+            // One-way delays (ms) of this flow's received packets sent while TCP was active.
+            let m = &t.media;
+            let (a, b) = (t.tcp_start_ns, t.tcp_end_ns);
+            let mut owd: Vec<f64> = (0..m.len())
+                .filter(|&k| m.flow_id[k] == fl.flow_id && m.recv_ns[k] != NULL_NS && (a == NULL_NS || (m.send_ns[k] >= a && m.send_ns[k] <= b)))
+                .map(|k| (m.recv_ns[k] - m.send_ns[k]) as f64 * 1e-6)
+                .collect();
+            owd.sort_by(|x, y| x.total_cmp(y));
+            let q = |p: f64| if owd.is_empty() { Value::Null } else { json!(owd[((owd.len() - 1) as f64 * p).round() as usize]) };
             json!({"flow": fl.flow_id, "name": fl.name, "sent": c.sent_pkts, "dropped": c.dropped_pkts, "delivered_bytes": c.delivered_bytes,
-                   "loss": if c.sent_pkts > 0 { c.dropped_pkts as f64 / c.sent_pkts as f64 } else { 0.0 }})
+                   "loss": if c.sent_pkts > 0 { c.dropped_pkts as f64 / c.sent_pkts as f64 } else { 0.0 },
+                   "owd_ms_during_tcp": {"min": q(0.0), "p10": q(0.1), "p50": q(0.5), "p90": q(0.9), "max": q(1.0)}})
         })
         .collect();
     let chans: Vec<Value> = t.channels.iter().map(|c| json!({"name": c.name, "drops": c.stats.dropped_pkts(), "arrived": c.stats.arrived_pkts, "marks": c.stats.marked_pkts})).collect();
