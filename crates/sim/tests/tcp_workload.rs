@@ -61,6 +61,15 @@ fn bulk_with_random_start() {
     assert_eq!(a.tcp_flows.bytes_acked[0], 200_000);
 }
 
+/// `rwnd = "20pkt"` (Chodorek's receiver window of 20 packets) caps each flow at 20 MSS in flight.
+#[test]
+fn rwnd_in_packets() {
+    let v = access(json!([{"kind": "ftp", "from": "server", "to": "client", "mss": "960B", "rwnd": "20pkt", "cc": "reno", "series": true}]), "3s");
+    let t = run(&v);
+    let max = t.tcp_series.inflight.iter().max().copied().unwrap();
+    assert_eq!(max, 20 * 960);
+}
+
 /// FTP flows never finish; staggered starts are distinct and after `start`.
 #[test]
 fn ftp_flows_with_stagger() {
@@ -96,5 +105,7 @@ fn errors_name_the_key() {
     bad(json!({"start": {"dist": "uniform", "min": "2s", "max": "1s"}}), "traffic[0].start.max");
     bad(json!({"abc": 0}), "traffic[0].abc");
     bad(json!({"colour": "red"}), "traffic[0].colour");
+    bad(json!({"rwnd": "20pkt", "rcvbuf": "1MB"}), "traffic[0].rwnd");
+    bad(json!({"rwnd": "100B"}), "traffic[0].rwnd");
     bad(json!({"to": "nowhere"}), "traffic[0].to");
 }

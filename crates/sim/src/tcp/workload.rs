@@ -14,13 +14,13 @@
 //!
 //! TCP keys shared by the three kinds (defaults from [`TcpConfig::default`]): `mss`, `iw`, `cc`
 //! (reno | cubic), `recovery` (sack | newreno), `limited_transmit`, `min_rto`, `delack` (a duration
-//! or "off"), `rcvbuf`, `wscale`, `ecn`, `pacing`, `abc` (false, true = L 2, or L), `ssthresh`
+//! or "off"), `rcvbuf` or its alias `rwnd` (bytes, or "20pkt" = 20 MSS), `wscale`, `ecn`, `pacing`, `abc` (false, true = L 2, or L), `ssthresh`
 //! (initial, bytes), `series` (record `tcp_series`).
 use serde_json::Value;
 
 use super::agent::{add_connection, ConnSpec};
 use super::{cc, Recovery, TcpConfig};
-use crate::config::{parse_duration, ConfigError, Params};
+use crate::config::{parse_duration, ConfigError, Params, Size};
 use crate::rng::Rng;
 use crate::scenario::Build;
 use crate::time::Time;
@@ -111,16 +111,28 @@ pub fn tcp_config(p: &mut Params) -> Result<TcpConfig, ConfigError> {
         }
         Some(_) => return Err(p.err("delack", "expected a duration like \"40ms\" or \"off\"")),
     };
-    let rcvbuf = p.bytes_opt("rcvbuf")?.unwrap_or(d.rcvbuf);
+    // `rcvbuf` and its alias `rwnd`: bytes, or packets of one MSS ("20pkt", as ns-2's window_).
+    let mut win = |key: &str| -> Result<Option<u64>, ConfigError> {
+        Ok(p.size_opt(key)?.map(|s| match s {
+            Size::Bytes(b) => b,
+            Size::Packets(n) => n.saturating_mul(mss),
+        }))
+    };
+    let rcvbuf = match (win("rcvbuf")?, win("rwnd")?) {
+        (Some(_), Some(_)) => return Err(p.err("rwnd", "give either rcvbuf or rwnd, not both")),
+        (Some(b), None) | (None, Some(b)) => b,
+        (None, None) => d.rcvbuf,
+    };
+    let rkey = if p.has("rwnd") { "rwnd" } else { "rcvbuf" };
     if rcvbuf < mss {
-        return Err(p.err("rcvbuf", format!("must hold at least one segment ({mss} B), got {rcvbuf} B")));
+        return Err(p.err(rkey, format!("must hold at least one segment ({mss} B), got {rcvbuf} B")));
     }
     let wscale = p.bool_or("wscale", d.wscale)?;
     if !wscale && rcvbuf > 65_535 {
-        return Err(p.err("rcvbuf", format!("above 65535 B needs wscale = true, got {rcvbuf} B")));
+        return Err(p.err(rkey, format!("above 65535 B needs wscale = true, got {rcvbuf} B")));
     }
     if rcvbuf > (65_535u64 << super::MAX_WSCALE) {
-        return Err(p.err("rcvbuf", "exceeds the largest scaled window (65535·2^14 B)"));
+        return Err(p.err(rkey, "exceeds the largest scaled window (65535·2^14 B)"));
     }
     let ecn = p.bool_or("ecn", d.ecn)?;
     let pacing = p.bool_or("pacing", d.pacing)?;
