@@ -80,7 +80,8 @@ def run_ns2(queue, nflows, video_mbps, window, duration, starts):
 
 def scenario_json(queue, nflows, video_mbps, window, duration, starts):
     pairs = nflows + (1 if video_mbps else 0)
-    tcp = {"mss": f"{MSS}B", "iw": 2, "cc": "reno", "recovery": "sack", "delack": "100ms", "min_rto": "200ms",
+    # ns-2 Sack1 has no lost-retransmission detection: RFC 6675 as written.
+    tcp = {"mss": f"{MSS}B", "iw": 2, "cc": "reno", "recovery": "sack", "lost_retransmit": False, "delack": "100ms", "min_rto": "200ms", "rto": "rfc6298",
            "rcvbuf": f"{window * MSS}B", "series": True}
     traffic = [dict(kind="ftp", name=f"tcp{i}", **{"from": f"s{i}", "to": f"d{i}"}, start=f"{int(round(starts[i - 1] * 1e6))}us", **tcp)
                for i in range(1, nflows + 1)]

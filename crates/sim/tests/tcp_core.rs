@@ -121,12 +121,12 @@ fn several_losses_in_one_window_sack() {
     assert_eq!(reductions, 1, "one window reduction per window of losses");
 }
 
-/// A lost retransmission cannot be repaired by SACK recovery (RFC 6675 has no detection for it):
-/// the retransmission timer fires once.
+/// A lost retransmission cannot be repaired by SACK recovery as RFC 6675 specifies it (no
+/// detection for it): the retransmission timer fires once.
 #[test]
 fn lost_retransmission_triggers_rto() {
     let path = Path::default();
-    let cfg = TcpConfig { initial_ssthresh: 20 * MSS as u64, ..reno(MSS, 10) };
+    let cfg = TcpConfig { initial_ssthresh: 20 * MSS as u64, lost_retransmit: false, ..reno(MSS, 10) };
     let run = build(&path, cfg, Some(300 * MSS as u64), Time::ZERO, drop_segs(MSS, vec![(100, 0), (100, 1)]));
     let (t, log) = run_to_end(run, Time::from_secs(30));
     let f = &t.tcp_flows;
@@ -137,6 +137,26 @@ fn lost_retransmission_triggers_rto() {
     let tx: Vec<Time> = log.borrow().iter().filter(|a| a.seq == seq && a.len > 0).map(|a| a.t).collect();
     assert_eq!(tx.len(), 3);
     assert!(tx[2] - tx[1] >= Time::from_ms(200), "{:?}", tx);
+}
+
+/// With Linux's lost-retransmission detection (the default), the same loss is repaired within
+/// recovery: new data sent after the retransmission is SACKed, which shows the retransmission was
+/// lost, and it goes out again about one round trip later, without a timeout.
+#[test]
+fn lost_retransmission_detected_from_sack() {
+    let path = Path::default();
+    let cfg = TcpConfig { initial_ssthresh: 20 * MSS as u64, ..reno(MSS, 10) };
+    assert!(cfg.lost_retransmit);
+    let run = build(&path, cfg, Some(300 * MSS as u64), Time::ZERO, drop_segs(MSS, vec![(100, 0), (100, 1)]));
+    let (t, log) = run_to_end(run, Time::from_secs(30));
+    let f = &t.tcp_flows;
+    assert_eq!(f.timeouts[0], 0);
+    assert_eq!(f.retransmits[0], 2);
+    let seq = 1 + 100 * MSS as u64;
+    let tx: Vec<Time> = log.borrow().iter().filter(|a| a.seq == seq && a.len > 0).map(|a| a.t).collect();
+    assert_eq!(tx.len(), 3);
+    let rtt = path.rtt(PKT, ACK);
+    assert!(tx[2] - tx[1] >= rtt && tx[2] - tx[1] < rtt + Time::from_ms(20), "{:?}", tx);
 }
 
 /// Losing the last segment leaves no later data to produce duplicate ACKs: the RTO repairs it,

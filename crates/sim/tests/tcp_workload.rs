@@ -109,3 +109,35 @@ fn errors_name_the_key() {
     bad(json!({"rwnd": "100B"}), "traffic[0].rwnd");
     bad(json!({"to": "nowhere"}), "traffic[0].to");
 }
+
+/// Sanity check against the testbed notes (shared/testbed-notes.md): a CUBIC download over 4 Mbit/s,
+/// 20 ms each way, pfifo 500 kept the queue between ~0.9 and 1.43 s (median audio OWD 1.1–1.19 s)
+/// and took ~60 s for 28 MB. With the Linux-like defaults the simulator's audio OWD while the
+/// transfer runs has p10 ≈ 0.98 s, median ≈ 1.17 s and never exceeds the 500-packet queue plus the
+/// path (1.41 s); no timeout (the first slow start overshoots and recovers by SACK).
+#[test]
+fn cubic_bulk_fills_the_deep_buffer_like_linux() {
+    let v = json!({
+        "name": "tb", "duration": "75s",
+        "access": {"core_rate": "100Mbit", "core_delay": "1ms", "down_rate": "4Mbit", "down_delay": "20ms",
+                   "up_rate": "4Mbit", "up_delay": "20ms", "down_queue": {"kind": "droptail", "limit": "500pkt"}},
+        "traffic": [{"kind": "audio", "name": "audio", "from": "server", "to": "client"},
+                    {"kind": "bulk", "name": "bulk", "from": "server", "to": "client", "size": "28MB", "start": "2s", "mss": "1448B"}],
+    });
+    let t = run(&v);
+    let f = &t.tcp_flows;
+    assert_eq!(f.cc[0], "cubic");
+    assert_eq!(f.timeouts[0], 0);
+    let secs = (f.end_ns[0] - f.syn_ns[0]) as f64 * 1e-9;
+    assert!((56.0..62.0).contains(&secs), "transfer took {secs} s");
+    let m = &t.media;
+    let mut owd: Vec<f64> = (0..m.len())
+        .filter(|&k| m.recv_ns[k] != NULL_NS && m.send_ns[k] >= t.tcp_start_ns && m.send_ns[k] <= t.tcp_end_ns)
+        .map(|k| (m.recv_ns[k] - m.send_ns[k]) as f64 * 1e-9)
+        .collect();
+    owd.sort_by(|a, b| a.total_cmp(b));
+    let q = |p: f64| owd[((owd.len() - 1) as f64 * p) as usize];
+    assert!(q(0.5) > 1.05 && q(0.5) < 1.25, "median {}", q(0.5));
+    assert!(q(0.1) > 0.85, "p10 {}", q(0.1));
+    assert!(q(1.0) < 1.45, "max {}", q(1.0));
+}

@@ -52,8 +52,13 @@ pub struct TcpConfig {
     pub recovery: Recovery,
     /// RFC 3042 limited transmit.
     pub limited_transmit: bool,
+    /// Detect lost retransmissions from SACK information during recovery, as Linux's
+    /// `tcp_mark_lost_retrans` (an extension of RFC 6675, whose sender waits for the RTO).
+    pub lost_retransmit: bool,
     /// Lower bound of RTO (RFC 6298 §2.4: 1 s; Linux: 200 ms).
     pub min_rto: Time,
+    /// Compute RTO as Linux does: SRTT + max(4·RTTVAR, min_rto) (see [`rtt::RttEstimator::linux`]).
+    pub rto_linux: bool,
     /// Delayed-ACK timer; None = ACK every segment (RFC 5681 §4.2 allows up to 500 ms; Linux 40 ms).
     pub delack: Option<Time>,
     /// Receive buffer in bytes: the most the receiver will advertise.
@@ -73,8 +78,10 @@ pub struct TcpConfig {
 }
 
 impl Default for TcpConfig {
-    /// Linux-like defaults: MSS 1460 (1500-byte packets), IW10, CUBIC, SACK, limited transmit,
-    /// min RTO 200 ms, delayed ACK 40 ms, 3 MiB receive window (tcp_rmem max 6 MiB with
+    /// Linux-like defaults: MSS 1460 (1500-byte packets), IW10, CUBIC, SACK with Linux's
+    /// lost-retransmission detection, limited transmit,
+    /// min RTO 200 ms applied as Linux does (to the variance term), delayed ACK 40 ms,
+    /// 3 MiB receive window (tcp_rmem max 6 MiB with
     /// tcp_adv_win_scale = 1), window scaling on, ECN and pacing off.
     fn default() -> Self {
         TcpConfig {
@@ -83,7 +90,9 @@ impl Default for TcpConfig {
             cc: "cubic".into(),
             recovery: Recovery::Sack,
             limited_transmit: true,
+            lost_retransmit: true,
             min_rto: Time::from_ms(200),
+            rto_linux: true,
             delack: Some(Time::from_ms(40)),
             rcvbuf: 3 * 1024 * 1024,
             wscale: true,

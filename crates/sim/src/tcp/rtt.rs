@@ -22,14 +22,21 @@ pub struct RttEstimator {
     /// Backoff exponent (number of consecutive timeouts since the last valid sample).
     backoff: u32,
     min_rto: Time,
+    /// Linux's form: the floor bounds the variance term (RTO = SRTT + max(4·RTTVAR, min_rto)).
+    linux: bool,
     latest: Option<Time>,
     min_rtt: Option<Time>,
 }
 
 impl RttEstimator {
     pub fn new(min_rto: Time) -> Self {
-        RttEstimator { srtt: None, rttvar: Time::ZERO, base_rto: INITIAL_RTO.max(min_rto), backoff: 0, min_rto, latest: None, min_rtt: None }
+        RttEstimator { srtt: None, rttvar: Time::ZERO, base_rto: INITIAL_RTO.max(min_rto), backoff: 0, min_rto, linux: false, latest: None, min_rtt: None }
     }
+
+    /// Linux's RTO (`tcp_rtt_estimator` keeps RTTVAR ≥ tcp_rto_min, `__tcp_set_rto` adds it to
+    /// SRTT): RTO = SRTT + max(4·RTTVAR, min_rto) instead of RFC 6298's max(min_rto, SRTT + 4·RTTVAR).
+    /// The two agree for short RTTs; with a deep queue (SRTT ≫ min_rto) Linux's stays min_rto above SRTT.
+    pub fn linux(min_rto: Time) -> Self { RttEstimator { linux: true, ..Self::new(min_rto) } }
 
     /// A valid sample R (Karn-clean). RFC 6298 §2.2 for the first, §2.3 afterwards (alpha = 1/8,
     /// beta = 1/4); a new sample also collapses any backoff (§5, last paragraph).
@@ -51,8 +58,11 @@ impl RttEstimator {
         }
         let s = self.srtt.unwrap_or(r);
         // RTO <- SRTT + max (G, K*RTTVAR), K = 4; then the floor (§2.4) and ceiling (§2.5).
-        let rto = s + CLOCK_G.max(self.rttvar.mul(4));
-        self.base_rto = rto.max(self.min_rto).min(MAX_RTO);
+        self.base_rto = if self.linux {
+            (s + self.rttvar.mul(4).max(self.min_rto)).min(MAX_RTO)
+        } else {
+            (s + CLOCK_G.max(self.rttvar.mul(4))).max(self.min_rto).min(MAX_RTO)
+        };
         self.backoff = 0;
     }
 
@@ -108,6 +118,27 @@ mod tests {
         e.sample(Time::from_ms(110));
         assert_eq!(e.backoff_count(), 0);
     }
+    #[test]
+    fn linux_form_floors_the_variance_term() {
+        // SRTT 1.4 s with a steady queue (RTTVAR 5 ms): RFC 6298 gives 1.42 s, Linux 1.6 s.
+        let mut r = RttEstimator::new(Time::from_ms(200));
+        let mut l = RttEstimator::linux(Time::from_ms(200));
+        r.sample(Time::from_ms(1400));
+        l.sample(Time::from_ms(1400));
+        for _ in 0..40 {
+            r.sample(Time::from_ms(1400));
+            l.sample(Time::from_ms(1400));
+        }
+        assert_eq!(l.rto(), Time::from_ms(1600));
+        assert!(r.rto() < Time::from_ms(1410), "{:?}", r.rto());
+        // Short RTT: both 200 ms floors agree.
+        let mut l = RttEstimator::linux(Time::from_ms(200));
+        for _ in 0..40 {
+            l.sample(Time::from_ms(10));
+        }
+        assert_eq!(l.rto(), Time::from_ms(210));
+    }
+
     #[test]
     fn min_rto_floor() {
         let mut e = RttEstimator::new(Time::from_secs(1));

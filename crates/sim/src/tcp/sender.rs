@@ -56,6 +56,8 @@ pub struct Seg {
     pub rexmit: bool,
     /// Ever retransmitted (Karn's rule, RFC 6298 §3).
     pub ever_rexmit: bool,
+    /// SND.NXT when it was last retransmitted (Linux's lost-retransmission detection).
+    pub rexmit_nxt: u64,
 }
 
 impl Seg {
@@ -100,6 +102,8 @@ pub struct SenderStats {
     pub ece_acks: u64,
     /// Zero-window probes sent (RFC 9293 §3.8.6.1).
     pub window_probes: u64,
+    /// Retransmissions found lost from SACK information (`lost_retransmit`).
+    pub lost_retransmits: u64,
 }
 
 pub struct Sender {
@@ -166,7 +170,7 @@ impl Sender {
         };
         Sender {
             sack: cfg.recovery == Recovery::Sack,
-            rtt: RttEstimator::new(cfg.min_rto),
+            rtt: if cfg.rto_linux { RttEstimator::linux(cfg.min_rto) } else { RttEstimator::new(cfg.min_rto) },
             cfg,
             state: State::Closed,
             ca: CaState::Open,
@@ -377,6 +381,20 @@ impl Sender {
         }
     }
 
+    /// Linux's `tcp_mark_lost_retrans` (not in RFC 6675): a retransmission is lost when data sent
+    /// after it (beyond the SND.NXT of its sending) has been SACKed; it becomes eligible for
+    /// NextSeg rule (1) again instead of waiting for the RTO.
+    fn mark_lost_retransmits(&mut self) {
+        let high = self.high_sacked;
+        for g in self.segs.iter_mut() {
+            if g.rexmit && !g.sacked && high > g.rexmit_nxt {
+                g.rexmit = false;
+                g.lost = true;
+                self.stats.lost_retransmits += 1;
+            }
+        }
+    }
+
     fn on_ack(&mut self, hdr: &TcpHeader, now: Time, out: &mut Output) {
         let ackno = hdr.ack;
         if ackno > self.snd_nxt || ackno < self.snd_una {
@@ -409,6 +427,9 @@ impl Sender {
         }
         if self.sack && newly_sacked > 0 {
             self.mark_lost();
+            if self.cfg.lost_retransmit && self.ca == CaState::Recovery {
+                self.mark_lost_retransmits();
+            }
             // RFC 6675 §5 step 3(b): enter recovery when IsLost(HighACK + 1), even below DupThresh.
             if self.ca == CaState::Open && self.dupacks > 0 && self.segs.front().is_some_and(|g| g.lost && !g.fin) && self.snd_una > self.recover {
                 self.enter_recovery(now, out);
@@ -553,9 +574,6 @@ impl Sender {
             g.lost = true;
         }
         self.retransmit_front(now, out);
-        // As Linux (tcp_xmit_retransmit_queue), the timer restarts when the head is retransmitted,
-        // so a lost fast retransmission is timed from its own transmission.
-        self.arm_rto(now, out);
     }
 
     fn on_ece(&mut self) {
@@ -705,7 +723,7 @@ impl Sender {
                     self.lt_bytes += len;
                 }
                 self.snd_nxt += len;
-                self.segs.push_back(Seg { seq, len: len as u32, fin: false, sent: now, sacked: false, lost: false, rexmit: false, ever_rexmit: false });
+                self.segs.push_back(Seg { seq, len: len as u32, fin: false, sent: now, sacked: false, lost: false, rexmit: false, ever_rexmit: false, rexmit_nxt: 0 });
                 let i = self.segs.len() - 1;
                 self.send_seg(i, false, now, out);
                 continue;
@@ -715,7 +733,7 @@ impl Sender {
                 self.fin_sent = true;
                 let seq = self.snd_nxt;
                 self.snd_nxt += 1;
-                self.segs.push_back(Seg { seq, len: 1, fin: true, sent: now, sacked: false, lost: false, rexmit: false, ever_rexmit: false });
+                self.segs.push_back(Seg { seq, len: 1, fin: true, sent: now, sacked: false, lost: false, rexmit: false, ever_rexmit: false, rexmit_nxt: 0 });
                 let i = self.segs.len() - 1;
                 self.send_seg(i, false, now, out);
                 self.state = State::FinWait1;
@@ -745,9 +763,11 @@ impl Sender {
         if is_rexmit {
             g.rexmit = true;
             g.ever_rexmit = true;
+            g.rexmit_nxt = self.snd_nxt;
             g.sent = now;
         }
         let payload = if g.fin { 0 } else { g.len };
+        let head_rexmit = is_rexmit && i == 0;
         let mut flags = F::ACK;
         if g.fin {
             flags |= F::FIN;
@@ -769,6 +789,11 @@ impl Sender {
             if self.stats.first_data_at.is_none() {
                 self.stats.first_data_at = Some(now);
             }
+        }
+        if head_rexmit {
+            // As Linux (tcp_xmit_retransmit_queue), the timer restarts whenever the first
+            // unacknowledged segment is retransmitted, so it times that retransmission.
+            self.arm_rto(now, out);
         }
         if self.cfg.pacing {
             if let Some(rate) = self.cc.pacing_rate(&self.cs) {

@@ -13,7 +13,7 @@
 //! from the stream "traffic:NAME" of the run's seed.
 //!
 //! TCP keys shared by the three kinds (defaults from [`TcpConfig::default`]): `mss`, `iw`, `cc`
-//! (reno | cubic), `recovery` (sack | newreno), `limited_transmit`, `min_rto`, `delack` (a duration
+//! (reno | cubic), `recovery` (sack | newreno), `limited_transmit`, `lost_retransmit`, `min_rto`, `rto` (rfc6298 | linux), `delack` (a duration
 //! or "off"), `rcvbuf` or its alias `rwnd` (bytes, or "20pkt" = 20 MSS), `wscale`, `ecn`, `pacing`, `abc` (false, true = L 2, or L), `ssthresh`
 //! (initial, bytes), `series` (record `tcp_series`).
 use serde_json::Value;
@@ -94,10 +94,12 @@ pub fn tcp_config(p: &mut Params) -> Result<TcpConfig, ConfigError> {
         _ => Recovery::NewReno,
     };
     let limited_transmit = p.bool_or("limited_transmit", d.limited_transmit)?;
+    let lost_retransmit = p.bool_or("lost_retransmit", d.lost_retransmit)?;
     let min_rto = p.duration_or("min_rto", d.min_rto)?;
     if min_rto == Time::ZERO {
         return Err(p.err("min_rto", "must be > 0"));
     }
+    let rto_linux = p.choice("rto", &["rfc6298", "linux"], Some(if d.rto_linux { "linux" } else { "rfc6298" }))? == "linux";
     let delack = match p.value_opt("delack") {
         None => d.delack,
         Some(Value::Bool(false)) => None,
@@ -151,7 +153,7 @@ pub fn tcp_config(p: &mut Params) -> Result<TcpConfig, ConfigError> {
         None => d.initial_ssthresh,
     };
     let series = p.bool_or("series", false)?;
-    Ok(TcpConfig { mss: mss as u32, iw: iw as u32, cc, recovery, limited_transmit, min_rto, delack, rcvbuf, wscale, ecn, pacing, abc, initial_ssthresh, series })
+    Ok(TcpConfig { mss: mss as u32, iw: iw as u32, cc, recovery, limited_transmit, lost_retransmit, min_rto, rto_linux, delack, rcvbuf, wscale, ecn, pacing, abc, initial_ssthresh, series })
 }
 
 struct Common {
