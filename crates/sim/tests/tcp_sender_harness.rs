@@ -26,7 +26,7 @@ impl TestSender {
         assert_eq!(t.s.state, State::Established);
         t
     }
-    fn advance(&mut self, d: Time) { self.now = self.now + d; }
+    fn advance(&mut self, d: Time) { self.now += d; }
     /// Segment indices (seq = 1 + i·MSS) sent since the last call.
     fn take(&mut self) -> Vec<u64> { self.out.segs.drain(..).map(|g| if g.hdr.len > 0 { (g.hdr.seq - 1) / MSS } else { u64::MAX }).collect() }
     /// An ACK for segments below `upto` with SACK blocks given as segment index ranges [a, b).

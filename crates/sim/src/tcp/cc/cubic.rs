@@ -160,7 +160,7 @@ mod tests {
                 let mss = s.mss;
                 c.on_ack(&mut s, mss);
             }
-            t = t + rtt;
+            t += rtt;
             if round % 10 == 9 {
                 // End of the round: t seconds since the epoch began at the first ACK (t = 0).
                 // RFC 9438 §4.3: W_est grows by α = 3(1−β)/(1+β) = 0.5294 segments per RTT from
