@@ -193,10 +193,21 @@ fn add_flows(b: &mut Build, c: Common, role: &str, sizes: &[Option<u64>]) {
     }
 }
 
+/// Largest transfer accepted (sequence numbers are 64-bit and must not approach overflow).
+pub const MAX_SIZE: u64 = 1 << 60;
+
+fn size(p: &mut Params) -> Result<u64, ConfigError> {
+    let s = p.bytes("size")?;
+    if s > MAX_SIZE {
+        return Err(p.err("size", format!("must be at most 2^60 bytes, got {s} B")));
+    }
+    Ok(s)
+}
+
 /// `kind = "bulk"`.
 pub fn build_bulk(p: &mut Params, b: &mut Build) -> Result<(), ConfigError> {
     let c = common(p, b, "bulk")?;
-    let size = p.bytes("size")?;
+    let size = size(p)?;
     let sizes = vec![Some(size); c.flows as usize];
     add_flows(b, c, "bulk", &sizes);
     Ok(())
@@ -205,7 +216,7 @@ pub fn build_bulk(p: &mut Params, b: &mut Build) -> Result<(), ConfigError> {
 /// `kind = "web"`: n parallel connections sharing `size`.
 pub fn build_web(p: &mut Params, b: &mut Build) -> Result<(), ConfigError> {
     let c = common(p, b, "web")?;
-    let total = p.bytes("size")?;
+    let total = size(p)?;
     let n = c.flows;
     if total < n {
         return Err(p.err("size", format!("must be at least one byte per connection ({n}), got {total} B")));
