@@ -105,7 +105,7 @@ impl Receiver {
         match self.state {
             // RFC 9293 §3.10.7.2 LISTEN: a SYN → send SYN-ACK, SYN-RECEIVED.
             State::Listen if syn => {
-                self.rcv_nxt = hdr.seq + 1;
+                self.rcv_nxt = hdr.seq.saturating_add(1);
                 // RFC 7323 §2.2: scale only when both SYNs carry the option.
                 self.ws_ok = self.cfg.wscale && hdr.wscale.is_some();
                 self.shift = if self.ws_ok { wscale_for(self.cfg.rcvbuf) } else { 0 };
@@ -253,6 +253,13 @@ impl Receiver {
         }
         let len = hdr.len as u64;
         let fin = hdr.flags & F::FIN != 0;
+        // RFC 9293 §3.10.7.4 acceptability: data must start inside the receive window (we allow the
+        // whole buffer beyond RCV.NXT, and anything below the right edge already offered).
+        let limit = self.right_edge.max(self.rcv_nxt.saturating_add(self.cfg.rcvbuf));
+        if len > 0 && (hdr.seq.checked_add(len).is_none() || hdr.seq >= limit) {
+            self.send_ack(now, out);
+            return;
+        }
         if len > 0 {
             self.stats.segments += 1;
             let (s, e) = (hdr.seq, hdr.seq + len);
@@ -290,7 +297,7 @@ impl Receiver {
                 immediate = true;
             }
         }
-        if fin && hdr.seq + len == self.rcv_nxt {
+        if fin && hdr.seq.checked_add(len) == Some(self.rcv_nxt) {
             // RFC 9293 §3.10.7.4 eighth: FIN in order → ACK it; we have nothing more to send, so our
             // FIN goes with the ACK (CLOSE-WAIT → LAST-ACK at once).
             self.rcv_nxt += 1;

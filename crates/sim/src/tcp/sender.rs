@@ -319,7 +319,7 @@ impl Sender {
     fn on_syn_ack(&mut self, hdr: &TcpHeader, now: Time, out: &mut Output) {
         self.snd_una = 1;
         self.snd_nxt = 1;
-        self.rcv_nxt = hdr.seq + 1;
+        self.rcv_nxt = hdr.seq.saturating_add(1);
         // RFC 7323 §2.2: the SYN-ACK's window is never scaled; the header carries bytes already.
         self.rwnd = hdr.wnd;
         self.ecn_ok = self.cfg.ecn && hdr.flags & F::ECE != 0 && hdr.flags & F::CWR == 0;
