@@ -107,6 +107,9 @@ fn errors_name_the_key() {
     bad(json!({"colour": "red"}), "traffic[0].colour");
     bad(json!({"rwnd": "20pkt", "rcvbuf": "1MB"}), "traffic[0].rwnd");
     bad(json!({"rwnd": "100B"}), "traffic[0].rwnd");
+    bad(json!({"sack": true, "recovery": "sack"}), "traffic[0].sack");
+    bad(json!({"wscale": 15}), "traffic[0].wscale");
+    bad(json!({"delack": 0}), "traffic[0].delack");
     bad(json!({"to": "nowhere"}), "traffic[0].to");
 }
 
@@ -140,4 +143,15 @@ fn cubic_bulk_fills_the_deep_buffer_like_linux() {
     assert!(q(0.5) > 1.05 && q(0.5) < 1.25, "median {}", q(0.5));
     assert!(q(0.1) > 0.85, "p10 {}", q(0.1));
     assert!(q(1.0) < 1.45, "max {}", q(1.0));
+}
+
+/// The short forms of the TCP keys: `sack = false` (NewReno), `delack = 200` (ms), `wscale = 2`.
+/// Shift 2 caps the window at 65535·4 = 262 140 B although the buffer is 1 MB; the 500-packet
+/// queue would let an unlimited flow reach ≈ 750 kB in flight, so the cap is what binds.
+#[test]
+fn short_key_forms() {
+    let v = access(json!([{"kind": "ftp", "from": "server", "to": "client", "sack": false, "delack": 200, "wscale": 2, "rcvbuf": "1MB", "cc": "reno", "series": true}]), "20s");
+    let t = run(&v);
+    let max = t.tcp_series.inflight.iter().max().copied().unwrap();
+    assert!((250_000..=262_140).contains(&max), "{max}");
 }

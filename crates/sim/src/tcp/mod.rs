@@ -65,6 +65,8 @@ pub struct TcpConfig {
     pub rcvbuf: u64,
     /// Offer the window scale option (RFC 7323 §2).
     pub wscale: bool,
+    /// The receiver's shift when scaling is on; None = the smallest that covers `rcvbuf`.
+    pub wscale_shift: Option<u8>,
     /// Negotiate ECN (RFC 3168 §6.1.1).
     pub ecn: bool,
     /// Pace segments at the congestion controller's pacing rate.
@@ -96,6 +98,7 @@ impl Default for TcpConfig {
             delack: Some(Time::from_ms(40)),
             rcvbuf: 3 * 1024 * 1024,
             wscale: true,
+            wscale_shift: None,
             ecn: false,
             pacing: false,
             abc: None,

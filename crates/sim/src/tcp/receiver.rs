@@ -108,7 +108,7 @@ impl Receiver {
                 self.rcv_nxt = hdr.seq.saturating_add(1);
                 // RFC 7323 §2.2: scale only when both SYNs carry the option.
                 self.ws_ok = self.cfg.wscale && hdr.wscale.is_some();
-                self.shift = if self.ws_ok { wscale_for(self.cfg.rcvbuf) } else { 0 };
+                self.shift = if self.ws_ok { self.cfg.wscale_shift.unwrap_or_else(|| wscale_for(self.cfg.rcvbuf)).min(MAX_WSCALE) } else { 0 };
                 // RFC 3168 §6.1.1: an ECN-setup SYN has ECE and CWR.
                 self.ecn_ok = self.cfg.ecn && hdr.flags & F::ECE != 0 && hdr.flags & F::CWR != 0;
                 if let Some(p) = &self.policy {

@@ -13,8 +13,8 @@
 //! from the stream "traffic:NAME" of the run's seed.
 //!
 //! TCP keys shared by the three kinds (defaults from [`TcpConfig::default`]): `mss`, `iw`, `cc`
-//! (reno | cubic), `recovery` (sack | newreno), `limited_transmit`, `lost_retransmit`, `min_rto`, `rto` (rfc6298 | linux), `delack` (a duration
-//! or "off"), `rcvbuf` or its alias `rwnd` (bytes, or "20pkt" = 20 MSS), `wscale`, `ecn`, `pacing`, `abc` (false, true = L 2, or L), `ssthresh`
+//! (reno | cubic), `recovery` (sack | newreno) or `sack` (bool), `limited_transmit`, `lost_retransmit`, `min_rto`, `rto` (rfc6298 | linux), `delack` (a duration, a
+//! number of ms, or "off"), `rcvbuf` or its alias `rwnd` (bytes, or "20pkt" = 20 MSS), `wscale` (bool or shift), `ecn`, `pacing`, `abc` (false, true = L 2, or L), `ssthresh`
 //! (initial, bytes), `series` (record `tcp_series`).
 use serde_json::Value;
 
@@ -93,6 +93,14 @@ pub fn tcp_config(p: &mut Params) -> Result<TcpConfig, ConfigError> {
         "sack" => Recovery::Sack,
         _ => Recovery::NewReno,
     };
+    // `sack = false` is the same as `recovery = "newreno"`.
+    let recovery = match p.value_opt("sack") {
+        None => recovery,
+        Some(_) if p.has("recovery") => return Err(p.err("sack", "give either sack or recovery, not both")),
+        Some(Value::Bool(true)) => Recovery::Sack,
+        Some(Value::Bool(false)) => Recovery::NewReno,
+        Some(_) => return Err(p.err("sack", "expected true or false")),
+    };
     let limited_transmit = p.bool_or("limited_transmit", d.limited_transmit)?;
     let lost_retransmit = p.bool_or("lost_retransmit", d.lost_retransmit)?;
     let min_rto = p.duration_or("min_rto", d.min_rto)?;
@@ -104,6 +112,11 @@ pub fn tcp_config(p: &mut Params) -> Result<TcpConfig, ConfigError> {
         None => d.delack,
         Some(Value::Bool(false)) => None,
         Some(Value::String(s)) if s == "off" => None,
+        // A bare number is milliseconds.
+        Some(Value::Number(n)) => match n.as_f64() {
+            Some(ms) if ms > 0.0 && ms <= 500.0 => Some(Time::from_secs_f64(ms * 1e-3)),
+            _ => return Err(p.err("delack", format!("must be in (0, 500] ms (RFC 5681 §4.2) or \"off\", got {n}"))),
+        },
         Some(Value::String(s)) => {
             let x = parse_duration(&s).map_err(|m| p.err("delack", m))?;
             if !(x > 0.0 && x <= 0.5) {
@@ -129,7 +142,16 @@ pub fn tcp_config(p: &mut Params) -> Result<TcpConfig, ConfigError> {
     if rcvbuf < mss {
         return Err(p.err(rkey, format!("must hold at least one segment ({mss} B), got {rcvbuf} B")));
     }
-    let wscale = p.bool_or("wscale", d.wscale)?;
+    // `wscale`: true (shift chosen from the buffer), false, or the shift itself (0..=14).
+    let (wscale, wscale_shift) = match p.value_opt("wscale") {
+        None => (d.wscale, None),
+        Some(Value::Bool(b)) => (b, None),
+        Some(Value::Number(n)) => match n.as_u64() {
+            Some(s) if s <= super::MAX_WSCALE as u64 => (true, Some(s as u8)),
+            _ => return Err(p.err("wscale", format!("a shift must be 0..=14 (RFC 7323 §2.3), got {n}"))),
+        },
+        Some(_) => return Err(p.err("wscale", "expected true, false or a shift 0..=14")),
+    };
     if !wscale && rcvbuf > 65_535 {
         return Err(p.err(rkey, format!("above 65535 B needs wscale = true, got {rcvbuf} B")));
     }
@@ -153,7 +175,7 @@ pub fn tcp_config(p: &mut Params) -> Result<TcpConfig, ConfigError> {
         None => d.initial_ssthresh,
     };
     let series = p.bool_or("series", false)?;
-    Ok(TcpConfig { mss: mss as u32, iw: iw as u32, cc, recovery, limited_transmit, lost_retransmit, min_rto, rto_linux, delack, rcvbuf, wscale, ecn, pacing, abc, initial_ssthresh, series })
+    Ok(TcpConfig { mss: mss as u32, iw: iw as u32, cc, recovery, limited_transmit, lost_retransmit, min_rto, rto_linux, delack, rcvbuf, wscale, wscale_shift, ecn, pacing, abc, initial_ssthresh, series })
 }
 
 struct Common {
