@@ -6,11 +6,15 @@ comparison table. Usage (from the repository root):
 
 Scenarios (docs/validation.md explains each number):
   single            one FTP flow, 2 Mbit/s 5 ms bottleneck, DropTail 50, window 1000 packets:
-                    goodput, bottleneck drops, sawtooth period (mean time between cwnd cuts).
+                    goodput, bottleneck drops, sawtooth period (mean time between cuts of cwnd
+                    by more than a quarter, cuts within 1 s of each other counted once).
   elastic-droptail  Chodorek's dumbbell: 4 FTP flows (window 20 packets) + a bursty 1 Mbit/s CBR
                     video (5 x 1000 B every 40 ms), DropTail 50: aggregate TCP goodput, RTP loss.
   elastic-red       the same with RED (thresh 5, maxthresh 15, q_weight 0.002, linterm 10, gentle
                     off; other RED parameters ns-2's defaults).
+  single-newreno, elastic-newreno
+                    the DropTail scenarios with Agent/TCP/Newreno + TCPSink/DelAck against
+                    jitterlab's recovery = "newreno" (no SACK).
 
 Each replication draws the TCP start times from U(0, 1) s (seeded by the replication number) and
 gives the same times to both simulators: with periodic video and deterministic TCP, single runs
@@ -50,12 +54,12 @@ def cuts_of(rows):
     return out
 
 
-def run_ns2(queue, nflows, video_mbps, window, duration, starts):
+def run_ns2(queue, nflows, video_mbps, window, duration, starts, variant="Sack1"):
     if shutil.which("ns") is None:
         sys.exit("ns-2 not found: apt-get install ns2")
     with tempfile.TemporaryDirectory() as d:
         prefix = os.path.join(d, "out")
-        args = ["ns", TCL, queue, str(nflows), str(video_mbps), str(window), str(duration), prefix, ",".join(f"{s:.6f}" for s in starts)]
+        args = ["ns", TCL, queue, str(nflows), str(video_mbps), str(window), str(duration), prefix, ",".join(f"{s:.6f}" for s in starts), variant]
         out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
         acks = [int(float(l.split()[3])) for l in out.splitlines() if l.startswith("tcp ")]
         arrivals, drops = {}, {}
@@ -67,7 +71,7 @@ def run_ns2(queue, nflows, video_mbps, window, duration, starts):
                 elif ev == "d":
                     drops[fid] = drops.get(fid, 0) + 1
         with open(prefix + ".cwnd") as f:
-            rows = [(float(p[0]), float(p[6])) for p in (l.split() for l in f)]
+            rows = [(float(p[0]), float(p[6])) for p in (l.split() for l in f) if p[5] == "cwnd_"]
     tcp_fids = [str(i) for i in range(1, nflows + 1)]
     return {
         "goodput_bps": sum(a * MSS * 8 for a in acks) / duration,
@@ -78,11 +82,13 @@ def run_ns2(queue, nflows, video_mbps, window, duration, starts):
     }
 
 
-def scenario_json(queue, nflows, video_mbps, window, duration, starts):
+def scenario_json(queue, nflows, video_mbps, window, duration, starts, variant="Sack1"):
     pairs = nflows + (1 if video_mbps else 0)
     # ns-2 Sack1 has no lost-retransmission detection: RFC 6675 as written.
     tcp = {"mss": f"{MSS}B", "iw": 2, "cc": "reno", "recovery": "sack", "lost_retransmit": False, "delack": "100ms", "min_rto": "200ms", "rto": "rfc6298",
            "rcvbuf": f"{window * MSS}B", "series": True}
+    if variant == "Newreno":
+        tcp["recovery"] = "newreno"
     traffic = [dict(kind="ftp", name=f"tcp{i}", **{"from": f"s{i}", "to": f"d{i}"}, start=f"{int(round(starts[i - 1] * 1e6))}us", **tcp)
                for i in range(1, nflows + 1)]
     if video_mbps:
@@ -97,8 +103,8 @@ def scenario_json(queue, nflows, video_mbps, window, duration, starts):
     }
 
 
-def run_jitterlab(binary, queue, nflows, video_mbps, window, duration, starts):
-    v = scenario_json(queue, nflows, video_mbps, window, duration, starts)
+def run_jitterlab(binary, queue, nflows, video_mbps, window, duration, starts, variant="Sack1"):
+    v = scenario_json(queue, nflows, video_mbps, window, duration, starts, variant)
     p = subprocess.run([binary, "1"], input=json.dumps(v), capture_output=True, text=True)
     if p.returncode != 0:
         return {"error": p.stderr.strip()}
@@ -113,18 +119,26 @@ def run_jitterlab(binary, queue, nflows, video_mbps, window, duration, starts):
     }
 
 
-def period(cuts):
-    # The first cut ends slow start; the sawtooth follows it.
-    c = cuts[1:]
+def period(cuts, merge=1.0):
+    """Mean time between congestion events: cwnd cuts, those less than `merge` seconds after the
+    previous one counted once (NewReno's cwnd inflation and deflation in one recovery would
+    otherwise count twice). The first event ends slow start; the sawtooth follows it."""
+    ev = []
+    for t in cuts:
+        if not ev or t - ev[-1] >= merge:
+            ev.append(t)
+    c = ev[1:]
     return (c[-1] - c[0]) / (len(c) - 1) if len(c) >= 2 else None
 
 
 RED = {"kind": "red", "limit": "50pkt", "thresh": 5, "maxthresh": 15, "q_weight": 0.002, "linterm": 10, "gentle": False}
 DT = {"kind": "droptail", "limit": "49pkt"}
 SCENARIOS = {
-    "single": ("DropTail", DT, 1, 0, 1000),
-    "elastic-droptail": ("DropTail", DT, 4, 1, 20),
-    "elastic-red": ("RED", RED, 4, 1, 20),
+    "single": ("DropTail", DT, 1, 0, 1000, "Sack1"),
+    "single-newreno": ("DropTail", DT, 1, 0, 1000, "Newreno"),
+    "elastic-droptail": ("DropTail", DT, 4, 1, 20, "Sack1"),
+    "elastic-newreno": ("DropTail", DT, 4, 1, 20, "Newreno"),
+    "elastic-red": ("RED", RED, 4, 1, 20, "Sack1"),
 }
 
 
@@ -142,18 +156,18 @@ def main():
     binary = build_jitterlab()
     rows, raw = [], {}
     for name in a.only.split(","):
-        nsq, jq, n, video, window = SCENARIOS[name]
+        nsq, jq, n, video, window, variant = SCENARIOS[name]
         res = {"ns2": [], "jitterlab": []}
         err = None
         for rep in range(a.reps):
             rng = random.Random(rep)
             starts = [rng.uniform(0.0, 1.0) for _ in range(n)]
-            jl = run_jitterlab(binary, jq, n, video, window, a.duration, starts)
+            jl = run_jitterlab(binary, jq, n, video, window, a.duration, starts, variant)
             if "error" in jl:
                 err = jl["error"]
                 break
             res["jitterlab"].append(jl)
-            res["ns2"].append(run_ns2(nsq, n, video, window, a.duration, starts))
+            res["ns2"].append(run_ns2(nsq, n, video, window, a.duration, starts, variant))
         raw[name] = res
         if err:
             rows.append((name, "jitterlab error", err, "", "", ""))

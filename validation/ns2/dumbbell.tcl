@@ -1,7 +1,9 @@
 # ns-2 side of jitterlab's TCP validation: Chodorek's dumbbell with N TCP SACK FTP flows and an
 # optional bursty CBR video flow. Run by compare.py; by hand:
 #   ns dumbbell.tcl <queue DropTail|RED> <nflows> <video_mbps 0=off> <window_pkts> <duration_s> <out_prefix> <starts>
-# where <starts> is a comma-separated list of the TCP flows' start times in seconds.
+# where <starts> is a comma-separated list of the TCP flows' start times in seconds; an optional
+# eighth argument picks the TCP: Sack1 (default; sink TCPSink/Sack1/DelAck) or Newreno (sink
+# TCPSink/DelAck).
 # Topology: S_i --100Mb/1us-- R1 --2Mb/5ms (queue 50)-- R2 --100Mb/1us-- D_i; all other queues
 # DropTail 50 (ns-2's default limit). TCP: Agent/TCP/Sack1 (1000-byte packets = 960 B payload + 40 B
 # headers), sinks Agent/TCPSink/Sack1/DelAck (interval 100 ms). Video: 1000-byte UDP packets, a
@@ -9,7 +11,7 @@
 # a UDP agent with packetSize_ 1000 splits into back-to-back packets).
 # Writes <out_prefix>.tr (bottleneck queue trace), <out_prefix>.cwnd (cwnd_ of flow 1) and prints
 # one line per TCP flow: "tcp <i> ack <highest cumulative ack in packets>".
-if {$argc != 7} {
+if {$argc != 7 && $argc != 8} {
     puts stderr "usage: ns dumbbell.tcl queue nflows video_mbps window duration out_prefix starts"
     exit 2
 }
@@ -20,6 +22,8 @@ set window [lindex $argv 3]
 set duration [lindex $argv 4]
 set prefix [lindex $argv 5]
 set starts [split [lindex $argv 6] ","]
+set variant Sack1
+if {$argc == 8} { set variant [lindex $argv 7] }
 
 set ns [new Simulator]
 Queue set limit_ 50
@@ -48,9 +52,14 @@ for {set i 1} {$i <= $nflows} {incr i} {
     set d($i) [$ns node]
     $ns duplex-link $s($i) $r1 100Mb 1us DropTail
     $ns duplex-link $r2 $d($i) 100Mb 1us DropTail
-    set tcp($i) [new Agent/TCP/Sack1]
+    if {$variant == "Newreno"} {
+        set tcp($i) [new Agent/TCP/Newreno]
+        set sink($i) [new Agent/TCPSink/DelAck]
+    } else {
+        set tcp($i) [new Agent/TCP/Sack1]
+        set sink($i) [new Agent/TCPSink/Sack1/DelAck]
+    }
     $tcp($i) set fid_ $i
-    set sink($i) [new Agent/TCPSink/Sack1/DelAck]
     $ns attach-agent $s($i) $tcp($i)
     $ns attach-agent $d($i) $sink($i)
     $ns connect $tcp($i) $sink($i)
