@@ -12,6 +12,7 @@ Scenarios (docs/validation.md explains each number):
                     video (5 x 1000 B every 40 ms), DropTail 50: aggregate TCP goodput, RTP loss.
   elastic-red       the same with RED (thresh 5, maxthresh 15, q_weight 0.002, linterm 10, gentle
                     off; other RED parameters ns-2's defaults).
+  elastic-red-ecn   the same with ECN: RED marks (setbit_ true / ecn = true), TCP ECN-capable.
   single-newreno, elastic-newreno
                     the DropTail scenarios with Agent/TCP/Newreno + TCPSink/DelAck against
                     jitterlab's recovery = "newreno" (no SACK).
@@ -89,6 +90,8 @@ def scenario_json(queue, nflows, video_mbps, window, duration, starts, variant="
            "rcvbuf": f"{window * MSS}B", "series": True}
     if variant == "Newreno":
         tcp["recovery"] = "newreno"
+    if variant == "Sack1-ECN":
+        tcp["ecn"] = True
     traffic = [dict(kind="ftp", name=f"tcp{i}", **{"from": f"s{i}", "to": f"d{i}"}, start=f"{int(round(starts[i - 1] * 1e6))}us", **tcp)
                for i in range(1, nflows + 1)]
     if video_mbps:
@@ -139,6 +142,7 @@ SCENARIOS = {
     "elastic-droptail": ("DropTail", DT, 4, 1, 20, "Sack1"),
     "elastic-newreno": ("DropTail", DT, 4, 1, 20, "Newreno"),
     "elastic-red": ("RED", RED, 4, 1, 20, "Sack1"),
+    "elastic-red-ecn": ("RED", dict(RED, ecn=True), 4, 1, 20, "Sack1-ECN"),
 }
 
 

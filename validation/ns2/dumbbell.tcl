@@ -2,8 +2,8 @@
 # optional bursty CBR video flow. Run by compare.py; by hand:
 #   ns dumbbell.tcl <queue DropTail|RED> <nflows> <video_mbps 0=off> <window_pkts> <duration_s> <out_prefix> <starts>
 # where <starts> is a comma-separated list of the TCP flows' start times in seconds; an optional
-# eighth argument picks the TCP: Sack1 (default; sink TCPSink/Sack1/DelAck) or Newreno (sink
-# TCPSink/DelAck).
+# eighth argument picks the TCP: Sack1 (default; sink TCPSink/Sack1/DelAck), Newreno (sink
+# TCPSink/DelAck) or Sack1-ECN (Sack1 with ecn_ 1, and RED marks instead of dropping: setbit_ true).
 # Topology: S_i --100Mb/1us-- R1 --2Mb/5ms (queue 50)-- R2 --100Mb/1us-- D_i; all other queues
 # DropTail 50 (ns-2's default limit). TCP: Agent/TCP/Sack1 (1000-byte packets = 960 B payload + 40 B
 # headers), sinks Agent/TCPSink/Sack1/DelAck (interval 100 ms). Video: 1000-byte UDP packets, a
@@ -36,6 +36,10 @@ Queue/RED set q_weight_ 0.002
 Queue/RED set linterm_ 10
 Queue/RED set gentle_ false
 Queue/RED set setbit_ false
+if {$variant == "Sack1-ECN"} {
+    Agent/TCP set ecn_ 1
+    Queue/RED set setbit_ true
+}
 
 set r1 [$ns node]
 set r2 [$ns node]
