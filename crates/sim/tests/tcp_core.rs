@@ -272,22 +272,22 @@ fn advertised_window_caps_bytes_in_flight() {
     assert!(dur.ns().abs_diff(expect.ns()) < Time::from_ms(2).ns(), "{dur:?} vs {expect:?}");
 }
 
-/// Delayed ACKs: one ACK per two full segments (plus a few immediate ones), and with a 40 ms timer
-/// an odd last segment is acknowledged 40 ms late.
+/// Delayed ACKs: one ACK per two segments on a lossless path: SYN-ACK + ⌈101/2⌉ + FIN-ACK = 53
+/// ACKs (an odd segment waits for its partner or the 40 ms timer). With Linux's quick-ACK mode the
+/// first 16 segments are each ACKed: 1 + 16 + ⌈85/2⌉ + 1 = 61.
 #[test]
 fn delayed_acks_every_second_segment() {
-    let path = Path::default();
-    let cfg = TcpConfig { delack: Some(Time::from_ms(40)), ..reno(MSS, 10) };
-    let n = 101u64;
-    let run = build(&path, cfg, Some(n * MSS as u64), Time::ZERO, pass());
-    let mut run = run;
-    let rid = run.conn.receiver;
-    run.sim.run_until(Time::from_secs(10));
-    let acks = run.sim.agent_as::<jitterlab_sim::tcp::TcpReceiverAgent>(rid).unwrap().core.stats.acks_sent;
-    // SYN-ACK + ceil(101/2) data ACKs + FIN-ACK, allowing one extra per slow-start round boundary.
-    assert!((1 + 51 + 1..=1 + 51 + 1 + 6).contains(&acks), "acks {acks}");
-    let t = run.sim.finish();
-    assert_ne!(t.tcp_flows.end_ns[0], NULL_NS);
+    for (quickack, expect) in [(0u32, 53u64), (16, 61)] {
+        let path = Path::default();
+        let cfg = TcpConfig { delack: Some(Time::from_ms(40)), quickack, ..reno(MSS, 10) };
+        let mut run = build(&path, cfg, Some(101 * MSS as u64), Time::ZERO, pass());
+        let rid = run.conn.receiver;
+        run.sim.run_until(Time::from_secs(10));
+        let acks = run.sim.agent_as::<jitterlab_sim::tcp::TcpReceiverAgent>(rid).unwrap().core.stats.acks_sent;
+        assert_eq!(acks, expect, "quickack {quickack}");
+        let t = run.sim.finish();
+        assert_ne!(t.tcp_flows.end_ns[0], NULL_NS);
+    }
 }
 
 /// Same seed, same tables; and the engine's conservation identity holds.

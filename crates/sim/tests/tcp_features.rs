@@ -80,24 +80,28 @@ fn window_scaling() {
     assert_eq!(wscale_for(65_536), 1);
     assert_eq!(wscale_for(1_000_000), 4);
     assert_eq!(wscale_for(u64::MAX), 14);
-    let cfg = TcpConfig { rcvbuf: 1_000_000, ..TcpConfig::default() };
-    let mut r = Receiver::new(cfg, 0, None);
-    let mut out = RecvOutput::default();
-    let syn = TcpHeader { seq: 0, flags: F::SYN, wscale: Some(0), ..Default::default() };
-    r.process(&syn, false, Time::ZERO, &mut out);
-    assert_eq!(out.segs[0].wnd, 65_535);
-    assert_eq!(out.segs[0].wscale, Some(4));
-    let data = TcpHeader { seq: 1, ack: 1, flags: F::ACK, len: 1000, ..Default::default() };
-    r.process(&data, false, Time::ZERO, &mut out);
-    let data = TcpHeader { seq: 3001, ack: 1, flags: F::ACK, len: 1000, ..Default::default() };
-    r.process(&data, false, Time::ZERO, &mut out);
-    let ack = out.segs.last().unwrap();
-    assert_eq!(ack.wnd % 16, 0);
-    // The in-order segment waits for the delayed ACK; the out-of-order one is ACKed at once with
-    // 1 000 000 − 1000 buffered bytes free, rounded down to 16 bytes: 998 992.
-    assert_eq!(ack.wnd, 998_992);
-    assert_eq!(ack.nsack, 1);
-    assert_eq!(ack.sack[0], (3001, 4001));
+    for (quickack, expect) in [(0u32, 998_992u64), (16, 1_000_000)] {
+        let cfg = TcpConfig { rcvbuf: 1_000_000, quickack, ..TcpConfig::default() };
+        let mut r = Receiver::new(cfg, 0, None);
+        let mut out = RecvOutput::default();
+        let syn = TcpHeader { seq: 0, flags: F::SYN, wscale: Some(0), ..Default::default() };
+        r.process(&syn, false, Time::ZERO, &mut out);
+        assert_eq!(out.segs[0].wnd, 65_535);
+        assert_eq!(out.segs[0].wscale, Some(4));
+        let data = TcpHeader { seq: 1, ack: 1, flags: F::ACK, len: 1000, ..Default::default() };
+        r.process(&data, false, Time::ZERO, &mut out);
+        let data = TcpHeader { seq: 3001, ack: 1, flags: F::ACK, len: 1000, ..Default::default() };
+        r.process(&data, false, Time::ZERO, &mut out);
+        let ack = out.segs.last().unwrap();
+        assert_eq!(ack.wnd % 16, 0);
+        // Without quick ACKs the in-order segment waits for the delayed ACK; the out-of-order one
+        // is ACKed at once with 1 000 000 − 1000 buffered bytes free, rounded down to 16 bytes:
+        // 998 992. With them the in-order segment was ACKed at once offering the right edge
+        // 1001 + 1 000 000, which the receiver keeps (no shrinking): 1 000 000.
+        assert_eq!(ack.wnd, expect, "quickack {quickack}");
+        assert_eq!(ack.nsack, 1);
+        assert_eq!(ack.sack[0], (3001, 4001));
+    }
     // Without the peer's option there is no scaling: at most 65535.
     let mut r = Receiver::new(TcpConfig { rcvbuf: 1_000_000, ..TcpConfig::default() }, 0, None);
     let mut out = RecvOutput::default();

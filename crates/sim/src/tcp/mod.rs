@@ -61,6 +61,10 @@ pub struct TcpConfig {
     pub rto_linux: bool,
     /// Delayed-ACK timer; None = ACK every segment (RFC 5681 §4.2 allows up to 500 ms; Linux 40 ms).
     pub delack: Option<Time>,
+    /// Linux's quick-ACK mode: after the first data segment and after out-of-order data, ACK the
+    /// next min(rcvbuf/(2·MSS), quickack) segments at once. Linux: 16 (TCP_MAX_QUICKACKS);
+    /// 0 = RFC 5681's delayed ACKs only (as ns-2).
+    pub quickack: u32,
     /// Receive buffer in bytes: the most the receiver will advertise.
     pub rcvbuf: u64,
     /// Offer the window scale option (RFC 7323 §2).
@@ -82,7 +86,8 @@ pub struct TcpConfig {
 impl Default for TcpConfig {
     /// Linux-like defaults: MSS 1460 (1500-byte packets), IW10, CUBIC, SACK with Linux's
     /// lost-retransmission detection, limited transmit,
-    /// min RTO 200 ms applied as Linux does (to the variance term), delayed ACK 40 ms,
+    /// min RTO 200 ms applied as Linux does (to the variance term), delayed ACK 40 ms with 16
+    /// quick ACKs,
     /// 3 MiB receive window (tcp_rmem max 6 MiB with
     /// tcp_adv_win_scale = 1), window scaling on, ECN and pacing off.
     fn default() -> Self {
@@ -96,6 +101,7 @@ impl Default for TcpConfig {
             min_rto: Time::from_ms(200),
             rto_linux: true,
             delack: Some(Time::from_ms(40)),
+            quickack: 16,
             rcvbuf: 3 * 1024 * 1024,
             wscale: true,
             wscale_shift: None,

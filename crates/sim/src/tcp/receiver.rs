@@ -1,7 +1,8 @@
 //! The receiving end of a connection as an explicit state machine (RFC 9293 names). It answers the
 //! SYN, acknowledges data with delayed ACKs (RFC 5681 §4.2: at least every second full-sized
 //! segment, within the delayed-ACK timer; immediately for out-of-order data and for data that fills
-//! a gap), reports SACK blocks (RFC 2018 §4: the first block holds the latest segment, then the
+//! a gap; optionally every segment for a while after the first data and after out-of-order data,
+//! as Linux's quick-ACK mode does), reports SACK blocks (RFC 2018 §4: the first block holds the latest segment, then the
 //! most recently reported others), advertises a window from its receive buffer with window scaling
 //! (RFC 7323) under an optional host [`WindowPolicy`](super::WindowPolicy) cap, echoes ECN marks
 //! (RFC 3168 §6.1.3) and closes after the sender's FIN by sending its own.
@@ -54,6 +55,10 @@ pub struct Receiver {
     recent: Vec<(u64, u64)>,
     unacked_segs: u32,
     delack_armed: bool,
+    /// Segments still to be ACKed at once (Linux's quick-ACK mode, `icsk_ack.quick`).
+    quick: u32,
+    /// No data received yet (Linux enters quick-ACK mode with the first data segment).
+    first_data: bool,
     shift: u8,
     ws_ok: bool,
     /// Right edge of the last advertised window (never moved left).
@@ -86,6 +91,8 @@ impl Receiver {
             recent: Vec::new(),
             unacked_segs: 0,
             delack_armed: false,
+            quick: 0,
+            first_data: true,
             shift: 0,
             ws_ok: false,
             right_edge: 0,
@@ -262,6 +269,11 @@ impl Receiver {
         }
         if len > 0 {
             self.stats.segments += 1;
+            if self.first_data {
+                // Linux `tcp_event_data_recv`: the first data segment starts quick-ACK mode.
+                self.first_data = false;
+                self.enter_quickack();
+            }
             let (s, e) = (hdr.seq, hdr.seq + len);
             if e <= self.rcv_nxt {
                 // RFC 9293 §3.10.7.4: not acceptable (old duplicate) → send an ACK.
@@ -292,9 +304,11 @@ impl Receiver {
                     self.unacked_segs += 1;
                 }
             } else {
-                // Out of order: buffer, ACK at once with SACK (RFC 5681 §4.2, RFC 2018 §4).
+                // Out of order: buffer, ACK at once with SACK (RFC 5681 §4.2, RFC 2018 §4); Linux
+                // also re-enters quick-ACK mode (`tcp_data_queue_ofo`).
                 self.insert_ooo(s, e);
                 immediate = true;
+                self.enter_quickack();
             }
         }
         if fin && hdr.seq.checked_add(len) == Some(self.rcv_nxt) {
@@ -317,13 +331,26 @@ impl Receiver {
             return;
         }
         let delack = self.cfg.delack;
-        if immediate || delack.is_none() || self.unacked_segs >= 2 {
-            // RFC 5681 §4.2: ACK at least every second full-sized segment.
+        if immediate || delack.is_none() || self.unacked_segs >= 2 || self.quick > 0 {
+            // RFC 5681 §4.2: ACK at least every second full-sized segment (every segment while
+            // Linux-style quick-ACK mode lasts).
+            self.quick = self.quick.saturating_sub(self.unacked_segs.max(1));
             self.send_ack(now, out);
         } else if !self.delack_armed {
             self.delack_armed = true;
             out.delack = TimerCmd::Set(now + delack.unwrap_or(Time::ZERO));
         }
+    }
+
+    /// Linux `tcp_incr_quickack`: ACK the next min(rcvbuf / (2·MSS), quickack) segments at once
+    /// (at least 2).
+    fn enter_quickack(&mut self) {
+        let max = self.cfg.quickack;
+        if max == 0 {
+            return;
+        }
+        let n = (self.cfg.rcvbuf / (2 * self.cfg.mss.max(1) as u64)).max(2).min(max as u64) as u32;
+        self.quick = self.quick.max(n);
     }
 
     fn insert_ooo(&mut self, s: u64, e: u64) {

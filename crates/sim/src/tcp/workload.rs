@@ -14,7 +14,7 @@
 //!
 //! TCP keys shared by the three kinds (defaults from [`TcpConfig::default`]): `mss`, `iw`, `cc`
 //! (reno | cubic), `recovery` (sack | newreno) or `sack` (bool), `limited_transmit`, `lost_retransmit`, `min_rto`, `rto` (rfc6298 | linux), `delack` (a duration, a
-//! number of ms, or "off"), `rcvbuf` or its alias `rwnd` (bytes, or "20pkt" = 20 MSS), `wscale` (bool or shift), `ecn`, `pacing`, `abc` (false, true = L 2, or L), `ssthresh`
+//! number of ms, or "off"), `quickack` (segments, 0 = off), `rcvbuf` or its alias `rwnd` (bytes, or "20pkt" = 20 MSS), `wscale` (bool or shift), `ecn`, `pacing`, `abc` (false, true = L 2, or L), `ssthresh`
 //! (initial, bytes), `series` (record `tcp_series`).
 use serde_json::Value;
 
@@ -126,6 +126,10 @@ pub fn tcp_config(p: &mut Params) -> Result<TcpConfig, ConfigError> {
         }
         Some(_) => return Err(p.err("delack", "expected a duration like \"40ms\" or \"off\"")),
     };
+    let quickack = p.u64_or("quickack", d.quickack as u64)?;
+    if quickack > 1_000_000 {
+        return Err(p.err("quickack", format!("must be at most 1000000 segments, got {quickack}")));
+    }
     // `rcvbuf` and its alias `rwnd`: bytes, or packets of one MSS ("20pkt", as ns-2's window_).
     let mut win = |key: &str| -> Result<Option<u64>, ConfigError> {
         Ok(p.size_opt(key)?.map(|s| match s {
@@ -175,7 +179,7 @@ pub fn tcp_config(p: &mut Params) -> Result<TcpConfig, ConfigError> {
         None => d.initial_ssthresh,
     };
     let series = p.bool_or("series", false)?;
-    Ok(TcpConfig { mss: mss as u32, iw: iw as u32, cc, recovery, limited_transmit, lost_retransmit, min_rto, rto_linux, delack, rcvbuf, wscale, wscale_shift, ecn, pacing, abc, initial_ssthresh, series })
+    Ok(TcpConfig { mss: mss as u32, iw: iw as u32, cc, recovery, limited_transmit, lost_retransmit, min_rto, rto_linux, delack, quickack: quickack as u32, rcvbuf, wscale, wscale_shift, ecn, pacing, abc, initial_ssthresh, series })
 }
 
 struct Common {
