@@ -164,6 +164,10 @@ pub struct Tables {
     pub end_ns: i64,
     /// Packets seen at tapped nodes, in time order (empty unless taps were asked for).
     pub taps: Vec<TapRecord>,
+    /// Node names by node id.
+    pub nodes: Vec<String>,
+    /// Snap length of the pcap export (0 = default 65535).
+    pub pcap_snaplen: u32,
 }
 
 impl Tables {

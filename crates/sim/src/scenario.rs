@@ -308,6 +308,14 @@ pub fn build(v: &Value, seed: u64) -> Result<Built, ConfigError> {
         Some(o) => o.strings("pcap")?.unwrap_or_default(),
         None => vec![],
     };
+    let snaplen = match output.as_mut() {
+        Some(o) => o.u64_or("pcap_snaplen", 65_535)?,
+        None => 65_535,
+    };
+    if !(54..=262_144).contains(&snaplen) {
+        return Err(ConfigError::new("output.pcap_snaplen", format!("must be between 54 (Ethernet+IPv4+TCP headers) and 262144, got {snaplen}")));
+    }
+    sim.set_pcap_snaplen(snaplen as u32);
     for (i, n) in taps.iter().enumerate() {
         match sim.node_id(n) {
             Some(id) => sim.tap(id),
