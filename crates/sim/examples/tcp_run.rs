@@ -102,7 +102,14 @@ fn main() {
                    "owd_ms_during_tcp": {"min": q(0.0), "p10": q(0.1), "p50": q(0.5), "p90": q(0.9), "max": q(1.0)}})
         })
         .collect();
-    let chans: Vec<Value> = t.channels.iter().map(|c| json!({"name": c.name, "drops": c.stats.dropped_pkts(), "arrived": c.stats.arrived_pkts, "marks": c.stats.marked_pkts})).collect();
+    let chans: Vec<Value> = t
+        .channels
+        .iter()
+        .map(|c| {
+            let by: serde_json::Map<String, Value> = jitterlab_sim::qdisc::DropReason::ALL.iter().map(|r| (r.name().to_string(), json!(c.stats.drops_by_reason[r.index()]))).collect();
+            json!({"name": c.name, "drops": c.stats.dropped_pkts(), "arrived": c.stats.arrived_pkts, "marks": c.stats.marked_pkts, "drops_by_reason": by})
+        })
+        .collect();
     let out = json!({
         "duration_s": dur,
         "wall_s": wall,

@@ -155,3 +155,57 @@ fn zero_and_small_windows() {
     t.s.process(&h, t.now, &mut t.out);
     assert!(t.take().is_empty());
 }
+
+/// RFC 3168 §6.1.2 in detail: ECN-Echo halves cwnd once per window and never grows it on that ACK;
+/// at a one-segment window the sender resets the timer and sends new data only when it expires
+/// (without counting a timeout or touching ssthresh again).
+#[test]
+fn ecn_echo_reduction_and_one_segment_hold() {
+    let cfg = TcpConfig { ecn: true, ..cfg() };
+    let mut t = TestSender { s: Sender::new(cfg, None), now: Time::ZERO, out: Output::default() };
+    t.s.connect(t.now, &mut t.out);
+    t.take();
+    t.advance(Time::from_ms(100));
+    let synack = TcpHeader { seq: 0, ack: 1, flags: F::SYN | F::ACK | F::ECE, wnd: 65_535, ..Default::default() };
+    t.s.process(&synack, t.now, &mut t.out);
+    assert!(t.s.ecn_ok());
+    assert_eq!(t.take().len(), 10);
+    // ACK of 2 segments with ECE: cwnd 10 → 10/2 = 5 (RFC 3168 halves cwnd; no growth from this ACK).
+    let ece = |t: &mut TestSender, upto: u64| {
+        let h = TcpHeader { ack: 1 + upto * MSS, flags: F::ACK | F::ECE, wnd: 65_535, ..Default::default() };
+        t.s.process(&h, t.now, &mut t.out);
+    };
+    ece(&mut t, 2);
+    assert_eq!(t.s.cwnd(), 5 * MSS);
+    assert_eq!(t.s.stats.ecn_reductions, 1);
+    // More ECE in the same window: no further reduction.
+    ece(&mut t, 4);
+    assert_eq!(t.s.cwnd(), 5 * MSS);
+    assert_eq!(t.s.stats.ecn_reductions, 1);
+}
+
+/// RFC 3168 §6.1.2 at a one-segment window (IW1 here): the ECN-Echo ACK neither grows cwnd nor
+/// lets new data out; the retransmission timer is reset and new data follows when it expires,
+/// which is not counted as a timeout.
+#[test]
+fn ecn_echo_at_one_segment_holds_until_the_timer() {
+    let cfg = TcpConfig { ecn: true, iw: 1, ..cfg() };
+    let mut t = TestSender { s: Sender::new(cfg, None), now: Time::ZERO, out: Output::default() };
+    t.s.connect(t.now, &mut t.out);
+    t.take();
+    t.advance(Time::from_ms(100));
+    let synack = TcpHeader { seq: 0, ack: 1, flags: F::SYN | F::ACK | F::ECE, wnd: 65_535, ..Default::default() };
+    t.s.process(&synack, t.now, &mut t.out);
+    assert_eq!(t.take(), vec![0]);
+    t.advance(Time::from_ms(100));
+    let h = TcpHeader { ack: 1 + MSS, flags: F::ACK | F::ECE, wnd: 65_535, ..Default::default() };
+    t.s.process(&h, t.now, &mut t.out);
+    assert_eq!(t.s.cwnd(), MSS);
+    assert_eq!(t.s.stats.ecn_reductions, 1);
+    assert!(t.take().is_empty(), "held after ECE at one segment");
+    // SRTT 100 ms, RTO 300 ms: the hold ends then with one new segment, no timeout counted.
+    t.advance(t.s.rto());
+    t.s.on_rto(t.now, &mut t.out);
+    assert_eq!(t.take(), vec![1]);
+    assert_eq!(t.s.stats.timeouts, 0);
+}

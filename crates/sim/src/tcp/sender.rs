@@ -143,6 +143,10 @@ pub struct Sender {
     lt_bytes: u64,
     /// The timer runs as the persist timer (zero window, nothing outstanding).
     persist: bool,
+    /// RFC 3168 §6.1.2: ECN-Echo at a one-segment window → no new data until the timer expires.
+    ecn_hold: bool,
+    /// The ACK being processed carries ECE (no window growth on it, RFC 3168 §6.1.2).
+    ack_ece: bool,
     fin_sent: bool,
     /// Peer's sequence space: next byte expected from it (1 after its SYN, 2 after its FIN).
     rcv_nxt: u64,
@@ -196,6 +200,8 @@ impl Sender {
             cwnd_limited: false,
             lt_bytes: 0,
             persist: false,
+            ecn_hold: false,
+            ack_ece: false,
             fin_sent: false,
             rcv_nxt: 0,
             stats: SenderStats::default(),
@@ -413,6 +419,7 @@ impl Sender {
         if ece {
             self.stats.ece_acks += 1;
         }
+        self.ack_ece = ece;
         let newly_sacked = if self.sack { self.update_sack(hdr) } else { 0 };
         let acked = ackno - self.snd_una;
         if acked > 0 {
@@ -436,7 +443,7 @@ impl Sender {
             }
         }
         if ece {
-            self.on_ece();
+            self.on_ece(now, out);
         }
         self.transmit(now, out);
     }
@@ -483,7 +490,10 @@ impl Sender {
         }
         // RFC 6298 §5.2 / §5.3: stop the timer when all is acknowledged, else restart it.
         if self.snd_una >= self.snd_nxt {
-            self.cancel_rto(out);
+            // (An ECN hold keeps its timer: it is what ends the hold.)
+            if !self.ecn_hold {
+                self.cancel_rto(out);
+            }
         } else {
             self.arm_rto(now, out);
         }
@@ -512,15 +522,19 @@ impl Sender {
                 // RFC 6675: a partial ACK needs no special action; pipe and NextSeg do the rest.
             }
             CaState::Loss => {
-                // After an RTO the sender slow-starts (RFC 5681 §3.1) until RecoveryPoint.
-                self.cc.on_ack(&mut self.cs, acked);
+                // After an RTO the sender slow-starts (RFC 5681 §3.1) until RecoveryPoint (not on
+                // an ECN-Echo ACK, RFC 3168 §6.1.2).
+                if !self.ack_ece {
+                    self.cc.on_ack(&mut self.cs, acked);
+                }
                 if ackno >= self.recover {
                     self.ca = CaState::Open;
                     self.clear_episode();
                 }
             }
             CaState::Open => {
-                if was_cwnd_limited {
+                // RFC 3168 §6.1.2: no window increase in response to an ECN-Echo ACK.
+                if was_cwnd_limited && !self.ack_ece {
                     self.cc.on_ack(&mut self.cs, acked);
                 }
             }
@@ -576,14 +590,23 @@ impl Sender {
         self.retransmit_front(now, out);
     }
 
-    fn on_ece(&mut self) {
+    fn on_ece(&mut self, now: Time, out: &mut Output) {
         // RFC 3168 §6.1.2: halve the window at most once per window of data, and not again
         // while loss recovery has already reduced it.
         if self.ca != CaState::Open || self.snd_una <= self.ecn_recover {
             return;
         }
+        let before = self.cs.cwnd;
         self.cs.flight = self.flight_size();
         self.cc.on_ecn(&mut self.cs);
+        // The reduction never raises cwnd (the 2·SMSS floor of eq. 4 applies to ssthresh).
+        self.cs.cwnd = self.cs.cwnd.min(before).max(self.cs.mss);
+        if before <= self.cs.mss {
+            // RFC 3168 §6.1.2: at a one-segment window, reset the retransmission timer and send
+            // the next new segment only when it expires.
+            self.ecn_hold = true;
+            self.arm_rto(now, out);
+        }
         self.ecn_recover = self.snd_nxt;
         // RFC 3168 §6.1.2: set CWR on the next new data segment.
         self.cwr_pending = true;
@@ -602,6 +625,11 @@ impl Sender {
                 self.rtt.backoff();
                 self.send_syn(now, out);
             }
+            State::Established | State::FinWait1 if self.ecn_hold && self.snd_una == self.snd_nxt => {
+                // RFC 3168 §6.1.2: the hold after an ECN-Echo at one segment is over.
+                self.ecn_hold = false;
+                self.transmit(now, out);
+            }
             State::Established if self.persist && self.snd_una == self.snd_nxt => {
                 // RFC 9293 §3.8.6.1 window probe; like Linux, a zero-length segment with an old
                 // sequence number, which the receiver must acknowledge with its current window.
@@ -617,6 +645,7 @@ impl Sender {
                 }
             }
             State::Established | State::FinWait1 if self.snd_una < self.snd_nxt => {
+                self.ecn_hold = false;
                 self.stats.timeouts += 1;
                 self.cs.flight = self.flight_size();
                 // RFC 5681 §3.1: ssthresh from eq. 4 (held on repeated timeouts), cwnd = 1 SMSS.
@@ -698,7 +727,12 @@ impl Sender {
                     continue;
                 }
             }
-            // Rule (2): new data within the peer's window (RFC 5681 §3: min(cwnd, rwnd)).
+            // Rule (2): new data within the peer's window (RFC 5681 §3: min(cwnd, rwnd)), unless
+            // held after an ECN-Echo at a one-segment window.
+            if self.ecn_hold {
+                self.cwnd_limited = false;
+                break;
+            }
             if self.snd_nxt < self.data_end {
                 let mut len = (self.data_end - self.snd_nxt).min(mss);
                 if self.snd_nxt + len - self.snd_una > self.rwnd {

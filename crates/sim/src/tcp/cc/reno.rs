@@ -23,6 +23,13 @@ impl CongestionControl for Reno {
         st.cwnd = st.ssthresh;
         self.acc = 0;
     }
+    fn on_ecn(&mut self, st: &mut CcState) {
+        // RFC 3168 §6.1.2: "halves the congestion window cwnd and reduces ssthresh" (as Linux's
+        // tcp_reno_ssthresh: from cwnd, at least 2 segments).
+        st.ssthresh = (st.cwnd / 2).max(2 * st.mss);
+        st.cwnd = st.ssthresh;
+        self.acc = 0;
+    }
     fn on_rto(&mut self, st: &mut CcState, first: bool) {
         // RFC 5681 §3.1: ssthresh per eq. 4 (held on repeated timeouts), cwnd = LW = 1 SMSS.
         if first {
