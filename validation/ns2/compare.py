@@ -134,7 +134,11 @@ def period(cuts, merge=1.0):
     return (c[-1] - c[0]) / (len(c) - 1) if len(c) >= 2 else None
 
 
-RED = {"kind": "red", "limit": "50pkt", "thresh": 5, "maxthresh": 15, "q_weight": 0.002, "linterm": 10, "gentle": False}
+# ns-2's Queue/RED defaults count the queue in bytes (queue_in_bytes_ true, thresholds and limit
+# times mean_pktsize_ 500) and scale the drop probability by packet size (bytes_ true); Chodorek's
+# Table 1 does not change them, so both sides use them.
+RED = {"kind": "red", "limit": "50pkt", "thresh": 5, "maxthresh": 15, "q_weight": 0.002, "linterm": 10, "gentle": False,
+       "queue_in_bytes": True, "bytes": True, "mean_pktsize": 500}
 DT = {"kind": "droptail", "limit": "49pkt"}
 SCENARIOS = {
     "single": ("DropTail", DT, 1, 0, 1000, "Sack1"),

@@ -24,10 +24,11 @@ impl CongestionControl for Reno {
         self.acc = 0;
     }
     fn on_ecn(&mut self, st: &mut CcState) {
-        // RFC 3168 §6.1.2: "halves the congestion window cwnd and reduces ssthresh" (as Linux's
-        // tcp_reno_ssthresh: from cwnd, at least 2 segments).
+        // RFC 3168 §6.1.2: "halves the congestion window cwnd and reduces ssthresh": cwnd/2 down
+        // to one segment (the RFC's one-segment case follows from it), ssthresh at least 2
+        // segments (RFC 5681 eq. 4).
         st.ssthresh = (st.cwnd / 2).max(2 * st.mss);
-        st.cwnd = st.ssthresh;
+        st.cwnd = (st.cwnd / 2).max(st.mss);
         self.acc = 0;
     }
     fn on_rto(&mut self, st: &mut CcState, first: bool) {
