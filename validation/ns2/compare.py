@@ -193,11 +193,12 @@ def main():
             pn = mean([p for p in (period(r["cuts"]) for r in res["ns2"]) if p])
             pj = mean([p for p in (period(r["cuts"]) for r in res["jitterlab"]) if p])
             rows.append((name, "sawtooth period [s]", f"{pn:.2f}", f"{pj:.2f}", f"{100 * (pj - pn) / pn:+.1f} %", ""))
-        rows.append((name, "flow-1 timeouts per run", f"{mean([r['timeouts'] for r in res['ns2']]):.1f}", f"{mean([r['timeouts'] for r in res['jitterlab']]):.1f}", "", ""))
+        rows.append((name, "flow-1 cwnd->1 per run*", f"{mean([r['timeouts'] for r in res['ns2']]):.1f}", f"{mean([r['timeouts'] for r in res['jitterlab']]):.1f}", "", ""))
     head = ("scenario", "metric", "ns-2", "jitterlab", "diff", "aim")
     w = [max(len(r[i]) for r in rows + [head]) for i in range(6)]
     line = lambda r: "  ".join(x.ljust(w[i]) for i, x in enumerate(r)).rstrip()
     print(f"duration {a.duration:g} s, {a.reps} replications (TCP starts ~ U(0, 1) s)")
+    print("* jitterlab: retransmission timeouts of flow 1; ns-2: times its cwnd_ falls to 1 (timeouts, and with ECN also halvings from 2)")
     print(line(head))
     for r in rows:
         print(line(r))
