@@ -380,17 +380,17 @@ mod tests {
             }
             h.check();
         }
-        // First dequeue at t = 1 ms sees sojourn 1 ms... the head enqueued at 0 has sojourn ≥ 5 ms
-        // from t = 5 ms: first_above_time = 5 + 100 ms; first drop at the first dequeue after it
-        // (strictly later): t = 106 ms.
+        // The dequeue at t ms takes a packet enqueued at 0 (sojourn t ms) until the initial 20 are
+        // gone, then ones with sojourn ≈ 20 ms. Sojourn reaches target at t = 5 ms:
+        // first_above_time = 105 ms; the first drop is at the first dequeue strictly after it.
         assert_eq!(drop_times[0], Time::from_ms(106));
         // Then drop_next = t0 + interval·rec_inv_sqrt(count) with the kernel's integer values; each
         // drop happens at the first 1-ms dequeue at or after drop_next.
         let mut v = CodelVars { count: 1, rec_inv_sqrt: 0xffff, ..Default::default() };
         let mut next = control_law(drop_times[0], DEFAULT_INTERVAL, v.rec_inv_sqrt);
-        for k in 1..8 {
+        for (k, &got) in drop_times.iter().enumerate().skip(1) {
             let at = Time(next.0.div_ceil(1_000_000) * 1_000_000);
-            assert_eq!(drop_times[k], at, "drop {k}");
+            assert_eq!(got, at, "drop {k}");
             v.count += 1;
             v.newton_step();
             next = control_law(next, DEFAULT_INTERVAL, v.rec_inv_sqrt);

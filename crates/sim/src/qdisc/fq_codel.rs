@@ -106,8 +106,7 @@ impl FqCodel {
         let mut n = 0u32;
         let mut arriving_dropped = false;
         let f = &mut self.flows[idx];
-        loop {
-            let Some((id, size, _)) = f.fifo.pop_head() else { break };
+        while let Some((id, size, _)) = f.fifo.pop_head() {
             len += size as u64;
             n += 1;
             self.pkts -= 1;

@@ -13,6 +13,7 @@ use crate::time::{Rate, Time};
 pub mod codel;
 pub mod droptail;
 pub mod fq_codel;
+pub mod pie;
 pub mod red;
 
 #[cfg(test)]
@@ -163,6 +164,7 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("red", red::build),
     ("codel", codel::build),
     ("fq_codel", fq_codel::build),
+    ("pie", pie::build),
 ];
 
 pub fn kinds() -> Vec<&'static str> { REGISTRY.iter().map(|(k, _)| *k).collect() }

@@ -137,27 +137,32 @@ pub type ParamError = (&'static str, String);
 
 impl RedParams {
     /// Validates `c` for a link of `rate_bps`, resolving ns-2's automatic forms (thresh = 0,
-    /// maxthresh = 0, q_weight ∈ {0, −1, −2}) the way `initialize_params` does.
+    /// maxthresh = 0, q_weight ∈ {0, −1, −2}) the way `initialize_params` does. The `!(x >= …)`
+    /// forms reject NaN as well.
+    #[allow(clippy::neg_cmp_op_on_partial_ord)]
     pub fn new(c: &RedConfig, rate_bps: f64) -> Result<RedParams, ParamError> {
         if c.mean_pktsize == 0 {
             return Err(("mean_pktsize", "must be > 0".into()));
         }
         if !(rate_bps > 0.0) {
-            return Err(("limit", "RED needs a link with a rate > 0".into()));
+            return Err(("kind", "RED needs a link with a rate > 0 (for ptc = rate / (8·mean_pktsize))".into()));
         }
         let ptc = rate_bps / (8.0 * c.mean_pktsize as f64);
-        let q_w = match c.q_weight {
-            w if w > 0.0 && w <= 1.0 => w,
+        let w = c.q_weight;
+        let q_w = if w > 0.0 && w <= 1.0 {
+            w
+        } else if w == 0.0 {
             // ns-2: 1 − exp(−1/C), C = ptc.
-            w if w == 0.0 => 1.0 - (-1.0 / ptc).exp(),
+            1.0 - (-1.0 / ptc).exp()
+        } else if w == -1.0 {
             // ns-2: RTT = 3·(delay + 1/ptc), at least 100 ms; the link delay is not known here and
             // taken as 0, which only matters for delays above ~33 ms.
-            w if w == -1.0 => {
-                let rtt = (3.0 * (1.0 / ptc)).max(0.1);
-                1.0 - (-1.0 / (10.0 * rtt * ptc)).exp()
-            }
-            w if w == -2.0 => 1.0 - (-10.0 / ptc).exp(),
-            w => return Err(("q_weight", format!("must be in (0, 1], or 0, -1, -2 for ns-2's automatic weights, got {w}"))),
+            let rtt = (3.0 * (1.0 / ptc)).max(0.1);
+            1.0 - (-1.0 / (10.0 * rtt * ptc)).exp()
+        } else if w == -2.0 {
+            1.0 - (-10.0 / ptc).exp()
+        } else {
+            return Err(("q_weight", format!("must be in (0, 1], or 0, -1, -2 for ns-2's automatic weights, got {w}")));
         };
         if !(c.thresh >= 0.0) || !c.thresh.is_finite() {
             return Err(("thresh", format!("must be >= 0 packets (0 = automatic), got {}", c.thresh)));
