@@ -24,6 +24,9 @@ pub type TrafficBuilder = fn(&mut Params, &mut Build) -> Result<(), ConfigError>
 pub const TRAFFIC: &[(&str, TrafficBuilder)] = &[
     ("audio", crate::media::build_audio),
     ("video", crate::media::build_video),
+    ("bulk", crate::tcp::workload::build_bulk),
+    ("web", crate::tcp::workload::build_web),
+    ("ftp", crate::tcp::workload::build_ftp),
 ];
 
 /// Default queue when a link names none: a 1000-packet DropTail, Linux's default txqueuelen.
