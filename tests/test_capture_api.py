@@ -279,3 +279,27 @@ def test_capture_tables_feed_the_metrics(tmp_path):
     # Overlap window [10 s, 15 s]: packets 500..750 = 251, of which 507, 557, ..., 707 lost = 5.
     row = jb[jb.jb_ms == 40.0].iloc[0]
     assert (row.packets, row.pure, row.late) == (251, 5, 0)
+
+
+def test_sequence_jumps_and_packets_before_the_first_match(tmp_path):
+    """Matching by extended sequence number where the numbers are not one contiguous run: a jump
+    far ahead and back, and a run counting down below the first number (with 16-bit wrap). Every
+    packet must meet its own sender row, and a late duplicate must still count as one."""
+    seqs = list(range(300)) + [30_000 + i for i in range(300)] + list(range(300, 600)) + [-i for i in range(1, 2001)]
+    owd = [30 * MS + (k % 7) * MS for k in range(len(seqs))]
+    s, r = tmp_path / "s.pcap", tmp_path / "r.pcap"
+    ep = ("10.0.0.1", "10.0.1.1", 5004, 5004, 0x77)
+    with _native.PcapWriter(str(s)) as w:
+        for k, q in enumerate(seqs):
+            w.write_rtp(T0 + k * 20 * MS, *ep, q & 0xFFFF, (q * 160) & 0xFFFFFFFF, 80)
+    arrivals = sorted((T0 + k * 20 * MS + owd[k], q) for k, q in enumerate(seqs))
+    arrivals.append((arrivals[-1][0] + MS, seqs[310]))  # a duplicate of a packet of the far run
+    with _native.PcapWriter(str(r)) as w:
+        for t, q in arrivals:
+            w.write_rtp(t, *ep, q & 0xFFFF, (q * 160) & 0xFFFFFFFF, 80)
+    t = analyze(s, r, t0_ns=T0)
+    m, run = t["media_packets"], t["runs"].iloc[0]
+    assert len(m) == len(seqs)
+    assert (run.media_received, run.media_lost, run.unmatched, run.duplicates, run.sender_duplicates) == (len(seqs), 0, 0, 1, 0)
+    np.testing.assert_array_equal(m.seq.to_numpy(), np.array(seqs))
+    np.testing.assert_array_equal((m.recv_ns - m.send_ns).to_numpy(dtype=np.int64), np.array(owd))

@@ -64,6 +64,13 @@ def _nullable(values: Iterable[Any]) -> pd.arrays.IntegerArray:
     return pd.array([None if v is None else int(v) for v in values], dtype="Int64")
 
 
+def _null_strings(n: int) -> pd.api.extensions.ExtensionArray:
+    """n nulls of the "string" dtype: the same array as ``pd.array([None] * n, dtype="string")``,
+    which converts n Python objects one by one (0.1 s for a million rows); repeating one null is
+    100x faster."""
+    return pd.array([None], dtype="string").take(np.zeros(n, dtype=np.intp))
+
+
 def _nullable_ns(a: np.ndarray) -> pd.arrays.IntegerArray:
     a = np.asarray(a, dtype=np.int64)
     return pd.arrays.IntegerArray(a, a == NULL_NS)
@@ -126,7 +133,7 @@ def _tables(raw: dict, run_id: int, sender: str, receiver: str, params: Mapping[
             "send_ns": np.asarray(m["send_ns"], dtype=np.int64),
             "recv_ns": _nullable_ns(m["recv_ns"]),
             "size": np.asarray(m["size"], dtype=np.int64),
-            "lost_where": pd.array([None] * n, dtype="string"),
+            "lost_where": _null_strings(n),
             "ce": np.asarray(m["ce"], dtype=bool),
         }
     )

@@ -6,12 +6,13 @@
 //!    SSRC, until one has [`DETECT_ENOUGH`] packets or the file ends.
 //! 2. sender capture: one media row per media packet sent; TCP connections tracked.
 //! 3. receiver capture: each media packet matched to its row by (stream, extended sequence
-//!    number) for RTP, by a payload hash for plain UDP; duplicates and reordering counted; RTP
-//!    receive statistics (RFC 3550) and CE marks on TCP segments recorded.
+//!    number) for RTP (a dense per-stream index, [`SeqIndex`]), by a payload hash for plain UDP;
+//!    duplicates and reordering counted; RTP receive statistics (RFC 3550) and CE marks on TCP
+//!    segments recorded.
 //!
-//! Memory: a fixed read buffer per file, a row and a hash entry per *media* packet (the output
+//! Memory: a fixed read buffer per file, a row and an index entry per *media* packet (the output
 //! itself), a few dozen bytes per TCP connection. Nothing grows with TCP traffic volume.
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use crate::error::{CaptureError, Warnings};
 use crate::reader::CaptureReader;
@@ -352,7 +353,100 @@ fn payload_hash(b: &[u8]) -> u64 {
 /// Probe step for repeated payloads: the k-th copy of a payload gets key h + k·STEP.
 const PROBE: u64 = 0x9E37_79B9_7F4A_7C15;
 
-fn rtp_key(flow: u32, ext: i64) -> u64 { ((flow as u64) << 48) ^ (ext as u64 & 0xffff_ffff_ffff) }
+/// Media rows of one RTP flow by extended sequence number.
+///
+/// The numbers of a stream are nearly consecutive, so most live in a dense window indexed by
+/// `ext - base`: consecutive packets touch neighbouring slots, where a hash table would send each
+/// lookup to a random cache line (on a million-packet capture that was most of the analysis
+/// time). Numbers that would make the window sparse — a jump far ahead or behind — go to a hash
+/// map instead, so memory stays within two slots per stored number plus [`SeqIndex::SLACK`].
+#[derive(Default)]
+struct SeqIndex {
+    base: i64,
+    /// Row per `ext - base`; [`SeqIndex::EMPTY`] where none. A deque so the window can grow at
+    /// the front (packets older than the first one) in amortised constant time.
+    rows: VecDeque<u32>,
+    /// Numbers stored in `rows`.
+    dense: usize,
+    far: HashMap<i64, u32>,
+}
+
+impl SeqIndex {
+    const EMPTY: u32 = u32::MAX;
+    /// Empty slots allowed beyond one per stored number.
+    const SLACK: usize = 1024;
+
+    fn slot(&self, ext: i64) -> Option<usize> {
+        let i = ext.wrapping_sub(self.base);
+        (i >= 0 && (i as u64) < self.rows.len() as u64).then_some(i as usize)
+    }
+
+    fn get(&self, ext: i64) -> Option<u32> {
+        if let Some(i) = self.slot(ext) {
+            let r = self.rows[i];
+            if r != Self::EMPTY {
+                return Some(r);
+            }
+        }
+        // The window may since have grown over a number stored in `far`.
+        if self.far.is_empty() {
+            None
+        } else {
+            self.far.get(&ext).copied()
+        }
+    }
+
+    fn contains(&self, ext: i64) -> bool { self.get(ext).is_some() }
+
+    /// Stores `row` for `ext` (not already present; rows are below `EMPTY`).
+    fn insert(&mut self, ext: i64, row: u32) {
+        debug_assert!(row != Self::EMPTY);
+        if self.rows.is_empty() {
+            self.base = ext;
+            self.rows.push_back(row);
+            self.dense = 1;
+            return;
+        }
+        if let Some(i) = self.slot(ext) {
+            self.rows[i] = row;
+            self.dense += 1;
+            return;
+        }
+        let limit = 2 * (self.dense + 1) + Self::SLACK;
+        let len = self.rows.len() as i128;
+        let (lo, hi) = (self.base as i128, self.base as i128 + len);
+        let e = ext as i128;
+        let new_len = if e >= hi { e - lo + 1 } else { hi - e };
+        if new_len > limit as i128 {
+            self.far.insert(ext, row);
+            return;
+        }
+        if e >= hi {
+            self.rows.resize(new_len as usize, Self::EMPTY);
+            *self.rows.back_mut().unwrap() = row;
+        } else {
+            for _ in 0..(lo - e - 1) {
+                self.rows.push_front(Self::EMPTY);
+            }
+            self.rows.push_front(row);
+            self.base = ext;
+        }
+        self.dense += 1;
+    }
+}
+
+/// Index of the first media flow with this SSRC; `last` remembers the previous answer, which stays
+/// right because flows are only ever appended.
+fn flow_of(flows: &[MediaFlow], last: &mut Option<(u32, usize)>, ssrc: u32) -> Option<usize> {
+    if let Some((s, i)) = *last {
+        if s == ssrc {
+            return Some(i);
+        }
+    }
+    let i = flows.iter().position(|f| f.ssrc == Some(ssrc))?;
+    *last = Some((ssrc, i));
+    Some(i)
+}
 
 /// Runs the analysis of one capture pair.
 pub fn analyze(sender: &str, receiver: &str, opt: &Options, mut progress: Option<Progress>) -> Result<Analysis, CaptureError> {
@@ -386,7 +480,11 @@ pub fn analyze(sender: &str, receiver: &str, opt: &Options, mut progress: Option
 
     // ---- pass 2: sender ----
     let mut media = MediaRows::default();
+    // Media rows by key: payload hash (plain UDP), or extended sequence number per flow (RTP).
     let mut keys: HashMap<u64, u32> = HashMap::new();
+    let mut rtp_rows: Vec<SeqIndex> = Vec::new();
+    // The flow of the SSRC looked up last (flows are only appended, so it stays the first match).
+    let mut last_flow: Option<(u32, usize)> = None;
     let mut send_stats: Vec<StreamStats> = Vec::new();
     let mut sender_tcp = TcpTracker::default();
     let mut sender_dups = 0u64;
@@ -402,6 +500,7 @@ pub fn analyze(sender: &str, receiver: &str, opt: &Options, mut progress: Option
         |ts, d| {
             match d.transport {
                 Transport::Udp { sport, dport, payload } => {
+                    // (flow, key, seq); the key is the payload hash in Udp mode, unused for RTP.
                     let hit: Option<(u32, u64, i64)> = match spec {
                         MediaSpec::Udp(port) => {
                             // The first datagram with the port fixes the direction (5-tuple); the
@@ -423,7 +522,7 @@ pub fn analyze(sender: &str, receiver: &str, opt: &Options, mut progress: Option
                             }
                         }
                         MediaSpec::Rtp(_) | MediaSpec::Auto => Rtp::new_checked(payload).and_then(|r| {
-                            let fi = match flows.iter().position(|f| f.ssrc == Some(r.ssrc())) {
+                            let fi = match flow_of(&flows, &mut last_flow, r.ssrc()) {
                                 Some(i) => i,
                                 None if spec == MediaSpec::Rtp(r.ssrc()) => {
                                     flows.push(MediaFlow { ssrc: Some(r.ssrc()), src: d.src, dst: d.dst, sport, dport, payload_type: Some(r.payload_type()) });
@@ -435,19 +534,25 @@ pub fn analyze(sender: &str, receiver: &str, opt: &Options, mut progress: Option
                                 let pt = flows[send_stats.len()].payload_type.unwrap_or(0);
                                 send_stats.push(StreamStats::new(clock_rate_of(pt), None));
                                 sender_seq_first.push(None);
+                                rtp_rows.push(SeqIndex::default());
                             }
                             let ext = send_stats[fi].on_packet(ts, r.seq(), r.timestamp());
                             sender_seq_first[fi].get_or_insert(ext);
-                            let k = rtp_key(fi as u32, ext);
-                            if keys.contains_key(&k) {
+                            if rtp_rows[fi].contains(ext) {
                                 sender_dups += 1;
                                 return None;
                             }
-                            Some((fi as u32, k, ext))
+                            Some((fi as u32, 0, ext))
                         }),
                     };
                     if let Some((fi, k, seq)) = hit {
-                        keys.insert(k, media.flow_id.len() as u32);
+                        let row = media.flow_id.len() as u32;
+                        match spec {
+                            MediaSpec::Udp(_) => {
+                                keys.insert(k, row);
+                            }
+                            _ => rtp_rows[fi as usize].insert(seq, row),
+                        }
                         media.flow_id.push(fi);
                         media.seq.push(seq);
                         media.send_ns.push(ts); // made relative after the pass
@@ -517,9 +622,9 @@ pub fn analyze(sender: &str, receiver: &str, opt: &Options, mut progress: Option
                             }
                         }
                         _ => Rtp::new_checked(payload).and_then(|r| {
-                            let fi = flows.iter().position(|f| f.ssrc == Some(r.ssrc()))?;
+                            let fi = flow_of(&flows, &mut last_flow, r.ssrc())?;
                             let ext = recv_stats[fi].on_packet(ts, r.seq(), r.timestamp());
-                            let row = keys.get(&rtp_key(fi as u32, ext)).copied();
+                            let row = rtp_rows.get(fi).and_then(|x| x.get(ext));
                             let dup = row.is_some_and(|x| media.recv_ns[x as usize] != NULL_NS);
                             Some((fi, row.filter(|_| !dup), dup))
                         }),
@@ -735,4 +840,63 @@ pub fn analyze(sender: &str, receiver: &str, opt: &Options, mut progress: Option
     }
 
     Ok(Analysis { media, media_flows: flows, tcp, rtp_streams, run, sender_warnings: sw, receiver_warnings: rw, notes })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// SeqIndex against a plain HashMap on a sequence with wraps of the window in both
+    /// directions, far jumps, and numbers stored far away before the window grows over them.
+    #[test]
+    fn seq_index_agrees_with_a_hash_map() {
+        let mut idx = SeqIndex::default();
+        let mut reference: HashMap<i64, u32> = HashMap::new();
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut ext: i64 = 1000;
+        for row in 0..20_000u32 {
+            // xorshift: mostly +1, sometimes back a little, sometimes a far jump either way.
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            ext += match x % 100 {
+                0 => 40_000,
+                1 => -40_000,
+                2..=4 => -(((x >> 8) % 3000) as i64),
+                5..=9 => 0,
+                _ => 1,
+            };
+            assert_eq!(idx.get(ext), reference.get(&ext).copied(), "ext {ext}");
+            if let std::collections::hash_map::Entry::Vacant(v) = reference.entry(ext) {
+                idx.insert(ext, row);
+                v.insert(row);
+            }
+        }
+        for e in -200_000..200_000 {
+            assert_eq!(idx.get(e), reference.get(&e).copied(), "ext {e}");
+        }
+        assert!(!idx.far.is_empty(), "the far jumps were not exercised");
+        // Two slots per stored number plus the slack.
+        assert!(idx.rows.len() <= 2 * idx.dense + SeqIndex::SLACK);
+    }
+
+    #[test]
+    fn seq_index_descending_and_far_then_covered() {
+        let mut idx = SeqIndex::default();
+        idx.insert(10, 0);
+        idx.insert(5000, 1); // too far for a window of one: kept aside
+        assert_eq!((idx.get(10), idx.get(5000), idx.get(11)), (Some(0), Some(1), None));
+        for (k, e) in (11..6000).enumerate() {
+            if e != 5000 {
+                idx.insert(e, 2 + k as u32);
+            }
+        }
+        // The window now covers 5000, whose row still comes from the side map.
+        assert_eq!(idx.get(5000), Some(1));
+        assert_eq!(idx.get(5999), Some(2 + (5999 - 11)));
+        for (k, e) in (-3000..10).rev().enumerate() {
+            idx.insert(e, 100_000 + k as u32);
+        }
+        assert_eq!((idx.get(9), idx.get(-3000), idx.get(-3001)), (Some(100_000), Some(100_000 + 3009), None));
+    }
 }
