@@ -40,7 +40,8 @@ impl TestSender {
     }
 }
 
-fn cfg() -> TcpConfig { TcpConfig { mss: MSS as u32, iw: 10, cc: "reno".into(), delack: None, ..TcpConfig::default() } }
+/// Reno with RFC 6675 recovery as written (no PRR, no lost-retransmission detection).
+fn cfg() -> TcpConfig { TcpConfig { mss: MSS as u32, iw: 10, cc: "reno".into(), delack: None, prr: false, lost_retransmit: false, ..TcpConfig::default() } }
 
 /// RFC 6675 worked by hand: IW10, segment 0 lost. Dupacks 1 and 2 send one new segment each
 /// (RFC 3042 limited transmit). Dupack 3 enters recovery: FlightSize = 12 segments of which 2 were
@@ -208,4 +209,38 @@ fn ecn_echo_at_one_segment_holds_until_the_timer() {
     t.s.on_rto(t.now, &mut t.out);
     assert_eq!(t.take(), vec![1]);
     assert_eq!(t.s.stats.timeouts, 0);
+}
+
+/// RFC 6937 (PRR) against RFC 6675 on the same loss: 20 segments in flight, segment 0 lost, no
+/// limited transmit; both set ssthresh = 10 (RecoverFS = 20). RFC 6675 sets cwnd = 10 at once and
+/// sends nothing new until pipe (17 after the fast retransmission) is down to 9: from the 8th SACK
+/// on, one segment per SACK. PRR sends ⌈prr_delivered·10/20⌉ − prr_out: one segment on every second
+/// SACK (2, 4, …, 10) while pipe > ssthresh, then (PRR-SSRB) one per SACK once pipe < ssthresh.
+/// Both send 9 new segments in the episode.
+#[test]
+fn prr_spreads_the_reduction() {
+    let run = |prr: bool| -> Vec<usize> {
+        let cfg = TcpConfig { iw: 20, prr, limited_transmit: false, lost_retransmit: false, ..cfg() };
+        let mut t = TestSender::established(cfg);
+        assert_eq!(t.take().len(), 20);
+        for k in 2..=4 {
+            t.ack(0, &[(1, k)]);
+        }
+        assert_eq!(t.s.ca, CaState::Recovery);
+        assert_eq!(t.s.ssthresh(), 10 * MSS);
+        assert_eq!(t.take(), vec![0]);
+        // SACKs of segments 4..19, one by one: at which of them does new data leave?
+        let mut when = vec![];
+        for (i, k) in (5..=20).enumerate() {
+            t.ack(0, &[(1, k)]);
+            if !t.take().is_empty() {
+                when.push(i + 1);
+            }
+        }
+        when
+    };
+    let rfc6675 = run(false);
+    let prr = run(true);
+    assert_eq!(rfc6675, vec![8, 9, 10, 11, 12, 13, 14, 15, 16]);
+    assert_eq!(prr, vec![2, 4, 6, 8, 10, 13, 14, 15, 16]);
 }

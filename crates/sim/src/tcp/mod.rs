@@ -52,6 +52,9 @@ pub struct TcpConfig {
     pub recovery: Recovery,
     /// RFC 3042 limited transmit.
     pub limited_transmit: bool,
+    /// RFC 6937 Proportional Rate Reduction during SACK recovery (Linux's since 3.2) instead of
+    /// RFC 6675's "cwnd = ssthresh, send while cwnd − pipe ≥ SMSS".
+    pub prr: bool,
     /// Detect lost retransmissions from SACK information during recovery, as Linux's
     /// `tcp_mark_lost_retrans` (an extension of RFC 6675, whose sender waits for the RTO).
     pub lost_retransmit: bool,
@@ -84,8 +87,8 @@ pub struct TcpConfig {
 }
 
 impl Default for TcpConfig {
-    /// Linux-like defaults: MSS 1460 (1500-byte packets), IW10, CUBIC, SACK with Linux's
-    /// lost-retransmission detection, limited transmit,
+    /// Linux-like defaults: MSS 1460 (1500-byte packets), IW10, CUBIC, SACK recovery with PRR
+    /// and Linux's lost-retransmission detection, limited transmit,
     /// min RTO 200 ms applied as Linux does (to the variance term), delayed ACK 40 ms with 16
     /// quick ACKs,
     /// 3 MiB receive window (tcp_rmem max 6 MiB with
@@ -97,6 +100,7 @@ impl Default for TcpConfig {
             cc: "cubic".into(),
             recovery: Recovery::Sack,
             limited_transmit: true,
+            prr: true,
             lost_retransmit: true,
             min_rto: Time::from_ms(200),
             rto_linux: true,

@@ -147,6 +147,10 @@ pub struct Sender {
     ecn_hold: bool,
     /// The ACK being processed carries ECE (no window growth on it, RFC 3168 §6.1.2).
     ack_ece: bool,
+    /// RFC 6937 state: bytes delivered and sent since recovery began, and RecoverFS.
+    prr_delivered: u64,
+    prr_out: u64,
+    recover_fs: u64,
     fin_sent: bool,
     /// Peer's sequence space: next byte expected from it (1 after its SYN, 2 after its FIN).
     rcv_nxt: u64,
@@ -202,6 +206,9 @@ impl Sender {
             persist: false,
             ecn_hold: false,
             ack_ece: false,
+            prr_delivered: 0,
+            prr_out: 0,
+            recover_fs: 0,
             fin_sent: false,
             rcv_nxt: 0,
             stats: SenderStats::default(),
@@ -445,6 +452,9 @@ impl Sender {
         if ece {
             self.on_ece(now, out);
         }
+        if self.prr_active() {
+            self.prr_update(acked + newly_sacked);
+        }
         self.transmit(now, out);
     }
 
@@ -504,6 +514,9 @@ impl Sender {
                 if !self.sack {
                     // RFC 6582 §3.2 step 3 option 1: cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS).
                     self.cs.cwnd = self.cs.ssthresh.min(self.flight_size().max(self.cs.mss) + self.cs.mss);
+                } else if self.cfg.prr {
+                    // RFC 6937: at the end of recovery cwnd = ssthresh.
+                    self.cs.cwnd = self.cs.ssthresh;
                 }
                 self.clear_episode();
             }
@@ -568,6 +581,30 @@ impl Sender {
         }
     }
 
+    fn prr_active(&self) -> bool { self.cfg.prr && self.sack && self.ca == CaState::Recovery }
+
+    /// RFC 6937 §3 on each ACK in recovery: spread the reduction to ssthresh over the round trip
+    /// (proportional part while pipe > ssthresh, then slow-start reduction bound, PRR-SSRB).
+    fn prr_update(&mut self, delivered: u64) {
+        self.prr_delivered += delivered;
+        let pipe = self.pipe();
+        let ssthresh = self.cs.ssthresh;
+        let sndcnt = if pipe > ssthresh {
+            // sndcnt = CEIL(prr_delivered · ssthresh / RecoverFS) − prr_out
+            let num = self.prr_delivered as u128 * ssthresh as u128;
+            let fs = self.recover_fs.max(1) as u128;
+            (num.div_ceil(fs) as u64).saturating_sub(self.prr_out)
+        } else {
+            // PRR-SSRB: limit = MAX(prr_delivered − prr_out, DeliveredData) + MSS
+            let limit = self.prr_delivered.saturating_sub(self.prr_out).max(delivered) + self.cs.mss;
+            (ssthresh - pipe).min(limit)
+        };
+        // Counted in whole segments, as Linux does (a byte count below one SMSS would otherwise
+        // never let a segment out until it accumulates).
+        let mss = self.cs.mss;
+        self.cs.cwnd = pipe + sndcnt.div_ceil(mss) * mss;
+    }
+
     fn enter_recovery(&mut self, now: Time, out: &mut Output) {
         // RFC 6675 §5 step 4.1 / RFC 6582 §3.2 step 2: RecoveryPoint = HighData.
         self.recover = self.snd_nxt;
@@ -581,6 +618,10 @@ impl Sender {
         }
         self.ca = CaState::Recovery;
         self.stats.fast_recoveries += 1;
+        // RFC 6937: prr_delivered = prr_out = 0, RecoverFS = SND.NXT − SND.UNA.
+        self.prr_delivered = 0;
+        self.prr_out = 0;
+        self.recover_fs = self.flight_size();
         // The ECN reaction shares this reduction (RFC 3168 §6.1.2: at most once per window).
         self.ecn_recover = self.snd_nxt;
         // Step 4.3: retransmit the first segment presumed dropped.
@@ -794,6 +835,7 @@ impl Sender {
     fn send_seg(&mut self, i: usize, is_rexmit: bool, now: Time, out: &mut Output) {
         let rcv_nxt = self.rcv_nxt;
         let g = &mut self.segs[i];
+        let g_len = g.len as u64;
         if is_rexmit {
             g.rexmit = true;
             g.ever_rexmit = true;
@@ -815,6 +857,10 @@ impl Sender {
         let hdr = TcpHeader { seq: g.seq, ack: rcv_nxt, flags, wnd: 65_535, len: payload, ..Default::default() };
         let size = payload + HEADER_BYTES;
         out.segs.push(OutSeg { hdr, ect, size });
+        if self.ca == CaState::Recovery {
+            // RFC 6937: prr_out counts data (re)sent during recovery.
+            self.prr_out += g_len;
+        }
         if payload > 0 {
             self.stats.segments_sent += 1;
             if is_rexmit {

@@ -13,7 +13,7 @@
 //! from the stream "traffic:NAME" of the run's seed.
 //!
 //! TCP keys shared by the three kinds (defaults from [`TcpConfig::default`]): `mss`, `iw`, `cc`
-//! (reno | cubic), `recovery` (sack | newreno) or `sack` (bool), `limited_transmit`, `lost_retransmit`, `min_rto`, `rto` (rfc6298 | linux), `delack` (a duration, a
+//! (reno | cubic), `recovery` (sack | newreno) or `sack` (bool), `limited_transmit`, `prr`, `lost_retransmit`, `min_rto`, `rto` (rfc6298 | linux), `delack` (a duration, a
 //! number of ms, or "off"), `quickack` (segments, 0 = off), `rcvbuf` or its alias `rwnd` (bytes, or "20pkt" = 20 MSS), `wscale` (bool or shift), `ecn`, `pacing`, `abc` (false, true = L 2, or L), `ssthresh`
 //! (initial, bytes), `series` (record `tcp_series`).
 use serde_json::Value;
@@ -103,6 +103,7 @@ pub fn tcp_config(p: &mut Params) -> Result<TcpConfig, ConfigError> {
     };
     let limited_transmit = p.bool_or("limited_transmit", d.limited_transmit)?;
     let lost_retransmit = p.bool_or("lost_retransmit", d.lost_retransmit)?;
+    let prr = p.bool_or("prr", d.prr)?;
     let min_rto = p.duration_or("min_rto", d.min_rto)?;
     if min_rto == Time::ZERO {
         return Err(p.err("min_rto", "must be > 0"));
@@ -179,7 +180,7 @@ pub fn tcp_config(p: &mut Params) -> Result<TcpConfig, ConfigError> {
         None => d.initial_ssthresh,
     };
     let series = p.bool_or("series", false)?;
-    Ok(TcpConfig { mss: mss as u32, iw: iw as u32, cc, recovery, limited_transmit, lost_retransmit, min_rto, rto_linux, delack, quickack: quickack as u32, rcvbuf, wscale, wscale_shift, ecn, pacing, abc, initial_ssthresh, series })
+    Ok(TcpConfig { mss: mss as u32, iw: iw as u32, cc, recovery, limited_transmit, prr, lost_retransmit, min_rto, rto_linux, delack, quickack: quickack as u32, rcvbuf, wscale, wscale_shift, ecn, pacing, abc, initial_ssthresh, series })
 }
 
 struct Common {
