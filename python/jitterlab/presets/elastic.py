@@ -82,7 +82,8 @@ def sweeps(reps: int) -> dict[str, Sweep]:
 def _metrics(res, x: str) -> pd.DataFrame:
     """Per run: RTP throughput and PER over [warm-up, end], TCP total throughput and PER."""
     media, runs, tcp = res["media_packets"], res["runs"], res["tcp_flows"]
-    win = (WARMUP_S * 1_000_000_000, DURATION_S * 1_000_000_000)
+    # packets sent in the last second may still be in the network when the run stops
+    win = (WARMUP_S * 1_000_000_000, (DURATION_S - 1) * 1_000_000_000)
     rtp = M.rtp_summary(media, runs, window=win)[["run_id", "throughput_bps", "packet_error_rate"]]
     rtp = rtp.rename(columns={"throughput_bps": "rtp_bps", "packet_error_rate": "rtp_per"})
     if len(tcp):
@@ -125,8 +126,8 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
     e1 = _metrics(res["exp1"], "N")
     e2 = _metrics(res["exp2"], "B")
     rep = Report("Chodorek et al. reproduced: elastic and inelastic traffic in a shared link", opt.out,
-                 f"jitterlab preset elastic · {reps} replications per point (TCP starts U(0, 1) s), measured over {WARMUP_S}–{DURATION_S} s")
-    rep.set_params({"replications": reps, "duration_s": DURATION_S, "rtp_window_s": [WARMUP_S, DURATION_S],
+                 f"jitterlab preset elastic · {reps} replications per point (TCP starts U(0, 1) s), RTP measured over {WARMUP_S}–{DURATION_S - 1} s")
+    rep.set_params({"replications": reps, "duration_s": DURATION_S, "rtp_window_s": [WARMUP_S, DURATION_S - 1],
                     **{f"queue.{k}": v for k, v in QUEUES.items()}, **{f"scenario.{k}": v for k, v in flat(scenario("2Mbit")).items() if not k.startswith("traffic[") or k.startswith("traffic[0]") or k.startswith("traffic[1]")}})
     rep.section("Experiment 1 — 2 Mb/s bottleneck, B = 1 Mb/s, N = 0..10 TCP flows")
     _panel_figure(rep, e1, "N", ("rtp_bps", "tcp_bps"), "throughput (Mb/s)", 1e-6, "fig2_throughput_vs_N", "Fig. 2: RTP and total TCP throughput vs N", reps, "elastic-exp1 (2 Mb/s, B = 1 Mb/s)")
