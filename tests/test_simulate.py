@@ -137,3 +137,23 @@ def test_every_shipped_scenario_loads_and_runs(root):
     for f in files:
         r = simulate(f, overrides={"duration": "1s"})
         assert r.totals["events"] > 0, f
+
+
+def test_tcp_series_for_plots():
+    """cwnd after the handshake is IW·MSS and grows by one MSS per ACK in slow start (no loss)."""
+    sc = {
+        "duration": "3s",
+        "links": {"l": {"from": "a", "to": "b", "rate": "10Mbit", "delay": "10ms", "queue": {"kind": "droptail", "limit": "1000pkt"}}},
+        "traffic": [{"kind": "bulk", "from": "a", "to": "b", "size": "200kB", "iw": 10, "mss": "1000B", "cc": "reno",
+                     "delack": "off", "series": True}],
+    }
+    r = simulate(sc, seed=1)
+    s = r.tcp_series
+    assert list(s.columns) == ["run_id", "t_ns", "flow_id", "cwnd", "ssthresh", "srtt_ns", "inflight"]
+    assert len(s) > 10 and s.t_ns.is_monotonic_increasing
+    assert s.cwnd.iloc[0] in (10_000, 11_000)
+    assert s.ssthresh.isna().all()  # never set: no loss
+    grow = s.cwnd.diff().dropna()
+    assert set(grow.unique()) <= {0, 1000}
+    assert s.srtt_ns.dropna().min() >= 20_000_000  # at least the 20 ms propagation RTT
+    assert r.tcp_flows.end_ns.notna().all()

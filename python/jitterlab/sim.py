@@ -24,7 +24,7 @@ def _nullable(a: np.ndarray) -> pa.Array:
 
 
 #: Columns that may hold nulls (int64 with nulls becomes pandas' nullable Int64).
-NULLABLE = {"recv_ns", "syn_ns", "first_data_ns", "end_ns", "tcp_start_ns", "tcp_end_ns"}
+NULLABLE = {"recv_ns", "syn_ns", "first_data_ns", "end_ns", "tcp_start_ns", "tcp_end_ns", "srtt_ns", "ssthresh"}
 
 
 def to_pandas(t: pa.Table) -> pd.DataFrame:
@@ -44,7 +44,7 @@ class Result:
     `media_packets`, `tcp_flows`, `queue_samples`, `runs` follow design.md; `channels` and `flows`
     describe the topology and traffic with end-of-run counters."""
 
-    NAMES = ("media_packets", "tcp_flows", "queue_samples", "runs", "channels", "flows")
+    NAMES = ("media_packets", "tcp_flows", "queue_samples", "runs", "channels", "flows", "tcp_series")
 
     def __init__(self, arrow: dict[str, pa.Table], scenario: dict[str, Any], seed: int, totals: dict[str, Any]):
         self.arrow = arrow
@@ -69,6 +69,9 @@ class Result:
     runs = property(lambda self: self.table("runs"))
     channels = property(lambda self: self.table("channels"))
     flows = property(lambda self: self.table("flows"))
+    #: per-ACK sender state of the TCP flows with `series = true`: t_ns, flow_id, cwnd, ssthresh
+    #: (null while unset), srtt_ns (null before the first sample), inflight — bytes
+    tcp_series = property(lambda self: self.table("tcp_series"))
 
     def __repr__(self) -> str:
         return f"Result(seed={self.seed}, " + ", ".join(f"{n}={self.arrow[n].num_rows} rows" for n in self.NAMES) + ")"
@@ -186,8 +189,20 @@ def _to_result(raw: dict, sc: dict, seed: int, run_id: int, params: Mapping[str,
             out[key] = pa.array([r[key] for r in rows])
         return pa.table(out)
 
+    ts = raw["tcp_series"]
+    ssth = np.asarray(ts["ssthresh"], dtype=np.uint64)
+    series = pa.table({
+        "run_id": rid(len(ts["t_ns"])),
+        "t_ns": np.asarray(ts["t_ns"], dtype=np.int64),
+        "flow_id": np.asarray(ts["flow_id"], dtype=np.int64),
+        "cwnd": np.asarray(ts["cwnd"], dtype=np.int64),
+        # the core's "unset" ssthresh (u64::MAX / 4) becomes null
+        "ssthresh": pa.array(np.minimum(ssth, np.uint64(2**62)).astype(np.int64), mask=ssth >= np.uint64(2**62 - 1)),
+        "srtt_ns": _nullable(ts["srtt_ns"]),
+        "inflight": np.asarray(ts["inflight"], dtype=np.int64),
+    })
     arrow = {"media_packets": media, "tcp_flows": tcp, "queue_samples": qs, "runs": runs,
-             "channels": records(chans), "flows": records(raw["flows"])}
+             "channels": records(chans), "flows": records(raw["flows"]), "tcp_series": series}
     return Result(arrow, sc, seed, t)
 
 

@@ -55,7 +55,7 @@ import pyarrow.parquet as pq
 from jitterlab import scenario as _scn
 from jitterlab._native import ScenarioError
 
-TABLES = ("media_packets", "tcp_flows", "queue_samples", "runs", "channels", "flows")
+TABLES = ("media_packets", "tcp_flows", "queue_samples", "runs", "channels", "flows", "tcp_series")
 SWEEP_FORMAT = 1
 
 

@@ -79,6 +79,16 @@ fn tables_to_py<'py>(py: Python<'py>, t: Tables) -> PyResult<Bound<'py, PyDict>>
     f.set_item("timeouts", tf.timeouts.into_pyarray(py))?;
     out.set_item("tcp_flows", f)?;
 
+    let ts = PyDict::new(py);
+    let series = t.tcp_series;
+    ts.set_item("t_ns", series.t_ns.into_pyarray(py))?;
+    ts.set_item("flow_id", series.flow_id.into_pyarray(py))?;
+    ts.set_item("cwnd", series.cwnd.into_pyarray(py))?;
+    ts.set_item("ssthresh", series.ssthresh.into_pyarray(py))?;
+    ts.set_item("srtt_ns", series.srtt_ns.into_pyarray(py))?;
+    ts.set_item("inflight", series.inflight.into_pyarray(py))?;
+    out.set_item("tcp_series", ts)?;
+
     let chans = PyList::empty(py);
     for c in &t.channels {
         let d = PyDict::new(py);
