@@ -78,6 +78,9 @@ pub struct TcpConfig {
     pub ecn: bool,
     /// Pace segments at the congestion controller's pacing rate.
     pub pacing: bool,
+    /// CUBIC's hybrid slow start as in Linux (`tcp_cubic.c` `hystart = 1`, the default); ignored
+    /// by Reno.
+    pub hystart: bool,
     /// RFC 3465 byte counting with limit L (segments); None = packet counting.
     pub abc: Option<u64>,
     /// Initial ssthresh in bytes (RFC 5681 §3.1: arbitrarily high).
@@ -87,7 +90,7 @@ pub struct TcpConfig {
 }
 
 impl Default for TcpConfig {
-    /// Linux-like defaults: MSS 1460 (1500-byte packets), IW10, CUBIC, SACK recovery with PRR
+    /// Linux-like defaults: MSS 1460 (1500-byte packets), IW10, CUBIC with HyStart, SACK recovery with PRR
     /// and Linux's lost-retransmission detection, limited transmit,
     /// min RTO 200 ms applied as Linux does (to the variance term), delayed ACK 40 ms with 16
     /// quick ACKs,
@@ -111,6 +114,7 @@ impl Default for TcpConfig {
             wscale_shift: None,
             ecn: false,
             pacing: false,
+            hystart: true,
             abc: None,
             initial_ssthresh: u64::MAX / 4,
             series: false,

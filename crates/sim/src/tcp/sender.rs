@@ -8,7 +8,7 @@
 //! [`Output`] (segments, timer requests); nothing here touches the engine.
 use std::collections::VecDeque;
 
-use super::cc::{Cc, CcState, CongestionControl};
+use super::cc::{AckSample, Cc, CcState, CongestionControl};
 use super::rtt::RttEstimator;
 use super::{Recovery, TcpConfig, TimerCmd, DUP_THRESH, HEADER_BYTES};
 use crate::packet::{tcp_flags as F, TcpHeader};
@@ -160,7 +160,11 @@ pub struct Sender {
 impl Sender {
     /// A sender for `size` payload bytes (None: unlimited, as an FTP source).
     pub fn new(cfg: TcpConfig, size: Option<u64>) -> Sender {
-        let cc = Cc::by_name(&cfg.cc).unwrap_or(Cc::Reno(Default::default()));
+        let mut cc = Cc::by_name(&cfg.cc).unwrap_or(Cc::Reno(Default::default()));
+        if let Cc::Cubic(c) = &mut cc {
+            c.hystart.enabled = cfg.hystart;
+            c.hystart.pacing = cfg.pacing;
+        }
         let mss = cfg.mss.max(1) as u64;
         let cs = CcState {
             mss,
@@ -465,6 +469,7 @@ impl Sender {
         // none of them was retransmitted or already SACKed, from the earliest one (as Linux).
         let mut clean = true;
         let mut earliest: Option<Time> = None;
+        let mut latest = Time::ZERO;
         let mut fin_acked = false;
         while let Some(g) = self.segs.front() {
             if g.end() > ackno {
@@ -477,6 +482,7 @@ impl Sender {
             if earliest.is_none() {
                 earliest = Some(g.sent);
             }
+            latest = latest.max(g.sent);
             fin_acked |= g.fin;
         }
         if clean {
@@ -487,6 +493,11 @@ impl Sender {
             }
         }
         self.snd_una = ackno;
+        if clean && earliest.is_some() {
+            // The algorithm's sample (Linux `pkts_acked`): the RTT of the newest segment covered.
+            let s = AckSample { rtt: now - latest, snd_una: ackno, snd_nxt: self.snd_nxt, recovery: self.ca == CaState::Recovery };
+            self.cc.on_ack_sample(&mut self.cs, &s);
+        }
         self.dupacks = 0;
         self.lt_bytes = 0;
         self.rto_series = 0;

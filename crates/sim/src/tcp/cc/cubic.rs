@@ -1,14 +1,120 @@
 //! CUBIC (RFC 9438): window growth W_cubic(t) = C·(t − K)³ + W_max (§4.2) with C = 0.4 and
 //! β_cubic = 0.7 (§4.6), the Reno-friendly estimate W_est (§4.3), fast convergence (§4.7) and the
-//! RTO rule (§4.8). Slow start is RFC 5681's (HyStart++ is not modelled). Windows inside this
-//! module are in segments (f64), as in the RFC; the connection's cwnd stays in bytes.
-use super::{slow_start, CcState, CongestionControl};
+//! RTO rule (§4.8). Slow start is RFC 5681's with Linux's classic HyStart ([`Hystart`]), which
+//! leaves slow start (ssthresh = cwnd) on an ACK train as long as half the minimum RTT or on an
+//! RTT increase, before the queue overflows. Windows inside this module are in segments (f64), as
+//! in the RFC; the connection's cwnd stays in bytes.
+use super::{slow_start, AckSample, CcState, CongestionControl};
 use crate::time::Time;
 
 /// RFC 9438 §5: C = 0.4.
 pub const C: f64 = 0.4;
 /// RFC 9438 §4.6: β_cubic = 0.7.
 pub const BETA: f64 = 0.7;
+
+/// Linux `tcp_cubic.c` HyStart defaults (module parameters and constants, Linux 5.7 onwards):
+/// `hystart_low_window` = 16 segments.
+pub const HYSTART_LOW_WINDOW: u64 = 16;
+/// `hystart_ack_delta_us` = 2000: ACKs at most this far apart still make one train.
+pub const HYSTART_ACK_DELTA: Time = Time::from_us(2000);
+/// `HYSTART_MIN_SAMPLES` = 8: RTT samples per round before the delay test.
+pub const HYSTART_MIN_SAMPLES: u32 = 8;
+/// `HYSTART_DELAY_MIN` / `HYSTART_DELAY_MAX`: the delay threshold min_rtt/8 is clamped to 4–16 ms.
+pub const HYSTART_DELAY_MIN: Time = Time::from_ms(4);
+pub const HYSTART_DELAY_MAX: Time = Time::from_ms(16);
+
+/// Which HyStart test ended slow start.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum HystartExit {
+    /// ACK train (`HYSTART_ACK_TRAIN`): ACKs ≤ 2 ms apart spanning more than min_rtt/2.
+    AckTrain,
+    /// Delay increase (`HYSTART_DELAY`): the round's minimum RTT exceeds min_rtt + threshold.
+    Delay,
+}
+
+/// Linux's hybrid slow start as in `net/ipv4/tcp_cubic.c` (`bictcp_hystart_reset`,
+/// `hystart_update`, `cubictcp_acked`; Ha & Rhee, "Taming the elephants", 2008/2011), with
+/// `hystart_detect = 3` (both tests). Times are the simulator's (ns) instead of Linux's µs clock.
+#[derive(Clone, Debug)]
+pub struct Hystart {
+    /// `hystart` module parameter (default 1).
+    pub enabled: bool,
+    /// `ca->found`: an exit point was found; no more tests until the state is reset (RTO).
+    pub found: Option<HystartExit>,
+    /// `ca->delay_min`: the smallest RTT sample seen (not the RTO estimator's min_rtt).
+    pub delay_min: Option<Time>,
+    /// `ca->round_start`: when the current round began (the ACK that started it).
+    pub round_start: Time,
+    /// `ca->last_ack`: the last ACK that continued the train.
+    pub last_ack: Time,
+    /// `ca->end_seq`: SND.NXT when the round began; the round ends once SND.UNA passes it.
+    /// None = no round yet (the first sample tested starts one).
+    pub end_seq: Option<u64>,
+    /// `ca->curr_rtt`: the smallest RTT sample of this round.
+    pub curr_rtt: Option<Time>,
+    /// `ca->sample_cnt`: samples counted this round (up to HYSTART_MIN_SAMPLES).
+    pub sample_cnt: u32,
+    /// The sender paces (Linux's `sk_pacing_status != SK_PACING_NONE`): the train must then span
+    /// the whole min RTT, not half of it.
+    pub pacing: bool,
+    /// cwnd (bytes) when HyStart ended slow start.
+    pub exit_cwnd: Option<u64>,
+}
+
+impl Default for Hystart {
+    fn default() -> Self {
+        Hystart { enabled: true, found: None, delay_min: None, round_start: Time::ZERO, last_ack: Time::ZERO, end_seq: None, curr_rtt: None, sample_cnt: 0, pacing: false, exit_cwnd: None }
+    }
+}
+
+impl Hystart {
+    /// Delay threshold: clamp(min_rtt/8, 4 ms, 16 ms) (`HYSTART_DELAY_THRESH(delay_min >> 3)`).
+    pub fn delay_thresh(min_rtt: Time) -> Time { Time(min_rtt.0 / 8).clamp(HYSTART_DELAY_MIN, HYSTART_DELAY_MAX) }
+
+    /// `bictcp_hystart_reset`: a new round begins now and ends when SND.NXT (as of now) is acked.
+    fn new_round(&mut self, now: Time, snd_nxt: u64) {
+        self.round_start = now;
+        self.last_ack = now;
+        self.end_seq = Some(snd_nxt);
+        self.curr_rtt = None;
+        self.sample_cnt = 0;
+    }
+
+    /// `bictcp_reset` + `bictcp_hystart_reset` on entering TCP_CA_Loss (RTO): tests start over.
+    fn reset(&mut self) {
+        self.found = None;
+        self.delay_min = None;
+        self.end_seq = None;
+        self.curr_rtt = None;
+        self.sample_cnt = 0;
+    }
+
+    /// `hystart_update`: run both tests on one RTT sample; Some when slow start should end.
+    fn update(&mut self, now: Time, s: &AckSample) -> Option<HystartExit> {
+        if self.end_seq.map_or(true, |e| s.snd_una > e) {
+            self.new_round(now, s.snd_nxt);
+        }
+        let delay_min = self.delay_min?;
+        // ACK train: consecutive ACKs no more than 2 ms apart, the train longer than delay_min/2
+        // (delay_min when pacing). A larger gap ends the train for the rest of the round.
+        if now - self.last_ack <= HYSTART_ACK_DELTA {
+            self.last_ack = now;
+            let threshold = if self.pacing { delay_min } else { Time(delay_min.0 / 2) };
+            if now - self.round_start > threshold {
+                return Some(HystartExit::AckTrain);
+            }
+        }
+        // Delay increase: the minimum of the round's samples (from the 9th on, the first 8 only
+        // gather) above delay_min + clamp(delay_min/8, 4 ms, 16 ms).
+        self.curr_rtt = Some(self.curr_rtt.map_or(s.rtt, |c| c.min(s.rtt)));
+        if self.sample_cnt < HYSTART_MIN_SAMPLES {
+            self.sample_cnt += 1;
+        } else if self.curr_rtt.is_some_and(|c| c > delay_min + Self::delay_thresh(delay_min)) {
+            return Some(HystartExit::Delay);
+        }
+        None
+    }
+}
 
 #[derive(Clone, Debug)]
 pub struct Cubic {
@@ -24,10 +130,12 @@ pub struct Cubic {
     pub fast_convergence: bool,
     /// Fraction of a byte carried between ACKs.
     frac: f64,
+    /// Hybrid slow start (Linux's, on by default).
+    pub hystart: Hystart,
 }
 
 impl Default for Cubic {
-    fn default() -> Self { Cubic { w_max: 0.0, cwnd_prior: 0.0, epoch_start: None, k: 0.0, w_est: 0.0, fast_convergence: true, frac: 0.0 } }
+    fn default() -> Self { Cubic { w_max: 0.0, cwnd_prior: 0.0, epoch_start: None, k: 0.0, w_est: 0.0, fast_convergence: true, frac: 0.0, hystart: Hystart::default() } }
 }
 
 impl Cubic {
@@ -52,6 +160,31 @@ impl Cubic {
 
 impl CongestionControl for Cubic {
     fn name(&self) -> &'static str { "cubic" }
+
+    /// Linux's `cubictcp_acked`: keep delay_min, then run HyStart while in slow start at a window
+    /// of at least 16 segments. Samples within 1 s of the start of a congestion-avoidance epoch
+    /// are ignored altogether (Linux: "discard delay samples right after fast recovery").
+    fn on_ack_sample(&mut self, st: &mut CcState, s: &AckSample) {
+        if self.epoch_start.is_some_and(|e| st.now - e < Time::from_secs(1)) {
+            return;
+        }
+        // Linux clamps a zero sample to 1 µs.
+        let rtt = s.rtt.max(Time::from_us(1));
+        let h = &mut self.hystart;
+        if h.delay_min.map_or(true, |d| rtt < d) {
+            h.delay_min = Some(rtt);
+        }
+        // (Not during fast recovery: see docs/tcp.md.)
+        if !h.enabled || h.found.is_some() || s.recovery || !st.in_slow_start() || st.cwnd < HYSTART_LOW_WINDOW * st.mss {
+            return;
+        }
+        let s = AckSample { rtt, ..*s };
+        if let Some(exit) = h.update(st.now, &s) {
+            h.found = Some(exit);
+            h.exit_cwnd = Some(st.cwnd);
+            st.ssthresh = st.cwnd;
+        }
+    }
 
     fn on_ack(&mut self, st: &mut CcState, acked: u64) {
         if st.in_slow_start() {
@@ -107,6 +240,8 @@ impl CongestionControl for Cubic {
             st.ssthresh = self.reduce(st);
         }
         self.epoch_start = None;
+        // Linux `cubictcp_state(TCP_CA_Loss)`: HyStart starts over for the slow start that follows.
+        self.hystart.reset();
         st.cwnd = st.mss;
     }
 }
@@ -118,6 +253,175 @@ mod tests {
 
     fn st(cwnd_segs: u64) -> CcState {
         CcState { mss: 1000, cwnd: cwnd_segs * 1000, ssthresh: u64::MAX, now: Time::ZERO, srtt: Some(Time::from_ms(100)), min_rtt: None, flight: cwnd_segs * 1000, abc_l: None }
+    }
+
+    /// A slow-start sender seen by HyStart: `in_flight` segments of 1000 B outstanding with cwnd =
+    /// `cwnd` segments; each ACK covers one segment and (cwnd-limited) lets two new ones out.
+    struct Ss {
+        c: Cubic,
+        s: CcState,
+        una: u64,
+        nxt: u64,
+        acks: u64,
+    }
+
+    impl Ss {
+        fn new(cwnd: u64) -> Ss {
+            let mut s = st(cwnd);
+            s.srtt = None;
+            Ss { c: Cubic::default(), s, una: 1, nxt: 1 + cwnd * 1000, acks: 0 }
+        }
+        /// One ACK at `t_us` with RTT sample `rtt_us`; returns cwnd (segments) before the ACK.
+        fn ack(&mut self, t_us: u64, rtt_us: u64) -> u64 {
+            let before = self.s.cwnd / 1000;
+            self.s.now = Time::from_us(t_us);
+            self.una += 1000;
+            self.acks += 1;
+            let smp = AckSample { rtt: Time::from_us(rtt_us), snd_una: self.una, snd_nxt: self.nxt, recovery: false };
+            self.c.on_ack_sample(&mut self.s, &smp);
+            self.c.on_ack(&mut self.s, 1000);
+            self.nxt += 2000;
+            before
+        }
+    }
+
+    #[test]
+    fn hystart_delay_threshold_is_clamped() {
+        // clamp(min_rtt/8, 4 ms, 16 ms): 20 ms → 2.5 → 4 ms; 100 ms → 12.5 ms; 200 ms → 25 → 16 ms.
+        assert_eq!(Hystart::delay_thresh(Time::from_ms(20)), Time::from_ms(4));
+        assert_eq!(Hystart::delay_thresh(Time::from_ms(100)), Time::from_us(12_500));
+        assert_eq!(Hystart::delay_thresh(Time::from_ms(200)), Time::from_ms(16));
+    }
+
+    /// Delay increase. cwnd 16, 16 segments out; ACKs 5 ms apart (> 2 ms: no ACK train). Rounds by
+    /// SND.NXT: round 1 = ACKs 1–16 (end_seq = segment 16), round 2 = ACKs 17–48 (SND.NXT at ACK
+    /// 17 = 16 + 2·16 = 48 segments), round 3 from ACK 49. Round 1's samples (100 ms) set
+    /// delay_min = 100 ms, threshold 100/8 = 12.5 ms; round 2 at 112 ms stays below 112.5 ms;
+    /// round 3 at 113 ms exits on its 9th sample (8 are gathered first), ACK 57, where the window
+    /// before the ACK is 16 + 56 = 72 segments: ssthresh = cwnd = 72 segments.
+    #[test]
+    fn hystart_delay_increase_exits_slow_start() {
+        let mut ss = Ss::new(16);
+        for k in 1..=200u64 {
+            let rtt = match k {
+                1..=16 => 100_000,
+                17..=48 => 112_000,
+                _ => 113_000,
+            };
+            let before = ss.ack(k * 5000, rtt);
+            if k < 57 {
+                assert!(ss.c.hystart.found.is_none(), "exited early at ACK {k}");
+            }
+            if k == 57 {
+                assert_eq!(before, 72);
+                assert_eq!(ss.c.hystart.found, Some(HystartExit::Delay));
+                assert_eq!(ss.c.hystart.exit_cwnd, Some(72_000));
+            }
+        }
+        assert_eq!(ss.s.ssthresh, 72_000);
+        assert_eq!(ss.c.hystart.delay_min, Some(Time::from_ms(100)));
+        // After the exit CUBIC is in congestion avoidance: 143 more ACKs add far less than 143 segments.
+        assert!(ss.s.cwnd < 100_000, "{}", ss.s.cwnd);
+    }
+
+    /// The same delays with hystart = false: plain RFC 5681 slow start, one segment per ACK.
+    #[test]
+    fn hystart_off_keeps_plain_slow_start() {
+        let mut ss = Ss::new(16);
+        ss.c.hystart.enabled = false;
+        for k in 1..=200u64 {
+            ss.ack(k * 5000, if k <= 16 { 100_000 } else { 200_000 });
+        }
+        assert!(ss.c.hystart.found.is_none());
+        assert_eq!(ss.s.ssthresh, u64::MAX);
+        assert_eq!(ss.s.cwnd, (16 + 200) * 1000);
+    }
+
+    /// Below hystart_low_window (16 segments) no test runs, however large the delay: at a window
+    /// held at 15 segments (no growth: samples only), nothing; at 16 the delay test fires on the
+    /// 9th sample at 16 (the first of them starts the round; 8 are gathered before the test).
+    #[test]
+    fn hystart_not_below_the_low_window() {
+        let mut ss = Ss::new(15);
+        let smp = |_t: u64, rtt: u64, una: u64| AckSample { rtt: Time::from_us(rtt), snd_una: una, snd_nxt: 1_000_000, recovery: false };
+        ss.s.now = Time::from_us(1);
+        ss.c.on_ack_sample(&mut ss.s, &smp(1, 50_000, 1001));
+        for k in 2..100u64 {
+            ss.s.now = Time::from_us(k * 5000);
+            ss.c.on_ack_sample(&mut ss.s, &smp(k, 500_000, 1 + k * 1000));
+        }
+        assert!(ss.c.hystart.found.is_none());
+        assert_eq!(ss.s.ssthresh, u64::MAX);
+        ss.s.cwnd = 16_000;
+        for k in 100..108u64 {
+            ss.s.now = Time::from_us(k * 5000);
+            ss.c.on_ack_sample(&mut ss.s, &smp(k, 500_000, 1 + k * 1000));
+            assert!(ss.c.hystart.found.is_none(), "sample {}", k - 99);
+        }
+        ss.s.now = Time::from_us(108 * 5000);
+        ss.c.on_ack_sample(&mut ss.s, &smp(108, 500_000, 109_001));
+        assert_eq!(ss.c.hystart.found, Some(HystartExit::Delay));
+        assert_eq!(ss.s.ssthresh, 16_000);
+    }
+
+    /// ACK train. cwnd 40, 40 segments out, so round 1 is ACKs 1–40; ACKs 1 ms apart (≤ 2 ms),
+    /// every RTT sample 40 ms (no delay signal). The train starts at ACK 1 (t = 1 ms) and the test
+    /// fires on the first ACK more than delay_min/2 = 20 ms later: ACK 22 (t = 22 ms), window
+    /// before it 40 + 21 = 61 segments. With pacing the train must exceed delay_min = 40 ms: that
+    /// needs 42 ACKs in one round, so with cwnd 50 (round of 50 ACKs) it is ACK 42, window 91.
+    #[test]
+    fn hystart_ack_train_exits_at_half_the_min_rtt() {
+        let mut ss = Ss::new(40);
+        for k in 1..=40u64 {
+            let before = ss.ack(k * 1000, 40_000);
+            if k == 21 {
+                assert!(ss.c.hystart.found.is_none());
+            }
+            if k == 22 {
+                assert_eq!(before, 61);
+                assert_eq!(ss.c.hystart.found, Some(HystartExit::AckTrain));
+            }
+        }
+        assert_eq!(ss.s.ssthresh, 61_000);
+
+        let mut ss = Ss::new(50);
+        ss.c.hystart.pacing = true;
+        for k in 1..=50u64 {
+            let before = ss.ack(k * 1000, 40_000);
+            assert_eq!(ss.c.hystart.found.is_some(), k >= 42, "ACK {k}");
+            if k == 42 {
+                assert_eq!(before, 91);
+            }
+        }
+        assert_eq!(ss.s.ssthresh, 91_000);
+    }
+
+    /// A gap of more than 2 ms between ACKs ends the train for the rest of the round: ACKs 1–9 at
+    /// 1 ms spacing, then a 4 ms gap, then 1 ms spacing to ACK 40 (t = 43 ms, 42 ms after the round
+    /// began): no exit in round 1.
+    #[test]
+    fn hystart_gap_breaks_the_ack_train() {
+        let mut ss = Ss::new(40);
+        for k in 1..=40u64 {
+            let t = if k < 10 { k * 1000 } else { k * 1000 + 3000 };
+            ss.ack(t, 40_000);
+        }
+        assert!(ss.c.hystart.found.is_none());
+        assert_eq!(ss.s.cwnd, 80_000);
+    }
+
+    /// An RTO starts HyStart over (Linux's `cubictcp_state(TCP_CA_Loss)`): found and delay_min cleared.
+    #[test]
+    fn hystart_reset_by_rto() {
+        let mut ss = Ss::new(40);
+        for k in 1..=22u64 {
+            ss.ack(k * 1000, 40_000);
+        }
+        assert!(ss.c.hystart.found.is_some());
+        ss.c.on_rto(&mut ss.s, true);
+        assert!(ss.c.hystart.found.is_none());
+        assert!(ss.c.hystart.delay_min.is_none());
+        assert_eq!(ss.s.cwnd, 1000);
     }
 
     #[test]

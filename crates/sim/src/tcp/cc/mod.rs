@@ -33,9 +33,30 @@ impl CcState {
     pub fn in_slow_start(&self) -> bool { self.cwnd < self.ssthresh }
 }
 
+/// What one ACK tells the algorithm besides the bytes it acknowledges (Linux's `struct ack_sample`
+/// handed to `pkts_acked`, plus the sequence numbers `tcp_sock` would expose): an RTT sample and
+/// where the sender stands in sequence space, so that the algorithm can tell round trips apart.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct AckSample {
+    /// RTT of the most recently sent segment this ACK newly covers (Linux's `ca_rtt` / rate-sample
+    /// RTT; the RTO estimator uses the earliest one instead). Only from segments never
+    /// retransmitted nor SACKed before (Karn's rule).
+    pub rtt: Time,
+    /// SND.UNA after this ACK.
+    pub snd_una: u64,
+    /// SND.NXT when the ACK arrived (before what it lets the sender send).
+    pub snd_nxt: u64,
+    /// The sender is in SACK / NewReno fast recovery.
+    pub recovery: bool,
+}
+
 /// The hooks a congestion controller implements.
 pub trait CongestionControl {
     fn name(&self) -> &'static str;
+    /// An ACK carrying a valid RTT sample, called before [`CongestionControl::on_ack`] for the same
+    /// ACK (Linux calls `pkts_acked` before `cong_avoid`) and whether or not the sender is
+    /// cwnd-limited. Default: nothing (Reno). CUBIC's HyStart lives here.
+    fn on_ack_sample(&mut self, _st: &mut CcState, _s: &AckSample) {}
     /// `acked` new bytes were cumulatively acknowledged outside loss recovery while the sender was
     /// cwnd-limited (RFC 5681 §3.1, RFC 7661 §4.3: no growth when not using the window).
     fn on_ack(&mut self, st: &mut CcState, acked: u64);
@@ -123,6 +144,7 @@ impl Cc {
 
 impl CongestionControl for Cc {
     fn name(&self) -> &'static str { self.inner_ref().name() }
+    fn on_ack_sample(&mut self, st: &mut CcState, s: &AckSample) { self.inner().on_ack_sample(st, s) }
     fn on_ack(&mut self, st: &mut CcState, acked: u64) { self.inner().on_ack(st, acked) }
     fn on_congestion_event(&mut self, st: &mut CcState) { self.inner().on_congestion_event(st) }
     fn on_rto(&mut self, st: &mut CcState, first: bool) { self.inner().on_rto(st, first) }
