@@ -1,0 +1,25 @@
+"""The type stub python/jitterlab/_native.pyi names exactly what the native module exports."""
+import ast
+from pathlib import Path
+
+import jitterlab._native as native
+
+STUB = Path(__file__).resolve().parents[1] / "python" / "jitterlab" / "_native.pyi"
+
+
+def stub_names() -> set[str]:
+    tree = ast.parse(STUB.read_text())
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+    return names
+
+
+def test_stub_and_module_agree():
+    exported = {n for n in dir(native) if not n.startswith("_")} | {"__version__"}
+    stub = stub_names()
+    assert stub - exported == set(), f"in the stub but not in the module: {sorted(stub - exported)}"
+    assert exported - stub == set(), f"exported but missing from the stub: {sorted(exported - stub)}"
