@@ -80,3 +80,29 @@ def test_simulator_taps_round_trip_through_analyze(tmp_path):
     got = got[cols].sort_values(["flow_id", "seq"]).reset_index(drop=True)
     assert want.recv_ns.isna().sum() > 0
     pd.testing.assert_frame_equal(got.astype(want.dtypes.to_dict()), want)
+
+
+def test_simulator_tcp_flows_round_trip_through_analyze(tmp_path):
+    """TCP half: a run with a web page (3 flows, IW10, losses in a 30-packet buffer) and a bulk
+    download, exported at the server and the client, gives back the simulator's tcp_flows."""
+    sc = {
+        "duration": "20s",
+        "access": {"core_rate": "100Mbit", "core_delay": "5ms", "down_rate": "4Mbit", "down_delay": "10ms", "up_rate": "1Mbit",
+                   "down_queue": {"kind": "droptail", "limit": "30pkt"}},
+        "traffic": [{"kind": "audio", "from": "server", "to": "client"},
+                    {"kind": "web", "from": "server", "to": "client", "size": "372kB", "flows": 3, "iw": 10, "start": "2s"},
+                    {"kind": "bulk", "from": "server", "to": "client", "size": "1MB", "start": "5s"}],
+        "output": {"pcap": ["server", "client"]},
+    }
+    res = jitterlab.simulate(sc, seed=3, pcap_dir=tmp_path)
+    t = analyze(res.pcap["server"], res.pcap["client"], t0_ns=res.pcap_epoch_ns)
+    want = res.tcp_flows
+    assert want.retransmits.sum() > 0, "the scenario should make TCP retransmit"
+    got = t["tcp_flows"]
+    # the simulator's data sender uses port 32768 + flow id (crates/sim/src/tcp/agent.rs)
+    got = got.assign(flow_id=got.sport - 32768).sort_values("flow_id").reset_index(drop=True)
+    cols = ["flow_id", "iw", "syn_ns", "first_data_ns", "end_ns", "bytes", "segments_sent", "retransmits", "ecn_marks"]
+    want = want[cols].sort_values("flow_id").reset_index(drop=True)
+    pd.testing.assert_frame_equal(got[cols].astype(want.dtypes.to_dict()), want)
+    for c in ("tcp_start_ns", "tcp_end_ns"):
+        assert int(t["runs"][c].iloc[0]) == int(res.runs[c].iloc[0])

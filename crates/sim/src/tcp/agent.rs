@@ -41,9 +41,16 @@ pub struct TcpSenderAgent {
     out: Output,
 }
 
+/// Port of the data receiver, and the data sender's port for connection `flow` (Linux's default
+/// ephemeral range starts at 32768), so each connection is its own 4-tuple in a capture.
+pub const RECEIVER_PORT: u16 = 5001;
+pub fn sender_port(flow: u32) -> u16 { 32_768 + (flow % 28_232) as u16 }
+
 impl TcpSenderAgent {
     fn flush(&mut self, ctx: &mut Ctx) {
-        for s in self.out.segs.drain(..) {
+        for mut s in self.out.segs.drain(..) {
+            s.hdr.src_port = sender_port(self.flow);
+            s.hdr.dst_port = RECEIVER_PORT;
             let pkt = Packet {
                 flow: self.flow,
                 src: 0,
@@ -136,7 +143,9 @@ pub struct TcpReceiverAgent {
 
 impl TcpReceiverAgent {
     fn flush(&mut self, ctx: &mut Ctx) {
-        for hdr in self.out.segs.drain(..) {
+        for mut hdr in self.out.segs.drain(..) {
+            hdr.src_port = RECEIVER_PORT;
+            hdr.dst_port = sender_port(self.flow);
             let pkt = Packet {
                 flow: self.flow,
                 src: 0,
