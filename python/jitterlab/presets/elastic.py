@@ -151,9 +151,14 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
                         f"RTP {one.rtp_bps / 1e6:.2f}, TCP {one.tcp_bps / 1e6:.2f} Mb/s",
                         "agrees" if abs(one.rtp_bps - one.tcp_bps) < 0.3e6 else "disagrees"))
     ln = {(q, m): limit_n(q, m) for q in QUEUES for m in ("bursty", "paced")}
+    lim = (ln[("DT", "bursty")], ln[("DT", "paced")])
     claims.append(Claim("DropTail: RTP PER stays acceptable (≤ 5 %) up to 4 flows (bursty) and 5 (burstless)", "4 / 5 flows",
-                        f"{ln[('DT', 'bursty')]} / {ln[('DT', 'paced')]} flows",
-                        "agrees" if (ln[("DT", "bursty")], ln[("DT", "paced")]) == (4, 5) else ("partly" if abs(ln[("DT", "bursty")] - 4) <= 1 else "disagrees")))
+                        f"{lim[0]} / {lim[1]} flows",
+                        "agrees" if lim == (4, 5) else ("partly" if abs(lim[0] - 4) <= 1 and abs(lim[1] - 5) <= 2 else "disagrees"),
+                        "" if lim == (4, 5) else "the limit is where a slowly rising PER curve crosses 5 %, so one or two flows either "
+                        "way follow from small differences in loss per flow; with paced video the queue overflows on TCP's bursts, "
+                        "not on the video's, and our TCP (ns-2 Sack1 semantics, validated within 0.2 % goodput) leaves the video "
+                        "slightly more room than the paper's runs"))
     claims.append(Claim("RED: only 1–2 TCP flows keep RTP PER ≤ 5 %", "1–2 flows",
                         f"bursty {ln[('RED', 'bursty')]}, burstless {ln[('RED', 'paced')]} flows",
                         "agrees" if ln[("RED", "bursty")] in (1, 2) else ("partly" if ln[("RED", "bursty")] in (0, 3) else "disagrees"),
@@ -169,8 +174,12 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
                         "agrees" if red_gap <= 0.03 else ("partly" if red_gap <= 0.06 else "disagrees"),
                         "RED drops by the average queue, not the instantaneous one, so how a frame's packets are spaced matters little"))
     ecn_delta = float((k1.xs("RED&ECN", level="queue").tcp_bps - k1.xs("RED", level="queue").tcp_bps).mean())
-    claims.append(Claim("ECN lightly improves TCP, minor influence on coexistence", "small TCP gain",
-                        f"mean TCP throughput change {ecn_delta / 1e3:+.0f} kb/s", "agrees" if ecn_delta >= -20e3 else "disagrees"))
+    ecn_rtp = float((k1.xs("RED&ECN", level="queue").rtp_per - k1.xs("RED", level="queue").rtp_per).mean())
+    claims.append(Claim("ECN lightly improves TCP, minor influence on coexistence", "small TCP gain, little change for RTP",
+                        f"mean TCP throughput change {ecn_delta / 1e3:+.0f} kb/s, RTP PER change {ecn_rtp * 100:+.1f} pp",
+                        "agrees" if ecn_delta >= 0 and abs(ecn_rtp) < 0.02 else ("partly" if abs(ecn_delta) < 40e3 else "disagrees"),
+                        "" if ecn_delta >= 0 else "ECN saves TCP its retransmissions but marks keep the RED queue as long as drops did, "
+                        "so throughput stays within a few kb/s of RED without ECN (the validation against ns-2 shows the same, docs/validation.md)"))
     starve = {(q, m): float(k2.loc[(q, m, 10), "tcp_bps"]) for q in QUEUES for m in ("bursty", "paced")}
     claims.append(Claim("B close to capacity starves TCP except DropTail with bursty video", "only DT bursty keeps TCP alive",
                         ", ".join(f"{q} {m}: {v / 1e6:.2f} Mb/s" for (q, m), v in starve.items()) + " at B = 10",
