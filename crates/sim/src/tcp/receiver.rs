@@ -130,6 +130,9 @@ impl Receiver {
             // RFC 9293 §3.10.7.4 SYN-RECEIVED: an ACK of our SYN → ESTABLISHED, then the segment's data.
             State::SynReceived if ack && hdr.ack == self.snd_nxt => {
                 self.state = State::Established;
+                if let Some(p) = &self.policy {
+                    p.borrow_mut().on_established(self.flow, now);
+                }
                 self.on_data(hdr, ce, now, out);
             }
             State::SynReceived => {}
@@ -160,6 +163,7 @@ impl Receiver {
         // RFC 7323 §2.2: the window in a SYN is not scaled (at most 65535).
         let wnd = self.window(now).min(65_535);
         self.right_edge = self.rcv_nxt + wnd;
+        self.report(wnd, now);
         let wscale = if self.ws_ok { Some(self.shift) } else { None };
         out.segs.push(TcpHeader { seq: 0, ack: self.rcv_nxt, flags, wnd, wscale, ..Default::default() });
         self.snd_nxt = 1;
@@ -190,8 +194,19 @@ impl Receiver {
         }
         w = w.min(max);
         self.right_edge = self.right_edge.max(self.rcv_nxt + w);
+        self.report(w, now);
         w
     }
+
+    /// Tells the host policy what was just offered.
+    fn report(&self, wnd: u64, now: Time) {
+        if let Some(p) = &self.policy {
+            p.borrow_mut().on_advertise(self.flow, wnd, now);
+        }
+    }
+
+    /// Right edge of the window last advertised (RCV.NXT + window); never decreases.
+    pub fn right_edge(&self) -> u64 { self.right_edge }
 
     fn ack_header(&mut self, now: Time) -> TcpHeader {
         let mut flags = F::ACK;
