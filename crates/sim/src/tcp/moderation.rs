@@ -19,8 +19,9 @@
 //!   is the only way the sum exceeds the budget: by at most one MSS per active flow.
 //! - **`from_syn`**: when true the SYN-ACK already carries the capped window, which caps the
 //!   sender's initial window burst; when false the cap applies from the handshake's completion
-//!   ([`WindowPolicy::on_established`]) and the SYN-ACK carries the normal window (at most 65535 B
-//!   unscaled), as the slides' moderation, which leaves the IW burst open.
+//!   ([`WindowPolicy::on_established`]) and the SYN-ACK carries the normal window of a Linux
+//!   receiver, its initial receive window of 10 segments ([`LINUX_INIT_RCVWND`]), as with the
+//!   slides' moderation, which leaves the IW burst open.
 //! - **`only_with_media`**: the cap applies only while a media flow is being received by the host:
 //!   a media packet arrived within `media_idle` (the host's media sinks update a shared
 //!   [`MediaPresence`]). Otherwise every connection advertises its normal window.
@@ -30,6 +31,10 @@ use std::rc::Rc;
 
 use super::WindowPolicy;
 use crate::time::Time;
+
+/// Linux's initial receive window in segments (TCP_DEFAULT_INIT_RCVWND), the SYN-ACK window when
+/// the moderation starts after the handshake (`from_syn = false`).
+pub const LINUX_INIT_RCVWND: u64 = 10;
 
 /// When a media packet last arrived at a host (shared between its media sinks and its moderator).
 pub type MediaPresence = Rc<Cell<Option<Time>>>;
@@ -142,8 +147,15 @@ impl WindowPolicy for Moderator {
     }
     fn cap(&mut self, flow: u32, now: Time, free: u64) -> u64 {
         let Some(a) = self.active.get(&flow) else { return free };
-        if !self.engaged(now) || (!self.cfg.from_syn && !a.established) {
+        if !self.engaged(now) {
             return free;
+        }
+        if !self.cfg.from_syn && !a.established {
+            // The SYN-ACK carries the normal (unmoderated) window of a Linux receiver: its initial
+            // receive window of TCP_INIT_RCVWND segments (`tcp_select_initial_window`). Our receiver
+            // would otherwise offer its whole buffer (up to 65535 B unscaled), which holds a whole
+            // 62 kB web object and would leave such flows unmoderated for their entire life.
+            return free.min(LINUX_INIT_RCVWND * self.info(flow).mss);
         }
         let others: u64 = self.active.iter().filter(|(f, _)| **f != flow).map(|(_, a)| a.last).sum();
         let room = self.cfg.budget.saturating_sub(others);
@@ -206,8 +218,8 @@ mod tests {
         assert_eq!(m.share(0), 20_000);
         assert_eq!(m.share(1), 10_000);
         media.set(Some(t(0)));
-        // handshake not complete: not capped (from_syn = false)
-        assert_eq!(m.cap(0, t(10), 1 << 20), 1 << 20);
+        // handshake not complete (from_syn = false): Linux's initial receive window, not the budget
+        assert_eq!(m.cap(0, t(10), 1 << 20), 10 * 1000);
         m.on_established(0, t(10));
         assert_eq!(m.cap(0, t(10), 1 << 20), 20_000);
         // no media for longer than media_idle: not capped

@@ -183,12 +183,18 @@ impl Receiver {
     /// units of 2^shift (RFC 7323 §2.3, rounded up when needed not to shrink), at most 65535 units.
     fn advertised(&mut self, now: Time) -> u64 {
         let mut w = self.window(now);
+        let free = self.cfg.rcvbuf.saturating_sub(self.ooo_bytes);
         let held = self.right_edge.saturating_sub(self.rcv_nxt);
         let s = self.shift as u32;
         let max = 65_535u64 << s;
         if w < held {
             w = held;
             w = w.div_ceil(1 << s) << s;
+        } else if w < free {
+            // A policy cap (e.g. whole segments of an RWND budget): round up to the scale unit,
+            // as Linux's __tcp_select_window aligns, so that a cap of n segments still admits n
+            // segments (rounding down would leave n − 1 and a fraction); never beyond the buffer.
+            w = (w.div_ceil(1 << s) << s).min((free >> s) << s).max((w >> s) << s);
         } else {
             w = (w >> s) << s;
         }
