@@ -146,7 +146,8 @@ impl WindowPolicy for Moderator {
         }
     }
     fn cap(&mut self, flow: u32, now: Time, free: u64) -> u64 {
-        let Some(a) = self.active.get(&flow) else { return free };
+        // A closed connection (its FIN arrived; the FIN-ACK asks) has nothing more to send.
+        let Some(a) = self.active.get(&flow) else { return self.info(flow).mss };
         if !self.engaged(now) {
             return free;
         }
