@@ -96,7 +96,7 @@ def rwnd(tmp_path_factory):
 
 def test_rwnd_end_to_end(rwnd):
     figs = {f.stem for f in (rwnd / "figures").glob("*.png")}
-    assert figs >= {"owd_cdf_bulk", "loss40_web", "budget_tradeoff"}
+    assert figs >= {"owd_cdf_bulk", "loss40_web", "budget_tradeoff", "levels_n2_iw10"}
     bulk = pd.read_csv(rwnd / "bulk.csv").set_index("mitigation")
     # Physics: the unmoderated bulk download keeps the 500-packet buffer (1.8 s at 3.3 Mbit/s)
     # mostly full; a 20 kB budget (13 segments) leaves at most 20 kB − BDP ≈ 4 kB (10 ms) of queue

@@ -240,6 +240,23 @@ def _web(rep: Report, res, reps: int, claims: list[Claim], targets: list[Claim])
     rep.table(tab, "Short flows: 40 ms-JB loss, OWD and page completion per (n, IW, mitigation)", "{:.2f}", name="web")
     rep.table(ls.assign(median=ls["median"] * 100, p25=ls.p25 * 100, p75=ls.p75 * 100), "Loss rate (%) per (n, IW, mitigation, JB)", "{:.1f}", name="web_loss_jb")
 
+    # the slides' loss-period-level figures: 2 short flows, JB 40 and 100 ms, without / with moderation
+    greys = ["#f0f0f0", "#cccccc", "#a0a0a0", "#707070", "#404040", "#000000"]
+    fig, axes = plots.new(width=12, height=6.4, ncols=3, nrows=2, sharex=True, sharey=True)
+    for row, jb in enumerate((40, 100)):
+        lot = M.levels_over_time(m, r, jb=jb, by=keys)
+        for col, mit in enumerate(MITIGATIONS[:3]):
+            ax = axes[row, col]
+            g = lot[(lot.n == 2) & (lot.iw == 10) & (lot.mitigation == mit)]
+            ax.stackplot(g.t_s, *[g[f"level_{i}"] for i in range(6)], labels=[f"level {i}" for i in range(6)], colors=greys, edgecolor="#333", linewidth=0.2)
+            ax.set_title(f"JB {jb} ms, {mit}", fontsize=9); ax.set_xlim(0, 2)
+            if row == 1:
+                ax.set_xlabel("time since TCP start (s)")
+        axes[row, 0].set_ylabel("packets per bin / replications")
+    axes[0, 2].legend(fontsize=7, loc="upper right")
+    plots.caption(fig, caption("rwnd-web", reps, "n = 2, IW10; 20 ms bins; loss period levels as PAM 2013 Fig. 6"))
+    rep.figure(fig, "levels_n2_iw10", "Loss period levels over time, 2 short flows (IW10): none, 20 kB moderation after / from the SYN (the slides' figures).")
+
     k = (6, 10)
     a, b, c = (l40.loc[(*k, x), "median"] for x in ("none", "rwnd after SYN", "rwnd from SYN"))
     ok = c < a and c < b
@@ -320,17 +337,22 @@ def _budget(rep: Report, bulk, web, reps: int) -> None:
                         "web6_completion_s": [cw[b] for b in budgets]})
     fig, axes = plots.new(width=10, height=4.2, ncols=2)
     ax = axes[0]
-    ax.plot(tab.bulk_goodput_Mbps, tab.bulk_owd_median_ms, color="black", marker="o")
+    mod = tab[tab.budget_kB > 0]
+    ax.plot(mod.bulk_goodput_Mbps, mod.bulk_owd_median_ms, color="black", marker="o", label="moderated (from SYN)")
+    ax.plot(tab.bulk_goodput_Mbps.iloc[:1], tab.bulk_owd_median_ms.iloc[:1], color="black", marker="X", markersize=9, linestyle="none", label="no moderation")
+    ax.legend(fontsize=7, loc="upper left")
     for _, row in tab.iterrows():
         ax.annotate("none" if row.budget_kB == 0 else f"{row.budget_kB:.0f} kB", (row.bulk_goodput_Mbps, row.bulk_owd_median_ms),
                     xytext=(4, 4), textcoords="offset points", fontsize=7)
     ax.set_yscale("log"); ax.set_xlabel("bulk goodput (Mbit/s, median)"); ax.set_ylabel("audio OWD median (ms, log)"); ax.grid(alpha=.3, which="both")
     ax.set_title("(a) bulk download", fontsize=10)
     ax = axes[1]
-    ax.plot(tab.web6_completion_s, tab.web6_loss40_pct, color="black", marker="s")
-    for _, row in tab.iterrows():
+    ax.plot(mod.web6_completion_s, mod.web6_loss40_pct, color="black", marker="s", label="moderated (from SYN)")
+    ax.plot(tab.web6_completion_s.iloc[:1], tab.web6_loss40_pct.iloc[:1], color="black", marker="X", markersize=9, linestyle="none", label="no moderation")
+    ax.legend(fontsize=7, loc="center right")
+    for i, (_, row) in enumerate(tab.iterrows()):
         ax.annotate("none" if row.budget_kB == 0 else f"{row.budget_kB:.0f} kB", (row.web6_completion_s, row.web6_loss40_pct),
-                    xytext=(4, 4), textcoords="offset points", fontsize=7)
+                    xytext=(4, 4 + 8 * (i % 2)), textcoords="offset points", fontsize=7)
     ax.set_xlabel("page completion time (s, median)"); ax.set_ylabel("audio loss, 40 ms JB (%, median)"); ax.grid(alpha=.3)
     ax.set_title("(b) 6 short flows, IW10", fontsize=10)
     plots.caption(fig, caption("rwnd-budget-bulk / rwnd-budget-web", reps, "moderation from the SYN; labels: budget"))
