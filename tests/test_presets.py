@@ -86,8 +86,58 @@ def test_elastic_end_to_end(tmp_path):
     assert dt.rtp_per.iloc[-1] > dt.rtp_per.iloc[1]
 
 
-def test_unknown_and_unbuilt_presets_fail_clearly(tmp_path):
-    p = run_cli("reproduce", "rwnd", "--out", str(tmp_path))
-    assert p.returncode == 2 and "issue 6" in p.stderr and "Traceback" not in p.stderr
+@pytest.fixture(scope="module")
+def rwnd(tmp_path_factory):
+    out = tmp_path_factory.mktemp("rwnd")
+    p = run_cli("reproduce", "rwnd", "--reps", "3", "--out", str(out), "--jobs", "2", "--quiet")
+    assert p.returncode == 0, p.stderr
+    return out
+
+
+def test_rwnd_end_to_end(rwnd):
+    figs = {f.stem for f in (rwnd / "figures").glob("*.png")}
+    assert figs >= {"owd_cdf_bulk", "loss40_web", "budget_tradeoff", "levels_n2_iw10"}
+    bulk = pd.read_csv(rwnd / "bulk.csv").set_index("mitigation")
+    # Physics: the unmoderated bulk download keeps the 500-packet buffer (1.8 s at 3.3 Mbit/s)
+    # mostly full; a 20 kB budget (13 segments) leaves at most 20 kB − BDP ≈ 4 kB (10 ms) of queue
+    # above the 18 ms base delay, so the median falls far more than 10x.
+    assert bulk.loc["none", "owd_median_ms"] > 1000
+    assert bulk.loc["rwnd from SYN", "owd_median_ms"] < 45
+    assert bulk.loc["none", "owd_median_ms"] / bulk.loc["rwnd from SYN", "owd_median_ms"] >= 10
+    # 13 segments exceed the path's ~16 kB bandwidth-delay product: the goodput cost is small
+    assert bulk.loc["rwnd from SYN", "goodput_median_Mbps"] >= 0.8 * bulk.loc["none", "goodput_median_Mbps"]
+    web = pd.read_csv(rwnd / "web.csv").set_index(["n", "iw", "mitigation"])
+    # 6 x IW10 = 88 kB of initial windows (210 ms of queue) pass after the SYN, not from it
+    l = web["loss40_median_pct"]
+    assert l[(6, 10, "rwnd from SYN")] < l[(6, 10, "rwnd after SYN")] < l[(6, 10, "none")]
+    budget = pd.read_csv(rwnd / "budget.csv").set_index("budget_kB")
+    # a bigger budget lets more of the buffer fill: the bulk OWD grows with it
+    owd = budget["bulk_owd_median_ms"]
+    assert owd[5] < owd[20] < owd[80] < owd[0]
+    c = claims((rwnd / "report.html").read_text())
+    assert c["Bulk: 20kB moderation cuts the median audio OWD by at least 10×"] == "agrees"
+    text = (rwnd / "report.html").read_text()
+    for row in re.findall(r'<tr class="v-disagrees">(.*?)</tr>', text):
+        assert re.findall(r"<td>([^<]*)</td>", row)[-1].strip(), row
+
+
+def test_rwnd_scenario_errors_name_the_key(tmp_path):
+    sc = tmp_path / "s.toml"
+    sc.write_text('''duration = "1s"
+[links.b]
+from = "server"
+to = "mobile"
+rate = "4Mbit"
+delay = "10ms"
+[hosts.mobile.rwnd]
+budget = "0B"
+''')
+    p = run_cli("simulate", str(sc), "--out", str(tmp_path / "o"))
+    assert p.returncode == 2 and "hosts.mobile.rwnd.budget: must be > 0" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_unknown_presets_and_bad_reps_fail_clearly(tmp_path):
+    p = run_cli("reproduce", "nosuch", "--out", str(tmp_path))
+    assert p.returncode == 2 and "invalid choice" in p.stderr and "Traceback" not in p.stderr
     p = run_cli("reproduce", "pam2013", "--reps", "1", "--out", str(tmp_path))
     assert p.returncode == 2 and "--reps: must be >= 2" in p.stderr

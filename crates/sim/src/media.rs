@@ -97,11 +97,18 @@ impl Agent for CbrSource {
 pub struct MediaSink {
     name: String,
     pub received: u64,
+    /// The host's media-presence cell (for RWND moderation with `only_with_media`).
+    presence: Option<crate::tcp::moderation::MediaPresence>,
 }
 
 impl Agent for MediaSink {
     fn name(&self) -> &str { &self.name }
-    fn on_packet(&mut self, _pkt: Packet, _ctx: &mut Ctx) { self.received += 1; }
+    fn on_packet(&mut self, _pkt: Packet, ctx: &mut Ctx) {
+        self.received += 1;
+        if let Some(p) = &self.presence {
+            p.set(Some(ctx.now()));
+        }
+    }
     fn as_any(&self) -> &dyn Any { self }
     fn as_any_mut(&mut self) -> &mut dyn Any { self }
 }
@@ -128,7 +135,8 @@ fn add_pair(b: &mut Build, name: String, kind: &str, from: NodeId, to: NodeId, p
     let sink_id = b.sim.next_agent_id() + 1;
     let src = CbrSource { name: name.clone(), flow, dst: to, dst_agent: sink_id, pattern, start, stop, ecn, slot: 0, seq: 0, ssrc: 0x4a4c_0000 | flow };
     b.sim.add_agent(from, Box::new(src));
-    let got = b.sim.add_agent(to, Box::new(MediaSink { name: format!("{name}.sink"), received: 0 }));
+    let presence = b.media_presence(to);
+    let got = b.sim.add_agent(to, Box::new(MediaSink { name: format!("{name}.sink"), received: 0, presence }));
     debug_assert_eq!(got, sink_id);
 }
 

@@ -6,6 +6,10 @@
 //! into links: `[access]` (server — core — router — bottleneck — client, asymmetric down/up) and
 //! `[dumbbell]` (s1..sN — r1 — bottleneck — r2 — d1..dN). Each link is two channels: NAME
 //! (from → to) and NAME.rev (to → from). Traffic kinds come from [`TRAFFIC`]: one builder per kind.
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
+
 use serde_json::Value;
 
 use crate::config::{ConfigError, Params};
@@ -15,6 +19,7 @@ use crate::packet::NodeId;
 use crate::qdisc::{self, droptail, LinkInfo, Qdisc};
 use crate::record::Tables;
 use crate::rng::Rng;
+use crate::tcp::moderation::{MediaPresence, ModerationConfig, Moderator};
 use crate::time::{Rate, Time};
 
 /// Builder of one `[[traffic]]` kind.
@@ -38,6 +43,19 @@ pub struct Build<'a> {
     pub duration: Time,
     pub seed: u64,
     counts: std::collections::BTreeMap<String, usize>,
+    /// Per receiving host: its RWND moderator (`[hosts.NAME.rwnd]`) and the weights of its split.
+    hosts: BTreeMap<NodeId, HostModeration>,
+}
+
+/// A host's moderator as read from `[hosts.NAME.rwnd]`.
+struct HostModeration {
+    moderator: Rc<RefCell<Moderator>>,
+    media: MediaPresence,
+    /// `weights`: traffic entry name → weight (empty for `split = "equal"`); path for errors.
+    weights: BTreeMap<String, f64>,
+    weights_path: String,
+    /// Traffic entry names whose connections end at this host.
+    seen: BTreeSet<String>,
 }
 
 impl<'a> Build<'a> {
@@ -52,6 +70,79 @@ impl<'a> Build<'a> {
     pub fn add_flow(&mut self, name: &str, kind: &str) -> u32 { self.sim.add_flow(name, kind) }
     /// How many entries of `kind` were built before (for default names).
     pub fn count(&self, kind: &str) -> usize { self.counts.get(kind).copied().unwrap_or(0) }
+
+    /// The RWND moderator of receiving host `node` (None: not moderated), and the weight of the
+    /// connections of traffic entry `entry` in its split (1 unless `weights` names the entry).
+    pub fn window_policy(&mut self, node: NodeId, entry: &str) -> Option<(Rc<RefCell<Moderator>>, f64)> {
+        let h = self.hosts.get_mut(&node)?;
+        h.seen.insert(entry.to_string());
+        let w = h.weights.get(entry).copied().unwrap_or(1.0);
+        Some((h.moderator.clone(), w))
+    }
+
+    /// Where media sinks at `node` record arrivals, when the host's moderator needs to know.
+    pub fn media_presence(&self, node: NodeId) -> Option<MediaPresence> { self.hosts.get(&node).map(|h| h.media.clone()) }
+}
+
+/// Reads `[hosts.NAME.rwnd]` for every host: budget, split (equal | weighted), weights, from_syn,
+/// only_with_media, media_idle, enabled.
+fn parse_hosts(root: &mut Params, sim: &Sim) -> Result<BTreeMap<NodeId, HostModeration>, ConfigError> {
+    let mut out = BTreeMap::new();
+    for (name, mut hp) in root.named_tables("hosts")? {
+        let Some(node) = sim.node_id(&name) else {
+            let names: Vec<&str> = sim.nodes().iter().map(|n| n.name.as_str()).collect();
+            return Err(hp.err("", format!("no node named {name:?} (nodes: {})", names.join(", "))));
+        };
+        if let Some(mut r) = hp.table_opt("rwnd")? {
+            let enabled = r.bool_or("enabled", true)?;
+            let budget = match r.size_opt("budget")? {
+                None => return Err(r.err("budget", "missing (the total window in bytes, e.g. \"20kB\")")),
+                Some(crate::config::Size::Packets(_)) => return Err(r.err("budget", "must be in bytes (B, kB, MB), not packets")),
+                Some(crate::config::Size::Bytes(b)) => b,
+            };
+            if budget == 0 {
+                return Err(r.err("budget", "must be > 0"));
+            }
+            if budget > (65_535u64 << crate::tcp::MAX_WSCALE) {
+                return Err(r.err("budget", "exceeds the largest scaled window (65535·2^14 B)"));
+            }
+            let d = ModerationConfig::default();
+            let from_syn = r.bool_or("from_syn", d.from_syn)?;
+            let only_with_media = r.bool_or("only_with_media", d.only_with_media)?;
+            let media_idle = r.duration_or("media_idle", d.media_idle)?;
+            if media_idle == Time::ZERO {
+                return Err(r.err("media_idle", "must be > 0"));
+            }
+            let split = r.choice("split", &["equal", "weighted"], Some("equal"))?;
+            let weights_path = r.key_path("weights");
+            let mut weights = BTreeMap::new();
+            match (split.as_str(), r.value_opt("weights")) {
+                ("equal", None) => {}
+                ("equal", Some(_)) => return Err(r.err("weights", "only with split = \"weighted\"")),
+                (_, None) => return Err(r.err("weights", "missing: split = \"weighted\" needs a table of traffic entry name = weight")),
+                (_, Some(Value::Object(m))) => {
+                    for (k, v) in m {
+                        match v.as_f64() {
+                            Some(w) if w > 0.0 && w.is_finite() => {
+                                weights.insert(k, w);
+                            }
+                            _ => return Err(ConfigError::new(format!("{weights_path}.{k}"), format!("must be a number > 0, got {v}"))),
+                        }
+                    }
+                }
+                (_, Some(_)) => return Err(r.err("weights", "expected a table of traffic entry name = weight, e.g. { bulk = 1, web = 3 }")),
+            }
+            r.finish()?;
+            if enabled {
+                let media: MediaPresence = Rc::new(Cell::new(None));
+                let mut m = Moderator::new(ModerationConfig { budget, from_syn, only_with_media, media_idle });
+                m.set_media(media.clone());
+                out.insert(node, HostModeration { moderator: Rc::new(RefCell::new(m)), media, weights, weights_path, seen: BTreeSet::new() });
+            }
+        }
+        hp.finish()?;
+    }
+    Ok(out)
 }
 
 /// One direction of a link as written.
@@ -355,7 +446,8 @@ pub fn build(v: &Value, seed: u64) -> Result<Built, ConfigError> {
         sim.sample_queues_every(every);
     }
 
-    let mut b = Build { sim: &mut sim, duration, seed, counts: Default::default() };
+    let hosts = parse_hosts(&mut root, &sim)?;
+    let mut b = Build { sim: &mut sim, duration, seed, counts: Default::default(), hosts };
     for mut t in root.tables("traffic")? {
         // `enabled = false` keeps an entry in the file but out of the run (sweeps over N flows).
         if !t.bool_or("enabled", true)? {
@@ -367,6 +459,11 @@ pub fn build(v: &Value, seed: u64) -> Result<Built, ConfigError> {
         f(&mut t, &mut b)?;
         *b.counts.entry(kind).or_insert(0) += 1;
         t.finish()?;
+    }
+    for h in b.hosts.values() {
+        if let Some(k) = h.weights.keys().find(|k| !h.seen.contains(*k)) {
+            return Err(ConfigError::new(format!("{}.{k}", h.weights_path), format!("no TCP traffic entry named {k:?} ends at this host")));
+        }
     }
     root.finish()?;
     Ok(Built { sim, name, duration })

@@ -16,12 +16,14 @@ use crate::time::Time;
 
 pub mod agent;
 pub mod cc;
+pub mod moderation;
 pub mod receiver;
 pub mod rtt;
 pub mod sender;
 pub mod workload;
 
 pub use agent::{add_connection, ConnSpec, Connection, TcpReceiverAgent, TcpSenderAgent};
+pub use moderation::{ModerationConfig, Moderator};
 
 /// IPv4 (20) + TCP (20) header bytes added to every segment's payload on the wire (no options are
 /// counted, as in ns-2's `tcpip_base_hdr_size_`).
@@ -131,7 +133,12 @@ impl Default for TcpConfig {
 /// with `Rc<RefCell<_>>` (the simulator is single-threaded per run).
 pub trait WindowPolicy {
     fn on_open(&mut self, _flow: u32, _now: Time) {}
+    /// The handshake completed (the ACK of the SYN-ACK arrived).
+    fn on_established(&mut self, _flow: u32, _now: Time) {}
     fn on_close(&mut self, _flow: u32, _now: Time) {}
+    /// The window (bytes beyond RCV.NXT) just advertised to flow `flow`, after the no-shrink rule
+    /// and window-scale rounding: what that flow's sender may now send.
+    fn on_advertise(&mut self, _flow: u32, _wnd: u64, _now: Time) {}
     /// Largest window (bytes) flow `flow` may advertise now; `free` is what the buffer allows.
     fn cap(&mut self, flow: u32, now: Time, free: u64) -> u64;
 }

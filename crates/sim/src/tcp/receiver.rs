@@ -130,6 +130,9 @@ impl Receiver {
             // RFC 9293 §3.10.7.4 SYN-RECEIVED: an ACK of our SYN → ESTABLISHED, then the segment's data.
             State::SynReceived if ack && hdr.ack == self.snd_nxt => {
                 self.state = State::Established;
+                if let Some(p) = &self.policy {
+                    p.borrow_mut().on_established(self.flow, now);
+                }
                 self.on_data(hdr, ce, now, out);
             }
             State::SynReceived => {}
@@ -160,6 +163,7 @@ impl Receiver {
         // RFC 7323 §2.2: the window in a SYN is not scaled (at most 65535).
         let wnd = self.window(now).min(65_535);
         self.right_edge = self.rcv_nxt + wnd;
+        self.report(wnd, now);
         let wscale = if self.ws_ok { Some(self.shift) } else { None };
         out.segs.push(TcpHeader { seq: 0, ack: self.rcv_nxt, flags, wnd, wscale, ..Default::default() });
         self.snd_nxt = 1;
@@ -179,19 +183,36 @@ impl Receiver {
     /// units of 2^shift (RFC 7323 §2.3, rounded up when needed not to shrink), at most 65535 units.
     fn advertised(&mut self, now: Time) -> u64 {
         let mut w = self.window(now);
+        let free = self.cfg.rcvbuf.saturating_sub(self.ooo_bytes);
         let held = self.right_edge.saturating_sub(self.rcv_nxt);
         let s = self.shift as u32;
         let max = 65_535u64 << s;
         if w < held {
             w = held;
             w = w.div_ceil(1 << s) << s;
+        } else if w < free {
+            // A policy cap (e.g. whole segments of an RWND budget): round up to the scale unit,
+            // as Linux's __tcp_select_window aligns, so that a cap of n segments still admits n
+            // segments (rounding down would leave n − 1 and a fraction); never beyond the buffer.
+            w = (w.div_ceil(1 << s) << s).min((free >> s) << s).max((w >> s) << s);
         } else {
             w = (w >> s) << s;
         }
         w = w.min(max);
         self.right_edge = self.right_edge.max(self.rcv_nxt + w);
+        self.report(w, now);
         w
     }
+
+    /// Tells the host policy what was just offered.
+    fn report(&self, wnd: u64, now: Time) {
+        if let Some(p) = &self.policy {
+            p.borrow_mut().on_advertise(self.flow, wnd, now);
+        }
+    }
+
+    /// Right edge of the window last advertised (RCV.NXT + window); never decreases.
+    pub fn right_edge(&self) -> u64 { self.right_edge }
 
     fn ack_header(&mut self, now: Time) -> TcpHeader {
         let mut flags = F::ACK;

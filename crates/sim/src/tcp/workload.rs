@@ -19,7 +19,7 @@
 use serde_json::Value;
 
 use super::agent::{add_connection, ConnSpec};
-use super::{cc, Recovery, TcpConfig};
+use super::{cc, Recovery, SharedWindowPolicy, TcpConfig};
 use crate::config::{parse_duration, ConfigError, Params, Size};
 use crate::rng::Rng;
 use crate::scenario::Build;
@@ -214,10 +214,16 @@ fn common(p: &mut Params, b: &mut Build, kind: &str) -> Result<Common, ConfigErr
 fn add_flows(b: &mut Build, c: Common, role: &str, sizes: &[Option<u64>]) {
     let mut rng = Rng::stream(b.seed, &format!("traffic:{}", c.name));
     let t0 = c.start.draw(&mut rng);
+    // The receiving host's RWND moderator (`[hosts.NAME.rwnd]`), shared by its connections.
+    let moderated = b.window_policy(c.to, &c.name);
     for (i, size) in sizes.iter().enumerate() {
         let extra = c.stagger.as_ref().map_or(Time::ZERO, |d| d.draw(&mut rng));
         let name = if sizes.len() == 1 { c.name.clone() } else { format!("{}.{i}", c.name) };
-        add_connection(b.sim, ConnSpec { name, role: role.into(), from: c.from, to: c.to, start: t0 + extra, size: *size, cfg: c.cfg.clone(), policy: None });
+        let policy = moderated.as_ref().map(|(m, _)| m.clone() as SharedWindowPolicy);
+        let conn = add_connection(b.sim, ConnSpec { name, role: role.into(), from: c.from, to: c.to, start: t0 + extra, size: *size, cfg: c.cfg.clone(), policy });
+        if let Some((m, w)) = &moderated {
+            m.borrow_mut().register(conn.flow, *w, c.cfg.mss);
+        }
     }
 }
 
