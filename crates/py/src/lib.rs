@@ -6,6 +6,7 @@ mod errors;
 mod sim;
 mod metrics;
 mod capture;
+mod testbed;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -14,5 +15,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sim::register(m)?;
     metrics::register(m)?;
     capture::register(m)?;
+    testbed::register(m)?;
     Ok(())
 }

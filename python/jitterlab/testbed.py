@@ -1,0 +1,382 @@
+"""The testbed: a scenario run with real Linux TCP and real sockets in network namespaces.
+
+`run(scenario, seed, out)` builds one namespace per host and router (veth links, offloads off,
+HTB rate + pfifo/bfifo or an AQM per channel, a userspace TUN delay line for propagation delay),
+starts the workers (RTP sender/receiver at SCHED_FIFO, TCP workloads, tcpdump at the sender and
+the receiver), waits for the scenario's duration, tears everything down (also on exceptions and
+SIGINT/SIGTERM) and returns the same tables as the simulator (`jitterlab.sim.Result`) with
+`source = "testbed"`. The tables come from the workers' own records: the RTP receiver logs the
+sequence number and send time carried in each packet and the kernel's receive time; the TCP
+workers log connect, first data, last byte acknowledged and TCP_INFO counters. The pcaps stay in
+the output directory for the capture analysis and the advertised-window check.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+import numpy as np
+import pandas as pd
+
+from jitterlab import _native
+from jitterlab import scenario as _scn
+from jitterlab.sim import FORMAT_VERSION, Result
+from jitterlab.testbed_net import Network, TestbedError, cleanup, require_root, sh  # noqa: F401
+from jitterlab.testbed_plan import Plan, plan as make_plan
+
+START_MARGIN_NS = 700_000_000  # workers are started, then the schedule begins this much later
+
+
+class _Interrupted(BaseException):
+    pass
+
+
+@contextmanager
+def _signals_raise() -> Iterator[None]:
+    """SIGTERM (and SIGINT) raise inside the driver so that `finally` tears the network down."""
+    def handler(sig: int, _frame: Any) -> None:
+        raise _Interrupted(f"signal {sig}")
+
+    old = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+    for s in old:
+        signal.signal(s, handler)
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+class _Workers:
+    def __init__(self, net: Network, tmp: Path):
+        self.net, self.tmp = net, tmp
+        self.procs: list[tuple[str, subprocess.Popen]] = []
+        self.n = 0
+
+    def start(self, node: str, role: str, args: dict, stdout: bool = False) -> tuple[subprocess.Popen, str]:
+        self.n += 1
+        out = str(self.tmp / f"{self.n:02d}-{role}-{node}")
+        a = {**args, "out": out}
+        af = self.tmp / f"{self.n:02d}-{role}-{node}.args.json"
+        af.write_text(json.dumps(a))
+        err = open(self.tmp / f"{self.n:02d}-{role}-{node}.stderr", "w")
+        p = subprocess.Popen(["ip", "netns", "exec", self.net.ns[node], sys.executable, "-m", "jitterlab.testbed_worker", role, str(af)],
+                             stdout=subprocess.PIPE if stdout else subprocess.DEVNULL, stderr=err, text=True)
+        self.procs.append((role, p))
+        return p, out
+
+    def stop_all(self) -> None:
+        for _, p in self.procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        for _, p in self.procs:
+            try:
+                p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+
+def _tcpdump(net: Network, node: str, dev: str, path: Path) -> subprocess.Popen:
+    p = subprocess.Popen(["ip", "netns", "exec", net.ns[node], "tcpdump", "-i", dev, "-s", "128", "--immediate-mode", "-B", "16384",
+                          "-n", "-U", "-w", str(path)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # tcpdump prints "listening on ..." once the capture is open
+    t0 = time.monotonic()
+    assert p.stderr is not None
+    while time.monotonic() - t0 < 5:
+        line = p.stderr.readline()
+        if "listening on" in line or line == "":
+            break
+    return p
+
+
+def _wait_connectivity(net: Network, plan: Plan, timeout: float = 8.0) -> None:
+    """Pings between the first two hosts through the delay line (traffic inside our namespaces)."""
+    a, b = plan.hosts[0], plan.hosts[1]
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        p = net.exec(a, "ping", "-c", "1", "-W", "1", plan.host_addr(b), check=False)
+        if p.returncode == 0:
+            return
+        time.sleep(0.1)
+    raise TestbedError(f"no connectivity from {a} to {b} through the delay line after {timeout:.0f} s")
+
+
+def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path | None = None, run_id: int = 0,
+        overrides: Mapping[str, Any] | None = None, params: Mapping[str, Any] | None = None,
+        keep_tmp: bool = False, on_ready: Any = None) -> Result:
+    """Runs one scenario on the testbed; writes pcaps and worker records under `out` (a temporary
+    directory when None) and returns the tables. Needs root."""
+    sc = _scn.with_overrides(_scn.load(scenario), overrides)
+    pl = make_plan(sc)
+    require_root()
+    import tempfile
+
+    out = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="jitterlab-testbed-"))
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = out / "testbed"
+    tmp.mkdir(exist_ok=True)
+    net = Network(pl)
+    workers = _Workers(net, tmp)
+    dumps: list[subprocess.Popen] = []
+    info: dict[str, Any] = {"namespaces": list(net.ns.values())}
+    with _signals_raise():
+        try:
+            net.build()
+            if on_ready is not None:
+                on_ready(net)
+            dl, dl_out = workers.start(pl.delay_router, "delay", {"tun": net.tun, "rules": net.delay_rules(), "default_delay_ns": 0})
+            _wait_connectivity(net, pl)
+            # captures at the media/TCP sender and receiver hosts
+            ends = []
+            for x in [*pl.media, *pl.tcp]:
+                for h in (x.src, x.dst):
+                    if h not in ends:
+                        ends.append(h)
+            for h in ends:
+                l = pl.neighbours(h)[0][1]
+                dumps.append(_tcpdump(net, h, net.ifname(l.index, h), out / f"{h}.pcap"))
+            t0 = time.clock_gettime_ns(time.CLOCK_REALTIME) + START_MARGIN_NS
+            end = t0 + pl.duration_ns
+            media_out = []
+            for m in pl.media:
+                _, ro = workers.start(m.dst, "media_recv", {"port": m.port, "stop_ns": end})
+                _, so = workers.start(m.src, "media_send", {"dst": pl.host_addr(m.dst), "port": m.port, "start_ns": t0 + m.start_ns,
+                                                            "stop_ns": t0 + min(m.stop_ns, pl.duration_ns), "interval_ns": m.interval_ns,
+                                                            "ip_size": m.ip_size, "per_tick": m.per_tick, "spacing_ns": m.spacing_ns,
+                                                            "ssrc": 0x4A4C0000 + m.flow_id, "pt": 0 if m.kind == "audio" else 96,
+                                                            "tos": m.tos})
+                media_out.append((m, so, ro))
+            tcp_out = []
+            senders: dict[str, list] = {}
+            receivers: dict[str, list] = {}
+            for f in pl.tcp:
+                senders.setdefault(f.src, []).append({"flow_id": f.flow_id, "port": f.port, "cc": f.cc, "size": f.size,
+                                                     "stop_ns": t0 + min(f.stop_ns, pl.duration_ns), "deadline_ns": end})
+                receivers.setdefault(f.dst, []).append({"flow_id": f.flow_id, "server": pl.host_addr(f.src), "port": f.port,
+                                                       "start_ns": t0 + f.start_ns, "stop_ns": end, "mss": f.mss, "rcvbuf": f.rcvbuf})
+            for h, fl in senders.items():
+                p, o = workers.start(h, "tcp_send", {"flows": fl}, stdout=True)
+                assert p.stdout is not None
+                line = p.stdout.readline()
+                if "ready" not in line:
+                    raise TestbedError(f"the TCP sender in {h} did not start (see {tmp}/*tcp_send*.stderr)")
+                tcp_out.append(("send", o))
+            for h, fl in receivers.items():
+                _, o = workers.start(h, "tcp_recv", {"flows": fl, "budget": pl.rwnd_budget.get(h)})
+                tcp_out.append(("recv", o))
+            # wait for the schedule to end (workers stop themselves at `end`)
+            for role, p in workers.procs:
+                if role == "delay":
+                    continue
+                remaining = (end - time.clock_gettime_ns(time.CLOCK_REALTIME)) / 1e9 + 5
+                try:
+                    p.wait(timeout=max(remaining, 1))
+                except subprocess.TimeoutExpired:
+                    p.send_signal(signal.SIGTERM)
+                    p.wait(timeout=5)
+            time.sleep(0.2)
+            for d in dumps:
+                d.send_signal(signal.SIGTERM)
+            for d in dumps:
+                d.wait(timeout=5)
+            dl.send_signal(signal.SIGTERM)
+            dl.wait(timeout=5)
+            info["channels"] = {c.name: net.qdisc_stats(c) for c in pl.channels()}
+            info["delay_line"] = _delay_stats(dl_out)
+        except _Interrupted as e:
+            raise KeyboardInterrupt(str(e)) from None
+        finally:
+            workers.stop_all()
+            for d in dumps:
+                if d.poll() is None:
+                    d.kill()
+            net.teardown()
+    errors = []
+    for f in sorted(tmp.glob("*.stderr")):
+        txt = f.read_text().strip()
+        if txt:
+            errors.append(f"{f.name}: {txt.splitlines()[-1]}")
+    res = _tables(pl, sc, seed, run_id, params or {}, t0, media_out, tcp_out, info)
+    res.testbed = info  # type: ignore[attr-defined]
+    (tmp / "info.json").write_text(json.dumps({k: v for k, v in info.items()}, indent=1, default=str))
+    if errors:
+        info["worker_errors"] = errors
+    return res
+
+
+def _delay_stats(path: str) -> dict[str, Any]:
+    try:
+        st = json.loads(Path(path).read_text())
+        lat = np.load(path + ".lateness.npy")
+    except (OSError, ValueError):
+        return {"error": "delay line wrote no statistics"}
+    if len(lat):
+        q = np.percentile(lat, [50, 90, 99, 99.9])
+        st.update({"lateness_p50_us": q[0] / 1e3, "lateness_p90_us": q[1] / 1e3, "lateness_p99_us": q[2] / 1e3,
+                   "lateness_p999_us": q[3] / 1e3, "lateness_max_us": float(lat.max()) / 1e3,
+                   "lateness_mean_us": float(lat.mean()) / 1e3})
+    return st
+
+
+def _nullable(vals: list[int | None]) -> pd.arrays.IntegerArray:
+    a = np.array([v if v is not None else 0 for v in vals], dtype=np.int64)
+    return pd.arrays.IntegerArray(a, np.array([v is None for v in vals], dtype=bool))
+
+
+def _tables(pl: Plan, sc: dict, seed: int, run_id: int, params: Mapping[str, Any], t0: int, media_out: list, tcp_out: list,
+            info: dict) -> Result:
+    # --- media
+    parts = []
+    flows_rows = []
+    for m, so, ro in media_out:
+        try:
+            s = np.load(so + ".npz")
+        except OSError:
+            raise TestbedError(f"media sender of {m.name} wrote no records") from None
+        try:
+            r = np.load(ro + ".npz")
+            rseq, rrecv = r["seq"], r["recv_ns"]
+        except OSError:
+            rseq, rrecv = np.array([], dtype=np.int64), np.array([], dtype=np.int64)
+        seq = s["seq"].astype(np.int64)
+        # first arrival of each sequence number (duplicates are counted in `flows`)
+        order = np.argsort(rrecv, kind="stable")
+        useq, idx = np.unique(rseq[order], return_index=True)
+        first = rrecv[order][idx]
+        pos = np.searchsorted(useq, seq)
+        pos_c = np.clip(pos, 0, max(len(useq) - 1, 0))
+        got = (pos < len(useq)) & (len(useq) > 0) & (useq[pos_c] == seq if len(useq) else False)
+        recv = np.where(got, first[pos_c] - t0 if len(first) else 0, 0)
+        n = len(seq)
+        parts.append(pd.DataFrame({
+            "run_id": np.full(n, run_id, dtype=np.int64),
+            "flow_id": np.full(n, m.flow_id, dtype=np.int64),
+            "seq": seq,
+            "send_ns": s["send_ns"].astype(np.int64) - t0,
+            "recv_ns": pd.arrays.IntegerArray(recv.astype(np.int64), ~got),
+            "size": s["size"].astype(np.int64),
+            "lost_where": pd.array([None] * n, dtype="string"),
+            "ce": np.zeros(n, dtype=bool),
+        }))
+        flows_rows.append({"flow_id": m.flow_id, "name": m.name, "kind": m.kind, "sent_pkts": n, "sent_bytes": int(s["size"].sum()),
+                           "delivered_pkts": int(got.sum()), "delivered_bytes": int(s["size"][got].sum()),
+                           "dropped_pkts": int(n - got.sum()), "dropped_bytes": int(s["size"][~got].sum()),
+                           "duplicates": int(len(rseq) - len(useq)), "sender_realtime": bool(s["realtime"]),
+                           "send_late_p99_us": float(np.percentile(s["send_ns"] - s["sched_ns"], 99) / 1e3) if n else 0.0})
+    media = pd.concat(parts, ignore_index=True) if parts else _empty_media()
+
+    # --- tcp
+    send: dict[int, dict] = {}
+    recv_r: dict[int, dict] = {}
+    for kind, o in tcp_out:
+        try:
+            rows = json.loads(Path(o).read_text())
+        except (OSError, ValueError):
+            rows = []
+        for r in rows:
+            (send if kind == "send" else recv_r)[r["flow_id"]] = r
+    trows = []
+    for f in pl.tcp:
+        s, r = send.get(f.flow_id, {}), recv_r.get(f.flow_id, {})
+        ti = s.get("info", {})
+        rel = lambda v: None if v is None else int(v) - t0  # noqa: E731
+        trows.append({
+            "flow_id": f.flow_id, "role": f.role, "iw": f.iw, "cc": s.get("cc", f.cc),
+            "syn_ns": rel(r.get("syn_ns")), "first_data_ns": rel(s.get("first_data_ns")), "end_ns": rel(s.get("end_ns")),
+            "bytes": int(r.get("bytes", 0)), "bytes_acked": int(ti.get("bytes_acked", 0)),
+            "segments_sent": int(ti.get("data_segs_out", 0)), "retransmits": int(ti.get("total_retrans", 0)),
+            # losses the sender repaired (retransmissions not reported spurious by D-SACK): an estimate
+            "drops": max(0, int(ti.get("total_retrans", 0)) - int(ti.get("dsack_dups", 0))),
+            "ecn_marks": int(ti.get("delivered_ce", 0)), "timeouts": None,
+            "cwnd_at_accept": s.get("cwnd_at_accept"), "rcvbuf": r.get("rcvbuf"), "rcvbuf_share": r.get("rcvbuf_share"),
+            "last_byte_ns": rel(r.get("last_byte_ns")),
+        })
+        flows_rows.append({"flow_id": f.flow_id, "name": f.name, "kind": f.role, "sent_pkts": int(ti.get("segs_out", 0)),
+                           "sent_bytes": int(ti.get("bytes_sent", 0)), "delivered_pkts": 0, "delivered_bytes": int(r.get("bytes", 0)),
+                           "dropped_pkts": 0, "dropped_bytes": int(ti.get("bytes_retrans", 0))})
+    tcp = pd.DataFrame({
+        "run_id": np.full(len(trows), run_id, dtype=np.int64),
+        "flow_id": np.array([t["flow_id"] for t in trows], dtype=np.int64),
+        "role": pd.array([t["role"] for t in trows], dtype="string"),
+        "iw": np.array([t["iw"] for t in trows], dtype=np.int64),
+        "cc": pd.array([t["cc"] for t in trows], dtype="string"),
+        "syn_ns": _nullable([t["syn_ns"] for t in trows]),
+        "first_data_ns": _nullable([t["first_data_ns"] for t in trows]),
+        "end_ns": _nullable([t["end_ns"] for t in trows]),
+        **{k: np.array([t[k] for t in trows], dtype=np.int64) for k in ("bytes", "bytes_acked", "segments_sent", "retransmits", "drops", "ecn_marks")},
+        "timeouts": _nullable([None] * len(trows)),
+        "cwnd_at_accept": _nullable([t["cwnd_at_accept"] for t in trows]),
+        "rcvbuf": _nullable([t["rcvbuf"] for t in trows]),
+        "last_byte_ns": _nullable([t["last_byte_ns"] for t in trows]),
+    })
+
+    # --- runs
+    syn = [t["syn_ns"] for t in trows if t["syn_ns"] is not None]
+    ends = [t["end_ns"] if t["end_ns"] is not None else t["last_byte_ns"] for t in trows]
+    ends = [e for e in ends if e is not None]
+    dls = info.get("delay_line", {})
+    row: dict[str, Any] = {
+        "run_id": run_id, "scenario": sc.get("name", "scenario"), "seed": seed, "source": "testbed",
+        "tcp_start_ns": min(syn) if syn else None, "tcp_end_ns": max(ends) if ends else None, "end_ns": pl.duration_ns,
+        "events": 0, "jitterlab_version": _native.__version__, "kernel": os.uname().release,
+        "delay_line_lateness_p50_us": dls.get("lateness_p50_us"), "delay_line_lateness_p99_us": dls.get("lateness_p99_us"),
+        "delay_line_realtime": dls.get("realtime"),
+    }
+    for k, v in params.items():
+        row.setdefault(k, v)
+    runs = pd.DataFrame([row])
+    for c in ("tcp_start_ns", "tcp_end_ns"):
+        runs[c] = _nullable([row[c]])
+
+    # --- channels: configuration plus the kernel qdisc's counters
+    crow = []
+    for c in pl.channels():
+        st = info.get("channels", {}).get(c.name, {})
+        crow.append({"run_id": run_id, "name": c.name, "from": c.src, "to": c.dst, "qdisc": c.queue.qdisc(), "rate_bps": c.rate_bps,
+                     "delay_ns": c.delay_ns, "tx_pkts": int(st.get("packets", 0)), "tx_bytes": int(st.get("bytes", 0)),
+                     "dropped_pkts": int(st.get("drops", 0)), "overlimits": int(st.get("overlimits", 0)),
+                     "backlog_pkts": int(st.get("qlen", 0)), "backlog_bytes": int(st.get("backlog", 0))})
+    channels = pd.DataFrame(crow)
+    flows = pd.DataFrame(flows_rows)
+    if len(flows):
+        flows.insert(0, "run_id", run_id)
+    qs = pd.DataFrame({"run_id": pd.Series([], dtype=np.int64), "t_ns": pd.Series([], dtype=np.int64),
+                       "queue": pd.array([], dtype="string"), "backlog_pkts": pd.Series([], dtype=np.int64),
+                       "backlog_bytes": pd.Series([], dtype=np.int64), "drops": pd.Series([], dtype=np.int64),
+                       "marks": pd.Series([], dtype=np.int64)})
+    return Result(media, tcp, qs, runs, channels, flows, sc, seed)
+
+
+def _empty_media() -> pd.DataFrame:
+    return pd.DataFrame({"run_id": pd.Series([], dtype=np.int64), "flow_id": pd.Series([], dtype=np.int64),
+                         "seq": pd.Series([], dtype=np.int64), "send_ns": pd.Series([], dtype=np.int64),
+                         "recv_ns": pd.array([], dtype="Int64"), "size": pd.Series([], dtype=np.int64),
+                         "lost_where": pd.array([], dtype="string"), "ce": pd.Series([], dtype=bool)})
+
+
+def write(result: Result, out: str | Path) -> Path:
+    """Tables as Parquet plus manifest.json (source "testbed"), next to the pcaps."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, df in result.tables().items():
+        df.to_parquet(out / f"{name}.parquet", index=False)
+    manifest = {
+        "format_version": FORMAT_VERSION,
+        "jitterlab_version": _native.__version__,
+        "source": "testbed",
+        "seed": result.seed,
+        "scenario": result.scenario,
+        "tables": sorted(f"{n}.parquet" for n in result.tables()),
+        "pcaps": sorted(p.name for p in out.glob("*.pcap")),
+        "testbed": getattr(result, "testbed", {}),
+    }
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n")
+    return out
