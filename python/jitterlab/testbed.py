@@ -31,7 +31,7 @@ from jitterlab.sim import FORMAT_VERSION, Result
 from jitterlab.testbed_net import Network, TestbedError, cleanup, require_root, sh  # noqa: F401
 from jitterlab.testbed_plan import Plan, plan as make_plan
 
-START_MARGIN_NS = 700_000_000  # workers are started, then the schedule begins this much later
+START_MARGIN_NS = 200_000_000  # all workers are ready; the schedule begins this much later
 
 
 class _Interrupted(BaseException):
@@ -60,17 +60,37 @@ class _Workers:
         self.procs: list[tuple[str, subprocess.Popen]] = []
         self.n = 0
 
-    def start(self, node: str, role: str, args: dict, stdout: bool = False) -> tuple[subprocess.Popen, str]:
+    def start(self, node: str, role: str, args: dict, sync: bool = False) -> tuple[subprocess.Popen, str]:
         self.n += 1
         out = str(self.tmp / f"{self.n:02d}-{role}-{node}")
-        a = {**args, "out": out}
+        a = {**args, "out": out, "sync": sync}
         af = self.tmp / f"{self.n:02d}-{role}-{node}.args.json"
         af.write_text(json.dumps(a))
         err = open(self.tmp / f"{self.n:02d}-{role}-{node}.stderr", "w")
         p = subprocess.Popen(["ip", "netns", "exec", self.net.ns[node], sys.executable, "-m", "jitterlab.testbed_worker", role, str(af)],
-                             stdout=subprocess.PIPE if stdout else subprocess.DEVNULL, stderr=err, text=True)
+                             stdin=subprocess.PIPE if sync else subprocess.DEVNULL,
+                             stdout=subprocess.PIPE if sync else subprocess.DEVNULL, stderr=err, text=True)
         self.procs.append((role, p))
         return p, out
+
+    def wait_ready(self, timeout: float = 60) -> None:
+        t_end = time.monotonic() + timeout
+        for role, p in self.procs:
+            if p.stdout is None:
+                continue
+            import select
+
+            r, _, _ = select.select([p.stdout], [], [], max(0.0, t_end - time.monotonic()))
+            line = p.stdout.readline() if r else ""
+            if "ready" not in line:
+                raise TestbedError(f"the {role} worker did not start (see {self.tmp}/*{role}*.stderr)")
+
+    def go(self, t0: int) -> None:
+        for _, p in self.procs:
+            if p.stdin is not None:
+                p.stdin.write(f"{t0}\n")
+                p.stdin.flush()
+                p.stdin.close()
 
     def stop_all(self) -> None:
         for _, p in self.procs:
@@ -97,16 +117,32 @@ def _tcpdump(net: Network, node: str, dev: str, path: Path) -> subprocess.Popen:
     return p
 
 
-def _wait_connectivity(net: Network, plan: Plan, timeout: float = 8.0) -> None:
-    """Pings between the first two hosts through the delay line (traffic inside our namespaces)."""
-    a, b = plan.hosts[0], plan.hosts[1]
+_PROBE_RECV = ("import socket,sys\ns=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)\ns.bind(('0.0.0.0',4999))\n"
+               "s.settimeout(float(sys.argv[1]))\ntry:\n s.recv(64)\nexcept OSError:\n sys.exit(1)\n")
+_PROBE_SEND = ("import socket,sys,time\ns=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)\n"
+               "for _ in range(int(sys.argv[2])):\n s.sendto(b'jitterlab probe',(sys.argv[1],4999)); time.sleep(0.05)\n")
+
+
+def _wait_ready(net: Network, plan: Plan, timeout: float = 10.0) -> None:
+    """Waits until every link has carrier (veth carrier comes up asynchronously, up to ~1 s) and
+    the delay line holds its TUN open, then checks with UDP datagrams that the first two hosts
+    reach each other through the delay line (traffic inside our namespaces only)."""
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout:
-        p = net.exec(a, "ping", "-c", "1", "-W", "1", plan.host_addr(b), check=False)
-        if p.returncode == 0:
-            return
-        time.sleep(0.1)
-    raise TestbedError(f"no connectivity from {a} to {b} through the delay line after {timeout:.0f} s")
+        down = [n for n in plan.nodes if "NO-CARRIER" in net.ip(n, "link", "show", check=False).stdout]
+        if not down:
+            break
+        time.sleep(0.05)
+    else:
+        raise TestbedError(f"links without carrier after {timeout:.0f} s in {', '.join(down)} (is the delay line running?)")
+    a, b = plan.hosts[0], plan.hosts[1]
+    rx = subprocess.Popen(["ip", "netns", "exec", net.ns[b], "python3", "-c", _PROBE_RECV, "5"])
+    tx = subprocess.Popen(["ip", "netns", "exec", net.ns[a], "python3", "-c", _PROBE_SEND, plan.host_addr(b), "100"])
+    ok = rx.wait() == 0
+    tx.kill()
+    tx.wait()
+    if not ok:
+        raise TestbedError(f"no connectivity from {a} to {b} through the delay line")
 
 
 def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path | None = None, run_id: int = 0,
@@ -133,7 +169,7 @@ def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path
             if on_ready is not None:
                 on_ready(net)
             dl, dl_out = workers.start(pl.delay_router, "delay", {"tun": net.tun, "rules": net.delay_rules(), "default_delay_ns": 0})
-            _wait_connectivity(net, pl)
+            _wait_ready(net, pl)
             # captures at the media/TCP sender and receiver hosts
             ends = []
             for x in [*pl.media, *pl.tcp]:
@@ -143,35 +179,33 @@ def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path
             for h in ends:
                 l = pl.neighbours(h)[0][1]
                 dumps.append(_tcpdump(net, h, net.ifname(l.index, h), out / f"{h}.pcap"))
-            t0 = time.clock_gettime_ns(time.CLOCK_REALTIME) + START_MARGIN_NS
-            end = t0 + pl.duration_ns
             media_out = []
             for m in pl.media:
-                _, ro = workers.start(m.dst, "media_recv", {"port": m.port, "stop_ns": end})
-                _, so = workers.start(m.src, "media_send", {"dst": pl.host_addr(m.dst), "port": m.port, "start_ns": t0 + m.start_ns,
-                                                            "stop_ns": t0 + min(m.stop_ns, pl.duration_ns), "interval_ns": m.interval_ns,
+                _, ro = workers.start(m.dst, "media_recv", {"port": m.port, "stop_ns": pl.duration_ns}, sync=True)
+                _, so = workers.start(m.src, "media_send", {"dst": pl.host_addr(m.dst), "port": m.port, "start_ns": m.start_ns,
+                                                            "stop_ns": min(m.stop_ns, pl.duration_ns), "interval_ns": m.interval_ns,
                                                             "ip_size": m.ip_size, "per_tick": m.per_tick, "spacing_ns": m.spacing_ns,
                                                             "ssrc": 0x4A4C0000 + m.flow_id, "pt": 0 if m.kind == "audio" else 96,
-                                                            "tos": m.tos})
+                                                            "tos": m.tos}, sync=True)
                 media_out.append((m, so, ro))
             tcp_out = []
             senders: dict[str, list] = {}
             receivers: dict[str, list] = {}
             for f in pl.tcp:
                 senders.setdefault(f.src, []).append({"flow_id": f.flow_id, "port": f.port, "cc": f.cc, "size": f.size,
-                                                     "stop_ns": t0 + min(f.stop_ns, pl.duration_ns), "deadline_ns": end})
+                                                     "stop_ns": min(f.stop_ns, pl.duration_ns), "deadline_ns": pl.duration_ns})
                 receivers.setdefault(f.dst, []).append({"flow_id": f.flow_id, "server": pl.host_addr(f.src), "port": f.port,
-                                                       "start_ns": t0 + f.start_ns, "stop_ns": end, "mss": f.mss, "rcvbuf": f.rcvbuf})
+                                                       "start_ns": f.start_ns, "stop_ns": pl.duration_ns, "mss": f.mss, "rcvbuf": f.rcvbuf})
             for h, fl in senders.items():
-                p, o = workers.start(h, "tcp_send", {"flows": fl}, stdout=True)
-                assert p.stdout is not None
-                line = p.stdout.readline()
-                if "ready" not in line:
-                    raise TestbedError(f"the TCP sender in {h} did not start (see {tmp}/*tcp_send*.stderr)")
+                _, o = workers.start(h, "tcp_send", {"flows": fl}, sync=True)
                 tcp_out.append(("send", o))
             for h, fl in receivers.items():
-                _, o = workers.start(h, "tcp_recv", {"flows": fl, "budget": pl.rwnd_budget.get(h)})
+                _, o = workers.start(h, "tcp_recv", {"flows": fl, "budget": pl.rwnd_budget.get(h)}, sync=True)
                 tcp_out.append(("recv", o))
+            workers.wait_ready()
+            t0 = time.clock_gettime_ns(time.CLOCK_REALTIME) + START_MARGIN_NS
+            end = t0 + pl.duration_ns
+            workers.go(t0)
             # wait for the schedule to end (workers stop themselves at `end`)
             for role, p in workers.procs:
                 if role == "delay":

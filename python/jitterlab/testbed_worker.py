@@ -144,10 +144,10 @@ def _tcp_send(a: dict) -> None:
         with lock:
             results.append(r)
 
+    sync(a)  # listening before "ready": a client can connect as soon as the schedule starts
     threads = [threading.Thread(target=serve, args=fl, daemon=True) for fl in listeners]
     for t in threads:
         t.start()
-    print("ready", flush=True)
     for t in threads:
         t.join()
     with open(a["out"], "w") as fh:
@@ -263,12 +263,36 @@ def _tcp_recv(a: dict) -> None:
 ROLES = {"delay": _delay, "media_send": _media_send, "media_recv": _media_recv, "tcp_send": _tcp_send, "tcp_recv": _tcp_recv}
 
 
+_TIME_KEYS = ("start_ns", "stop_ns", "deadline_ns")
+
+
+def sync(a: dict) -> None:
+    """With `sync` in ARGS, the worker's times are relative: it says "ready" on stdout once loaded
+    and reads the run's time zero (CLOCK_REALTIME ns) from stdin, so a slow start (imports on a
+    busy machine) never makes it late for its schedule."""
+    if not a.get("sync"):
+        return
+    print("ready", flush=True)
+    line = sys.stdin.readline()
+    if not line.strip():
+        sys.exit(0)  # the driver gave up
+    t0 = int(line)
+    for d in [a, *a.get("flows", [])]:
+        for k in _TIME_KEYS:
+            if d.get(k) is not None:
+                d[k] = int(d[k]) + t0
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 2 or argv[0] not in ROLES:
         print(f"usage: python -m jitterlab.testbed_worker {{{'|'.join(ROLES)}}} ARGS.json", file=sys.stderr)
         return 2
     with open(argv[1]) as f:
         a = json.load(f)
+    from jitterlab import _native  # noqa: F401  (loaded before "ready")
+
+    if argv[0] != "tcp_send":
+        sync(a)
     ROLES[argv[0]](a)
     return 0
 
