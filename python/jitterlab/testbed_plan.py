@@ -424,8 +424,8 @@ def plan(sc: dict[str, Any]) -> Plan:
             raise ScenarioError("rwnd.budget: missing (bytes of advertised window shared by the host's flows, e.g. \"20kB\")")
         budgets[h] = size_bytes(rw["budget"], "rwnd.budget")
         for f in tcp:
-            if f.dst == h and f.rcvbuf is not None:
-                raise ScenarioError(f"traffic: rcvbuf: flow {f.name} sets rcvbuf while rwnd moderation manages {h}'s windows")
+            if f.dst == h:
+                f.rcvbuf = None  # the moderation sets the receive buffers of this host's flows
     out = sc.get("output") or {}
     _check_keys(out, {"queue_sample_interval", "queues", "pcap"}, "output.")
     return Plan(sc.get("name", "scenario"), duration, nodes, links, media, tcp, budgets, delay_router, hosts)
