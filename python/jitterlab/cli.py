@@ -15,6 +15,7 @@ COMMANDS = [
     "simulate",
     "sweep",
     "testbed",
+    "compare",
 ]
 
 
