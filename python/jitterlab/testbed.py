@@ -151,7 +151,7 @@ def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path
     """Runs one scenario on the testbed; writes pcaps and worker records under `out` (a temporary
     directory when None) and returns the tables. Needs root."""
     sc = _scn.with_overrides(_scn.load(scenario), overrides)
-    pl = make_plan(sc)
+    pl = make_plan(sc, seed)
     require_root()
     import tempfile
 

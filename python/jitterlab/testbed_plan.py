@@ -254,7 +254,37 @@ def _check_keys(d: dict, allowed: set[str], where: str) -> None:
             raise ScenarioError(f"{where}{k}: unknown key (known: {', '.join(sorted(allowed))})")
 
 
-def plan(sc: dict[str, Any]) -> Plan:
+# TCP keys of the simulator (docs/tcp.md) the testbed honours, and those it accepts only at the
+# value real Linux TCP has anyway.
+_TCP_KEYS = ("kind", "name", "from", "to", "size", "flows", "iw", "cc", "start", "stop", "mss", "rcvbuf", "rwnd")
+_TCP_DEFAULT_ONLY: dict[str, tuple] = {
+    "recovery": ("sack",), "limited_transmit": (True,), "delack": ("40ms",), "wscale": (True,), "ecn": (False,),
+    "pacing": (False,), "abc": (False,), "series": (False,), "min_rto": ("200ms",),
+}
+
+
+def _start_ns(v: Any, key: str, rng: Any) -> int:
+    """A start time, or a distribution table drawn with the run's seed (as the simulator does,
+    though not with the same random numbers)."""
+    if not isinstance(v, dict):
+        return time_ns(v, key)
+    d = v.get("dist")
+    if d == "uniform":
+        lo, hi = time_ns(v.get("min"), key + ".min"), time_ns(v.get("max"), key + ".max")
+        if hi < lo:
+            raise ScenarioError(f"{key}.max: must be >= min")
+        return int(lo + (hi - lo) * rng.random())
+    if d == "exponential":
+        return int(rng.exponential(time_ns(v.get("mean"), key + ".mean")))
+    if d == "normal":
+        return max(0, int(rng.normal(time_ns(v.get("mean"), key + ".mean"), time_ns(v.get("sd"), key + ".sd"))))
+    raise ScenarioError(f"{key}.dist: must be uniform, exponential or normal, got {d!r}")
+
+
+def plan(sc: dict[str, Any], seed: int = 1) -> Plan:
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
     _check_keys(sc, {"name", "description", "duration", "access", "dumbbell", "links", "traffic", "output", "rwnd"}, "")
     if "duration" not in sc:
         raise ScenarioError("duration: missing (required)")
@@ -346,7 +376,7 @@ def plan(sc: dict[str, Any]) -> Plan:
         for k, v in (("from", src), ("to", dst)):
             if v not in hosts:
                 raise ScenarioError(f"{where}{k}: must name a host of the topology ({', '.join(hosts)}), got {v!r}")
-        start = time_ns(t.get("start", "0s"), where + "start")
+        start = time_ns(t.get("start", "0s"), where + "start") if kind in ("audio", "video") else 0
         stop = time_ns(t["stop"], where + "stop") if "stop" in t else duration
         name = t.get("name")
         if kind in ("audio", "video"):
@@ -375,7 +405,11 @@ def plan(sc: dict[str, Any]) -> Plan:
                                2 if t.get("ecn") else 0, 5004 + 2 * len(media)))
             fid += 1
         elif kind in ("bulk", "web", "ftp"):
-            _check_keys(t, {"kind", "name", "from", "to", "size", "flows", "iw", "cc", "start", "stop", "mss", "rcvbuf"}, where)
+            _check_keys(t, set(_TCP_KEYS) | set(_TCP_DEFAULT_ONLY), where)
+            for k, ok in _TCP_DEFAULT_ONLY.items():
+                if k in t and t[k] not in ok:
+                    raise ScenarioError(f"{where}{k}: the testbed cannot honour {t[k]!r} (real Linux TCP: only "
+                                        f"{' / '.join(repr(x) for x in ok)})")
             flows = t.get("flows", 1)
             if not isinstance(flows, int) or not 1 <= flows <= 64:
                 raise ScenarioError(f"{where}flows: expected a whole number 1..64, got {flows!r}")
@@ -395,7 +429,14 @@ def plan(sc: dict[str, Any]) -> Plan:
                 raise ScenarioError(f"{where}cc: the testbed offers reno, cubic, bbr, got {cc!r}")
             cc = "reno" if cc == "newreno" else cc
             mss = size_bytes(t["mss"], where + "mss") if "mss" in t else None
-            rcvbuf = size_bytes(t["rcvbuf"], where + "rcvbuf") if "rcvbuf" in t else None
+            if "rcvbuf" in t and "rwnd" in t:
+                raise ScenarioError(f"{where}rwnd: give either rcvbuf or rwnd, not both")
+            rcvbuf = None
+            for rk in ("rcvbuf", "rwnd"):
+                if rk in t:
+                    n_, unit = size(t[rk], where + rk)
+                    rcvbuf = n_ * (mss or 1448) if unit == "pkt" else n_
+            start = _start_ns(t.get("start", "0s"), where + "start", rng)
             n = counters.get(kind, 0)
             counters[kind] = n + 1
             for j in range(flows):
