@@ -160,8 +160,9 @@ def test_missing_qdisc_is_named(tmp_path):
     from jitterlab.testbed_net import TestbedError
     from jitterlab import testbed
 
-    with pytest.raises(TestbedError) as e:
+    try:
         testbed.run(SC / "audio-alone.toml", out=tmp_path, overrides={"access.down_queue": {"kind": "fq_codel", "limit": "500pkt"}})
-    if "fq_codel" not in str(e.value):
-        raise e.value
-    assert "access.down_queue" in str(e.value)
+    except TestbedError as e:
+        assert "access.down_queue" in str(e) and "`fq_codel` qdisc" in str(e), str(e)
+    else:
+        pytest.skip("this kernel has fq_codel (the run went through)")

@@ -414,3 +414,30 @@ def write(result: Result, out: str | Path) -> Path:
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n")
     return out
+
+
+def accuracy(out: str | Path | None = None, duration: str = "20s") -> dict[str, Any]:
+    """Measures the delay line as the testbed uses it, on the PAM 2013-like path (core 100 Mbit/s
+    5 ms, downlink 4 Mbit/s 10 ms): (1) audio alone: OWD minus the configured delay (propagation
+    + serialisation) and the RFC 3550 interarrival jitter; (2) audio + a bulk download: the delay
+    line's release lateness while it carries TCP at up to the core rate."""
+    import tempfile
+
+    base = Path(out) if out else Path(tempfile.mkdtemp(prefix="jitterlab-accuracy-"))
+    here = Path(__file__).resolve().parents[2] / "scenarios" / "testbed"
+    res: dict[str, Any] = {}
+    a = run(here / "audio-alone.toml", out=base / "audio", overrides={"duration": duration})
+    m = a.media_packets
+    owd = ((m.recv_ns - m.send_ns).dropna().astype("int64")).to_numpy()
+    expected = 15_000_000 + 80 * 8 * 1e9 / 4e6 + 80 * 8 * 1e9 / 100e6
+    err = (owd - expected) / 1e3
+    d = np.diff(owd.astype(float))
+    j = 0.0
+    for x in d:
+        j += (abs(x) - j) / 16
+    res["audio_alone"] = {"packets": int(len(owd)), "expected_ms": expected / 1e6,
+                          "error_us": {k: float(np.percentile(err, q)) for k, q in (("p1", 1), ("p50", 50), ("p99", 99), ("p100", 100))},
+                          "rfc3550_jitter_us": j / 1e3, "delay_line": a.testbed["delay_line"]}  # type: ignore[attr-defined]
+    b = run(here / "audio-bulk.toml", out=base / "bulk")
+    res["audio_bulk"] = {"delay_line": b.testbed["delay_line"]}  # type: ignore[attr-defined]
+    return res

@@ -200,7 +200,7 @@ class Network:
             if not qdisc_available(q, self.ns[probe]):
                 keys = sorted({c.queue.key for c in self.plan.channels() if c.queue.qdisc() == q}) or ["(rate limiting)"]
                 raise TestbedError(f"{keys[0]}: the kernel has no `{q}` qdisc (sch_{q}); "
-                                   f"this scenario needs it on the testbed (the simulator has it)")
+                                   f"run this scenario on the simulator or on a kernel with sch_{q}")
         have = available_cc()
         for f in self.plan.tcp:
             if f.cc not in have:

@@ -22,6 +22,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a scenario key (repeatable)")
     p.add_argument("--cleanup", action="store_true", help="remove namespaces of testbed runs whose driver is gone, then exit")
     p.add_argument("--all", action="store_true", help="with --cleanup: also namespaces of runs still alive")
+    p.add_argument("--accuracy", action="store_true",
+                   help="measure the delay line (audio alone: OWD error and jitter; audio + bulk: release lateness) and exit")
     return p
 
 
@@ -35,6 +37,17 @@ def run(args: argparse.Namespace) -> int:
             require_root()
             removed = cleanup(all_runs=args.all)
             print(f"removed {len(removed)} namespace(s)" + (": " + ", ".join(removed) if removed else ""), file=sys.stderr)
+            return 0
+        if args.accuracy:
+            import json
+
+            from jitterlab import testbed
+
+            require_root()
+            r = testbed.accuracy(args.out)
+            for run in r.values():
+                run["delay_line"] = {k: v for k, v in run["delay_line"].items() if not isinstance(v, list)}
+            print(json.dumps(r, indent=1))
             return 0
         if not args.scenario or not args.out:
             raise UserError("give a scenario file and --out DIR (or --cleanup)")
