@@ -14,6 +14,7 @@ import sys
 COMMANDS = [
     "simulate",
     "sweep",
+    "reproduce",
     "testbed",
     "compare",
 ]

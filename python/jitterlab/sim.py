@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from jitterlab import _native
 from jitterlab import scenario as _scn
@@ -17,34 +18,58 @@ NULL_NS = np.iinfo(np.int64).min
 FORMAT_VERSION = 1
 
 
-def _nullable_ns(a: np.ndarray) -> pd.arrays.IntegerArray:
+def _nullable(a: np.ndarray) -> pa.Array:
     a = np.asarray(a, dtype=np.int64)
-    return pd.arrays.IntegerArray(a, a == NULL_NS)
+    return pa.array(a, mask=a == NULL_NS, type=pa.int64())
 
 
-@dataclass
+#: Columns that may hold nulls (int64 with nulls becomes pandas' nullable Int64).
+NULLABLE = {"recv_ns", "syn_ns", "first_data_ns", "end_ns", "tcp_start_ns", "tcp_end_ns"}
+
+
+def to_pandas(t: pa.Table) -> pd.DataFrame:
+    """Arrow table to pandas, keeping nullable integer columns as Int64 (not float64)."""
+    df = t.to_pandas()
+    for c in t.column_names:
+        if c in NULLABLE and pa.types.is_integer(t.schema.field(c).type):
+            col = t.column(c)
+            df[c] = pd.arrays.IntegerArray(col.fill_null(0).to_numpy().astype(np.int64), col.is_null().to_numpy())
+        elif pa.types.is_string(t.schema.field(c).type) or pa.types.is_large_string(t.schema.field(c).type):
+            df[c] = df[c].astype("string")
+    return df
+
+
 class Result:
-    """Tables of one run. `media_packets`, `tcp_flows`, `queue_samples`, `runs` follow design.md;
-    `channels` and `flows` describe the topology and traffic with end-of-run counters."""
+    """Tables of one run, held as Arrow tables; each attribute gives a pandas DataFrame.
+    `media_packets`, `tcp_flows`, `queue_samples`, `runs` follow design.md; `channels` and `flows`
+    describe the topology and traffic with end-of-run counters."""
 
-    media_packets: pd.DataFrame
-    tcp_flows: pd.DataFrame
-    queue_samples: pd.DataFrame
-    runs: pd.DataFrame
-    channels: pd.DataFrame
-    flows: pd.DataFrame
-    scenario: dict[str, Any] = field(repr=False)
-    seed: int = 0
+    NAMES = ("media_packets", "tcp_flows", "queue_samples", "runs", "channels", "flows")
+
+    def __init__(self, arrow: dict[str, pa.Table], scenario: dict[str, Any], seed: int, totals: dict[str, Any]):
+        self.arrow = arrow
+        self.scenario = scenario
+        self.seed = seed
+        self.totals = totals
+        self._pd: dict[str, pd.DataFrame] = {}
+
+    def table(self, name: str) -> pd.DataFrame:
+        if name not in self._pd:
+            self._pd[name] = to_pandas(self.arrow[name])
+        return self._pd[name]
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        return {
-            "media_packets": self.media_packets,
-            "tcp_flows": self.tcp_flows,
-            "queue_samples": self.queue_samples,
-            "runs": self.runs,
-            "channels": self.channels,
-            "flows": self.flows,
-        }
+        return {n: self.table(n) for n in self.NAMES}
+
+    media_packets = property(lambda self: self.table("media_packets"))
+    tcp_flows = property(lambda self: self.table("tcp_flows"))
+    queue_samples = property(lambda self: self.table("queue_samples"))
+    runs = property(lambda self: self.table("runs"))
+    channels = property(lambda self: self.table("channels"))
+    flows = property(lambda self: self.table("flows"))
+
+    def __repr__(self) -> str:
+        return f"Result(seed={self.seed}, " + ", ".join(f"{n}={self.arrow[n].num_rows} rows" for n in self.NAMES) + ")"
 
 
 def simulate(
@@ -73,61 +98,53 @@ def simulate(
 
 
 def _to_result(raw: dict, sc: dict, seed: int, run_id: int, params: Mapping[str, Any]) -> Result:
-    channels = pd.DataFrame(raw["channels"])
-    names = channels["name"].to_numpy(dtype=object) if len(channels) else np.array([], dtype=object)
+    chans = raw["channels"]
+    names = np.array([c["name"] for c in chans], dtype=object)
+
+    def name_of(idx: np.ndarray) -> pa.Array:
+        idx = np.asarray(idx, dtype=np.int64)
+        valid = idx >= 0
+        vals = np.where(valid, names[np.clip(idx, 0, max(len(names) - 1, 0))] if len(names) else None, None)
+        return pa.array(vals, type=pa.string(), mask=~valid)
+
+    def rid(n: int) -> np.ndarray:
+        return np.full(n, run_id, dtype=np.int64)
 
     m = raw["media_packets"]
     n = len(m["seq"])
-    lw = np.asarray(m["lost_where"])
-    lost_where = pd.array(np.where(lw >= 0, names[np.clip(lw, 0, max(len(names) - 1, 0))] if len(names) else None, None), dtype="string")
-    media = pd.DataFrame(
-        {
-            "run_id": np.full(n, run_id, dtype=np.int64),
-            "flow_id": np.asarray(m["flow_id"], dtype=np.int64),
-            "seq": np.asarray(m["seq"], dtype=np.int64),
-            "send_ns": m["send_ns"],
-            "recv_ns": _nullable_ns(m["recv_ns"]),
-            "size": np.asarray(m["size"], dtype=np.int64),
-            "lost_where": lost_where,
-            "ce": m["ce"],
-        }
-    )
+    media = pa.table({
+        "run_id": rid(n),
+        "flow_id": np.asarray(m["flow_id"], dtype=np.int64),
+        "seq": np.asarray(m["seq"], dtype=np.int64),
+        "send_ns": np.asarray(m["send_ns"], dtype=np.int64),
+        "recv_ns": _nullable(m["recv_ns"]),
+        "size": np.asarray(m["size"], dtype=np.int64),
+        "lost_where": name_of(m["lost_where"]),
+        "ce": np.asarray(m["ce"], dtype=bool),
+    })
 
     f = raw["tcp_flows"]
     k = len(f["flow_id"])
-    tcp = pd.DataFrame(
-        {
-            "run_id": np.full(k, run_id, dtype=np.int64),
-            "flow_id": np.asarray(f["flow_id"], dtype=np.int64),
-            "role": pd.array(f["role"], dtype="string"),
-            "iw": np.asarray(f["iw"], dtype=np.int64),
-            "cc": pd.array(f["cc"], dtype="string"),
-            "syn_ns": _nullable_ns(f["syn_ns"]),
-            "first_data_ns": _nullable_ns(f["first_data_ns"]),
-            "end_ns": _nullable_ns(f["end_ns"]),
-            "bytes": np.asarray(f["bytes"], dtype=np.int64),
-            "bytes_acked": np.asarray(f["bytes_acked"], dtype=np.int64),
-            "segments_sent": np.asarray(f["segments_sent"], dtype=np.int64),
-            "retransmits": np.asarray(f["retransmits"], dtype=np.int64),
-            "drops": np.asarray(f["drops"], dtype=np.int64),
-            "ecn_marks": np.asarray(f["ecn_marks"], dtype=np.int64),
-            "timeouts": np.asarray(f["timeouts"], dtype=np.int64),
-        }
-    )
+    i64 = lambda key: np.asarray(f[key], dtype=np.int64)  # noqa: E731
+    tcp = pa.table({
+        "run_id": rid(k), "flow_id": i64("flow_id"), "role": pa.array(f["role"], type=pa.string()),
+        "iw": i64("iw"), "cc": pa.array(f["cc"], type=pa.string()),
+        "syn_ns": _nullable(f["syn_ns"]), "first_data_ns": _nullable(f["first_data_ns"]), "end_ns": _nullable(f["end_ns"]),
+        "bytes": i64("bytes"), "bytes_acked": i64("bytes_acked"), "segments_sent": i64("segments_sent"),
+        "retransmits": i64("retransmits"), "drops": i64("drops"), "ecn_marks": i64("ecn_marks"), "timeouts": i64("timeouts"),
+    })
 
     q = raw["queue_samples"]
     qi = np.asarray(q["queue"], dtype=np.int64)
-    qs = pd.DataFrame(
-        {
-            "run_id": np.full(len(qi), run_id, dtype=np.int64),
-            "t_ns": q["t_ns"],
-            "queue": pd.array(names[qi] if len(qi) else np.array([], dtype=object), dtype="string"),
-            "backlog_pkts": np.asarray(q["backlog_pkts"], dtype=np.int64),
-            "backlog_bytes": np.asarray(q["backlog_bytes"], dtype=np.int64),
-            "drops": np.asarray(q["drops"], dtype=np.int64),
-            "marks": np.asarray(q["marks"], dtype=np.int64),
-        }
-    )
+    qs = pa.table({
+        "run_id": rid(len(qi)),
+        "t_ns": np.asarray(q["t_ns"], dtype=np.int64),
+        "queue": name_of(qi),
+        "backlog_pkts": np.asarray(q["backlog_pkts"], dtype=np.int64),
+        "backlog_bytes": np.asarray(q["backlog_bytes"], dtype=np.int64),
+        "drops": np.asarray(q["drops"], dtype=np.int64),
+        "marks": np.asarray(q["marks"], dtype=np.int64),
+    })
 
     t = raw["totals"]
     row: dict[str, Any] = {
@@ -143,33 +160,42 @@ def _to_result(raw: dict, sc: dict, seed: int, run_id: int, params: Mapping[str,
     }
     for key, val in params.items():
         row.setdefault(key, val)
-    runs = pd.DataFrame([row])
-    for c in ("tcp_start_ns", "tcp_end_ns"):
-        runs[c] = _nullable_ns(runs[c].to_numpy(dtype=np.int64))
+    cols = {}
+    for key, val in row.items():
+        if key in ("tcp_start_ns", "tcp_end_ns"):
+            cols[key] = _nullable(np.array([val], dtype=np.int64))
+        elif isinstance(val, (dict, list)):
+            cols[key] = pa.array([json.dumps(val, sort_keys=True)])
+        else:
+            cols[key] = pa.array([val])
+    runs = pa.table(cols)
 
-    flows = pd.DataFrame(raw["flows"])
-    if len(flows):
-        flows.insert(0, "run_id", run_id)
-    if len(channels):
-        channels.insert(0, "run_id", run_id)
-    res = Result(media, tcp, qs, runs, channels, flows, sc, seed)
-    res.totals = t  # type: ignore[attr-defined]
-    return res
+    def records(rows: list[dict]) -> pa.Table:
+        if not rows:
+            return pa.table({"run_id": pa.array([], type=pa.int64())})
+        out = {"run_id": rid(len(rows))}
+        for key in rows[0]:
+            out[key] = pa.array([r[key] for r in rows])
+        return pa.table(out)
+
+    arrow = {"media_packets": media, "tcp_flows": tcp, "queue_samples": qs, "runs": runs,
+             "channels": records(chans), "flows": records(raw["flows"])}
+    return Result(arrow, sc, seed, t)
 
 
 def write(result: Result, out: str | Path) -> Path:
     """Writes each table as Parquet plus manifest.json (format version, scenario, seed, version)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    for name, df in result.tables().items():
-        df.to_parquet(out / f"{name}.parquet", index=False)
+    for name, t in result.arrow.items():
+        pq.write_table(t, out / f"{name}.parquet")
     manifest = {
         "format_version": FORMAT_VERSION,
         "jitterlab_version": _native.__version__,
         "source": "sim",
         "seed": result.seed,
         "scenario": result.scenario,
-        "tables": sorted(f"{n}.parquet" for n in result.tables()),
+        "tables": sorted(f"{n}.parquet" for n in result.arrow),
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return out

@@ -49,6 +49,8 @@ from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from jitterlab import scenario as _scn
 from jitterlab._native import ScenarioError
@@ -93,6 +95,8 @@ class Sweep:
     zipped: list[Param] = field(default_factory=list)
     random: dict[str, dict[str, Any]] = field(default_factory=dict)
     backend: str = "sim"
+    #: tables stored per run (presets keep only what their figures read)
+    tables: tuple[str, ...] = TABLES
 
     def points(self) -> list[tuple[dict[str, Any], dict[str, Any]]]:
         """(column values, scenario overrides) of every parameter point, in a fixed order."""
@@ -260,7 +264,9 @@ def from_dict(doc: Mapping[str, Any], base: Path | None = None) -> Sweep:
 
 
 def execute(payload: dict[str, Any]) -> dict[str, Any]:
-    """Runs one run (in a worker). Returns its tables, or the error. Top-level so it pickles."""
+    """Runs one run (in a worker). When `payload["out"]` is set (a filesystem shared with the
+    driver) the worker stores the run itself; it always returns the Arrow tables (cheap to pickle)
+    or the error. Top-level so it pickles."""
     from jitterlab import sim
 
     t0 = time.perf_counter()
@@ -275,10 +281,15 @@ def execute(payload: dict[str, Any]) -> dict[str, Any]:
         else:
             res = sim.simulate(payload["scenario"], seed=payload["seed"], run_id=payload["run_id"],
                                overrides=payload["overrides"], params=params)
-        return {"run_id": payload["run_id"], "ok": True, "tables": res.tables(), "wall_s": time.perf_counter() - t0}
+        out = {"run_id": payload["run_id"], "ok": True, "tables": {n: res.arrow[n] for n in payload["tables"]},
+               "wall_s": time.perf_counter() - t0, "stored": False}
     except Exception as e:  # recorded with the run; the sweep goes on
-        return {"run_id": payload["run_id"], "ok": False, "error": f"{type(e).__name__}: {e}",
-                "traceback": traceback.format_exc(), "wall_s": time.perf_counter() - t0}
+        out = {"run_id": payload["run_id"], "ok": False, "error": f"{type(e).__name__}: {e}",
+               "traceback": traceback.format_exc(), "wall_s": time.perf_counter() - t0, "stored": False}
+    if payload.get("out"):
+        _store(Path(payload["out"]), out)
+        out["stored"] = True
+    return out
 
 
 class Progress:
@@ -312,16 +323,23 @@ class Progress:
             print(msg, file=sys.stderr, flush=True)
 
 
-@dataclass
 class SweepResult:
-    out: Path
-    tables: dict[str, pd.DataFrame]
-    failures: pd.DataFrame
-    ran: int
-    skipped: int
+    """The combined tables of a sweep (Arrow; `result[name]` gives pandas), failures, counts."""
+
+    def __init__(self, out: Path, arrow: dict[str, pa.Table], failures: pd.DataFrame, ran: int, skipped: int):
+        self.out, self.arrow, self.failures, self.ran, self.skipped = out, arrow, failures, ran, skipped
+        self._pd: dict[str, pd.DataFrame] = {}
 
     def __getitem__(self, name: str) -> pd.DataFrame:
-        return self.tables[name]
+        if name not in self._pd:
+            from jitterlab.sim import to_pandas
+
+            self._pd[name] = to_pandas(self.arrow[name]) if name in self.arrow else pd.DataFrame()
+        return self._pd[name]
+
+    @property
+    def tables(self) -> dict[str, pd.DataFrame]:
+        return {n: self[n] for n in self.arrow}
 
 
 def _run_dir(out: Path, run_id: int) -> Path:
@@ -330,13 +348,14 @@ def _run_dir(out: Path, run_id: int) -> Path:
 
 def _store(out: Path, res: dict[str, Any]) -> None:
     d = _run_dir(out, res["run_id"])
-    tmp = d.with_name(d.name + ".tmp")
+    tmp = d.with_name(d.name + f".tmp{os.getpid()}")
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
     if res["ok"]:
-        for name, df in res["tables"].items():
-            df.to_parquet(tmp / f"{name}.parquet", index=False)
+        for name, t in res["tables"].items():
+            if t.num_rows:  # an absent file is an empty table
+                pq.write_table(t, tmp / f"{name}.parquet", compression="snappy", write_statistics=False)
         (tmp / "done").write_text(json.dumps({"wall_s": res["wall_s"]}) + "\n")
     else:
         (tmp / "error.txt").write_text(res["error"] + "\n\n" + res.get("traceback", ""))
@@ -357,7 +376,7 @@ def _check_out(out: Path, specs: list[RunSpec], sweep: Sweep) -> None:
     man.write_text(json.dumps({"format_version": SWEEP_FORMAT, "name": sweep.name, "digest": digest, "runs": len(specs),
                                "seed": sweep.seed, "replications": sweep.replications, "scenario": sweep.scenario,
                                "params": [p.name for p in sweep.params] + [p.name for p in sweep.zipped],
-                               "random": sweep.random}, indent=2, sort_keys=True, default=str) + "\n")
+                               "random": sweep.random, "tables": list(sweep.tables)}, indent=2, sort_keys=True, default=str) + "\n")
 
 
 def run(sweep: Sweep, out: str | Path, jobs: int | None = None, executor: str = "local",
@@ -369,24 +388,26 @@ def run(sweep: Sweep, out: str | Path, jobs: int | None = None, executor: str = 
     _check_out(out, specs, sweep)
     todo = [s for s in specs if not (_run_dir(out, s.run_id) / "done").exists()]
     skipped = len(specs) - len(todo)
+    local = executor == "local"
     payloads = [{"scenario": sweep.scenario, "seed": s.seed, "run_id": s.run_id, "rep": s.rep, "point": s.point,
-                 "overrides": s.overrides, "params": s.params, "backend": sweep.backend,
+                 "overrides": s.overrides, "params": s.params, "tables": list(sweep.tables),
+                 "out": str(out) if local else None, "backend": sweep.backend,
                  "testbed_out": str(out / "testbed" / f"{s.run_id:06d}")} for s in todo]
     if sweep.backend == "testbed":
-        if executor != "local":
+        if not local:
             raise SweepError("sweep.backend = \"testbed\": runs need this machine's namespaces; use --executor local")
         jobs = 1  # one real-time run at a time, never in parallel
     bar = Progress(len(todo), skipped, sweep.name, progress)
-
-    def handle(res: dict[str, Any]) -> None:
-        _store(out, res)
+    fresh: dict[int, dict[str, pa.Table]] = {}
+    for res in _executor(executor, jobs, scheduler)(payloads):
+        if not res["stored"]:
+            _store(out, res)
+        if res["ok"]:
+            fresh[res["run_id"]] = res["tables"]
         bar.update(res["ok"])
         if on_result:
             on_result(res)
-
-    for res in _executor(executor, jobs, scheduler)(payloads):
-        handle(res)
-    return collect(out, specs, ran=len(todo), skipped=skipped)
+    return collect(out, sweep.tables, fresh, ran=len(todo), skipped=skipped)
 
 
 def _executor(kind: str, jobs: int | None, scheduler: str | None) -> Callable[[list[dict]], Iterable[dict]]:
@@ -425,20 +446,30 @@ def _executor(kind: str, jobs: int | None, scheduler: str | None) -> Callable[[l
     raise SweepError(f"executor: must be local or dask, got {kind!r}")
 
 
-def collect(out: str | Path, specs: list[RunSpec] | None = None, ran: int = 0, skipped: int = 0) -> SweepResult:
-    """Concatenates the finished runs' tables (in run order) into OUT/<table>.parquet."""
+def collect(out: str | Path, tables: Iterable[str] = TABLES, fresh: Mapping[int, Mapping[str, pa.Table]] | None = None,
+            ran: int = 0, skipped: int = 0) -> SweepResult:
+    """Concatenates the finished runs' tables in run order into OUT/<table>.parquet. Tables of runs
+    done in this process come from memory; the others are read from OUT/runs/."""
     out = Path(out)
-    dirs = sorted(p for p in (out / "runs").glob("[0-9]*") if p.is_dir() and not p.name.endswith(".tmp"))
-    tables: dict[str, pd.DataFrame] = {}
-    fails = []
-    for name in TABLES:
-        parts = [pd.read_parquet(d / f"{name}.parquet") for d in dirs if (d / "done").exists() and (d / f"{name}.parquet").exists()]
-        parts = [p for p in parts if len(p)] or parts[:1]
-        tables[name] = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
-        tables[name].to_parquet(out / f"{name}.parquet", index=False)
-    for d in dirs:
-        if (d / "error.txt").exists():
-            fails.append({"run_id": int(d.name), "error": (d / "error.txt").read_text().split("\n", 1)[0]})
+    fresh = fresh or {}
+    dirs = sorted(p for p in (out / "runs").glob("[0-9]*") if p.is_dir() and ".tmp" not in p.name)
+    done = [d for d in dirs if (d / "done").exists()]
+    combined: dict[str, pa.Table] = {}
+    for name in tables:
+        parts = []
+        for d in done:
+            rid = int(d.name)
+            if rid in fresh:
+                t = fresh[rid].get(name)
+            else:
+                f = d / f"{name}.parquet"
+                t = pq.read_table(f) if f.exists() else None
+            if t is not None and t.num_rows:
+                parts.append(t)
+        t = pa.concat_tables(parts, promote_options="default") if parts else pa.table({"run_id": pa.array([], type=pa.int64())})
+        combined[name] = t
+        pq.write_table(t, out / f"{name}.parquet")
+    fails = [{"run_id": int(d.name), "error": (d / "error.txt").read_text().split("\n", 1)[0]} for d in dirs if (d / "error.txt").exists()]
     failures = pd.DataFrame(fails, columns=["run_id", "error"])
     failures.to_csv(out / "failures.csv", index=False)
-    return SweepResult(out, tables, failures, ran, skipped)
+    return SweepResult(out, combined, failures, ran, skipped)

@@ -386,7 +386,13 @@ def _tables(pl: Plan, sc: dict, seed: int, run_id: int, params: Mapping[str, Any
                        "queue": pd.array([], dtype="string"), "backlog_pkts": pd.Series([], dtype=np.int64),
                        "backlog_bytes": pd.Series([], dtype=np.int64), "drops": pd.Series([], dtype=np.int64),
                        "marks": pd.Series([], dtype=np.int64)})
-    return Result(media, tcp, qs, runs, channels, flows, sc, seed)
+    import pyarrow as pa
+
+    def arrow(df: pd.DataFrame) -> pa.Table:
+        return pa.Table.from_pandas(df, preserve_index=False) if len(df.columns) else pa.table({"run_id": pa.array([], type=pa.int64())})
+
+    tables = {"media_packets": media, "tcp_flows": tcp, "queue_samples": qs, "runs": runs, "channels": channels, "flows": flows}
+    return Result({k: arrow(v) for k, v in tables.items()}, sc, seed, {"tcp_start_ns": row["tcp_start_ns"], "tcp_end_ns": row["tcp_end_ns"]})
 
 
 def _empty_media() -> pd.DataFrame:
@@ -400,15 +406,17 @@ def write(result: Result, out: str | Path) -> Path:
     """Tables as Parquet plus manifest.json (source "testbed"), next to the pcaps."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    for name, df in result.tables().items():
-        df.to_parquet(out / f"{name}.parquet", index=False)
+    import pyarrow.parquet as pq
+
+    for name, t in result.arrow.items():
+        pq.write_table(t, out / f"{name}.parquet")
     manifest = {
         "format_version": FORMAT_VERSION,
         "jitterlab_version": _native.__version__,
         "source": "testbed",
         "seed": result.seed,
         "scenario": result.scenario,
-        "tables": sorted(f"{n}.parquet" for n in result.tables()),
+        "tables": sorted(f"{n}.parquet" for n in result.arrow),
         "pcaps": sorted(p.name for p in out.glob("*.pcap")),
         "testbed": getattr(result, "testbed", {}),
     }

@@ -346,6 +346,10 @@ pub fn build(v: &Value, seed: u64) -> Result<Built, ConfigError> {
 
     let mut b = Build { sim: &mut sim, duration, seed, counts: Default::default() };
     for mut t in root.tables("traffic")? {
+        // `enabled = false` keeps an entry in the file but out of the run (sweeps over N flows).
+        if !t.bool_or("enabled", true)? {
+            continue;
+        }
         let kinds: Vec<&str> = TRAFFIC.iter().map(|(k, _)| *k).collect();
         let kind = t.choice("kind", &kinds, None)?;
         let f = TRAFFIC.iter().find(|(k, _)| *k == kind).map(|(_, f)| *f).expect("checked");

@@ -205,3 +205,14 @@ fn taps_record_what_hosts_send_and_receive() {
     v["output"] = json!({"pcap": ["z"]});
     assert!(scenario::run(&v, 1).unwrap_err().to_string().contains("output.pcap[0]: no node named \"z\""));
 }
+
+#[test]
+fn disabled_traffic_is_left_out() {
+    let mut v = one_link("1Mbit", "10ms", "50pkt", json!({"kind": "audio", "from": "a", "to": "b"}), "100ms");
+    v["traffic"].as_array_mut().unwrap().push(json!({"kind": "audio", "from": "a", "to": "b", "enabled": false, "whatever": 1}));
+    let t = run(&v, 1);
+    assert_eq!(t.flows.len(), 1);
+    assert_eq!(t.media.len(), 5);
+    v["traffic"][1]["enabled"] = json!("no");
+    assert!(scenario::run(&v, 1).unwrap_err().to_string().contains("traffic[1].enabled: expected true or false"));
+}

@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--jobs: must be >= 1, got {args.jobs}")
     sw = sweep.load(args.file)
     res = sweep.run(sw, args.out, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler, progress=not args.quiet)
-    n_ok = len(res.tables["runs"])
+    n_ok = res.arrow["runs"].num_rows
     print(f"{sw.name}: {n_ok} runs finished ({res.ran} now, {res.skipped} before), {len(res.failures)} failed; tables in {res.out}/",
           file=sys.stderr)
     if len(res.failures):

@@ -1,0 +1,146 @@
+//! Percentiles. One definition everywhere: linear interpolation between closest ranks
+//! (Hyndman & Fan type 7, numpy's default `linear`), so results match `numpy.percentile`.
+use crate::error::{MetricsError, Result};
+
+/// Quantile `p` (0..=1) of an ascending slice; NaN when empty.
+pub fn quantile_sorted(v: &[f64], p: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    let h = (v.len() - 1) as f64 * p;
+    let lo = h.floor() as usize;
+    let hi = (lo + 1).min(v.len() - 1);
+    v[lo] + (h - lo as f64) * (v[hi] - v[lo])
+}
+
+/// Same values as sorting and calling [`quantile_sorted`], by selection (O(n) per quantile
+/// instead of O(n log n) once): for a table of 11 percentiles over millions of values.
+fn quantiles_by_selection(s: &mut [f64], probs: &[f64]) -> Vec<f64> {
+    let n = s.len();
+    if n == 0 {
+        return vec![f64::NAN; probs.len()];
+    }
+    let mut order: Vec<usize> = (0..probs.len()).collect();
+    order.sort_by(|&a, &b| probs[a].total_cmp(&probs[b]));
+    let mut out = vec![f64::NAN; probs.len()];
+    // Ascending quantiles: after selecting index k, everything right of k is >= s[k], so the
+    // next selection only needs s[k..] — the ranges shrink as p grows.
+    let mut start = 0usize;
+    for &i in &order {
+        let h = (n - 1) as f64 * probs[i];
+        let lo = h.floor() as usize;
+        let v_lo = if lo >= start {
+            let (_, &mut v, _) = s[start..].select_nth_unstable_by(lo - start, |a, b| a.total_cmp(b));
+            v
+        } else {
+            s[lo] // same index as the previous quantile, already in place
+        };
+        start = lo;
+        let frac = h - lo as f64;
+        out[i] = if lo + 1 >= n || frac == 0.0 {
+            v_lo
+        } else {
+            let v_hi = s[lo + 1..].iter().copied().fold(f64::INFINITY, |a, b| if b.total_cmp(&a).is_lt() { b } else { a });
+            v_lo + frac * (v_hi - v_lo)
+        };
+    }
+    out
+}
+
+fn check_probs(probs: &[f64]) -> Result<()> {
+    if probs.iter().any(|p| !(0.0..=1.0).contains(p)) {
+        return Err(MetricsError::InvalidParameter {
+            name: "q",
+            reason: "quantiles must lie in [0, 1]".into(),
+        });
+    }
+    Ok(())
+}
+
+/// Pooled quantiles per group: `values[i]` belongs to group `group[i] < n_groups`. Returns a
+/// row-major `n_groups x probs.len()` matrix (NaN for empty groups) and the count per group.
+pub fn grouped_quantiles(values: &[f64], group: &[u32], n_groups: usize, probs: &[f64]) -> Result<(Vec<f64>, Vec<u64>)> {
+    check_probs(probs)?;
+    if values.len() != group.len() {
+        return Err(MetricsError::LengthMismatch { column: "group", expected: values.len(), got: group.len() });
+    }
+    let mut counts = vec![0u64; n_groups];
+    for &g in group {
+        if g as usize >= n_groups {
+            return Err(MetricsError::InvalidParameter { name: "group", reason: format!("group code {g} >= {n_groups}") });
+        }
+        counts[g as usize] += 1;
+    }
+    // Counting sort into groups, then sort each group's values.
+    let mut start = vec![0usize; n_groups + 1];
+    for g in 0..n_groups {
+        start[g + 1] = start[g] + counts[g] as usize;
+    }
+    let mut fill = start.clone();
+    let mut buf = vec![0f64; values.len()];
+    for (&v, &g) in values.iter().zip(group) {
+        buf[fill[g as usize]] = v;
+        fill[g as usize] += 1;
+    }
+    let mut out = Vec::with_capacity(n_groups * probs.len());
+    for g in 0..n_groups {
+        let s = &mut buf[start[g]..start[g + 1]];
+        if probs.len() <= 16 {
+            out.extend(quantiles_by_selection(s, probs));
+        } else {
+            s.sort_unstable_by(|a, b| a.total_cmp(b));
+            out.extend(probs.iter().map(|&p| quantile_sorted(s, p)));
+        }
+    }
+    Ok((out, counts))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn type7_matches_numpy() {
+        // numpy.percentile([1,2,3,4], [0,25,50,90,100]) = [1, 1.75, 2.5, 3.7, 4]
+        let v = [1.0, 2.0, 3.0, 4.0];
+        let got: Vec<f64> = [0.0, 0.25, 0.5, 0.9, 1.0].iter().map(|&p| quantile_sorted(&v, p)).collect();
+        let want = [1.0, 1.75, 2.5, 3.7, 4.0];
+        for (g, w) in got.iter().zip(want) {
+            assert!((g - w).abs() < 1e-12, "{g} vs {w}");
+        }
+        assert!(quantile_sorted(&[], 0.5).is_nan());
+    }
+
+    #[test]
+    fn selection_equals_sorting() {
+        // Pseudo-random values with duplicates; 11 Table 1 quantiles by both paths.
+        let mut x = 12345u64;
+        let mut v: Vec<f64> = (0..1001)
+            .map(|_| {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                ((x >> 40) % 97) as f64 - 48.0
+            })
+            .collect();
+        let probs = [0.0, 0.25, 0.5, 0.75, 0.9, 0.95, 0.96, 0.97, 0.98, 0.99, 1.0];
+        let sel = quantiles_by_selection(&mut v.clone(), &probs);
+        // Unsorted probability lists and repeats work too.
+        let mixed = [0.5, 0.0, 0.5, 1.0, 0.33];
+        let sel2 = quantiles_by_selection(&mut v.clone(), &mixed);
+        v.sort_unstable_by(|a, b| a.total_cmp(b));
+        let srt: Vec<f64> = probs.iter().map(|&p| quantile_sorted(&v, p)).collect();
+        assert_eq!(sel, srt);
+        let srt2: Vec<f64> = mixed.iter().map(|&p| quantile_sorted(&v, p)).collect();
+        assert_eq!(sel2, srt2);
+    }
+
+    #[test]
+    fn groups_are_pooled_separately() {
+        let (q, n) = grouped_quantiles(&[5.0, 1.0, 10.0, 3.0, 20.0], &[0, 0, 1, 0, 1], 3, &[0.0, 0.5, 1.0]).unwrap();
+        assert_eq!(n, vec![3, 2, 0]);
+        assert_eq!(&q[0..3], &[1.0, 3.0, 5.0]);
+        assert_eq!(&q[3..6], &[10.0, 15.0, 20.0]);
+        assert!(q[6].is_nan());
+        assert!(grouped_quantiles(&[1.0], &[0], 1, &[1.5]).is_err());
+        assert!(grouped_quantiles(&[1.0], &[4], 1, &[0.5]).is_err());
+    }
+}

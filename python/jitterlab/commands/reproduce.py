@@ -1,0 +1,42 @@
+"""`jitterlab reproduce pam2013|rwnd|elastic [--reps N] [--out DIR]`: a study as one command."""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    from jitterlab.presets import PRESETS
+
+    p = sub.add_parser(
+        "reproduce",
+        help="reproduce a study (tables, figures, report.html)",
+        description="Run a preset study on the simulator: its sweeps, every figure and table of the paper, and one "
+        "self-contained report.html checking the paper's findings against our numbers. Finished runs are kept in "
+        "OUT, so an interrupted reproduce resumes.",
+    )
+    p.add_argument("preset", choices=sorted(PRESETS), help="the study")
+    p.add_argument("--reps", type=int, default=None, help="replications per configuration (preset default, e.g. 50)")
+    p.add_argument("--out", default=None, help="output directory (default out/<preset>)")
+    p.add_argument("--jobs", type=int, default=None, help="local worker processes (default: all cores)")
+    p.add_argument("--executor", choices=["local", "dask"], default="local")
+    p.add_argument("--scheduler", default=None, help="Dask scheduler address (with --executor dask)")
+    p.add_argument("--quiet", action="store_true")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from jitterlab.cli import UserError
+    from jitterlab.presets import get
+
+    if args.reps is not None and args.reps < 2:
+        raise UserError(f"--reps: must be >= 2 (percentiles across replications), got {args.reps}")
+    if args.jobs is not None and args.jobs < 1:
+        raise UserError(f"--jobs: must be >= 1, got {args.jobs}")
+    mod = get(args.preset)
+    t0 = time.perf_counter()
+    path = mod.run(args.out or f"out/{args.preset}", reps=args.reps, jobs=args.jobs, executor=args.executor,
+                   scheduler=args.scheduler, progress=not args.quiet)
+    print(f"{args.preset}: done in {time.perf_counter() - t0:.1f} s; open {path}", file=sys.stderr)
+    return 0

@@ -1,0 +1,673 @@
+"""Media-quality and TCP metrics over the shared tables (``media_packets``, ``runs``, ``tcp_flows``).
+
+Every function takes pandas DataFrames and returns DataFrames; the work is done in Rust
+(``jitterlab._native.MediaSet``), vectorised, one sort per table. Definitions: ``docs/metrics.md``.
+
+Pass ``prepare(media, runs)`` instead of ``media`` to reuse one prepared table across calls.
+
+>>> import pandas as pd
+>>> media = pd.DataFrame({"run_id": [1, 1, 1], "flow_id": [7, 7, 7], "seq": [0, 1, 2],
+...     "send_ns": [0, 20_000_000, 40_000_000],
+...     "recv_ns": pd.array([10_000_000, None, 55_000_000], dtype="Int64"), "size": [80, 80, 80]})
+>>> runs = pd.DataFrame({"run_id": [1], "tcp_start_ns": pd.array([None], dtype="Int64"),
+...     "tcp_end_ns": pd.array([None], dtype="Int64")})
+>>> owd(media, runs, window="all")["owd_ns"].tolist()
+[10000000, 15000000]
+>>> rtp_summary(media, runs, window="all")["packet_error_rate"].tolist()
+[0.3333333333333333]
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence, Union
+
+import numpy as np
+import pandas as pd
+from pandas.api import types as pdt
+
+from jitterlab import _native
+from jitterlab._native import TableError
+
+__all__ = [
+    "CODECS",
+    "DEFAULT_JBS_MS",
+    "TABLE1_COLUMNS",
+    "MetricsWarning",
+    "Prepared",
+    "prepare",
+    "overlap_window",
+    "owd",
+    "owd_percentiles",
+    "owd_cdf",
+    "ipdv",
+    "ipdv_table",
+    "interarrival_jitter",
+    "jitter_final",
+    "base_delay",
+    "jb_loss",
+    "jb_loss_summary",
+    "loss_levels",
+    "loss_periods",
+    "loss_period_stats",
+    "levels_over_time",
+    "acceptable_over_time",
+    "rtp_summary",
+    "tcp_summary",
+    "emodel_r",
+    "mos_from_r",
+    "emodel_mos",
+    "best_jb",
+]
+
+#: Jitter buffer sizes of the PAM 2013 study (Fig. 5, Fig. 7), ms.
+DEFAULT_JBS_MS: tuple[int, ...] = (40, 60, 80, 100, 150, 200)
+#: Columns of the paper's Table 1 (percentiles of IPDV, in seconds) and their quantiles.
+TABLE1_COLUMNS: list[str] = ["min", "25", "50", "75", "90", "95", "96", "97", "98", "99", "max"]
+TABLE1_Q: list[float] = [0.0, 0.25, 0.5, 0.75, 0.9, 0.95, 0.96, 0.97, 0.98, 0.99, 1.0]
+
+#: Codec presets: (Ie, Bpl) from ITU-T G.113 Appendix I; delay = packetisation + look-ahead (ms).
+CODECS: dict[str, dict[str, float]] = {
+    "g711": {"ie": 0.0, "bpl": 4.3, "delay_ms": 20.0},
+    "g711_plc": {"ie": 0.0, "bpl": 25.1, "delay_ms": 20.0},
+    "g729a": {"ie": 11.0, "bpl": 19.0, "delay_ms": 25.0},
+}
+
+_BASE_SOURCES = np.array(["pre_tcp", "whole_stream", "none"], dtype=object)
+_NS_PER_MS = 1_000_000
+
+Window = Union[str, tuple[int, int]]
+
+
+class MetricsWarning(UserWarning):
+    """A metric used a documented fallback (e.g. base delay without pre-TCP packets)."""
+
+
+# ----------------------------------------------------------------------------- validation
+
+
+def _col(df: pd.DataFrame, table: str, name: str) -> pd.Series:
+    if not isinstance(df, pd.DataFrame):
+        raise TableError(f"{table}: expected a pandas DataFrame, got {type(df).__name__}")
+    if name not in df.columns:
+        raise TableError(f"{table}: missing column '{name}'")
+    return df[name]
+
+
+def _int_col(df: pd.DataFrame, table: str, name: str) -> np.ndarray:
+    """Integer column without nulls as a contiguous int64 array."""
+    s = _col(df, table, name)
+    if not pdt.is_integer_dtype(s.dtype) or pdt.is_bool_dtype(s.dtype):
+        raise TableError(f"{table}: column '{name}' must have an integer dtype, got {s.dtype}")
+    if s.isna().any():
+        raise TableError(f"{table}: column '{name}' has null values")
+    if s.dtype == np.uint64 and len(s) and int(s.max()) > np.iinfo(np.int64).max:
+        raise TableError(f"{table}: column '{name}' has values beyond int64")
+    return np.ascontiguousarray(s.to_numpy(dtype=np.int64))
+
+
+def _nullable_time(df: pd.DataFrame, table: str, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Nullable ns column (Int64, int64, or float64 with NaN) as (values int64, valid bool)."""
+    s = _col(df, table, name)
+    if pdt.is_bool_dtype(s.dtype) or not (pdt.is_integer_dtype(s.dtype) or pdt.is_float_dtype(s.dtype)):
+        raise TableError(f"{table}: column '{name}' must be nullable Int64 or float64 ns, got {s.dtype}")
+    valid = ~s.isna().to_numpy(dtype=bool)
+    if pdt.is_float_dtype(s.dtype):
+        f = s.to_numpy(dtype=np.float64, na_value=np.nan)
+        if not np.isfinite(f[valid]).all():
+            raise TableError(f"{table}: column '{name}' has infinite values")
+        vals = np.where(valid, f, 0.0).astype(np.int64)
+    else:
+        vals = s.to_numpy(dtype=np.int64, na_value=0)
+    return np.ascontiguousarray(vals), np.ascontiguousarray(valid)
+
+
+def _run_index(runs: pd.DataFrame) -> pd.Index:
+    ids = _col(runs, "runs", "run_id")
+    if not (pdt.is_integer_dtype(ids.dtype) or pdt.is_string_dtype(ids.dtype) or ids.dtype == object):
+        raise TableError(f"runs: column 'run_id' must be integer or string, got {ids.dtype}")
+    if ids.isna().any():
+        raise TableError("runs: column 'run_id' has null values")
+    idx = pd.Index(ids)
+    if not idx.is_unique:
+        raise TableError("runs: column 'run_id' has duplicate values")
+    return idx
+
+
+# ----------------------------------------------------------------------------- preparation
+
+
+@dataclass
+class Prepared:
+    """A validated, sorted, de-duplicated ``media_packets`` table with its ``runs`` table."""
+
+    native: Any
+    runs: pd.DataFrame
+    run_ids: pd.Index
+    streams: dict[str, np.ndarray]
+
+    def col(self, name: str, rows: np.ndarray | None = None) -> np.ndarray:
+        """A prepared column (sorted by run, flow, seq), optionally at some rows only."""
+        if rows is None:
+            return self.native.gather(name)
+        return self.native.gather(name, np.ascontiguousarray(rows, dtype=np.int64))
+
+    @property
+    def duplicates(self) -> int:
+        """Input rows dropped as later copies of the same (run, flow, seq)."""
+        return int(self.native.duplicates)
+
+    def frame(self, rows: np.ndarray, extra: dict[str, Any]) -> pd.DataFrame:
+        """run_id, flow_id, seq of prepared rows plus extra columns."""
+        rows = np.ascontiguousarray(rows, dtype=np.int64)
+        out = {
+            "run_id": self.run_ids.take(self.col("run", rows)),
+            "flow_id": self.col("flow", rows),
+            "seq": self.col("seq", rows),
+        }
+        out.update(extra)
+        return pd.DataFrame(out)
+
+    def stream_frame(self, extra: dict[str, Any], repeat: int = 1) -> pd.DataFrame:
+        run = np.repeat(self.streams["run"], repeat)
+        out = {"run_id": self.run_ids.take(run), "flow_id": np.repeat(self.streams["flow"], repeat)}
+        out.update(extra)
+        return pd.DataFrame(out)
+
+
+def prepare(media: pd.DataFrame, runs: pd.DataFrame | None = None, *, unwrap16: bool = False) -> Prepared:
+    """Validate and prepare ``media_packets`` (and ``runs``) once for several metrics.
+
+    ``runs`` may be omitted when only ``window="all"`` metrics are wanted. ``unwrap16`` extends
+    16-bit RTP sequence numbers per (run, flow) in send order. Duplicate rows of one
+    (run, flow, seq) count once: the earliest arrival (a lost copy only if none arrived).
+    Raises ``TableError`` naming the column for missing columns, wrong dtypes, negative delays.
+    """
+    if isinstance(media, Prepared):
+        return media
+    for name in ("run_id", "flow_id", "seq", "send_ns", "recv_ns", "size"):
+        _col(media, "media_packets", name)
+    run_col = media["run_id"]
+    if not (pdt.is_integer_dtype(run_col.dtype) or pdt.is_string_dtype(run_col.dtype) or run_col.dtype == object):
+        raise TableError(f"media_packets: column 'run_id' must be integer or string, got {run_col.dtype}")
+    if runs is None:
+        uniq = pd.unique(run_col.to_numpy())
+        runs = pd.DataFrame({
+            "run_id": uniq,
+            "tcp_start_ns": pd.array([None] * len(uniq), dtype="Int64"),
+            "tcp_end_ns": pd.array([None] * len(uniq), dtype="Int64"),
+        })
+    run_ids = _run_index(runs)
+    ts, ts_ok = _nullable_time(runs, "runs", "tcp_start_ns")
+    te, te_ok = _nullable_time(runs, "runs", "tcp_end_ns")
+    codes = run_ids.get_indexer(run_col)
+    if (codes < 0).any():
+        bad = run_col.iloc[int(np.flatnonzero(codes < 0)[0])]
+        bad = bad.item() if isinstance(bad, np.generic) else bad
+        raise TableError(f"media_packets: column 'run_id' value {bad!r} is not in the runs table")
+    flow = _int_col(media, "media_packets", "flow_id")
+    seq = _int_col(media, "media_packets", "seq")
+    send = _int_col(media, "media_packets", "send_ns")
+    recv, received = _nullable_time(media, "media_packets", "recv_ns")
+    size = _int_col(media, "media_packets", "size")
+    native = _native.MediaSet(
+        np.ascontiguousarray(codes, dtype=np.int64), flow, seq, send, recv, received, size,
+        ts, ts_ok, te, te_ok, unwrap16,
+    )
+    return Prepared(native, runs.reset_index(drop=True), run_ids, dict(native.streams()))
+
+
+def _prep(media: Any, runs: pd.DataFrame | None) -> Prepared:
+    return media if isinstance(media, Prepared) else prepare(media, runs)
+
+
+def _window(window: Window) -> tuple[str, int, int]:
+    if isinstance(window, str):
+        if window not in ("all", "overlap"):
+            raise ValueError(f"parameter 'window': expected 'all', 'overlap' or (lo_ns, hi_ns), got {window!r}")
+        return window, 0, 0
+    try:
+        lo, hi = window
+    except (TypeError, ValueError):
+        raise ValueError(f"parameter 'window': expected 'all', 'overlap' or (lo_ns, hi_ns), got {window!r}") from None
+    return "absolute", int(lo), int(hi)
+
+
+def _win(p: Prepared, window: Window) -> tuple[str, int, int]:
+    w = _window(window)
+    if w[0] == "overlap" and not p.runs["tcp_start_ns"].notna().any():
+        warnings.warn("window='overlap' but no run has tcp_start_ns: no packet is selected "
+                      "(use window='all' for audio-only runs)", MetricsWarning, stacklevel=3)
+    return w
+
+
+def _groups(p: Prepared, by: Sequence[str] | str | None) -> tuple[np.ndarray, pd.DataFrame]:
+    """Group code per run (uint32) and the group labels (one row per group)."""
+    if by is None:
+        return np.zeros(len(p.run_ids), dtype=np.uint32), pd.DataFrame(index=[0])
+    cols = [by] if isinstance(by, str) else list(by)
+    for c in cols:
+        _col(p.runs, "runs", c)
+    g = p.runs.groupby(cols, sort=True, dropna=False)
+    codes = g.ngroup().to_numpy(dtype=np.uint32)
+    labels = g.size().reset_index()[cols]
+    return np.ascontiguousarray(codes), labels
+
+
+def _with_labels(labels: pd.DataFrame, by: Any, frame: pd.DataFrame, group_col: np.ndarray) -> pd.DataFrame:
+    if by is None:
+        return frame
+    lab = labels.take(group_col).reset_index(drop=True)
+    return pd.concat([lab, frame.reset_index(drop=True)], axis=1)
+
+
+def _base_window_ns(base_window_ms: float) -> int:
+    if not base_window_ms > 0:
+        raise ValueError("parameter 'base_window_ms': must be positive")
+    return int(round(base_window_ms * _NS_PER_MS))
+
+
+def _warn_base(p: Prepared, pre_ns: int) -> None:
+    src = p.native.base_delay(pre_ns)["source"]
+    n = int((src == 1).sum())
+    if n:
+        warnings.warn(
+            f"base delay: {n} stream(s) had no packet received in the {pre_ns / 1e9:g} s before "
+            "tcp_start_ns (or no tcp_start_ns); used the minimum OWD of the whole stream instead",
+            MetricsWarning,
+            stacklevel=3,
+        )
+
+
+def _jbs_ns(jbs: Iterable[float]) -> list[int]:
+    out = [int(round(j * _NS_PER_MS)) for j in jbs]
+    if not out or any(j < 0 for j in out):
+        raise ValueError("parameter 'jbs': need at least one non-negative jitter buffer size (ms)")
+    return out
+
+
+def overlap_window(runs: pd.DataFrame) -> pd.DataFrame:
+    """The TCP overlap window of each run: run_id, start_ns, end_ns (nullable: open end), and
+    duration_s (NaN when the run has no TCP or it never ended)."""
+    _run_index(runs)
+    s, s_ok = _nullable_time(runs, "runs", "tcp_start_ns")
+    e, e_ok = _nullable_time(runs, "runs", "tcp_end_ns")
+    if (s_ok & e_ok & (e < s)).any():
+        raise TableError("runs: column 'tcp_end_ns' is before tcp_start_ns")
+    start = pd.array(s, dtype="Int64")
+    start[~s_ok] = pd.NA
+    end = pd.array(e, dtype="Int64")
+    end[~e_ok] = pd.NA
+    dur = np.where(s_ok & e_ok, (e - s) / 1e9, np.nan)
+    return pd.DataFrame({"run_id": runs["run_id"].to_numpy(), "start_ns": start, "end_ns": end, "duration_s": dur})
+
+
+# ----------------------------------------------------------------------------- delay
+
+
+def owd(media: Any, runs: pd.DataFrame | None = None, window: Window = "all") -> pd.DataFrame:
+    """One-way delay (RFC 7679) of each received packet sent in the window: run_id, flow_id,
+    seq, send_ns, owd_ns."""
+    p = _prep(media, runs)
+    r = p.native.owd(*_win(p, window))
+    return p.frame(r["row"], {"send_ns": p.col("send_ns", r["row"]), "owd_ns": r["owd_ns"]})
+
+
+def _pooled(p: Prepared, metric: str, window: Window, by: Any, q: Sequence[float]) -> tuple[np.ndarray, pd.DataFrame, np.ndarray]:
+    codes, labels = _groups(p, by)
+    res = p.native.pooled_quantiles(metric, *_win(p, window), codes, len(labels), [float(x) for x in q])
+    return res["quantiles"].reshape(len(labels), len(q)), labels, res["counts"]
+
+
+def _table(mat: np.ndarray, labels: pd.DataFrame, by: Any, columns: list[str]) -> pd.DataFrame:
+    df = pd.DataFrame(mat, columns=columns)
+    if by is None:
+        return df
+    return df.set_index(pd.MultiIndex.from_frame(labels) if labels.shape[1] > 1 else pd.Index(labels.iloc[:, 0]))
+
+
+def owd_percentiles(media: Any, runs: pd.DataFrame | None = None, window: Window = "overlap",
+                    by: Sequence[str] | str | None = None, q: Sequence[float] = TABLE1_Q) -> pd.DataFrame:
+    """Pooled OWD percentiles (seconds) over replications, one row per group of ``by`` (columns
+    of ``runs``); columns as Table 1 when ``q`` is the default."""
+    p = _prep(media, runs)
+    mat, labels, _ = _pooled(p, "owd", window, by, q)
+    cols = TABLE1_COLUMNS if list(q) == TABLE1_Q else [f"{x * 100:g}" for x in q]
+    return _table(mat, labels, by, cols)
+
+
+def owd_cdf(media: Any, runs: pd.DataFrame | None = None, window: Window = "overlap",
+            by: Sequence[str] | str | None = None, points: int = 201) -> pd.DataFrame:
+    """Pooled OWD CDF sampled at ``points`` probabilities: long table [by..., p, owd_s]."""
+    if points < 2:
+        raise ValueError("parameter 'points': need at least 2")
+    p = _prep(media, runs)
+    probs = np.linspace(0.0, 1.0, points)
+    mat, labels, _ = _pooled(p, "owd", window, by, probs)
+    g = np.repeat(np.arange(len(labels)), points)
+    frame = pd.DataFrame({"p": np.tile(probs, len(labels)), "owd_s": mat.ravel()})
+    return _with_labels(labels, by, frame, g)
+
+
+def ipdv(media: Any, runs: pd.DataFrame | None = None, window: Window = "overlap") -> pd.DataFrame:
+    """IPDV (RFC 3393/5481, consecutive selection) on the later packet of each pair: run_id,
+    flow_id, seq, ipdv_ns."""
+    p = _prep(media, runs)
+    r = p.native.ipdv(*_win(p, window))
+    return p.frame(r["row"], {"ipdv_ns": r["ipdv_ns"]})
+
+
+def ipdv_table(media: Any, runs: pd.DataFrame | None = None, window: Window = "overlap",
+               by: Sequence[str] | str | None = None) -> pd.DataFrame:
+    """The paper's Table 1: pooled IPDV percentiles in seconds, columns exactly
+    min, 25, 50, 75, 90, 95, 96, 97, 98, 99, max; index = the ``by`` groups."""
+    p = _prep(media, runs)
+    mat, labels, _ = _pooled(p, "ipdv", window, by, TABLE1_Q)
+    return _table(mat, labels, by, TABLE1_COLUMNS)
+
+
+def interarrival_jitter(media: Any, runs: pd.DataFrame | None = None, window: Window = "all") -> pd.DataFrame:
+    """RFC 3550 §6.4.1 jitter after each received packet, in arrival order per stream:
+    run_id, flow_id, seq, recv_ns, jitter_ns (send time in place of the RTP timestamp)."""
+    p = _prep(media, runs)
+    r = p.native.jitter(*_win(p, window))
+    return p.frame(r["row"], {"recv_ns": p.col("recv_ns", r["row"]), "jitter_ns": r["jitter_ns"]})
+
+
+def jitter_final(media: Any, runs: pd.DataFrame | None = None, window: Window = "all") -> pd.DataFrame:
+    """Final RFC 3550 jitter per stream (what Wireshark reports): run_id, flow_id, jitter_ns."""
+    p = _prep(media, runs)
+    return p.stream_frame({"jitter_ns": p.native.jitter_final(*_win(p, window))})
+
+
+# ----------------------------------------------------------------------------- loss
+
+
+def base_delay(media: Any, runs: pd.DataFrame | None = None, base_window_ms: float = 2000.0) -> pd.DataFrame:
+    """Base delay per stream: min OWD of packets received in the ``base_window_ms`` before
+    tcp_start_ns. Fallback (warned): min OWD of the whole stream. Columns run_id, flow_id,
+    base_owd_ns (nullable), source (pre_tcp, whole_stream, none)."""
+    p = _prep(media, runs)
+    pre = _base_window_ns(base_window_ms)
+    b = p.native.base_delay(pre)
+    _warn_base(p, pre)
+    base = pd.array(np.where(b["valid"], b["base_ns"], 0), dtype="Int64")
+    base[~b["valid"]] = pd.NA
+    return p.stream_frame({"base_owd_ns": base, "source": _BASE_SOURCES[b["source"]]})
+
+
+def jb_loss(media: Any, runs: pd.DataFrame | None = None, jbs: Iterable[float] = DEFAULT_JBS_MS,
+            window: Window = "overlap", base_window_ms: float = 2000.0) -> pd.DataFrame:
+    """Loss behind each jitter buffer per stream: run_id, flow_id, jb_ms, packets (sent in the
+    window), pure, late (OWD > base + JB), loss_rate = (pure + late) / packets."""
+    p = _prep(media, runs)
+    jbs = list(jbs)
+    jb_ns = _jbs_ns(jbs)
+    pre = _base_window_ns(base_window_ms)
+    r = p.native.jb_loss(*_win(p, window), pre, jb_ns)
+    _warn_base(p, pre)
+    n = r["packets"].astype(np.int64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rate = np.where(n > 0, (r["pure"] + r["late"]) / np.maximum(n, 1), np.nan)
+    return p.stream_frame({
+        "jb_ms": np.tile(np.asarray(jbs, dtype=np.float64), len(p.streams["run"])),
+        "packets": n, "pure": r["pure"].astype(np.int64), "late": r["late"].astype(np.int64),
+        "loss_rate": rate,
+    }, repeat=len(jbs))
+
+
+def jb_loss_summary(media: Any, runs: pd.DataFrame | None = None, jbs: Iterable[float] = DEFAULT_JBS_MS,
+                    by: Sequence[str] | str | None = None, window: Window = "overlap",
+                    base_window_ms: float = 2000.0) -> pd.DataFrame:
+    """Fig. 5: median and 25th/75th percentiles of the per-replication loss rate for each JB
+    (and ``by`` group). Replications with no packet in the window are left out."""
+    p = _prep(media, runs)
+    per = jb_loss(p, None, jbs, window, base_window_ms).dropna(subset=["loss_rate"])
+    keys = ([] if by is None else ([by] if isinstance(by, str) else list(by)))
+    if keys:
+        per = per.merge(p.runs[["run_id", *keys]], on="run_id", how="left")
+    g = per.groupby([*keys, "jb_ms"], sort=True, dropna=False)["loss_rate"]
+    out = pd.DataFrame({
+        "replications": g.size(),
+        "median": g.median(),
+        "p25": g.quantile(0.25),
+        "p75": g.quantile(0.75),
+    })
+    return out.reset_index()
+
+
+def loss_levels(media: Any, runs: pd.DataFrame | None = None, jb: float | None = 40.0,
+                window: Window = "overlap", interval_ms: float = 20.0,
+                base_window_ms: float = 2000.0) -> pd.DataFrame:
+    """Loss period level 0–5 (PAM 2013 Table 2, by duration) of each packet sent in the window
+    behind jitter buffer ``jb`` ms (``None`` = pure loss only): run_id, flow_id, seq, send_ns,
+    lost, level. Periods are whole-stream, so one crossing the window edge keeps its length."""
+    p = _prep(media, runs)
+    pre = _base_window_ns(base_window_ms)
+    lv = p.native.levels(pre, None if jb is None else _jbs_ns([jb])[0], _interval_ns(interval_ms))
+    if jb is not None:
+        _warn_base(p, pre)
+    rows = np.flatnonzero(p.native.window_mask(*_win(p, window))["mask"])
+    return p.frame(rows, {"send_ns": p.col("send_ns", rows), "lost": lv["lost"][rows], "level": lv["level"][rows]})
+
+
+def _interval_ns(interval_ms: float) -> int:
+    v = int(round(interval_ms * _NS_PER_MS))
+    if v <= 0:
+        raise ValueError("parameter 'interval_ms': must be positive")
+    return v
+
+
+def loss_periods(media: Any, runs: pd.DataFrame | None = None, jb: float | None = None,
+                 window: Window = "all", interval_ms: float = 20.0,
+                 base_window_ms: float = 2000.0) -> pd.DataFrame:
+    """RFC 3357 loss periods touching the window (lost = pure, or late behind ``jb`` ms): run_id,
+    flow_id, start_seq, length, duration_ms, level, loss_distance (seq distance from the
+    previous lost packet of the stream; 0 for the first)."""
+    p = _prep(media, runs)
+    pre = _base_window_ns(base_window_ms)
+    iv = _interval_ns(interval_ms)
+    r = p.native.periods(*_win(p, window), pre, None if jb is None else _jbs_ns([jb])[0])
+    if jb is not None:
+        _warn_base(p, pre)
+    length = r["length"].astype(np.int64)
+    dur_ns = length * iv
+    level = 1 + (dur_ns[:, None] >= np.array([40, 80, 120, 200]) * _NS_PER_MS).sum(axis=1)
+    df = p.frame(r["first_row"], {})
+    df = df.rename(columns={"seq": "start_seq"})
+    df["length"] = length
+    df["duration_ms"] = dur_ns / _NS_PER_MS
+    df["level"] = level.astype(np.int64)
+    df["loss_distance"] = r["distance"]
+    return df
+
+
+def loss_period_stats(media: Any, runs: pd.DataFrame | None = None, jb: float | None = None,
+                      window: Window = "all", interval_ms: float = 20.0,
+                      base_window_ms: float = 2000.0) -> pd.DataFrame:
+    """Per stream: periods (RFC 3357 loss period total), lost packets in them, mean and max
+    period length. Streams without loss have zeros."""
+    p = _prep(media, runs)
+    per = loss_periods(p, None, jb, window, interval_ms, base_window_ms)
+    base = p.stream_frame({})
+    g = per.groupby(["run_id", "flow_id"], sort=False)["length"]
+    stats = pd.DataFrame({"periods": g.size(), "lost": g.sum(), "mean_length": g.mean(), "max_length": g.max()}).reset_index()
+    out = base.merge(stats, on=["run_id", "flow_id"], how="left")
+    for c in ("periods", "lost", "max_length"):
+        out[c] = out[c].fillna(0).astype(np.int64)
+    out["mean_length"] = out["mean_length"].fillna(0.0)
+    return out
+
+
+def _levels_multi(p: Prepared, jbs: list[float | None], bin_ms: float, span_ms: float, window: Window,
+                  by: Any, interval_ms: float, base_window_ms: float) -> tuple[np.ndarray, np.ndarray, pd.DataFrame, int]:
+    codes, labels = _groups(p, by)
+    pre = _base_window_ns(base_window_ms)
+    if not bin_ms > 0 or not span_ms > 0:
+        raise ValueError("parameter 'bin_ms'/'span_ms': must be positive")
+    jb_ns = [None if jb is None else _jbs_ns([jb])[0] for jb in jbs]
+    r = p.native.levels_over_time_multi(*_win(p, window), pre, jb_ns, _interval_ns(interval_ms), codes,
+                                        len(labels), int(round(bin_ms * _NS_PER_MS)), int(round(span_ms * _NS_PER_MS)))
+    if any(jb is not None for jb in jbs):
+        _warn_base(p, pre)
+    nb = int(r["n_bins"])
+    return r["normalised"].reshape(len(jbs), len(labels) * nb, 6), r["replications"].astype(np.int64), labels, nb
+
+
+def levels_over_time(media: Any, runs: pd.DataFrame | None = None, jb: float | None = 40.0,
+                     bin_ms: float = 20.0, span_ms: float = 2000.0, window: Window = "overlap",
+                     by: Sequence[str] | str | None = None, interval_ms: float = 20.0,
+                     base_window_ms: float = 2000.0) -> pd.DataFrame:
+    """Fig. 6: per time bin since tcp_start_ns (by send time), packet count per level divided by
+    the number of replications (runs with tcp_start_ns in the group): [by...], t_s (bin start),
+    replications, level_0 … level_5."""
+    p = _prep(media, runs)
+    mat, reps, labels, nb = _levels_multi(p, [jb], bin_ms, span_ms, window, by, interval_ms, base_window_ms)
+    frame = pd.DataFrame(mat[0], columns=[f"level_{k}" for k in range(6)])
+    frame.insert(0, "t_s", np.tile(np.arange(nb) * bin_ms / 1000.0, len(labels)))
+    frame.insert(1, "replications", np.repeat(reps, nb))
+    return _with_labels(labels, by, frame, np.repeat(np.arange(len(labels)), nb))
+
+
+def acceptable_over_time(media: Any, runs: pd.DataFrame | None = None, jbs: Iterable[float] = DEFAULT_JBS_MS,
+                         bin_ms: float = 20.0, span_ms: float = 2000.0, window: Window = "overlap",
+                         by: Sequence[str] | str | None = None, interval_ms: float = 20.0,
+                         base_window_ms: float = 2000.0) -> pd.DataFrame:
+    """Fig. 7: per JB and time bin, (level 0 + level 1 packets) / replications:
+    [by...], jb_ms, t_s, acceptable."""
+    p = _prep(media, runs)
+    jbs = [float(j) for j in jbs]
+    if not jbs:
+        raise ValueError("parameter 'jbs': need at least one jitter buffer size (ms)")
+    mat, _, labels, nb = _levels_multi(p, list(jbs), bin_ms, span_ms, window, by, interval_ms, base_window_ms)
+    ng = len(labels)
+    acc = mat[:, :, 0] + mat[:, :, 1]  # (jb, group*bin)
+    # Order: group, jb, bin.
+    acc = acc.reshape(len(jbs), ng, nb).transpose(1, 0, 2).ravel()
+    frame = pd.DataFrame({
+        "jb_ms": np.tile(np.repeat(np.asarray(jbs), nb), ng),
+        "t_s": np.tile(np.arange(nb) * bin_ms / 1000.0, ng * len(jbs)),
+        "acceptable": acc,
+    })
+    return _with_labels(labels, by, frame, np.repeat(np.arange(ng), len(jbs) * nb))
+
+
+# ----------------------------------------------------------------------------- throughput
+
+
+def rtp_summary(media: Any, runs: pd.DataFrame | None = None, window: Window = "overlap") -> pd.DataFrame:
+    """Chodorek's RTP metrics per stream over the window: sent, received, bytes_received,
+    duration_s, throughput_bps (received bits / duration), packet_error_rate (lost / sent)."""
+    p = _prep(media, runs)
+    r = p.native.rtp_summary(*_win(p, window))
+    return p.stream_frame({
+        "sent": r["sent"].astype(np.int64), "received": r["received"].astype(np.int64),
+        "bytes_received": r["bytes_received"].astype(np.int64), "duration_s": r["duration_ns"] / 1e9,
+        "throughput_bps": r["throughput_bps"], "packet_error_rate": r["packet_error_rate"],
+    })
+
+
+def tcp_summary(tcp_flows: pd.DataFrame, per: str = "flow") -> pd.DataFrame:
+    """TCP per flow (``per="flow"``): completion_s = end − syn, goodput_bps = bytes·8 /
+    completion, packet_error_rate = drops / segments_sent; unfinished flows (null end_ns) get
+    NaN. ``per="run"``: totals per run (bytes, first SYN to last end, summed drops/segments)."""
+    t = "tcp_flows"
+    run_id = _col(tcp_flows, t, "run_id")
+    flow_id = _int_col(tcp_flows, t, "flow_id")
+    syn = _int_col(tcp_flows, t, "syn_ns")
+    end, end_ok = _nullable_time(tcp_flows, t, "end_ns")
+    nbytes = _int_col(tcp_flows, t, "bytes")
+    segs = _int_col(tcp_flows, t, "segments_sent")
+    drops = _int_col(tcp_flows, t, "drops")
+    for name, v in (("bytes", nbytes), ("segments_sent", segs), ("drops", drops)):
+        if (v < 0).any():
+            raise TableError(f"{t}: column '{name}' has negative values")
+    if (end_ok & (end < syn)).any():
+        raise TableError(f"{t}: column 'end_ns' is before syn_ns")
+    if per == "flow":
+        comp = np.where(end_ok, (end - syn) / 1e9, np.nan)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            good = np.where(end_ok & (end > syn), nbytes * 8.0 / comp, np.nan)
+            per_rate = np.where(segs > 0, drops / np.maximum(segs, 1), np.nan)
+        out = pd.DataFrame({"run_id": run_id.to_numpy(), "flow_id": flow_id})
+        if "role" in tcp_flows.columns:
+            out["role"] = tcp_flows["role"].to_numpy()
+        out["bytes"] = nbytes
+        out["completion_s"] = comp
+        out["goodput_bps"] = good
+        out["packet_error_rate"] = per_rate
+        return out
+    if per != "run":
+        raise ValueError("parameter 'per': 'flow' or 'run'")
+    df = pd.DataFrame({"run_id": run_id.to_numpy(), "bytes": nbytes, "syn": syn,
+                       "end": np.where(end_ok, end, np.iinfo(np.int64).max), "segs": segs, "drops": drops})
+    g = df.groupby("run_id", sort=False)
+    out = pd.DataFrame({"flows": g.size(), "bytes": g["bytes"].sum(), "start": g["syn"].min(),
+                        "end": g["end"].max(), "segs": g["segs"].sum(), "drops": g["drops"].sum()}).reset_index()
+    done = out["end"] != np.iinfo(np.int64).max  # any unfinished flow leaves the run unfinished
+    out["completion_s"] = np.where(done, (out["end"] - out["start"]) / 1e9, np.nan)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out["goodput_bps"] = np.where(done & (out["completion_s"] > 0), out["bytes"] * 8.0 / out["completion_s"], np.nan)
+        out["packet_error_rate"] = np.where(out["segs"] > 0, out["drops"] / out["segs"].clip(lower=1), np.nan)
+    return out[["run_id", "flows", "bytes", "completion_s", "goodput_bps", "packet_error_rate"]]
+
+
+# ----------------------------------------------------------------------------- E-model
+
+
+def _codec(codec: str | dict[str, float]) -> dict[str, float]:
+    if isinstance(codec, dict):
+        missing = {"ie", "bpl", "delay_ms"} - set(codec)
+        if missing:
+            raise ValueError(f"parameter 'codec': missing {sorted(missing)}")
+        return codec
+    if codec not in CODECS:
+        raise ValueError(f"parameter 'codec': unknown preset {codec!r} (known: {', '.join(CODECS)})")
+    return CODECS[codec]
+
+
+def emodel_r(ta_ms: Any, ppl: Any = 0.0, burst_r: Any = 1.0, codec: str | dict[str, float] = "g711_plc",
+             params: dict[str, float] | None = None) -> np.ndarray:
+    """G.107 R for mouth-to-ear delay ``ta_ms`` (already including codec delay), loss ``ppl``
+    (percent) and ``burst_r``; arrays broadcast. ``params`` overrides G.107 Table 3 defaults
+    (keys slr, rlr, stmr, lstr, ds, telr, wepl, qdu, nc, nfor, ps, pr, a)."""
+    c = _codec(codec)
+    t, l, b = np.broadcast_arrays(np.asarray(ta_ms, dtype=np.float64), np.asarray(ppl, dtype=np.float64),
+                                  np.asarray(burst_r, dtype=np.float64))
+    r = _native.emodel_r(np.ascontiguousarray(t.ravel()), np.ascontiguousarray(l.ravel()),
+                         np.ascontiguousarray(b.ravel()), float(c["ie"]), float(c["bpl"]), params)
+    return r.reshape(t.shape)
+
+
+def mos_from_r(r: Any) -> np.ndarray:
+    """MOS from R (G.107 Annex B)."""
+    a = np.asarray(r, dtype=np.float64)
+    return _native.mos_from_r(np.ascontiguousarray(a.ravel())).reshape(a.shape)
+
+
+def emodel_mos(media: Any, runs: pd.DataFrame | None = None, jbs: Iterable[float] = DEFAULT_JBS_MS,
+               codec: str | dict[str, float] = "g711_plc", window: Window = "overlap",
+               base_window_ms: float = 2000.0, params: dict[str, float] | None = None) -> pd.DataFrame:
+    """E-model per stream and JB: Ta = base OWD + JB + codec delay; Ppl and BurstR from the loss
+    (pure + late) behind the JB in the window. Columns run_id, flow_id, jb_ms, base_owd_ms, ppl,
+    burst_r, ta_ms, r, mos (NaN when nothing was received)."""
+    p = _prep(media, runs)
+    c = _codec(codec)
+    jbs = list(jbs)
+    pre = _base_window_ns(base_window_ms)
+    r = p.native.emodel(*_win(p, window), pre, _jbs_ns(jbs), float(c["ie"]), float(c["bpl"]),
+                        float(c["delay_ms"]), params)
+    _warn_base(p, pre)
+    extra = {"jb_ms": np.tile(np.asarray(jbs, dtype=np.float64), len(p.streams["run"]))}
+    extra.update({k: r[k] for k in ("base_owd_ms", "ppl", "burst_r", "ta_ms", "r", "mos")})
+    return p.stream_frame(extra, repeat=len(jbs))
+
+
+def best_jb(media: Any, runs: pd.DataFrame | None = None, jbs: Iterable[float] = DEFAULT_JBS_MS,
+            codec: str | dict[str, float] = "g711_plc", window: Window = "overlap",
+            base_window_ms: float = 2000.0, params: dict[str, float] | None = None) -> pd.DataFrame:
+    """Per stream, the JB of ``jbs`` with the highest MOS (ties: the smaller JB); streams whose
+    MOS is undefined are left out. Same columns as ``emodel_mos``."""
+    e = emodel_mos(media, runs, jbs, codec, window, base_window_ms, params).dropna(subset=["mos"])
+    e = e.sort_values(["run_id", "flow_id", "mos", "jb_ms"], ascending=[True, True, False, True], kind="stable")
+    return e.drop_duplicates(["run_id", "flow_id"], keep="first").reset_index(drop=True)
