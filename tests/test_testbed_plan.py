@@ -74,3 +74,11 @@ def test_not_root_refuses_clearly(monkeypatch):
     monkeypatch.setattr("os.geteuid", lambda: 1000)
     with pytest.raises(TestbedError, match="needs root"):
         testbed.run(ACCESS)
+
+
+def test_every_shipped_testbed_scenario_plans(root):
+    files = sorted((root / "scenarios" / "testbed").glob("*.toml"))
+    assert len(files) >= 5
+    for f in files:
+        p = plan(scn.load(f))
+        assert p.media, f

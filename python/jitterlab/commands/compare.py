@@ -17,6 +17,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--cc", default="cubic", help="congestion control of every TCP flow on both backends (default cubic)")
     p.add_argument("--out", help="keep both runs' tables under DIR/sim and DIR/testbed")
+    p.add_argument("--json", help="also write the table as JSON to this file")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a scenario key (repeatable)")
     return p
 
@@ -33,6 +34,13 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(str(e)) from None
     for src, err in df.attrs.get("errors", {}).items():
         print(f"warning: {src} run failed: {err}", file=sys.stderr)
+    if args.json:
+        import json
+
+        with open(args.json, "w") as f:
+            json.dump({"scenario": args.scenario, "set": args.set, "cc": args.cc, "errors": df.attrs.get("errors", {}),
+                       "rows": {k: {c: (None if v != v else v) for c, v in r.items()} for k, r in df.to_dict("index").items()}},
+                      f, indent=1)
     with __import__("pandas").option_context("display.float_format", "{:.2f}".format):
         print(df.to_string())
     return 0
