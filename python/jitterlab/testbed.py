@@ -206,6 +206,8 @@ def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path
             t0 = time.clock_gettime_ns(time.CLOCK_REALTIME) + START_MARGIN_NS
             end = t0 + pl.duration_ns
             workers.go(t0)
+            sampler = _QueueSampler(net, pl, t0, end)
+            sampler.start()
             # wait for the schedule to end (workers stop themselves at `end`)
             for role, p in workers.procs:
                 if role == "delay":
@@ -216,6 +218,7 @@ def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path
                 except subprocess.TimeoutExpired:
                     p.send_signal(signal.SIGTERM)
                     p.wait(timeout=5)
+            sampler.stop()
             time.sleep(0.2)
             for d in dumps:
                 d.send_signal(signal.SIGTERM)
@@ -224,6 +227,7 @@ def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path
             dl.send_signal(signal.SIGTERM)
             dl.wait(timeout=5)
             info["channels"] = {c.name: net.qdisc_stats(c) for c in pl.channels()}
+            info["queue_samples"] = sampler.samples
             info["delay_line"] = _delay_stats(dl_out)
         except _Interrupted as e:
             raise KeyboardInterrupt(str(e)) from None
@@ -240,10 +244,50 @@ def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path
             errors.append(f"{f.name}: {txt.splitlines()[-1]}")
     res = _tables(pl, sc, seed, run_id, params or {}, t0, media_out, tcp_out, info)
     res.testbed = info  # type: ignore[attr-defined]
-    (tmp / "info.json").write_text(json.dumps({k: v for k, v in info.items()}, indent=1, default=str))
+    (tmp / "info.json").write_text(json.dumps({k: v for k, v in info.items() if k != "queue_samples"}, indent=1, default=str))
     if errors:
         info["worker_errors"] = errors
     return res
+
+
+class _QueueSampler:
+    """Samples the sampled channels' leaf qdiscs (`tc -s -j qdisc show`) every
+    output.queue_sample_interval in a thread of the driver (one `tc` process per channel and
+    sample: coarse, 20 ms at best)."""
+
+    def __init__(self, net: Network, pl: Plan, t0: int, end: int):
+        import threading
+
+        self.net, self.pl, self.t0, self.end = net, pl, t0, end
+        self.samples: list[tuple[int, str, int, int, int, int]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def start(self) -> None:
+        if self.pl.queue_sample_ns and self.pl.sampled_queues:
+            self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=5)
+
+    def _loop(self) -> None:
+        chans = {c.name: c for c in self.pl.channels()}
+        k = 0
+        while not self._stop.is_set():
+            t = self.t0 + k * self.pl.queue_sample_ns
+            if t >= self.end:
+                return
+            d = t - time.clock_gettime_ns(time.CLOCK_REALTIME)
+            if d > 0 and self._stop.wait(d / 1e9):
+                return
+            for name in self.pl.sampled_queues:
+                st = self.net.qdisc_stats(chans[name])
+                now = time.clock_gettime_ns(time.CLOCK_REALTIME) - self.t0
+                self.samples.append((now, name, int(st.get("qlen", 0)), int(st.get("backlog", 0)), int(st.get("drops", 0)),
+                                     int(st.get("ecn_mark", st.get("marked", 0)))))
+            k += 1
 
 
 def _delay_stats(path: str) -> dict[str, Any]:
@@ -382,10 +426,12 @@ def _tables(pl: Plan, sc: dict, seed: int, run_id: int, params: Mapping[str, Any
     flows = pd.DataFrame(flows_rows)
     if len(flows):
         flows.insert(0, "run_id", run_id)
-    qs = pd.DataFrame({"run_id": pd.Series([], dtype=np.int64), "t_ns": pd.Series([], dtype=np.int64),
-                       "queue": pd.array([], dtype="string"), "backlog_pkts": pd.Series([], dtype=np.int64),
-                       "backlog_bytes": pd.Series([], dtype=np.int64), "drops": pd.Series([], dtype=np.int64),
-                       "marks": pd.Series([], dtype=np.int64)})
+    smp = info.get("queue_samples", [])
+    qs = pd.DataFrame({"run_id": np.full(len(smp), run_id, dtype=np.int64), "t_ns": np.array([x[0] for x in smp], dtype=np.int64),
+                       "queue": pd.array([x[1] for x in smp], dtype="string"),
+                       "backlog_pkts": np.array([x[2] for x in smp], dtype=np.int64),
+                       "backlog_bytes": np.array([x[3] for x in smp], dtype=np.int64),
+                       "drops": np.array([x[4] for x in smp], dtype=np.int64), "marks": np.array([x[5] for x in smp], dtype=np.int64)})
     import pyarrow as pa
 
     def arrow(df: pd.DataFrame) -> pa.Table:

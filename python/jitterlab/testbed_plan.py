@@ -155,6 +155,8 @@ class Plan:
     rwnd_budget: dict[str, int]  # receiving host -> budget in bytes
     delay_router: str
     hosts: list[str]
+    queue_sample_ns: int = 0
+    sampled_queues: list[str] = field(default_factory=list)
 
     def channels(self) -> list[Channel]:
         return [c for l in self.links for c in (l.fwd, l.rev)]
@@ -469,4 +471,15 @@ def plan(sc: dict[str, Any], seed: int = 1) -> Plan:
                 f.rcvbuf = None  # the moderation sets the receive buffers of this host's flows
     out = sc.get("output") or {}
     _check_keys(out, {"queue_sample_interval", "queues", "pcap"}, "output.")
-    return Plan(sc.get("name", "scenario"), duration, nodes, links, media, tcp, budgets, delay_router, hosts)
+    qsi = time_ns(out["queue_sample_interval"], "output.queue_sample_interval") if "queue_sample_interval" in out else 0
+    if qsi and qsi < 20_000_000:
+        raise ScenarioError("output.queue_sample_interval: the testbed samples the kernel qdiscs with `tc`; use 20ms or more")
+    names = [c.name for l in links for c in (l.fwd, l.rev)]
+    queues = out.get("queues", [l.fwd.name for l in links])
+    for i, q in enumerate(queues):
+        if q not in names:
+            raise ScenarioError(f"output.queues[{i}]: no channel {q!r} (channels: {', '.join(names)})")
+    pl = Plan(sc.get("name", "scenario"), duration, nodes, links, media, tcp, budgets, delay_router, hosts)
+    pl.queue_sample_ns = qsi
+    pl.sampled_queues = list(queues) if qsi else []
+    return pl
