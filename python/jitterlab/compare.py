@@ -16,11 +16,16 @@ TCP_KINDS = ("bulk", "web", "ftp")
 PCTS = (5, 25, 50, 75, 95, 99)
 
 
-def with_cc(sc: dict, cc: str) -> dict:
+def with_cc(sc: dict, cc: str, linux_abc: bool = True) -> dict:
+    """Every TCP flow gets `cc`; with `linux_abc` also `abc = true` (slow start counts the segments
+    each ACK covers, as Linux does; the simulator's default is one MSS per ACK, which with delayed
+    ACKs grows 1.5x per round trip instead of 2x)."""
     sc = copy.deepcopy(sc)
     for t in sc.get("traffic") or []:
         if isinstance(t, dict) and t.get("kind") in TCP_KINDS:
             t["cc"] = cc
+            if linux_abc:
+                t.setdefault("abc", True)
     return sc
 
 
@@ -52,11 +57,11 @@ def summary(res: Any) -> dict[str, float]:
 
 
 def compare(scenario: str | Path | Mapping[str, Any], seed: int = 1, cc: str = "cubic", out: str | Path | None = None,
-            overrides: Mapping[str, Any] | None = None) -> pd.DataFrame:
+            overrides: Mapping[str, Any] | None = None, linux_abc: bool = True) -> pd.DataFrame:
     """Runs both backends; returns a table with one row per quantity and columns sim, testbed, diff_pct."""
     from jitterlab import sim, testbed
 
-    sc = with_cc(_scn.with_overrides(_scn.load(scenario), overrides), cc)
+    sc = with_cc(_scn.with_overrides(_scn.load(scenario), overrides), cc, linux_abc)
     cols: dict[str, dict[str, float]] = {}
     errors: dict[str, str] = {}
     try:

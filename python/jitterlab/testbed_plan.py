@@ -257,11 +257,12 @@ def _check_keys(d: dict, allowed: set[str], where: str) -> None:
 
 
 # TCP keys of the simulator (docs/tcp.md) the testbed honours, and those it accepts only at the
-# value real Linux TCP has anyway.
+# value real Linux TCP has anyway (Linux's slow start adds the segments each ACK covers: ABC, L = 2
+# with delayed ACKs).
 _TCP_KEYS = ("kind", "name", "from", "to", "size", "flows", "iw", "cc", "start", "stop", "mss", "rcvbuf", "rwnd")
 _TCP_DEFAULT_ONLY: dict[str, tuple] = {
     "recovery": ("sack",), "limited_transmit": (True,), "delack": ("40ms",), "wscale": (True,), "ecn": (False,),
-    "pacing": (False,), "abc": (False,), "series": (False,), "min_rto": ("200ms",),
+    "pacing": (False,), "abc": (True, 2), "series": (False,), "min_rto": ("200ms",),
 }
 
 

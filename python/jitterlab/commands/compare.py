@@ -17,6 +17,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--cc", default="cubic", help="congestion control of every TCP flow on both backends (default cubic)")
     p.add_argument("--out", help="keep both runs' tables under DIR/sim and DIR/testbed")
+    p.add_argument("--sim-defaults", action="store_true",
+                   help="leave the simulator's slow start at its default (one MSS per ACK) instead of abc = true, which is what Linux does")
     p.add_argument("--json", help="also write the table as JSON to this file")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a scenario key (repeatable)")
     return p
@@ -29,7 +31,8 @@ def run(args: argparse.Namespace) -> int:
     from jitterlab.testbed_net import TestbedError
 
     try:
-        df = compare(args.scenario, seed=args.seed, cc=args.cc, out=args.out, overrides=parse_sets(args.set))
+        df = compare(args.scenario, seed=args.seed, cc=args.cc, out=args.out, overrides=parse_sets(args.set),
+                     linux_abc=not args.sim_defaults)
     except TestbedError as e:
         raise UserError(str(e)) from None
     for src, err in df.attrs.get("errors", {}).items():
