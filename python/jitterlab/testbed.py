@@ -232,6 +232,8 @@ def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path
         except _Interrupted as e:
             raise KeyboardInterrupt(str(e)) from None
         finally:
+            for sig in (signal.SIGTERM, signal.SIGINT):  # a second signal must not cut the teardown short
+                signal.signal(sig, signal.SIG_IGN)
             workers.stop_all()
             for d in dumps:
                 if d.poll() is None:
