@@ -147,7 +147,7 @@ def _wait_ready(net: Network, plan: Plan, timeout: float = 10.0) -> None:
 
 def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path | None = None, run_id: int = 0,
         overrides: Mapping[str, Any] | None = None, params: Mapping[str, Any] | None = None,
-        keep_tmp: bool = False, on_ready: Any = None) -> Result:
+        keep_tmp: bool = False, on_ready: Any = None, delay: str = "auto") -> Result:
     """Runs one scenario on the testbed; writes pcaps and worker records under `out` (a temporary
     directory when None) and returns the tables. Needs root."""
     sc = _scn.with_overrides(_scn.load(scenario), overrides)
@@ -159,7 +159,7 @@ def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path
     out.mkdir(parents=True, exist_ok=True)
     tmp = out / "testbed"
     tmp.mkdir(exist_ok=True)
-    net = Network(pl)
+    net = Network(pl, delay)
     workers = _Workers(net, tmp)
     dumps: list[subprocess.Popen] = []
     info: dict[str, Any] = {"namespaces": list(net.ns.values())}
@@ -168,7 +168,10 @@ def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path
             net.build()
             if on_ready is not None:
                 on_ready(net)
-            dl, dl_out = workers.start(pl.delay_router, "delay", {"tun": net.tun, "rules": net.delay_rules(), "default_delay_ns": 0})
+            dl = None
+            if net.delay_mode == "tun":
+                dl, dl_out = workers.start(pl.delay_router, "delay", {"tun": net.tun, "rules": net.delay_rules(), "default_delay_ns": 0})
+            info["delay"] = net.delay_mode
             _wait_ready(net, pl)
             # captures at the media/TCP sender and receiver hosts
             ends = []
@@ -224,11 +227,12 @@ def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path
                 d.send_signal(signal.SIGTERM)
             for d in dumps:
                 d.wait(timeout=5)
-            dl.send_signal(signal.SIGTERM)
-            dl.wait(timeout=5)
+            if dl is not None:
+                dl.send_signal(signal.SIGTERM)
+                dl.wait(timeout=5)
             info["channels"] = {c.name: net.qdisc_stats(c) for c in pl.channels()}
             info["queue_samples"] = sampler.samples
-            info["delay_line"] = _delay_stats(dl_out)
+            info["delay_line"] = _delay_stats(dl_out) if dl is not None else {"mode": "netem"}
         except _Interrupted as e:
             raise KeyboardInterrupt(str(e)) from None
         finally:

@@ -134,8 +134,12 @@ class Network:
     """The namespaces and links of one plan. `build()` sets everything up; `teardown()` removes it
     (idempotent)."""
 
-    def __init__(self, plan: Plan):
+    def __init__(self, plan: Plan, delay: str = "auto"):
+        if delay not in ("auto", "netem", "tun"):
+            raise TestbedError(f"delay: must be auto, netem or tun, got {delay!r}")
         self.plan = plan
+        self.delay_request = delay
+        self.delay_mode = "tun"
         self.tag = secrets.token_hex(2)
         self.prefix = f"{NS_PREFIX}{os.getpid()}-{self.tag}-"
         self.ifprefix = f"jl{self.tag}"
@@ -190,11 +194,18 @@ class Network:
                 self.ip(n, "route", "add", str(l.subnet()), "via", gw, "dev", self.ifname(via.index, n))
         for c in self.plan.channels():
             self._shape(c)
-        self._delay_line_routing()
+        if self.delay_mode == "netem":
+            self._netem_delays()
+        else:
+            self._delay_line_routing()
         self._initcwnd()
 
     def _check_features(self) -> None:
         probe = self.plan.nodes[0]
+        has_netem = qdisc_available("netem", self.ns[probe])
+        if self.delay_request == "netem" and not has_netem:
+            raise TestbedError("--delay netem: the kernel has no `netem` qdisc (sch_netem); use --delay tun (the userspace delay line)")
+        self.delay_mode = "netem" if (self.delay_request == "netem" or (self.delay_request == "auto" and has_netem)) else "tun"
         needed = {"htb"} | {c.queue.qdisc() for c in self.plan.channels()}
         for q in sorted(needed):
             if not qdisc_available(q, self.ns[probe]):
@@ -231,6 +242,25 @@ class Network:
         self.ip(r, "route", "add", "default", "dev", self.tun, "table", "100")
         for _, l in self.plan.neighbours(r):
             self.ip(r, "rule", "add", "iif", self.ifname(l.index, r), "lookup", "100", "pref", "100")
+
+    def _netem_delays(self) -> None:
+        """netem present: each channel a -> b gets its delay on b's ingress, redirected (u32 + mirred)
+        to an IFB device whose root qdisc is `netem delay D` (after the queue, as in the simulator).
+        Not exercised on the development kernel, which has no netem."""
+        for l in self.plan.links:
+            for c in (l.fwd, l.rev):
+                if c.delay_ns <= 0:
+                    continue
+                node = c.dst
+                dev = self.ifname(l.index, node)
+                ifb = dev + "i"
+                self.ip(node, "link", "add", ifb, "type", "ifb")
+                self.ip(node, "link", "set", ifb, "up")
+                tc = ("ip", "netns", "exec", self.ns[node], "tc")
+                sh(*tc, "qdisc", "add", "dev", ifb, "root", "netem", "delay", f"{c.delay_ns / 1000:.3f}us", "limit", "1000000")
+                sh(*tc, "qdisc", "add", "dev", dev, "handle", "ffff:", "ingress")
+                sh(*tc, "filter", "add", "dev", dev, "parent", "ffff:", "protocol", "all", "u32", "match", "u32", "0", "0",
+                   "action", "mirred", "egress", "redirect", "dev", ifb)
 
     def delay_rules(self) -> list[tuple[int, int, int, int, int]]:
         import ipaddress

@@ -20,6 +20,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=1, help="recorded with the results (the testbed itself draws nothing)")
     p.add_argument("--out", help="output directory")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a scenario key (repeatable)")
+    p.add_argument("--delay", choices=["auto", "netem", "tun"], default="auto",
+                   help="propagation delay from netem (when the kernel has it: auto) or the userspace TUN delay line")
     p.add_argument("--cleanup", action="store_true", help="remove namespaces of testbed runs whose driver is gone, then exit")
     p.add_argument("--all", action="store_true", help="with --cleanup: also namespaces of runs still alive")
     p.add_argument("--accuracy", action="store_true",
@@ -54,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         from jitterlab import testbed
 
         t0 = time.perf_counter()
-        res = testbed.run(args.scenario, seed=args.seed, out=args.out, overrides=parse_sets(args.set))
+        res = testbed.run(args.scenario, seed=args.seed, out=args.out, overrides=parse_sets(args.set), delay=args.delay)
         out = testbed.write(res, args.out)
     except TestbedError as e:
         raise UserError(str(e)) from None
