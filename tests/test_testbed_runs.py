@@ -166,3 +166,24 @@ def test_missing_qdisc_is_named(tmp_path):
         assert "access.down_queue" in str(e) and "`fq_codel` qdisc" in str(e), str(e)
     else:
         pytest.skip("this kernel has fq_codel (the run went through)")
+
+
+def test_rwnd_budget_is_resplit_as_flows_come_and_go(tmp_path):
+    """A long download alone, then with a short one, then alone again: its advertised window
+    follows the share (budget, budget/2, budget)."""
+    from jitterlab import testbed
+
+    res = testbed.run(SC / "rwnd-resplit.toml", out=tmp_path)
+    t = res.tcp_flows.set_index("flow_id")
+    short_start, short_end = int(t.loc[2, "syn_ns"]), int(t.loc[2, "end_ns"])
+    if shutil.which("tshark") is None:
+        pytest.skip("tshark is not installed")
+    p = subprocess.run(["tshark", "-r", str(tmp_path / "client.pcap"), "-Y", "tcp.dstport == 6000 && tcp.flags.syn == 0",
+                        "-T", "fields", "-e", "frame.time_epoch", "-e", "tcp.window_size"], capture_output=True, text=True)
+    rows = [l.split() for l in p.stdout.splitlines() if len(l.split()) == 2]
+    t0 = int(res.runs.iloc[0].get("t0_realtime_ns"))
+    pts = [(int(float(a) * 1e9) - t0, int(b)) for a, b in rows]
+    during = [w for ts, w in pts if short_start + 0.5e9 < ts < short_end - 0.2e9]
+    after = [w for ts, w in pts if ts > short_end + 1e9]
+    before = [w for ts, w in pts if ts < short_start - 0.2e9]
+    assert max(before) <= 26_000 and max(during) <= 14_000 and min(after) >= 20_000, (max(before), max(during), min(after))

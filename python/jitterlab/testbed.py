@@ -410,7 +410,7 @@ def _tables(pl: Plan, sc: dict, seed: int, run_id: int, params: Mapping[str, Any
     row: dict[str, Any] = {
         "run_id": run_id, "scenario": sc.get("name", "scenario"), "seed": seed, "source": "testbed",
         "tcp_start_ns": min(syn) if syn else None, "tcp_end_ns": max(ends) if ends else None, "end_ns": pl.duration_ns,
-        "events": 0, "jitterlab_version": _native.__version__, "kernel": os.uname().release,
+        "events": 0, "jitterlab_version": _native.__version__, "kernel": os.uname().release, "t0_realtime_ns": t0,
         "delay_line_lateness_p50_us": dls.get("lateness_p50_us"), "delay_line_lateness_p99_us": dls.get("lateness_p99_us"),
         "delay_line_realtime": dls.get("realtime"),
     }
