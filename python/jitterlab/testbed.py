@@ -58,6 +58,7 @@ class _Workers:
     def __init__(self, net: Network, tmp: Path):
         self.net, self.tmp = net, tmp
         self.procs: list[tuple[str, subprocess.Popen]] = []
+        self.files: list[Any] = []
         self.n = 0
 
     def start(self, node: str, role: str, args: dict, sync: bool = False) -> tuple[subprocess.Popen, str]:
@@ -67,6 +68,7 @@ class _Workers:
         af = self.tmp / f"{self.n:02d}-{role}-{node}.args.json"
         af.write_text(json.dumps(a))
         err = open(self.tmp / f"{self.n:02d}-{role}-{node}.stderr", "w")
+        self.files.append(err)
         p = subprocess.Popen(["ip", "netns", "exec", self.net.ns[node], sys.executable, "-m", "jitterlab.testbed_worker", role, str(af)],
                              stdin=subprocess.PIPE if sync else subprocess.DEVNULL,
                              stdout=subprocess.PIPE if sync else subprocess.DEVNULL, stderr=err, text=True)
@@ -102,6 +104,8 @@ class _Workers:
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
+        for f in self.files:
+            f.close()
 
 
 def _tcpdump(net: Network, node: str, dev: str, path: Path) -> subprocess.Popen:
@@ -147,9 +151,12 @@ def _wait_ready(net: Network, plan: Plan, timeout: float = 10.0) -> None:
 
 def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path | None = None, run_id: int = 0,
         overrides: Mapping[str, Any] | None = None, params: Mapping[str, Any] | None = None,
-        keep_tmp: bool = False, on_ready: Any = None, delay: str = "auto") -> Result:
+        on_ready: Any = None, delay: str = "auto") -> Result:
     """Runs one scenario on the testbed; writes pcaps and worker records under `out` (a temporary
-    directory when None) and returns the tables. Needs root."""
+    directory when None) and returns the tables (`result.testbed` holds the namespaces, qdisc
+    counters and delay-line statistics). `delay`: "auto" (netem when the kernel has it), "netem" or
+    "tun" (the userspace delay line). `on_ready(network)` is called once the network is built
+    (debugging). Needs root; raises TestbedError with one clear line otherwise."""
     sc = _scn.with_overrides(_scn.load(scenario), overrides)
     pl = make_plan(sc, seed)
     require_root()
