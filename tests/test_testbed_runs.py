@@ -65,6 +65,11 @@ def test_audio_alone_owd_is_the_configured_delay(tmp_path):
     configured = 15.0  # core 5 ms + downlink 10 ms
     assert abs(np.median(owd) - configured) < 1.0, np.median(owd)
     assert res.runs.source.iloc[0] == "testbed"
+    # the metrics read testbed tables as they read simulated ones
+    from jitterlab import metrics as jm
+
+    pct = jm.owd_percentiles(res.media_packets, res.runs, window="all")
+    assert abs(float(pct["50"].iloc[0]) - 0.015) < 0.001
     assert not [n for n in _namespaces() if n.startswith(f"jl-{os.getpid()}-")]
     # the captures are there, MTU-sized at most (offloads off)
     assert (tmp_path / "server.pcap").stat().st_size > 0 and (tmp_path / "client.pcap").stat().st_size > 0
