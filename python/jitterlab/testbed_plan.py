@@ -218,11 +218,11 @@ class Plan:
 # ---------------------------------------------------------------------------------------------
 # scenario -> plan
 
-_UNSUPPORTED_LINK = {"jitter": "random per-packet delay needs netem (absent on this kernel)",
-                     "trace": "capacity traces are not emulated by the testbed",
-                     "trace_data": "capacity traces are not emulated by the testbed",
-                     "loss": "random link loss needs netem (absent on this kernel)",
-                     "reorder": "reordering needs netem"}
+_UNSUPPORTED_LINK = {"jitter": "random per-packet delay is not emulated; remove it or use the simulator",
+                     "trace": "capacity traces are not emulated; use the simulator",
+                     "trace_data": "capacity traces are not emulated; use the simulator",
+                     "loss": "random link loss is not emulated; use the simulator",
+                     "reorder": "reordering is not emulated; use the simulator"}
 
 QUEUE_KINDS = {"droptail", "red", "codel", "fq_codel", "pie", "cake"}
 
