@@ -192,3 +192,15 @@ def test_rwnd_budget_is_resplit_as_flows_come_and_go(tmp_path):
     after = [w for ts, w in pts if ts > short_end + 1e9]
     before = [w for ts, w in pts if ts < short_start - 0.2e9]
     assert max(before) <= 26_000 and max(during) <= 14_000 and min(after) >= 20_000, (max(before), max(during), min(after))
+
+
+def test_sweep_with_testbed_backend(tmp_path):
+    from jitterlab import sweep
+
+    sw = sweep.from_dict({"sweep": {"name": "tb", "scenario": str(SC / "audio-alone.toml"), "backend": "testbed",
+                                    "replications": 2, "vary": {"duration": ["3s"]}}})
+    res = sweep.run(sw, tmp_path, progress=False)
+    runs = res.tables["runs"]
+    assert list(runs.source) == ["testbed", "testbed"] and len(res.failures) == 0
+    m = res.tables["media_packets"]
+    assert sorted(m.run_id.unique()) == [0, 1] and m.recv_ns.notna().all()
