@@ -28,3 +28,7 @@ __all__ += ["metrics", "owd_cdf", "ipdv_table", "jb_loss", "loss_levels", "level
 from jitterlab.sim import Result, simulate  # noqa: E402
 
 __all__ += ["simulate", "Result"]
+
+from jitterlab.capture import analyze, analyze_pairs  # noqa: E402
+
+__all__ += ["analyze", "analyze_pairs"]

@@ -15,6 +15,7 @@ COMMANDS = [
     "simulate",
     "sweep",
     "reproduce",
+    "analyze",
     "testbed",
     "compare",
 ]

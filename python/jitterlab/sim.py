@@ -51,6 +51,8 @@ class Result:
         self.scenario = scenario
         self.seed = seed
         self.totals = totals
+        self.pcap: dict[str, str] = {}
+        self.pcap_epoch_ns = 0
         self._pd: dict[str, pd.DataFrame] = {}
 
     def table(self, name: str) -> pd.DataFrame:
@@ -78,11 +80,14 @@ def simulate(
     run_id: int = 0,
     overrides: Mapping[str, Any] | None = None,
     params: Mapping[str, Any] | None = None,
+    pcap_dir: str | Path | None = None,
 ) -> Result:
     """Runs a scenario (TOML path, TOML text or dict) on the simulator.
 
     `overrides` set dotted scenario keys before the run; `params` are extra columns for the
-    `runs` table (sweep parameters). Raises jitterlab.ScenarioError naming the key on bad input.
+    `runs` table (sweep parameters). With `pcap_dir`, the nodes listed in the scenario's
+    `output.pcap` get a capture each (`result.pcap`: node name -> path; packets at
+    `result.pcap_epoch_ns` + simulated time). Raises jitterlab.ScenarioError naming the key.
 
     >>> r = simulate({"duration": "1s",
     ...               "links": {"l": {"from": "a", "to": "b", "rate": "1Mbit", "delay": "10ms"}},
@@ -93,8 +98,11 @@ def simulate(
     if seed < 0 or seed >= 2**64:
         raise _native.ScenarioError(f"seed: must be between 0 and 2^64-1, got {seed}")
     sc = _scn.with_overrides(_scn.load(scenario), overrides)
-    raw = _native.simulate_json(_scn.to_json(sc), int(seed))
-    return _to_result(raw, sc, int(seed), run_id, params or {})
+    raw = _native.simulate_json(_scn.to_json(sc), int(seed), None if pcap_dir is None else str(pcap_dir))
+    res = _to_result(raw, sc, int(seed), run_id, params or {})
+    res.pcap = dict(raw["pcap"])
+    res.pcap_epoch_ns = int(raw["pcap_epoch_ns"])
+    return res
 
 
 def _to_result(raw: dict, sc: dict, seed: int, run_id: int, params: Mapping[str, Any]) -> Result:

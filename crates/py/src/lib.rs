@@ -3,6 +3,7 @@
 use pyo3::prelude::*;
 
 mod errors;
+mod export;
 mod sim;
 mod metrics;
 mod capture;

@@ -11,12 +11,30 @@ use crate::errors::ScenarioError;
 
 /// Runs the scenario given as a JSON string with `seed`; returns a dict of tables (dicts of numpy
 /// arrays) and run totals. Raises ScenarioError naming the key path for a bad scenario.
+/// With `pcap_dir`, the packets of the nodes named in `output.pcap` are written there as
+/// `<node>.pcap` (the dict's "pcap" entry maps node name to path).
 #[pyfunction]
-fn simulate_json<'py>(py: Python<'py>, scenario_json: &str, seed: u64) -> PyResult<Bound<'py, PyDict>> {
+#[pyo3(signature = (scenario_json, seed, pcap_dir=None))]
+fn simulate_json<'py>(py: Python<'py>, scenario_json: &str, seed: u64, pcap_dir: Option<String>) -> PyResult<Bound<'py, PyDict>> {
     let v: serde_json::Value = serde_json::from_str(scenario_json).map_err(|e| ScenarioError::new_err(format!("<scenario>: not valid JSON: {e}")))?;
     let res = py.detach(|| scenario::run(&v, seed));
-    let t = res.map_err(|e| ScenarioError::new_err(e.to_string()))?;
-    tables_to_py(py, t)
+    let mut t = res.map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    let pcaps = PyDict::new(py);
+    if let Some(dir) = pcap_dir {
+        let taps = std::mem::take(&mut t.taps);
+        let names = t.nodes.clone();
+        let tt = jitterlab_sim::record::Tables { taps, pcap_snaplen: t.pcap_snaplen, ..Default::default() };
+        let written = py
+            .detach(|| crate::export::write_taps(&tt, &names, std::path::Path::new(&dir)))
+            .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("{dir}: cannot write pcap: {e}")))?;
+        for (name, path) in written {
+            pcaps.set_item(name, path.to_string_lossy().to_string())?;
+        }
+    }
+    let out = tables_to_py(py, t)?;
+    out.set_item("pcap", pcaps)?;
+    out.set_item("pcap_epoch_ns", crate::export::EPOCH_NS)?;
+    Ok(out)
 }
 
 fn tables_to_py<'py>(py: Python<'py>, t: Tables) -> PyResult<Bound<'py, PyDict>> {

@@ -279,6 +279,8 @@ impl Sim {
         (self.core.nodes.len() - 1) as NodeId
     }
     pub fn node_id(&self, name: &str) -> Option<NodeId> { self.core.nodes.iter().position(|n| n.name == name).map(|i| i as NodeId) }
+    /// Bytes of each frame the pcap export keeps (tcpdump -s); recorded in `Tables::pcap_snaplen`.
+    pub fn set_pcap_snaplen(&mut self, n: u32) { self.core.tables.pcap_snaplen = n; }
     /// Records every packet `node` sends or receives (for pcap export).
     pub fn tap(&mut self, node: NodeId) { self.core.tapped[node as usize] = true; }
     pub fn node_name(&self, id: NodeId) -> &str { &self.core.nodes[id as usize].name }
@@ -494,6 +496,7 @@ impl Sim {
         }
         let core = &mut self.core;
         let names: Vec<String> = core.nodes.iter().map(|n| n.name.clone()).collect();
+        core.tables.nodes = names.clone();
         core.tables.channels = core
             .chans
             .iter()

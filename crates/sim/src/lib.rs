@@ -15,6 +15,7 @@ pub mod qdisc;
 pub mod record;
 pub mod rng;
 pub mod scenario;
+pub mod tcp;
 pub mod time;
 
 pub use engine::{Agent, Ctx, Sim};

@@ -70,6 +70,25 @@ pub struct TcpFlowsTable {
     pub timeouts: Vec<u64>,
 }
 
+/// `tcp_series` (optional, `series = true` on a TCP flow): the sender's state after every ACK,
+/// timeout and transmission burst, for plots and tests. `ssthresh` is u64::MAX/4 while unset
+/// (RFC 5681's "arbitrarily high"); `srtt_ns` is NULL_NS before the first RTT sample; `inflight`
+/// is RFC 6675's pipe (FlightSize outside recovery).
+#[derive(Default, Debug, Clone, PartialEq)]
+pub struct TcpSeries {
+    pub t_ns: Vec<i64>,
+    pub flow_id: Vec<u32>,
+    pub cwnd: Vec<u64>,
+    pub ssthresh: Vec<u64>,
+    pub srtt_ns: Vec<i64>,
+    pub inflight: Vec<u64>,
+}
+
+impl TcpSeries {
+    pub fn len(&self) -> usize { self.t_ns.len() }
+    pub fn is_empty(&self) -> bool { self.t_ns.is_empty() }
+}
+
 /// Per-flow packet accounting kept by the engine (any packet type), for conservation checks and for
 /// the `drops` column of `tcp_flows`.
 #[derive(Default, Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,6 +144,7 @@ pub struct Tables {
     pub media: MediaTable,
     pub queue_samples: QueueSamples,
     pub tcp_flows: TcpFlowsTable,
+    pub tcp_series: TcpSeries,
     pub channels: Vec<ChannelInfo>,
     pub flows: Vec<FlowInfo>,
     pub flow_counters: Vec<FlowCounters>,
@@ -144,6 +164,10 @@ pub struct Tables {
     pub end_ns: i64,
     /// Packets seen at tapped nodes, in time order (empty unless taps were asked for).
     pub taps: Vec<TapRecord>,
+    /// Node names by node id.
+    pub nodes: Vec<String>,
+    /// Snap length of the pcap export (0 = default 65535).
+    pub pcap_snaplen: u32,
 }
 
 impl Tables {

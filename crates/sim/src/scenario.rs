@@ -24,6 +24,9 @@ pub type TrafficBuilder = fn(&mut Params, &mut Build) -> Result<(), ConfigError>
 pub const TRAFFIC: &[(&str, TrafficBuilder)] = &[
     ("audio", crate::media::build_audio),
     ("video", crate::media::build_video),
+    ("bulk", crate::tcp::workload::build_bulk),
+    ("web", crate::tcp::workload::build_web),
+    ("ftp", crate::tcp::workload::build_ftp),
 ];
 
 /// Default queue when a link names none: a 1000-packet DropTail, Linux's default txqueuelen.
@@ -305,6 +308,14 @@ pub fn build(v: &Value, seed: u64) -> Result<Built, ConfigError> {
         Some(o) => o.strings("pcap")?.unwrap_or_default(),
         None => vec![],
     };
+    let snaplen = match output.as_mut() {
+        Some(o) => o.u64_or("pcap_snaplen", 65_535)?,
+        None => 65_535,
+    };
+    if !(54..=262_144).contains(&snaplen) {
+        return Err(ConfigError::new("output.pcap_snaplen", format!("must be between 54 (Ethernet+IPv4+TCP headers) and 262144, got {snaplen}")));
+    }
+    sim.set_pcap_snaplen(snaplen as u32);
     for (i, n) in taps.iter().enumerate() {
         match sim.node_id(n) {
             Some(id) => sim.tap(id),

@@ -216,3 +216,33 @@ fn disabled_traffic_is_left_out() {
     v["traffic"][1]["enabled"] = json!("no");
     assert!(scenario::run(&v, 1).unwrap_err().to_string().contains("traffic[1].enabled: expected true or false"));
 }
+
+#[test]
+fn red_marks_ect_packets_instead_of_dropping_them() {
+    // 1.5 Mbit/s of paced video into a 1 Mbit/s RED queue: the average queue climbs past thresh.
+    let mk = |ecn_queue: bool, ect: bool| {
+        json!({
+            "duration": "20s",
+            "links": {"l": {"from": "a", "to": "b", "rate": "1Mbit", "delay": "5ms",
+                            "queue": {"kind": "red", "limit": "50pkt", "thresh": 5, "maxthresh": 15, "q_weight": 0.002, "linterm": 10, "gentle": false, "ecn": ecn_queue}}},
+            "traffic": [{"kind": "video", "from": "a", "to": "b", "rate": "1.5Mbit", "packet_size": "1000B", "mode": "paced", "ecn": ect}],
+        })
+    };
+    let drop = run(&mk(false, false), 1);
+    let mark = run(&mk(true, true), 1);
+    let mixed = run(&mk(true, false), 1);
+    let early = |t: &Tables| t.channels[0].stats.drops_by_reason[jitterlab_sim::qdisc::DropReason::Early.index()];
+    assert!(early(&drop) > 50, "RED without ECN drops early: {}", early(&drop));
+    assert_eq!(drop.channels[0].stats.marked_pkts, 0);
+    // With ECN, early decisions on ECT packets become CE marks, and every mark reaches the receiver.
+    // (This flow does not slow down, so the average still climbs past maxthresh where ns-2.35's
+    // mark_p rule drops again: fewer early drops, not none.)
+    assert!(mark.channels[0].stats.marked_pkts > 50);
+    assert!(early(&mark) < early(&drop), "{} vs {}", early(&mark), early(&drop));
+    let ce = mark.media.ce.iter().filter(|&&c| c).count() as u64;
+    // every mark reaches the receiver as CE, but for marked packets still queued when the run ends
+    let marked = mark.channels[0].stats.marked_pkts;
+    assert!(ce <= marked && marked - ce <= mark.in_flight_pkts, "ce {ce}, marked {marked}, in flight {}", mark.in_flight_pkts);
+    // ... and a non-ECT flow is still dropped by an ECN-enabled RED.
+    assert!(early(&mixed) > 50 && mixed.channels[0].stats.marked_pkts == 0);
+}

@@ -42,14 +42,17 @@ def run(args: argparse.Namespace) -> int:
     from jitterlab import sim
 
     t0 = time.perf_counter()
-    res = sim.simulate(args.scenario, seed=args.seed, overrides=parse_sets(args.set))
+    from pathlib import Path
+
+    res = sim.simulate(args.scenario, seed=args.seed, overrides=parse_sets(args.set), pcap_dir=Path(args.out) / "pcap")
     out = sim.write(res, args.out)
     tot = res.totals  # type: ignore[attr-defined]
     m = res.media_packets
     recv = m["recv_ns"].notna().sum()
     print(
         f"{res.runs['scenario'].iloc[0]}: seed {args.seed}, {tot['events']:,} events in {time.perf_counter() - t0:.2f} s; "
-        f"media {len(m)} sent / {recv} received; tcp flows {len(res.tcp_flows)}; tables in {out}/",
+        f"media {len(m)} sent / {recv} received; tcp flows {len(res.tcp_flows)}; tables in {out}/"
+        + (f"; captures: {', '.join(sorted(res.pcap.values()))}" if res.pcap else ""),
         file=sys.stderr,
     )
     return 0

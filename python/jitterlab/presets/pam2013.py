@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import sys
+import warnings
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -38,8 +39,11 @@ def _tcp(kind: str, **kw: Any) -> dict[str, Any]:
 def sweeps(reps: int, reps_fig7: int) -> dict[str, Sweep]:
     sc = base_scenario()
     audio = copy.deepcopy(sc)
+    # 15 s of audio in a 16 s run: packets still in flight at the end would look lost
+    audio["duration"] = "16s"
+    audio["traffic"][0]["stop"] = "15s"
     bulk = copy.deepcopy(sc)
-    bulk["duration"] = "80s"
+    bulk["duration"] = "95s"  # 28 MB at 3.3 Mbit/s takes ~70 s after a start at 10-12 s
     bulk["traffic"].append(_tcp("bulk", size=BULK_SIZE, iw=3, start="10s"))
     web = copy.deepcopy(sc)
     web["duration"] = "25s"
@@ -60,6 +64,13 @@ def _first(res, reps: int):
     keep = runs[runs["replication"] < reps]
     ids = set(keep.run_id)
     return res["media_packets"][res["media_packets"].run_id.isin(ids)], keep, res["tcp_flows"][res["tcp_flows"].run_id.isin(ids)]
+
+
+def _near(x: float, target: float, agree: float, partly: float) -> str:
+    """Verdict for a number the paper gives approximately: within ±agree (relative) agrees,
+    within ±partly is partly, otherwise disagrees."""
+    rel = abs(x - target) / target
+    return "agrees" if rel <= agree else ("partly" if rel <= partly else "disagrees")
 
 
 def _cdf_plot(ax, cdf: pd.DataFrame, label: str, style: dict) -> None:
@@ -141,10 +152,12 @@ def _figures(rep: Report, res: dict, reps: int, reps7: int, claims: list[Claim])
     plots.caption(fig, caption("pam2013-bulk", reps, f"{BULK_SIZE} CUBIC download from U(10,12) s; goodput median {np.nanmedian(tcp.goodput_bps) / 1e6:.2f} Mbit/s"))
     rep.figure(fig, "fig3_bulk_cdf", "Fig. 3: CDF of one-way delay, audio + bulk TCP (packets overlapping the transfer).")
     n_fig += 1
-    claims.append(Claim("A bulk download makes interactive audio impossible (median OWD)", "1.42 s (25th pct 0.5 s)",
-                        f"median {pb['50']:.2f} s, 25th pct {pb['25']:.2f} s",
-                        "agrees" if pb["50"] > 1.0 else "disagrees",
-                        "the standing queue is set by buffer size / link rate (500 pkts × 1500 B at 4 Mbit/s = 1.5 s) and CUBIC's backoff (β = 0.7)"))
+    claims.append(Claim("A bulk download makes interactive audio impossible: median OWD above 1 s", "median 1.42 s",
+                        f"median {pb['50']:.2f} s", "agrees" if pb["50"] > 1.0 else "disagrees",
+                        "calibration target for the link rate (docs/calibration.md); the standing queue is the 500-packet buffer (1.8 s at 3.3 Mbit/s) times CUBIC's occupancy (β = 0.7)"))
+    claims.append(Claim("Bulk: a quarter of the packets already see 0.5 s or less (the ramp-up)", "25th pct 0.5 s",
+                        f"25th pct {pb['25']:.2f} s", _near(pb["25"], 0.5, 0.3, 0.6),
+                        "our CUBIC fills the buffer within a few seconds of the start, so few packets see the ramp; the measured path ramped up more slowly (rate variation of the HSPA scheduler is not modelled)"))
 
     # ---- Fig. 4: web
     rep.section("Fig. 4 — audio with n short TCP flows", f"n parallel flows sharing {WEB_TOTAL}, IW3 or IW10; packets overlapping the transfers.")
@@ -162,9 +175,10 @@ def _figures(rep: Report, res: dict, reps: int, reps7: int, claims: list[Claim])
     med = {k: float(v) for k, v in pw["50"].items()}
     rep.table(pw.reset_index().rename(columns={c: f"p{c}" for c in M.TABLE1_COLUMNS}).assign(
         **{f"p{c}": lambda d, c=c: d[f"p{c}"] * 1e3 for c in M.TABLE1_COLUMNS}), "OWD percentiles (ms) per (n, IW)", "{:.1f}", name="owd_percentiles_web")
-    claims.append(Claim("Median OWD with six IW10 flows approaches 200 ms", "≈ 200 ms",
-                        f"{med[(6, 10)] * 1e3:.0f} ms", "agrees" if 0.12 <= med[(6, 10)] <= 0.3 else "disagrees",
-                        "6 × IW10 × 1500 B = 90 kB enter the buffer at once: 180 ms at 4 Mbit/s"))
+    m610 = med[(6, 10)]
+    claims.append(Claim("Median OWD with six IW10 flows approaches 200 ms", "≈ 200 ms", f"{m610 * 1e3:.0f} ms",
+                        _near(m610, 0.200, 0.25, 0.5),
+                        "6 × IW10 × 1500 B = 90 kB enter the buffer at once (220 ms at 3.3 Mbit/s); the later slow-start rounds add to it"))
     below = all(med[(n, iw)] < 0.150 for n in (1, 2) for iw in (3, 10))
     claims.append(Claim("Median OWD stays below 150 ms with one and two flows", "< 150 ms",
                         ", ".join(f"n={n} IW{iw}: {med[(n, iw)] * 1e3:.0f} ms" for n in (1, 2) for iw in (3, 10)),
@@ -201,15 +215,20 @@ def _figures(rep: Report, res: dict, reps: int, reps7: int, claims: list[Claim])
     claims.append(Claim("Loss falls as the jitter buffer grows", "yes, for every (n, IW)", "monotone non-increasing medians" if falls else "not monotone for some (n, IW)",
                         "agrees" if falls else "disagrees"))
     lk = ls.set_index(["n", "iw", "jb_ms"])["median"]
-    iw_rows = []
-    for n in (1, 2, 6):
-        diffs = [(jb, lk[(n, 10, jb)] - lk[(n, 3, jb)]) for jb in JBS]
-        iw_rows.append(f"n={n}: " + ", ".join(f"{int(jb)} ms {d * 100:+.0f} pp" for jb, d in diffs))
+    iw10_small = {n: float(lk[(n, 10, 40.0)]) for n in (1, 2, 6)}
+    iw3_small = {n: float(lk[(n, 3, 40.0)]) for n in (1, 2, 6)}
+    lo = min(iw10_small.values())
+    claims.append(Claim("IW10 drives loss to nearly 100 % at small jitter buffers", "≈ 90–100 % at 40 ms with IW10",
+                        "40 ms JB, median loss IW10: " + ", ".join(f"n={n} {v * 100:.0f} %" for n, v in iw10_small.items())
+                        + " (IW3: " + ", ".join(f"n={n} {v * 100:.0f} %" for n, v in iw3_small.items()) + ")",
+                        "agrees" if lo >= 0.8 else ("partly" if lo >= 0.5 else "disagrees"),
+                        "one IW10 burst is 15 kB = 36 ms at 3.3 Mbit/s; the audio packets queued behind it and behind the next slow-start rounds exceed base + 40 ms"))
     worse = sum(lk[(n, 10, jb)] >= lk[(n, 3, jb)] for n in (1, 2, 6) for jb in JBS)
-    claims.append(Claim("IW10 raises loss dramatically at small jitter buffers", "nearly 100 % loss at low JB with IW10",
-                        f"IW10 − IW3 median loss: {'; '.join(iw_rows)}",
-                        "agrees" if worse >= 0.8 * 3 * len(JBS) else ("partly" if worse >= 0.5 * 3 * len(JBS) else "disagrees"),
-                        "an IW10 burst of one flow is 15 kB = 30 ms at 4 Mbit/s; n flows add up (n × 30 ms), so small JBs lose the packets behind the burst, large JBs absorb it"))
+    claims.append(Claim("IW10 loses more than IW3 (same n, same JB)", "yes, everywhere", f"in {worse} of {3 * len(JBS)} (n, JB) cases",
+                        "agrees" if worse == 3 * len(JBS) else ("partly" if worse >= 0.7 * 3 * len(JBS) else "disagrees")))
+    claims.append(Claim("IW3 with many parallel flows also loses a lot", "significant loss with n = 6, IW3",
+                        f"n=6 IW3: {lk[(6, 3, 40.0)] * 100:.0f} % at 40 ms, {lk[(6, 3, 200.0)] * 100:.0f} % at 200 ms",
+                        "agrees" if lk[(6, 3, 40.0)] >= 0.3 else "disagrees"))
 
     # ---- Fig. 6: levels over time
     rep.section("Fig. 6 — loss period levels over time", "Packets per 20 ms bin since the TCP start, per loss period level, divided by the replication count.")
@@ -268,7 +287,10 @@ def _figures(rep: Report, res: dict, reps: int, reps7: int, claims: list[Claim])
     rep.section("E-model MOS per workload and jitter buffer", "ITU-T G.107 with G.711 + PLC: mouth-to-ear delay = base OWD + JB + codec delay; loss and burstiness behind the JB.")
     rows = []
     for label, (m, r) in {"audio only": (audio_m, audio_r), "bulk": (bulk_m, bulk_r)}.items():
-        e = M.emodel_mos(m, r, jbs=JBS, window="all" if label == "audio only" else "overlap")
+        with warnings.catch_warnings():
+            # audio alone has no TCP start: its base delay is, by design, the whole-stream minimum
+            warnings.simplefilter("ignore", M.MetricsWarning)
+            e = M.emodel_mos(m, r, jbs=JBS, window="all" if label == "audio only" else "overlap")
         for jb, g in e.groupby("jb_ms"):
             rows.append({"workload": label, "jb_ms": jb, "mos_median": g.mos.median(), "ppl_median_pct": g.ppl.median()})
     e = M.emodel_mos(web_m, web_r, jbs=JBS).merge(web_r[["run_id", "n", "iw"]], on="run_id")

@@ -10,7 +10,14 @@ use crate::config::{ConfigError, Params};
 use crate::packet::{PacketPool, PktId};
 use crate::time::{Rate, Time};
 
+pub mod codel;
 pub mod droptail;
+pub mod fq_codel;
+pub mod pie;
+pub mod red;
+
+#[cfg(test)]
+pub(crate) mod testutil;
 
 /// Why a packet was dropped. Recorded per queue and (for media) per packet as `lost_where`.
 #[derive(Copy, Clone, PartialEq, Eq, Debug, Hash)]
@@ -154,6 +161,10 @@ pub type Builder = fn(&mut Params, LinkInfo, &mut crate::rng::Rng) -> Result<Box
 /// Every discipline the scenario's `queue.kind` may name.
 pub const REGISTRY: &[(&str, Builder)] = &[
     ("droptail", droptail::build),
+    ("red", red::build),
+    ("codel", codel::build),
+    ("fq_codel", fq_codel::build),
+    ("pie", pie::build),
 ];
 
 pub fn kinds() -> Vec<&'static str> { REGISTRY.iter().map(|(k, _)| *k).collect() }

@@ -1,0 +1,418 @@
+//! PIE (RFC 8033): a drop probability updated every `tupdate` by a PI controller on the queueing
+//! delay, applied to arriving packets; an initial burst allowance (`max_burst`) lets bursts
+//! through while the queue has been calm. The queue delay is the sojourn time of the last dequeued
+//! packet (RFC 8033 §4.1 timestamp option, Appendix A; 0 once the queue is empty, as Linux does).
+//!
+//! Included: the auto-tuning of α/β by probability level (§4.2), the cap on increments once
+//! p ≥ 10 % (§5.5), the +2 % step for delays above 250 ms (Linux `pie_calculate_probability`),
+//! the work-conserving safeguard (§4.1), ECN marking while p ≤ `mark_ecnth` (§5.1).
+//! Not included: derandomisation (§5.1 optional), byte-mode probability, departure-rate estimation.
+//!
+//! The periodic update runs lazily: every enqueue/dequeue first runs the updates due up to `now`.
+//! Between calls nothing in the state changes, so this equals a timer (updates due at the same
+//! instant as a packet run before it).
+use std::collections::VecDeque;
+
+use super::droptail::Limit;
+use super::{DropReason, LinkInfo, Qdisc, QueueStats, QueuedDrop, Verdict};
+use crate::config::{ConfigError, Params};
+use crate::packet::{Ecn, PacketPool, PktId};
+use crate::rng::Rng;
+use crate::time::Time;
+
+/// RFC 8033 §4.2 / §5.1 defaults.
+pub const DEFAULT_TARGET: Time = Time::from_ms(15);
+pub const DEFAULT_TUPDATE: Time = Time::from_ms(15);
+pub const DEFAULT_MAX_BURST: Time = Time::from_ms(150);
+pub const DEFAULT_ALPHA: f64 = 0.125;
+pub const DEFAULT_BETA: f64 = 1.25;
+/// RFC 8033 §5.1: mark instead of drop only while p ≤ 10 %.
+pub const DEFAULT_MARK_ECNTH: f64 = 0.1;
+/// Linux `sch_pie` default limit (packets).
+pub const DEFAULT_LIMIT: u64 = 1000;
+/// §4.1 safeguard: no early drop while the backlog is at most two packets of this size.
+pub const DEFAULT_MTU: u32 = 1514;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct PieParams {
+    pub target: Time,
+    pub tupdate: Time,
+    pub max_burst: Time,
+    /// Hz (per second of delay error).
+    pub alpha: f64,
+    pub beta: f64,
+    pub ecn: bool,
+    pub mark_ecnth: f64,
+    pub mtu: u32,
+}
+
+impl Default for PieParams {
+    fn default() -> Self {
+        PieParams { target: DEFAULT_TARGET, tupdate: DEFAULT_TUPDATE, max_burst: DEFAULT_MAX_BURST, alpha: DEFAULT_ALPHA, beta: DEFAULT_BETA, ecn: false, mark_ecnth: DEFAULT_MARK_ECNTH, mtu: DEFAULT_MTU }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct PieVars {
+    pub drop_prob: f64,
+    /// Delay seen at the last dequeue, and at the previous update.
+    pub qdelay: Time,
+    pub qdelay_old: Time,
+    pub burst_allowance: Time,
+    pub next_update: Time,
+}
+
+impl PieVars {
+    pub fn new(p: &PieParams) -> Self { PieVars { drop_prob: 0.0, qdelay: Time::ZERO, qdelay_old: Time::ZERO, burst_allowance: p.max_burst, next_update: p.tupdate } }
+}
+
+impl PieParams {
+    /// RFC 8033 §4.2 `calculate_drop_prob`, run every `tupdate`.
+    pub fn update(&self, v: &mut PieVars) {
+        let cur = v.qdelay.secs_f64();
+        let old = v.qdelay_old.secs_f64();
+        let mut p = self.alpha * (cur - self.target.secs_f64()) + self.beta * (cur - old);
+        // §4.2 auto-tuning: small steps while the probability is small.
+        let dp = v.drop_prob;
+        p /= if dp < 0.000001 {
+            2048.0
+        } else if dp < 0.00001 {
+            512.0
+        } else if dp < 0.0001 {
+            128.0
+        } else if dp < 0.001 {
+            32.0
+        } else if dp < 0.01 {
+            8.0
+        } else if dp < 0.1 {
+            2.0
+        } else {
+            1.0
+        };
+        // §5.5: cap the increase once p ≥ 10 %, so one spike cannot drive it to 1.
+        if dp >= 0.1 && p > 0.02 {
+            p = 0.02;
+        }
+        // Linux: a delay above 250 ms adds 2 % per update.
+        if v.qdelay > Time::from_ms(250) {
+            p += 0.02;
+        }
+        v.drop_prob += p;
+        // §4.2: decay when the queue has been empty for two updates.
+        if v.qdelay == Time::ZERO && v.qdelay_old == Time::ZERO {
+            v.drop_prob *= 0.98;
+        }
+        v.drop_prob = v.drop_prob.clamp(0.0, 1.0);
+        v.qdelay_old = v.qdelay;
+        v.burst_allowance = v.burst_allowance.saturating_sub(self.tupdate);
+    }
+
+    /// Runs the updates due at or before `now`; skips ahead once they stop changing anything.
+    pub fn advance(&self, v: &mut PieVars, now: Time) {
+        while v.next_update <= now {
+            let before = v.clone();
+            self.update(v);
+            v.next_update += self.tupdate;
+            let mut after = v.clone();
+            after.next_update = before.next_update;
+            if after == before && v.next_update <= now {
+                // A fixed point (idle queue, p = 0): the updates up to now are no-ops.
+                let k = (now - v.next_update).0 / self.tupdate.0 + 1;
+                v.next_update += self.tupdate.mul(k);
+            }
+        }
+    }
+
+    /// RFC 8033 §4.1 `drop_early` plus the burst allowance test of `enque`. `backlog` in bytes.
+    pub fn drop_early(&self, v: &PieVars, backlog: u64, u: f64) -> bool {
+        if v.burst_allowance > Time::ZERO {
+            return false;
+        }
+        // Work-conserving safeguard.
+        if (v.qdelay_old < half(self.target) && v.drop_prob < 0.2) || backlog <= 2 * self.mtu as u64 {
+            return false;
+        }
+        u < v.drop_prob
+    }
+}
+
+fn half(t: Time) -> Time { Time(t.0 / 2) }
+
+pub struct Pie {
+    params: PieParams,
+    vars: PieVars,
+    limit: Limit,
+    q: VecDeque<(PktId, u32, Time)>,
+    bytes: u64,
+    stats: QueueStats,
+    rng: Rng,
+}
+
+impl Pie {
+    pub fn new(params: PieParams, limit: Limit, rng: Rng) -> Self {
+        let vars = PieVars::new(&params);
+        Pie { params, vars, limit, q: VecDeque::new(), bytes: 0, stats: QueueStats::default(), rng }
+    }
+    pub fn vars(&self) -> &PieVars { &self.vars }
+    pub fn vars_mut(&mut self) -> &mut PieVars { &mut self.vars }
+}
+
+pub fn build(p: &mut Params, _link: LinkInfo, rng: &mut Rng) -> Result<Box<dyn Qdisc>, ConfigError> {
+    let d = PieParams::default();
+    let target = p.duration_or("target", d.target)?;
+    let tupdate = p.duration_or("tupdate", d.tupdate)?;
+    let max_burst = p.duration_or("max_burst", d.max_burst)?;
+    let alpha = p.f64_or("alpha", d.alpha)?;
+    let beta = p.f64_or("beta", d.beta)?;
+    let ecn = p.bool_or("ecn", d.ecn)?;
+    let mark_ecnth = p.f64_or("mark_ecnth", d.mark_ecnth)?;
+    let mtu = p.u64_or("mtu", d.mtu as u64)?;
+    let limit = super::codel::read_limit(p, DEFAULT_LIMIT)?;
+    if target == Time::ZERO {
+        return Err(p.err("target", "must be > 0"));
+    }
+    if tupdate == Time::ZERO {
+        return Err(p.err("tupdate", "must be > 0"));
+    }
+    if !(alpha >= 0.0 && alpha.is_finite()) {
+        return Err(p.err("alpha", format!("must be >= 0, got {alpha}")));
+    }
+    if !(beta >= 0.0 && beta.is_finite()) {
+        return Err(p.err("beta", format!("must be >= 0, got {beta}")));
+    }
+    if !(0.0..=1.0).contains(&mark_ecnth) {
+        return Err(p.err("mark_ecnth", format!("must be in [0, 1], got {mark_ecnth}")));
+    }
+    if mtu == 0 || mtu > u32::MAX as u64 {
+        return Err(p.err("mtu", format!("must be in 1..=4294967295 bytes, got {mtu}")));
+    }
+    let params = PieParams { target, tupdate, max_burst, alpha, beta, ecn, mark_ecnth, mtu: mtu as u32 };
+    Ok(Box::new(Pie::new(params, limit, Rng::stream(rng.next_u64(), "qdisc:pie"))))
+}
+
+impl Qdisc for Pie {
+    fn enqueue(&mut self, id: PktId, pool: &mut PacketPool, now: Time, _dropped: &mut Vec<QueuedDrop>) -> Verdict {
+        self.params.advance(&mut self.vars, now);
+        let (size, ect) = {
+            let pk = pool.get(id);
+            (pk.size, pk.ecn.is_ect())
+        };
+        self.stats.on_arrival(size);
+        let full = match self.limit {
+            Limit::Packets(n) => self.q.len() as u64 >= n,
+            Limit::Bytes(b) => self.bytes + size as u64 > b,
+        };
+        if full {
+            self.stats.on_drop_arrival(size, DropReason::Overlimit);
+            return Verdict::Dropped(DropReason::Overlimit);
+        }
+        let v = &mut self.vars;
+        // RFC 8033 Appendix A `enque`: a calm queue re-arms the burst allowance.
+        if v.drop_prob == 0.0 && v.qdelay < half(self.params.target) && v.qdelay_old < half(self.params.target) {
+            v.burst_allowance = self.params.max_burst;
+        }
+        let mut marked = false;
+        let u = self.rng.uniform();
+        if self.params.drop_early(v, self.bytes, u) {
+            if self.params.ecn && ect && v.drop_prob <= self.params.mark_ecnth {
+                pool.get_mut(id).ecn = Ecn::Ce;
+                marked = true;
+            } else {
+                self.stats.on_drop_arrival(size, DropReason::Early);
+                return Verdict::Dropped(DropReason::Early);
+            }
+        }
+        self.q.push_back((id, size, now));
+        self.bytes += size as u64;
+        self.stats.on_enqueue(size);
+        if marked {
+            self.stats.marked_pkts += 1;
+            Verdict::Marked
+        } else {
+            Verdict::Queued
+        }
+    }
+
+    fn dequeue(&mut self, _pool: &mut PacketPool, now: Time, _dropped: &mut Vec<QueuedDrop>) -> Option<PktId> {
+        self.params.advance(&mut self.vars, now);
+        let (id, size, enq) = self.q.pop_front()?;
+        self.bytes -= size as u64;
+        self.stats.on_dequeue(size);
+        self.vars.qdelay = if self.q.is_empty() { Time::ZERO } else { now - enq };
+        Some(id)
+    }
+
+    fn backlog_pkts(&self) -> usize { self.q.len() }
+    fn backlog_bytes(&self) -> u64 { self.bytes }
+    fn stats(&self) -> &QueueStats { &self.stats }
+    fn kind(&self) -> &'static str { "pie" }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::qdisc::testutil::{params, Harness};
+    use crate::time::Rate;
+    use serde_json::json;
+
+    fn pie(p: PieParams) -> Harness<Pie> { Harness::new(Pie::new(p, Limit::Packets(100_000), Rng::stream(5, "pie"))) }
+
+    /// Offers `per_ms` packets and takes one every ms for `ms` ms, starting with `standing` queued.
+    fn run(h: &mut Harness<Pie>, standing: usize, per_ms: usize, ms: u64, ecn: Ecn) -> Vec<(Time, f64)> {
+        let mut t = Time::ZERO;
+        for _ in 0..standing {
+            h.offer(t, 1, 1500, ecn);
+        }
+        let mut trace = vec![];
+        for _ in 0..ms {
+            t += Time::from_ms(1);
+            for _ in 0..per_ms {
+                h.offer(t, 1, 1500, ecn);
+            }
+            h.take(t);
+            trace.push((t, h.q.vars().drop_prob));
+            h.check();
+        }
+        trace
+    }
+
+    #[test]
+    fn probability_stays_zero_below_target() {
+        // 5 packets standing, one in one out per ms: sojourn 5 ms < 15 ms.
+        let mut h = pie(PieParams::default());
+        let trace = run(&mut h, 5, 1, 10_000, Ecn::NotEct);
+        // The β term sees the delay rise from 0 to 5 ms at the first update and nudges p up by
+        // (α·(0.005 − 0.015) + β·0.005)/2048 ≈ 2.4e-6; the α term takes it back to 0 at once.
+        assert!(trace.iter().all(|&(_, p)| p < 3e-6));
+        assert!(trace.iter().filter(|&&(t, _)| t > Time::from_ms(100)).all(|&(_, p)| p == 0.0));
+        assert_eq!(h.q.stats().dropped_pkts(), 0);
+    }
+
+    #[test]
+    fn probability_rises_under_standing_queue() {
+        // 40 packets standing (sojourn ≈ 40 ms > 15 ms) refilled as PIE drops: p climbs.
+        let mut h = pie(PieParams::default());
+        let mut t = Time::ZERO;
+        for _ in 0..40 {
+            h.offer(t, 1, 1500, Ecn::NotEct);
+        }
+        let mut ps = vec![];
+        for i in 0..3000 {
+            t += Time::from_ms(1);
+            // Refill what PIE drops (an unresponsive sender), with a bound in case p reaches 1.
+            for _ in 0..50 {
+                if h.q.backlog_pkts() >= 41 {
+                    break;
+                }
+                h.offer(t, 1, 1500, Ecn::NotEct);
+            }
+            h.take(t);
+            if i % 15 == 14 {
+                ps.push(h.q.vars().drop_prob);
+            }
+        }
+        assert!(ps.windows(2).all(|w| w[1] >= w[0]), "non-decreasing while delay > target");
+        assert!(ps[5] > 0.0);
+        assert!(*ps.last().unwrap() > 0.1, "{}", ps.last().unwrap());
+        // First update (t = 15 ms) from p = 0 with the delay of the packet dequeued at 14 ms
+        // (enqueued at 0): (α·(0.014 − 0.015) + β·(0.014 − 0))/2048, by hand.
+        let p = PieParams::default();
+        let mut v = PieVars::new(&p);
+        v.qdelay = Time::from_ms(14);
+        p.update(&mut v);
+        let expect = (0.125 * (0.014 - 0.015) + 1.25 * 0.014) / 2048.0;
+        assert!((v.drop_prob - expect).abs() < 1e-15, "{} {expect}", v.drop_prob);
+        assert!(h.q.stats().drops_by_reason[DropReason::Early.index()] > 0);
+        h.check();
+    }
+
+    #[test]
+    fn burst_allowance_lets_initial_burst_through() {
+        // A burst that builds a queue at 2 packets/ms against 1/ms: no early drop while the
+        // 150 ms allowance lasts, although p becomes positive; drops afterwards.
+        let mut h = pie(PieParams::default());
+        let trace = run(&mut h, 0, 2, 149, Ecn::NotEct);
+        assert!(trace.last().unwrap().1 > 0.0);
+        assert_eq!(h.q.stats().dropped_pkts(), 0);
+        // Re-armed on every calm arrival until the first update (15 ms) made p > 0; the 9 updates
+        // at 15..=135 ms used 135 ms of it; the one at 150 ms uses the rest.
+        assert_eq!(h.q.vars().burst_allowance, Time::from_ms(15));
+        h.q.params.advance(&mut h.q.vars, Time::from_ms(150));
+        assert_eq!(h.q.vars().burst_allowance, Time::ZERO);
+        // With p forced high the next arrivals are dropped.
+        h.q.vars_mut().drop_prob = 0.5;
+        for _ in 0..200 {
+            h.offer(Time::from_ms(150), 1, 1500, Ecn::NotEct);
+        }
+        assert!(h.q.stats().dropped_pkts() > 50);
+        // The same with p forced high but the allowance intact: nothing dropped.
+        let mut h = pie(PieParams::default());
+        h.q.vars_mut().drop_prob = 0.5;
+        h.q.vars_mut().qdelay_old = Time::from_ms(100);
+        for _ in 0..200 {
+            h.offer(Time::from_ms(1), 1, 1500, Ecn::NotEct);
+        }
+        assert_eq!(h.q.stats().dropped_pkts(), 0);
+        h.check();
+    }
+
+    #[test]
+    fn ecn_marks_below_threshold_drops_above() {
+        let mut h = pie(PieParams { ecn: true, ..PieParams::default() });
+        {
+            let v = h.q.vars_mut();
+            v.drop_prob = 0.08;
+            v.qdelay_old = Time::from_ms(100);
+            v.burst_allowance = Time::ZERO;
+        }
+        for _ in 0..2000 {
+            h.offer(Time::from_ms(1), 1, 1500, Ecn::Ect0);
+        }
+        let s = h.q.stats().clone();
+        assert_eq!(s.dropped_pkts(), 0);
+        assert!((s.marked_pkts as f64 / 2000.0 - 0.08).abs() < 0.02, "{}", s.marked_pkts);
+        // Non-ECT packets are dropped at the same probability.
+        for _ in 0..2000 {
+            h.offer(Time::from_ms(1), 1, 1500, Ecn::NotEct);
+        }
+        assert!(h.q.stats().dropped_pkts() > 100);
+        // Above mark_ecnth ECT packets are dropped too.
+        h.q.vars_mut().drop_prob = 0.5;
+        let before = h.q.stats().marked_pkts;
+        for _ in 0..100 {
+            h.offer(Time::from_ms(1), 1, 1500, Ecn::Ect0);
+        }
+        assert_eq!(h.q.stats().marked_pkts, before);
+        h.check();
+    }
+
+    #[test]
+    fn idle_decays_and_skips_ahead() {
+        let p = PieParams::default();
+        let mut v = PieVars::new(&p);
+        v.drop_prob = 0.3;
+        // Queue empty: qdelay = qdelay_old = 0 → decay by 2 % per update (α term pushes down too).
+        p.advance(&mut v, Time::from_secs(10));
+        assert_eq!(v.drop_prob, 0.0);
+        // A very long idle period costs little.
+        p.advance(&mut v, Time::from_secs(10_000_000));
+        assert!(v.next_update > Time::from_secs(10_000_000));
+    }
+
+    #[test]
+    fn builder() {
+        let link = LinkInfo { rate: Rate(10_000_000), mtu: 1500 };
+        let mut rng = Rng::stream(1, "x");
+        let mut p = params(json!({"target": "15ms", "tupdate": "15ms", "max_burst": "150ms", "alpha": 0.125, "beta": 1.25, "ecn": true, "mark_ecnth": 0.1, "limit": "1000pkt"}));
+        assert_eq!(build(&mut p, link, &mut rng).unwrap().kind(), "pie");
+        p.finish().unwrap();
+        for (v, msg) in [
+            (json!({"tupdate": "0s"}), "queue.tupdate: must be > 0"),
+            (json!({"alpha": -1}), "queue.alpha: must be >= 0, got -1"),
+            (json!({"mark_ecnth": 2}), "queue.mark_ecnth: must be in [0, 1], got 2"),
+        ] {
+            let mut p = params(v);
+            assert_eq!(build(&mut p, link, &mut rng).err().expect(msg).to_string(), msg);
+        }
+    }
+}

@@ -1,0 +1,145 @@
+//! TCP for the simulator: a sender and a receiver as explicit state machines (RFC 9293 state
+//! names), congestion control behind a trait ([`cc`]), RFC 6298 timers ([`rtt`]), SACK loss
+//! recovery (RFC 6675) or NewReno (RFC 6582), delayed ACKs, window scaling, ECN (RFC 3168) and a
+//! receive-window hook for hosts ([`WindowPolicy`]). The protocol cores ([`sender::Sender`],
+//! [`receiver::Receiver`]) are pure: they take a segment and the time and return segments to send
+//! and timer requests, so they can be driven by a test harness without the engine; [`agent`] wires
+//! them to the engine and [`workload`] builds the traffic kinds `bulk`, `web` and `ftp`.
+//!
+//! One connection moves data in one direction (sender → receiver), as every workload here does.
+//! Sequence numbers are 64-bit: the SYN is 0, payload bytes are 1..=size, the FIN follows them.
+//! Docs: `docs/tcp.md`.
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use crate::time::Time;
+
+pub mod agent;
+pub mod cc;
+pub mod receiver;
+pub mod rtt;
+pub mod sender;
+pub mod workload;
+
+pub use agent::{add_connection, ConnSpec, Connection, TcpReceiverAgent, TcpSenderAgent};
+
+/// IPv4 (20) + TCP (20) header bytes added to every segment's payload on the wire (no options are
+/// counted, as in ns-2's `tcpip_base_hdr_size_`).
+pub const HEADER_BYTES: u32 = 40;
+/// RFC 5681 §3.2 / RFC 6675 §2: DupThresh.
+pub const DUP_THRESH: u32 = 3;
+/// RFC 7323 §2.3: the largest window scale shift.
+pub const MAX_WSCALE: u8 = 14;
+
+/// Loss recovery algorithm.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Recovery {
+    /// RFC 6675 conservative SACK-based loss recovery (receiver sends SACK blocks, RFC 2018).
+    Sack,
+    /// RFC 6582 NewReno (no SACK option).
+    NewReno,
+}
+
+/// Everything configurable about one connection (both ends read it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TcpConfig {
+    /// Sender maximum segment size: payload bytes per full segment.
+    pub mss: u32,
+    /// Initial window in segments (RFC 3390: 3 for MSS 1095..2190; RFC 6928: 10).
+    pub iw: u32,
+    /// Congestion control: a name in [`cc::KINDS`].
+    pub cc: String,
+    pub recovery: Recovery,
+    /// RFC 3042 limited transmit.
+    pub limited_transmit: bool,
+    /// RFC 6937 Proportional Rate Reduction during SACK recovery (Linux's since 3.2) instead of
+    /// RFC 6675's "cwnd = ssthresh, send while cwnd − pipe ≥ SMSS".
+    pub prr: bool,
+    /// Detect lost retransmissions from SACK information during recovery, as Linux's
+    /// `tcp_mark_lost_retrans` (an extension of RFC 6675, whose sender waits for the RTO).
+    pub lost_retransmit: bool,
+    /// Lower bound of RTO (RFC 6298 §2.4: 1 s; Linux: 200 ms).
+    pub min_rto: Time,
+    /// Compute RTO as Linux does: SRTT + max(4·RTTVAR, min_rto) (see [`rtt::RttEstimator::linux`]).
+    pub rto_linux: bool,
+    /// Delayed-ACK timer; None = ACK every segment (RFC 5681 §4.2 allows up to 500 ms; Linux 40 ms).
+    pub delack: Option<Time>,
+    /// Linux's quick-ACK mode: after the first data segment and after out-of-order data, ACK the
+    /// next min(rcvbuf/(2·MSS), quickack) segments at once. Linux: 16 (TCP_MAX_QUICKACKS);
+    /// 0 = RFC 5681's delayed ACKs only (as ns-2).
+    pub quickack: u32,
+    /// Receive buffer in bytes: the most the receiver will advertise.
+    pub rcvbuf: u64,
+    /// Offer the window scale option (RFC 7323 §2).
+    pub wscale: bool,
+    /// The receiver's shift when scaling is on; None = the smallest that covers `rcvbuf`.
+    pub wscale_shift: Option<u8>,
+    /// Negotiate ECN (RFC 3168 §6.1.1).
+    pub ecn: bool,
+    /// Pace segments at the congestion controller's pacing rate.
+    pub pacing: bool,
+    /// RFC 3465 byte counting with limit L (segments); None = packet counting.
+    pub abc: Option<u64>,
+    /// Initial ssthresh in bytes (RFC 5681 §3.1: arbitrarily high).
+    pub initial_ssthresh: u64,
+    /// Record cwnd/ssthresh/srtt/in-flight rows in `Tables::tcp_series`.
+    pub series: bool,
+}
+
+impl Default for TcpConfig {
+    /// Linux-like defaults: MSS 1460 (1500-byte packets), IW10, CUBIC, SACK recovery with PRR
+    /// and Linux's lost-retransmission detection, limited transmit,
+    /// min RTO 200 ms applied as Linux does (to the variance term), delayed ACK 40 ms with 16
+    /// quick ACKs,
+    /// 3 MiB receive window (tcp_rmem max 6 MiB with
+    /// tcp_adv_win_scale = 1), window scaling on, ECN and pacing off.
+    fn default() -> Self {
+        TcpConfig {
+            mss: 1460,
+            iw: 10,
+            cc: "cubic".into(),
+            recovery: Recovery::Sack,
+            limited_transmit: true,
+            prr: true,
+            lost_retransmit: true,
+            min_rto: Time::from_ms(200),
+            rto_linux: true,
+            delack: Some(Time::from_ms(40)),
+            quickack: 16,
+            rcvbuf: 3 * 1024 * 1024,
+            wscale: true,
+            wscale_shift: None,
+            ecn: false,
+            pacing: false,
+            abc: None,
+            initial_ssthresh: u64::MAX / 4,
+            series: false,
+        }
+    }
+}
+
+/// A host's say over the windows its TCP receivers advertise (the RWND moderation of the WiBrA
+/// slides plugs in here). The receiver calls [`WindowPolicy::on_open`] when a connection's SYN
+/// arrives, [`WindowPolicy::on_close`] when its FIN arrives, and [`WindowPolicy::cap`] each time it
+/// builds a SYN-ACK or ACK; the advertised window is min(free buffer, cap). The receiver never
+/// shrinks a window it already offered (RFC 9293 §3.8.6.2.2), so a lower cap takes effect as the
+/// data already allowed is consumed, as in Linux. Share one policy between the receivers of a host
+/// with `Rc<RefCell<_>>` (the simulator is single-threaded per run).
+pub trait WindowPolicy {
+    fn on_open(&mut self, _flow: u32, _now: Time) {}
+    fn on_close(&mut self, _flow: u32, _now: Time) {}
+    /// Largest window (bytes) flow `flow` may advertise now; `free` is what the buffer allows.
+    fn cap(&mut self, flow: u32, now: Time, free: u64) -> u64;
+}
+
+/// A policy shared by the receivers of one host.
+pub type SharedWindowPolicy = Rc<RefCell<dyn WindowPolicy>>;
+
+/// A timer request from a protocol core.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub enum TimerCmd {
+    #[default]
+    Keep,
+    Set(Time),
+    Cancel,
+}

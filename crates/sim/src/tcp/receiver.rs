@@ -1,0 +1,378 @@
+//! The receiving end of a connection as an explicit state machine (RFC 9293 names). It answers the
+//! SYN, acknowledges data with delayed ACKs (RFC 5681 §4.2: at least every second full-sized
+//! segment, within the delayed-ACK timer; immediately for out-of-order data and for data that fills
+//! a gap; optionally every segment for a while after the first data and after out-of-order data,
+//! as Linux's quick-ACK mode does), reports SACK blocks (RFC 2018 §4: the first block holds the latest segment, then the
+//! most recently reported others), advertises a window from its receive buffer with window scaling
+//! (RFC 7323) under an optional host [`WindowPolicy`](super::WindowPolicy) cap, echoes ECN marks
+//! (RFC 3168 §6.1.3) and closes after the sender's FIN by sending its own.
+//!
+//! The application reads in-order data at once, so the buffer holds only out-of-order data.
+use std::collections::BTreeMap;
+
+use super::{SharedWindowPolicy, TcpConfig, TimerCmd, HEADER_BYTES, MAX_WSCALE};
+use crate::packet::{tcp_flags as F, TcpHeader, MAX_SACK_BLOCKS};
+use crate::time::Time;
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum State {
+    Listen,
+    SynReceived,
+    Established,
+    /// Our FIN (sent at once after the peer's) awaits its ACK.
+    LastAck,
+    Closed,
+}
+
+/// What one call produced: segments (headers; all are 40-byte pure ACKs) and the delayed-ACK timer.
+#[derive(Default, Debug)]
+pub struct RecvOutput {
+    pub segs: Vec<TcpHeader>,
+    pub delack: TimerCmd,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct ReceiverStats {
+    pub bytes_in_order: u64,
+    pub segments: u64,
+    pub acks_sent: u64,
+    pub ce_marked: u64,
+    pub dup_segments: u64,
+}
+
+pub struct Receiver {
+    cfg: TcpConfig,
+    flow: u32,
+    policy: Option<SharedWindowPolicy>,
+    pub state: State,
+    pub rcv_nxt: u64,
+    /// Our sequence number (SYN = 0, FIN = 1).
+    snd_nxt: u64,
+    /// Out-of-order data: start → end.
+    ooo: BTreeMap<u64, u64>,
+    ooo_bytes: u64,
+    /// SACK blocks, most recent first (RFC 2018 §4).
+    recent: Vec<(u64, u64)>,
+    unacked_segs: u32,
+    delack_armed: bool,
+    /// Segments still to be ACKed at once (Linux's quick-ACK mode, `icsk_ack.quick`).
+    quick: u32,
+    /// No data received yet (Linux enters quick-ACK mode with the first data segment).
+    first_data: bool,
+    shift: u8,
+    ws_ok: bool,
+    /// Right edge of the last advertised window (never moved left).
+    right_edge: u64,
+    ecn_ok: bool,
+    ece: bool,
+    pub stats: ReceiverStats,
+}
+
+/// RFC 7323 §2.3: the smallest shift whose scaled 16-bit window covers `buf`.
+pub fn wscale_for(buf: u64) -> u8 {
+    let mut s = 0u8;
+    while s < MAX_WSCALE && (65_535u64 << s) < buf {
+        s += 1;
+    }
+    s
+}
+
+impl Receiver {
+    pub fn new(cfg: TcpConfig, flow: u32, policy: Option<SharedWindowPolicy>) -> Receiver {
+        Receiver {
+            cfg,
+            flow,
+            policy,
+            state: State::Listen,
+            rcv_nxt: 0,
+            snd_nxt: 0,
+            ooo: BTreeMap::new(),
+            ooo_bytes: 0,
+            recent: Vec::new(),
+            unacked_segs: 0,
+            delack_armed: false,
+            quick: 0,
+            first_data: true,
+            shift: 0,
+            ws_ok: false,
+            right_edge: 0,
+            ecn_ok: false,
+            ece: false,
+            stats: ReceiverStats::default(),
+        }
+    }
+
+    pub fn window_shift(&self) -> u8 { self.shift }
+    pub fn ooo_bytes(&self) -> u64 { self.ooo_bytes }
+
+    /// One arriving segment; `ce` is the IP header's CE codepoint.
+    pub fn process(&mut self, hdr: &TcpHeader, ce: bool, now: Time, out: &mut RecvOutput) {
+        let syn = hdr.flags & F::SYN != 0;
+        let ack = hdr.flags & F::ACK != 0;
+        match self.state {
+            // RFC 9293 §3.10.7.2 LISTEN: a SYN → send SYN-ACK, SYN-RECEIVED.
+            State::Listen if syn => {
+                self.rcv_nxt = hdr.seq.saturating_add(1);
+                // RFC 7323 §2.2: scale only when both SYNs carry the option.
+                self.ws_ok = self.cfg.wscale && hdr.wscale.is_some();
+                self.shift = if self.ws_ok { self.cfg.wscale_shift.unwrap_or_else(|| wscale_for(self.cfg.rcvbuf)).min(MAX_WSCALE) } else { 0 };
+                // RFC 3168 §6.1.1: an ECN-setup SYN has ECE and CWR.
+                self.ecn_ok = self.cfg.ecn && hdr.flags & F::ECE != 0 && hdr.flags & F::CWR != 0;
+                if let Some(p) = &self.policy {
+                    p.borrow_mut().on_open(self.flow, now);
+                }
+                self.state = State::SynReceived;
+                self.send_syn_ack(now, out);
+            }
+            State::Listen => {}
+            // RFC 9293 §3.10.7.4: a retransmitted SYN means our SYN-ACK was lost: resend it.
+            State::SynReceived if syn => self.send_syn_ack(now, out),
+            // RFC 9293 §3.10.7.4 SYN-RECEIVED: an ACK of our SYN → ESTABLISHED, then the segment's data.
+            State::SynReceived if ack && hdr.ack == self.snd_nxt => {
+                self.state = State::Established;
+                self.on_data(hdr, ce, now, out);
+            }
+            State::SynReceived => {}
+            // A SYN after the handshake is a duplicate (its SYN-ACK was lost again): re-ACK.
+            State::Established if syn => self.send_ack(now, out),
+            State::Established => self.on_data(hdr, ce, now, out),
+            State::LastAck => {
+                if ack && hdr.ack >= self.snd_nxt {
+                    // RFC 9293 §3.10.7.4 LAST-ACK: our FIN is acknowledged → CLOSED.
+                    self.state = State::Closed;
+                    self.cancel_delack(out);
+                } else if hdr.flags & F::FIN != 0 || hdr.len > 0 {
+                    // The sender did not get our FIN-ACK: repeat it.
+                    self.snd_nxt -= 1;
+                    self.send_fin(now, out);
+                }
+            }
+            State::Closed => {}
+        }
+    }
+
+    fn send_syn_ack(&mut self, now: Time, out: &mut RecvOutput) {
+        let mut flags = F::SYN | F::ACK;
+        if self.ecn_ok {
+            // RFC 3168 §6.1.1: an ECN-setup SYN-ACK has ECE, not CWR.
+            flags |= F::ECE;
+        }
+        // RFC 7323 §2.2: the window in a SYN is not scaled (at most 65535).
+        let wnd = self.window(now).min(65_535);
+        self.right_edge = self.rcv_nxt + wnd;
+        let wscale = if self.ws_ok { Some(self.shift) } else { None };
+        out.segs.push(TcpHeader { seq: 0, ack: self.rcv_nxt, flags, wnd, wscale, ..Default::default() });
+        self.snd_nxt = 1;
+        self.stats.acks_sent += 1;
+    }
+
+    /// The window the buffer allows, capped by the host policy.
+    fn window(&mut self, now: Time) -> u64 {
+        let free = self.cfg.rcvbuf.saturating_sub(self.ooo_bytes);
+        match &self.policy {
+            Some(p) => free.min(p.borrow_mut().cap(self.flow, now, free)),
+            None => free,
+        }
+    }
+
+    /// Advertised window: never moves the right edge left (RFC 9293 §3.8.6.2.2), expressed in
+    /// units of 2^shift (RFC 7323 §2.3, rounded up when needed not to shrink), at most 65535 units.
+    fn advertised(&mut self, now: Time) -> u64 {
+        let mut w = self.window(now);
+        let held = self.right_edge.saturating_sub(self.rcv_nxt);
+        let s = self.shift as u32;
+        let max = 65_535u64 << s;
+        if w < held {
+            w = held;
+            w = w.div_ceil(1 << s) << s;
+        } else {
+            w = (w >> s) << s;
+        }
+        w = w.min(max);
+        self.right_edge = self.right_edge.max(self.rcv_nxt + w);
+        w
+    }
+
+    fn ack_header(&mut self, now: Time) -> TcpHeader {
+        let mut flags = F::ACK;
+        if self.ece {
+            // RFC 3168 §6.1.3: ECE on every ACK until a CWR arrives.
+            flags |= F::ECE;
+        }
+        let wnd = self.advertised(now);
+        let mut hdr = TcpHeader { seq: self.snd_nxt, ack: self.rcv_nxt, flags, wnd, ..Default::default() };
+        if self.cfg.recovery == super::Recovery::Sack {
+            let n = self.recent.len().min(MAX_SACK_BLOCKS);
+            hdr.sack[..n].copy_from_slice(&self.recent[..n]);
+            hdr.nsack = n as u8;
+        }
+        hdr
+    }
+
+    fn send_ack(&mut self, now: Time, out: &mut RecvOutput) {
+        let hdr = self.ack_header(now);
+        out.segs.push(hdr);
+        self.stats.acks_sent += 1;
+        self.unacked_segs = 0;
+        self.cancel_delack(out);
+    }
+
+    fn cancel_delack(&mut self, out: &mut RecvOutput) {
+        if self.delack_armed {
+            self.delack_armed = false;
+            out.delack = TimerCmd::Cancel;
+        }
+    }
+
+    fn send_fin(&mut self, now: Time, out: &mut RecvOutput) {
+        let mut hdr = self.ack_header(now);
+        hdr.flags |= F::FIN;
+        out.segs.push(hdr);
+        self.snd_nxt += 1;
+        self.stats.acks_sent += 1;
+        self.unacked_segs = 0;
+        self.cancel_delack(out);
+    }
+
+    /// The delayed-ACK timer fired.
+    pub fn on_delack(&mut self, now: Time, out: &mut RecvOutput) {
+        self.delack_armed = false;
+        if self.unacked_segs > 0 && self.state == State::Established {
+            self.send_ack(now, out);
+        }
+    }
+
+    fn on_data(&mut self, hdr: &TcpHeader, ce: bool, now: Time, out: &mut RecvOutput) {
+        let mut immediate = false;
+        if self.ecn_ok {
+            // RFC 3168 §6.1.3: CWR ends the ECE echo; a CE mark (re)starts it. Like Linux, the first
+            // CE of an episode is acknowledged at once.
+            if hdr.flags & F::CWR != 0 {
+                self.ece = false;
+            }
+            if ce {
+                self.stats.ce_marked += 1;
+                if !self.ece {
+                    immediate = true;
+                }
+                self.ece = true;
+            }
+        }
+        let len = hdr.len as u64;
+        let fin = hdr.flags & F::FIN != 0;
+        // RFC 9293 §3.10.7.4 acceptability: data must start inside the receive window (we allow the
+        // whole buffer beyond RCV.NXT, and anything below the right edge already offered).
+        let limit = self.right_edge.max(self.rcv_nxt.saturating_add(self.cfg.rcvbuf));
+        if len > 0 && (hdr.seq.checked_add(len).is_none() || hdr.seq >= limit) {
+            self.send_ack(now, out);
+            return;
+        }
+        if len > 0 {
+            self.stats.segments += 1;
+            if self.first_data {
+                // Linux `tcp_event_data_recv`: the first data segment starts quick-ACK mode.
+                self.first_data = false;
+                self.enter_quickack();
+            }
+            let (s, e) = (hdr.seq, hdr.seq + len);
+            if e <= self.rcv_nxt {
+                // RFC 9293 §3.10.7.4: not acceptable (old duplicate) → send an ACK.
+                self.stats.dup_segments += 1;
+                immediate = true;
+            } else if s <= self.rcv_nxt {
+                // In order: deliver, then pull in what the out-of-order queue now continues.
+                let had_gap = !self.ooo.is_empty();
+                self.stats.bytes_in_order += e - self.rcv_nxt;
+                self.rcv_nxt = e;
+                while let Some((&os, &oe)) = self.ooo.iter().next() {
+                    if os > self.rcv_nxt {
+                        break;
+                    }
+                    self.ooo.remove(&os);
+                    self.ooo_bytes -= oe - os;
+                    if oe > self.rcv_nxt {
+                        self.stats.bytes_in_order += oe - self.rcv_nxt;
+                        self.rcv_nxt = oe;
+                    }
+                }
+                let nxt = self.rcv_nxt;
+                self.recent.retain(|b| b.1 > nxt);
+                if had_gap {
+                    // RFC 5681 §4.2: data filling (part of) a gap is acknowledged at once.
+                    immediate = true;
+                } else {
+                    self.unacked_segs += 1;
+                }
+            } else {
+                // Out of order: buffer, ACK at once with SACK (RFC 5681 §4.2, RFC 2018 §4); Linux
+                // also re-enters quick-ACK mode (`tcp_data_queue_ofo`).
+                self.insert_ooo(s, e);
+                immediate = true;
+                self.enter_quickack();
+            }
+        }
+        if fin && hdr.seq.checked_add(len) == Some(self.rcv_nxt) {
+            // RFC 9293 §3.10.7.4 eighth: FIN in order → ACK it; we have nothing more to send, so our
+            // FIN goes with the ACK (CLOSE-WAIT → LAST-ACK at once).
+            self.rcv_nxt += 1;
+            if let Some(p) = &self.policy {
+                p.borrow_mut().on_close(self.flow, now);
+            }
+            self.state = State::LastAck;
+            self.send_fin(now, out);
+            return;
+        }
+        if len == 0 {
+            if hdr.seq < self.rcv_nxt && !fin {
+                // A window probe (old sequence number, no data): RFC 9293 §3.10.7.4 says an
+                // unacceptable segment is answered with an ACK carrying the current window.
+                self.send_ack(now, out);
+            }
+            return;
+        }
+        let delack = self.cfg.delack;
+        if immediate || delack.is_none() || self.unacked_segs >= 2 || self.quick > 0 {
+            // RFC 5681 §4.2: ACK at least every second full-sized segment (every segment while
+            // Linux-style quick-ACK mode lasts).
+            self.quick = self.quick.saturating_sub(self.unacked_segs.max(1));
+            self.send_ack(now, out);
+        } else if !self.delack_armed {
+            self.delack_armed = true;
+            out.delack = TimerCmd::Set(now + delack.unwrap_or(Time::ZERO));
+        }
+    }
+
+    /// Linux `tcp_incr_quickack`: ACK the next min(rcvbuf / (2·MSS), quickack) segments at once
+    /// (at least 2).
+    fn enter_quickack(&mut self) {
+        let max = self.cfg.quickack;
+        if max == 0 {
+            return;
+        }
+        let n = (self.cfg.rcvbuf / (2 * self.cfg.mss.max(1) as u64)).max(2).min(max as u64) as u32;
+        self.quick = self.quick.max(n);
+    }
+
+    fn insert_ooo(&mut self, s: u64, e: u64) {
+        // Merge with overlapping or adjacent blocks.
+        let mut ns = s;
+        let mut ne = e;
+        let overl: Vec<(u64, u64)> = self.ooo.range(..=e).filter(|(_, &be)| be >= s).map(|(&a, &b)| (a, b)).collect();
+        for (a, b) in overl {
+            self.ooo.remove(&a);
+            self.ooo_bytes -= b - a;
+            ns = ns.min(a);
+            ne = ne.max(b);
+        }
+        self.ooo.insert(ns, ne);
+        self.ooo_bytes += ne - ns;
+        // RFC 2018 §4: the block holding the latest segment first, then the others most recent first;
+        // blocks now inside the merged one are dropped.
+        self.recent.retain(|b| !(b.0 >= ns && b.1 <= ne));
+        self.recent.insert(0, (ns, ne));
+        self.recent.truncate(8);
+    }
+}
+
+/// IP size of a receiver segment.
+pub const ACK_BYTES: u32 = HEADER_BYTES;

@@ -1,0 +1,262 @@
+//! TCP workloads as scenario traffic kinds (registered in [`crate::scenario::TRAFFIC`]):
+//!
+//! - `bulk`: `flows` (default 1) transfers of `size` bytes each, from `start`.
+//! - `web`: one page of `size` bytes in total over `flows` = n parallel connections that start
+//!   together; each carries size/n (the remainder goes one byte each to the first connections, so
+//!   the page is exact).
+//! - `ftp`: `flows` unlimited transfers (ns-2's FTP source), from `start`.
+//!
+//! `start` is a duration or a distribution table (`{ dist = "uniform", min = "10s", max = "12s" }`,
+//! `{ dist = "exponential", mean = "1s" }`, `{ dist = "normal", mean, sd }`), drawn once per entry
+//! (the web page's connections share the draw). `stagger`, a distribution of the same form, adds an
+//! independent delay per connection of `bulk` and `ftp` (N flows with staggered starts). Draws come
+//! from the stream "traffic:NAME" of the run's seed.
+//!
+//! TCP keys shared by the three kinds (defaults from [`TcpConfig::default`]): `mss`, `iw`, `cc`
+//! (reno | cubic), `recovery` (sack | newreno) or `sack` (bool), `limited_transmit`, `prr`, `lost_retransmit`, `min_rto`, `rto` (rfc6298 | linux), `delack` (a duration, a
+//! number of ms, or "off"), `quickack` (segments, 0 = off), `rcvbuf` or its alias `rwnd` (bytes, or "20pkt" = 20 MSS), `wscale` (bool or shift), `ecn`, `pacing`, `abc` (false, true = L 2, or L), `ssthresh`
+//! (initial, bytes), `series` (record `tcp_series`).
+use serde_json::Value;
+
+use super::agent::{add_connection, ConnSpec};
+use super::{cc, Recovery, TcpConfig};
+use crate::config::{parse_duration, ConfigError, Params, Size};
+use crate::rng::Rng;
+use crate::scenario::Build;
+use crate::time::Time;
+
+/// A start-time or stagger distribution.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Dist {
+    Fixed(Time),
+    Uniform(Time, Time),
+    Exponential(Time),
+    /// Truncated at zero.
+    Normal(Time, Time),
+}
+
+impl Dist {
+    pub fn draw(&self, rng: &mut Rng) -> Time {
+        match *self {
+            Dist::Fixed(t) => t,
+            Dist::Uniform(a, b) => Time::from_secs_f64(rng.uniform_range(a.secs_f64(), b.secs_f64())),
+            Dist::Exponential(m) => Time::from_secs_f64(rng.exponential(m.secs_f64())),
+            Dist::Normal(m, s) => Time::from_secs_f64(rng.normal(m.secs_f64(), s.secs_f64()).max(0.0)),
+        }
+    }
+}
+
+/// Reads `key` as a duration or a distribution table.
+pub fn dist_opt(p: &mut Params, key: &str) -> Result<Option<Dist>, ConfigError> {
+    match p.value_opt(key) {
+        None => Ok(None),
+        Some(Value::String(s)) => {
+            let x = parse_duration(&s).map_err(|m| p.err(key, m))?;
+            if x < 0.0 {
+                return Err(p.err(key, format!("must be >= 0, got {s:?}")));
+            }
+            Ok(Some(Dist::Fixed(Time::from_secs_f64(x))))
+        }
+        Some(v @ Value::Object(_)) => {
+            let mut t = Params::new(&p.key_path(key), &v)?;
+            let d = match t.choice("dist", &["uniform", "exponential", "normal"], None)?.as_str() {
+                "uniform" => {
+                    let (a, b) = (t.duration("min")?, t.duration("max")?);
+                    if b < a {
+                        return Err(t.err("max", format!("must be >= min ({a}), got {b}")));
+                    }
+                    Dist::Uniform(a, b)
+                }
+                "exponential" => Dist::Exponential(t.duration("mean")?),
+                _ => Dist::Normal(t.duration("mean")?, t.duration("sd")?),
+            };
+            t.finish()?;
+            Ok(Some(d))
+        }
+        Some(_) => Err(p.err(key, "expected a duration like \"10s\" or a table like { dist = \"uniform\", min = \"10s\", max = \"12s\" }")),
+    }
+}
+
+/// Reads the TCP keys shared by every kind.
+pub fn tcp_config(p: &mut Params) -> Result<TcpConfig, ConfigError> {
+    let d = TcpConfig::default();
+    let mss = p.bytes_opt("mss")?.unwrap_or(d.mss as u64);
+    if !(64..=65_495).contains(&mss) {
+        return Err(p.err("mss", format!("must be between 64 B and 65495 B, got {mss} B")));
+    }
+    let iw = p.u64_or("iw", d.iw as u64)?;
+    if iw == 0 || iw > 1000 {
+        return Err(p.err("iw", format!("must be between 1 and 1000 segments, got {iw}")));
+    }
+    let cc = p.choice("cc", cc::KINDS, Some(&d.cc))?;
+    let recovery = match p.choice("recovery", &["sack", "newreno"], Some("sack"))?.as_str() {
+        "sack" => Recovery::Sack,
+        _ => Recovery::NewReno,
+    };
+    // `sack = false` is the same as `recovery = "newreno"`.
+    let recovery = match p.value_opt("sack") {
+        None => recovery,
+        Some(_) if p.has("recovery") => return Err(p.err("sack", "give either sack or recovery, not both")),
+        Some(Value::Bool(true)) => Recovery::Sack,
+        Some(Value::Bool(false)) => Recovery::NewReno,
+        Some(_) => return Err(p.err("sack", "expected true or false")),
+    };
+    let limited_transmit = p.bool_or("limited_transmit", d.limited_transmit)?;
+    let lost_retransmit = p.bool_or("lost_retransmit", d.lost_retransmit)?;
+    let prr = p.bool_or("prr", d.prr)?;
+    let min_rto = p.duration_or("min_rto", d.min_rto)?;
+    if min_rto == Time::ZERO {
+        return Err(p.err("min_rto", "must be > 0"));
+    }
+    let rto_linux = p.choice("rto", &["rfc6298", "linux"], Some(if d.rto_linux { "linux" } else { "rfc6298" }))? == "linux";
+    let delack = match p.value_opt("delack") {
+        None => d.delack,
+        Some(Value::Bool(false)) => None,
+        Some(Value::String(s)) if s == "off" => None,
+        // A bare number is milliseconds.
+        Some(Value::Number(n)) => match n.as_f64() {
+            Some(ms) if ms > 0.0 && ms <= 500.0 => Some(Time::from_secs_f64(ms * 1e-3)),
+            _ => return Err(p.err("delack", format!("must be in (0, 500] ms (RFC 5681 §4.2) or \"off\", got {n}"))),
+        },
+        Some(Value::String(s)) => {
+            let x = parse_duration(&s).map_err(|m| p.err("delack", m))?;
+            if !(x > 0.0 && x <= 0.5) {
+                return Err(p.err("delack", format!("must be in (0, 500ms] (RFC 5681 §4.2) or \"off\", got {s:?}")));
+            }
+            Some(Time::from_secs_f64(x))
+        }
+        Some(_) => return Err(p.err("delack", "expected a duration like \"40ms\" or \"off\"")),
+    };
+    let quickack = p.u64_or("quickack", d.quickack as u64)?;
+    if quickack > 1_000_000 {
+        return Err(p.err("quickack", format!("must be at most 1000000 segments, got {quickack}")));
+    }
+    // `rcvbuf` and its alias `rwnd`: bytes, or packets of one MSS ("20pkt", as ns-2's window_).
+    let mut win = |key: &str| -> Result<Option<u64>, ConfigError> {
+        Ok(p.size_opt(key)?.map(|s| match s {
+            Size::Bytes(b) => b,
+            Size::Packets(n) => n.saturating_mul(mss),
+        }))
+    };
+    let rcvbuf = match (win("rcvbuf")?, win("rwnd")?) {
+        (Some(_), Some(_)) => return Err(p.err("rwnd", "give either rcvbuf or rwnd, not both")),
+        (Some(b), None) | (None, Some(b)) => b,
+        (None, None) => d.rcvbuf,
+    };
+    let rkey = if p.has("rwnd") { "rwnd" } else { "rcvbuf" };
+    if rcvbuf < mss {
+        return Err(p.err(rkey, format!("must hold at least one segment ({mss} B), got {rcvbuf} B")));
+    }
+    // `wscale`: true (shift chosen from the buffer), false, or the shift itself (0..=14).
+    let (wscale, wscale_shift) = match p.value_opt("wscale") {
+        None => (d.wscale, None),
+        Some(Value::Bool(b)) => (b, None),
+        Some(Value::Number(n)) => match n.as_u64() {
+            Some(s) if s <= super::MAX_WSCALE as u64 => (true, Some(s as u8)),
+            _ => return Err(p.err("wscale", format!("a shift must be 0..=14 (RFC 7323 §2.3), got {n}"))),
+        },
+        Some(_) => return Err(p.err("wscale", "expected true, false or a shift 0..=14")),
+    };
+    if !wscale && rcvbuf > 65_535 {
+        return Err(p.err(rkey, format!("above 65535 B needs wscale = true, got {rcvbuf} B")));
+    }
+    if rcvbuf > (65_535u64 << super::MAX_WSCALE) {
+        return Err(p.err(rkey, "exceeds the largest scaled window (65535·2^14 B)"));
+    }
+    let ecn = p.bool_or("ecn", d.ecn)?;
+    let pacing = p.bool_or("pacing", d.pacing)?;
+    let abc = match p.value_opt("abc") {
+        None | Some(Value::Bool(false)) => None,
+        Some(Value::Bool(true)) => Some(2),
+        Some(Value::Number(n)) => match n.as_u64() {
+            Some(l) if l >= 1 => Some(l),
+            _ => return Err(p.err("abc", format!("L must be an integer >= 1, got {n}"))),
+        },
+        Some(_) => return Err(p.err("abc", "expected true, false or the limit L in segments")),
+    };
+    let initial_ssthresh = match p.bytes_opt("ssthresh")? {
+        Some(b) if b < 2 * mss => return Err(p.err("ssthresh", format!("must be at least 2 segments, got {b} B"))),
+        Some(b) => b,
+        None => d.initial_ssthresh,
+    };
+    let series = p.bool_or("series", false)?;
+    Ok(TcpConfig { mss: mss as u32, iw: iw as u32, cc, recovery, limited_transmit, prr, lost_retransmit, min_rto, rto_linux, delack, quickack: quickack as u32, rcvbuf, wscale, wscale_shift, ecn, pacing, abc, initial_ssthresh, series })
+}
+
+struct Common {
+    name: String,
+    from: crate::packet::NodeId,
+    to: crate::packet::NodeId,
+    start: Dist,
+    flows: u64,
+    stagger: Option<Dist>,
+    cfg: TcpConfig,
+}
+
+fn common(p: &mut Params, b: &mut Build, kind: &str) -> Result<Common, ConfigError> {
+    let name = p.str_opt("name")?.unwrap_or_else(|| format!("{kind}{}", b.count(kind)));
+    let from = b.node(p, "from")?;
+    let to = b.node(p, "to")?;
+    if from == to {
+        return Err(p.err("to", "must differ from `from`"));
+    }
+    let start = dist_opt(p, "start")?.unwrap_or(Dist::Fixed(Time::ZERO));
+    let flows = p.u64_or("flows", 1)?;
+    if flows == 0 || flows > 10_000 {
+        return Err(p.err("flows", format!("must be between 1 and 10000, got {flows}")));
+    }
+    let stagger = if kind == "web" { None } else { dist_opt(p, "stagger")? };
+    let cfg = tcp_config(p)?;
+    Ok(Common { name, from, to, start, flows, stagger, cfg })
+}
+
+fn add_flows(b: &mut Build, c: Common, role: &str, sizes: &[Option<u64>]) {
+    let mut rng = Rng::stream(b.seed, &format!("traffic:{}", c.name));
+    let t0 = c.start.draw(&mut rng);
+    for (i, size) in sizes.iter().enumerate() {
+        let extra = c.stagger.as_ref().map_or(Time::ZERO, |d| d.draw(&mut rng));
+        let name = if sizes.len() == 1 { c.name.clone() } else { format!("{}.{i}", c.name) };
+        add_connection(b.sim, ConnSpec { name, role: role.into(), from: c.from, to: c.to, start: t0 + extra, size: *size, cfg: c.cfg.clone(), policy: None });
+    }
+}
+
+/// Largest transfer accepted (sequence numbers are 64-bit and must not approach overflow).
+pub const MAX_SIZE: u64 = 1 << 60;
+
+fn size(p: &mut Params) -> Result<u64, ConfigError> {
+    let s = p.bytes("size")?;
+    if s > MAX_SIZE {
+        return Err(p.err("size", format!("must be at most 2^60 bytes, got {s} B")));
+    }
+    Ok(s)
+}
+
+/// `kind = "bulk"`.
+pub fn build_bulk(p: &mut Params, b: &mut Build) -> Result<(), ConfigError> {
+    let c = common(p, b, "bulk")?;
+    let size = size(p)?;
+    let sizes = vec![Some(size); c.flows as usize];
+    add_flows(b, c, "bulk", &sizes);
+    Ok(())
+}
+
+/// `kind = "web"`: n parallel connections sharing `size`.
+pub fn build_web(p: &mut Params, b: &mut Build) -> Result<(), ConfigError> {
+    let c = common(p, b, "web")?;
+    let total = size(p)?;
+    let n = c.flows;
+    if total < n {
+        return Err(p.err("size", format!("must be at least one byte per connection ({n}), got {total} B")));
+    }
+    let sizes: Vec<Option<u64>> = (0..n).map(|i| Some(total / n + u64::from(i < total % n))).collect();
+    add_flows(b, c, "web", &sizes);
+    Ok(())
+}
+
+/// `kind = "ftp"`: unlimited transfers.
+pub fn build_ftp(p: &mut Params, b: &mut Build) -> Result<(), ConfigError> {
+    let c = common(p, b, "ftp")?;
+    let sizes = vec![None; c.flows as usize];
+    add_flows(b, c, "ftp", &sizes);
+    Ok(())
+}

@@ -1,0 +1,314 @@
+"""Capture analysis from Python: `analyze(sender, receiver)` turns a pair of tcpdump captures (one
+at the media sender, one at the receiver) into the shared tables of design.md, as pandas
+DataFrames; `analyze_pairs` does it for many replications at once. The work happens in Rust
+(`jitterlab-capture`), streaming, with the GIL released.
+
+Tables returned (dict of DataFrames):
+
+- ``media_packets``: run_id, flow_id, seq (extended), send_ns, recv_ns (Int64, null = lost), size
+  (IP bytes), lost_where (always null for captures), ce.
+- ``tcp_flows``: run_id, flow_id, role (null: a capture cannot tell), iw (observed initial flight,
+  null without a SYN), cc (null), syn_ns, first_data_ns, end_ns (last data byte acknowledged, null
+  if never), bytes, bytes_acked, segments_sent, retransmits, drops (null), ecn_marks, timeouts
+  (null), plus last_data_ns, src, dst, sport, dport, last_ns.
+- ``runs``: one row per pair: source="capture", tcp_start_ns, tcp_end_ns, t0_epoch_ns, counts,
+  the anomaly flags of the PAM 2013 study, the clock-offset bound, and any extra pair columns.
+- ``rtp_streams``: RFC 3550 statistics per stream and capture side (for tshark comparisons).
+- ``media_flows``: flow_id -> SSRC / addresses / ports.
+- ``warnings``: run_id, side, message (damaged input, with byte offsets).
+
+Times are int64 ns from the run start = the first packet of the sender capture (absolute time in
+``runs.t0_epoch_ns``).
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+import numpy as np
+import pandas as pd
+
+from jitterlab import _native
+
+NULL_NS = np.iinfo(np.int64).min
+FORMAT_VERSION = 1
+TABLES = ("media_packets", "tcp_flows", "runs", "rtp_streams", "media_flows", "warnings")
+
+_UNITS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+
+
+def duration_ns(v: int | float | str | None, name: str = "duration") -> int | None:
+    """An int is ns; a string carries a unit: ``"5ms"``, ``"-2.5 ms"``, ``"3s"``, ``"120us"``.
+
+    >>> duration_ns("-2.5ms"), duration_ns(42), duration_ns("3s")
+    (-2500000, 42, 3000000000)
+    """
+    if v is None:
+        return None
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        return int(v)
+    if isinstance(v, float):
+        raise _native.CaptureError(f"{name}: give a unit (e.g. '{v}s') or an integer number of ns")
+    m = re.fullmatch(r"\s*([-+]?\d+(?:\.\d*)?)\s*(ns|us|µs|ms|s)?\s*", str(v))
+    if not m:
+        raise _native.CaptureError(f"{name}: cannot read {v!r} as a duration (e.g. 5ms, -2.5ms, 3s, 1500000)")
+    num, unit = m.group(1), m.group(2) or "ns"
+    if unit == "ns" and "." in num:
+        raise _native.CaptureError(f"{name}: {v!r}: fractional nanoseconds")
+    return int(round(float(num) * _UNITS[unit]))
+
+
+def _nullable(values: Iterable[Any]) -> pd.arrays.IntegerArray:
+    return pd.array([None if v is None else int(v) for v in values], dtype="Int64")
+
+
+def _null_strings(n: int) -> pd.api.extensions.ExtensionArray:
+    """n nulls of the "string" dtype: the same array as ``pd.array([None] * n, dtype="string")``,
+    which converts n Python objects one by one (0.1 s for a million rows); repeating one null is
+    100x faster."""
+    return pd.array([None], dtype="string").take(np.zeros(n, dtype=np.intp))
+
+
+def _nullable_ns(a: np.ndarray) -> pd.arrays.IntegerArray:
+    a = np.asarray(a, dtype=np.int64)
+    return pd.arrays.IntegerArray(a, a == NULL_NS)
+
+
+def analyze(
+    sender: str | Path,
+    receiver: str | Path,
+    media: str = "auto",
+    clock_offset: int | str = 0,
+    *,
+    t0_ns: int | None = None,
+    tcp_start: int | str | None = None,
+    clock_rate: int | None = None,
+    spike: int | str = "3s",
+    loss_run: int = 50,
+    reorder_min: int = 1,
+    duplicate_min: int = 1,
+    run_id: int = 0,
+    params: Mapping[str, Any] | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> dict[str, pd.DataFrame]:
+    """Analyses one capture pair.
+
+    `media`: ``auto`` (every RTP stream found), ``udp:PORT`` or ``rtp:SSRC``. `clock_offset`:
+    receiver clock minus sender clock, subtracted from receiver times (int ns or e.g. ``"3ms"``).
+    `tcp_start`: arrival of the competing traffic relative to the run start (default: first SYN).
+    `spike`, `loss_run`, `reorder_min`, `duplicate_min`: anomaly thresholds (see docs/capture.md).
+    `progress(phase, bytes_done, bytes_total)` is called every 32 MiB. Raises
+    jitterlab.CaptureError for unreadable captures (the message names the byte offset).
+    """
+    for p in (sender, receiver):
+        if not Path(p).is_file():
+            raise FileNotFoundError(f"no such capture file: {p}")
+    raw = _native.analyze_pair(
+        str(sender),
+        str(receiver),
+        media=str(media),
+        clock_offset_ns=duration_ns(clock_offset, "clock_offset"),
+        t0_ns=t0_ns,
+        tcp_start_ns=duration_ns(tcp_start, "tcp_start"),
+        clock_rate=clock_rate,
+        spike_ns=duration_ns(spike, "spike"),
+        loss_run=int(loss_run),
+        reorder_min=int(reorder_min),
+        duplicate_min=int(duplicate_min),
+        progress=progress,
+    )
+    return _tables(raw, run_id, str(sender), str(receiver), params or {})
+
+
+def _tables(raw: dict, run_id: int, sender: str, receiver: str, params: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
+    m = raw["media_packets"]
+    n = len(m["seq"])
+    media = pd.DataFrame(
+        {
+            "run_id": np.full(n, run_id, dtype=np.int64),
+            "flow_id": np.asarray(m["flow_id"], dtype=np.int64),
+            "seq": np.asarray(m["seq"], dtype=np.int64),
+            "send_ns": np.asarray(m["send_ns"], dtype=np.int64),
+            "recv_ns": _nullable_ns(m["recv_ns"]),
+            "size": np.asarray(m["size"], dtype=np.int64),
+            "lost_where": _null_strings(n),
+            "ce": np.asarray(m["ce"], dtype=bool),
+        }
+    )
+    f = raw["tcp_flows"]
+    k = len(f["flow_id"])
+    tcp = pd.DataFrame(
+        {
+            "run_id": np.full(k, run_id, dtype=np.int64),
+            "flow_id": np.asarray(f["flow_id"], dtype=np.int64),
+            "role": pd.array([None] * k, dtype="string"),
+            "iw": _nullable(f["iw"]),
+            "cc": pd.array([None] * k, dtype="string"),
+            "syn_ns": _nullable(f["syn_ns"]),
+            "first_data_ns": _nullable(f["first_data_ns"]),
+            "end_ns": _nullable(f["end_ns"]),
+            "bytes": np.asarray(f["bytes"], dtype=np.int64),
+            "bytes_acked": np.asarray(f["bytes_acked"], dtype=np.int64),
+            "segments_sent": np.asarray(f["segments_sent"], dtype=np.int64),
+            "retransmits": np.asarray(f["retransmits"], dtype=np.int64),
+            "drops": pd.array([None] * k, dtype="Int64"),
+            "ecn_marks": np.asarray(f["ecn_marks"], dtype=np.int64),
+            "timeouts": pd.array([None] * k, dtype="Int64"),
+            "last_data_ns": _nullable(f["last_data_ns"]),
+            "src": pd.array(f["src"], dtype="string"),
+            "dst": pd.array(f["dst"], dtype="string"),
+            "sport": np.asarray(f["sport"], dtype=np.int64),
+            "dport": np.asarray(f["dport"], dtype=np.int64),
+            "last_ns": np.asarray(f["last_ns"], dtype=np.int64),
+        }
+    )
+    r = raw["run"]
+    row: dict[str, Any] = {
+        "run_id": run_id,
+        "scenario": params.get("scenario", "capture"),
+        "seed": None,
+        "source": "capture",
+        "sender": sender,
+        "receiver": receiver,
+        **r,
+        "jitterlab_version": _native.__version__,
+    }
+    for key, val in params.items():
+        row.setdefault(key, val)
+    runs = pd.DataFrame([row])
+    for c in ("tcp_start_ns", "tcp_end_ns", "min_owd_ns", "max_owd_ns", "clock_offset_bound_ns", "seed"):
+        runs[c] = _nullable([row[c]])
+    streams = pd.DataFrame(raw["rtp_streams"])
+    flows = pd.DataFrame(raw["media_flows"])
+    for df in (streams, flows):
+        df.insert(0, "run_id", np.full(len(df), run_id, dtype=np.int64))
+    warns = [(side, msg) for side in ("sender", "receiver", "notes") for msg in raw["warnings"][side]]
+    warnings = pd.DataFrame(
+        {
+            "run_id": np.full(len(warns), run_id, dtype=np.int64),
+            "side": pd.array([w[0] for w in warns], dtype="string"),
+            "message": pd.array([w[1] for w in warns], dtype="string"),
+        }
+    )
+    return {"media_packets": media, "tcp_flows": tcp, "runs": runs, "rtp_streams": streams, "media_flows": flows, "warnings": warnings}
+
+
+def read_pairs(path: str | Path) -> pd.DataFrame:
+    """Reads PAIRS.csv: columns `sender`, `receiver` (paths relative to the CSV's folder), optional
+    `run_id`, `media`, `clock_offset`, `tcp_start`; any other column is a parameter copied into
+    `runs` (e.g. workload, n, iw)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no such pairs file: {path}")
+    df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    missing = {"sender", "receiver"} - set(df.columns)
+    if missing:
+        raise _native.CaptureError(f"{path}: missing column(s) {', '.join(sorted(missing))} (need sender, receiver)")
+    for c in ("sender", "receiver"):
+        df[c] = [str(p) if Path(p).is_absolute() else str(path.parent / p) for p in df[c]]
+    return df
+
+
+def analyze_pairs(
+    pairs: str | Path | pd.DataFrame,
+    exclude_anomalous: bool = False,
+    progress: Callable[[int, int, str, int, int], None] | None = None,
+    **options: Any,
+) -> dict[str, pd.DataFrame]:
+    """Analyses many replications (one row per pair) into one dataset with run_id per pair.
+
+    With `exclude_anomalous`, pairs flagged anomalous keep their `runs` row (``excluded`` True) but
+    their packets and flows are left out of the other tables, as the PAM 2013 study filtered its
+    replications. `progress(i, n, phase, done, total)` reports per pair.
+    """
+    df = read_pairs(pairs) if not isinstance(pairs, pd.DataFrame) else pairs
+    if len(df) == 0:
+        raise _native.CaptureError("the pairs table is empty")
+    per_pair = {"media", "clock_offset", "tcp_start", "run_id", "sender", "receiver"}
+    parts: dict[str, list[pd.DataFrame]] = {t: [] for t in TABLES}
+    for i, rec in enumerate(df.to_dict("records")):
+        run_id = int(rec["run_id"]) if str(rec.get("run_id", "")).strip() != "" else i
+        opts = dict(options)
+        for key in ("media", "clock_offset", "tcp_start"):
+            if str(rec.get(key, "")).strip() != "":
+                opts[key] = rec[key]
+        params = {k: v for k, v in rec.items() if k not in per_pair}
+        cb = None
+        if progress is not None:
+            cb = lambda phase, done, total, i=i: progress(i, len(df), phase, done, total)  # noqa: E731
+        try:
+            t = analyze(rec["sender"], rec["receiver"], run_id=run_id, params=params, progress=cb, **opts)
+        except (_native.CaptureError, FileNotFoundError) as e:
+            raise type(e)(f"pair {i} (run_id {run_id}): {e}") from None
+        for name in TABLES:
+            parts[name].append(t[name])
+    out = {name: pd.concat(parts[name], ignore_index=True) if parts[name] else pd.DataFrame() for name in TABLES}
+    runs = out["runs"]
+    runs["excluded"] = runs["anomalous"].astype(bool) if exclude_anomalous else False
+    if exclude_anomalous:
+        bad = set(runs.loc[runs["excluded"], "run_id"].tolist())
+        for name in ("media_packets", "tcp_flows", "rtp_streams", "media_flows"):
+            d = out[name]
+            if len(d):
+                out[name] = d[~d["run_id"].isin(bad)].reset_index(drop=True)
+    return out
+
+
+def write(tables: Mapping[str, pd.DataFrame], out: str | Path, options: Mapping[str, Any] | None = None) -> Path:
+    """Writes each table as Parquet plus manifest.json (format version, inputs, run starts)."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, df in tables.items():
+        df.to_parquet(out / f"{name}.parquet", index=False)
+    runs = tables["runs"]
+    manifest = {
+        "format_version": FORMAT_VERSION,
+        "jitterlab_version": _native.__version__,
+        "source": "capture",
+        "options": {k: (v if isinstance(v, (int, float, str, bool, type(None))) else str(v)) for k, v in (options or {}).items()},
+        "runs": [
+            {"run_id": int(r["run_id"]), "sender": r["sender"], "receiver": r["receiver"], "t0_epoch_ns": int(r["t0_epoch_ns"]),
+             "anomalous": bool(r["anomalous"]), "excluded": bool(r.get("excluded", False))}
+            for r in runs.to_dict("records")
+        ],
+        "tables": sorted(f"{n}.parquet" for n in tables),
+    }
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    return out
+
+
+def media_to_pcap(
+    media_packets: pd.DataFrame,
+    sender_path: str | Path,
+    receiver_path: str | Path,
+    *,
+    t0_epoch_ns: int = 1_700_000_000_000_000_000,
+    src: str = "10.0.0.1",
+    dst: str = "10.0.1.1",
+    base_port: int = 5004,
+    ssrc_base: int = 0x4A4C0000,
+    ticks_per_packet: int = 160,
+    payload_type: int = 0,
+    receiver_clock_offset_ns: int = 0,
+) -> None:
+    """Writes a media_packets table (e.g. the simulator's) as an RTP capture pair: each row at
+    `send_ns` in the sender capture and, if received, at `recv_ns` in the receiver capture (with
+    CE when `ce`). Flow f becomes SSRC `ssrc_base + f` on port `base_port + 2f`; sequence numbers
+    are folded to 16 bits and RTP timestamps advance `ticks_per_packet` per sequence number. This
+    is the media half of the simulator's pcap tap, and what the round-trip test uses."""
+    df = media_packets.sort_values("send_ns", kind="stable")
+    recv = df["recv_ns"].astype("Int64")
+    rows = list(zip(df["flow_id"].astype(int), df["seq"].astype(int), df["send_ns"].astype(int), recv, df["size"].astype(int), df["ce"].astype(bool)))
+    arrivals = []
+    with _native.PcapWriter(str(sender_path)) as w:
+        for flow, seq, send, rv, size, ce in rows:
+            args = (src, dst, base_port + 2 * flow, base_port + 2 * flow, ssrc_base + flow, seq & 0xFFFF, (seq * ticks_per_packet) & 0xFFFFFFFF, size)
+            w.write_rtp(t0_epoch_ns + send, *args, payload_type=payload_type)
+            if rv is not pd.NA:
+                arrivals.append((int(rv), len(arrivals), args, ce))
+    arrivals.sort()
+    with _native.PcapWriter(str(receiver_path)) as w:
+        for rv, _, args, ce in arrivals:
+            w.write_rtp(t0_epoch_ns + rv + receiver_clock_offset_ns, *args, payload_type=payload_type, ecn=3 if ce else 0)
