@@ -117,3 +117,15 @@ def simulate_json(scenario_json: str, seed: int, pcap_dir: str | None = None) ->
 def sim_registry() -> dict[str, list[str]]:
     """Queue disciplines and traffic kinds the simulator knows."""
     ...
+
+# testbed (Linux; run inside the testbed's namespaces by jitterlab.testbed_worker)
+def testbed_delay_line(
+    tun: str, rules: list[tuple[int, int, int, int, int]], default_delay_ns: int, fifo_prio: int = 50,
+    max_held: int = 200000, max_samples: int = 2000000,
+) -> dict[str, object]: ...
+def testbed_media_send(
+    dst: str, dst_port: int, start_ns: int, stop_ns: int, interval_ns: int, ip_size: int, per_tick: int = 1,
+    spacing_ns: int = 0, src_port: int = 0, ssrc: int = 1, payload_type: int = 0, clock_rate: int = 8000, tos: int = 0,
+    fifo_prio: int = 60,
+) -> dict[str, object]: ...
+def testbed_media_recv(port: int, stop_ns: int, fifo_prio: int = 60) -> dict[str, object]: ...

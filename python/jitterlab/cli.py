@@ -16,6 +16,8 @@ COMMANDS = [
     "sweep",
     "reproduce",
     "analyze",
+    "testbed",
+    "compare",
 ]
 
 

@@ -252,8 +252,8 @@ def from_dict(doc: Mapping[str, Any], base: Path | None = None) -> Sweep:
         if not isinstance(v, dict):
             raise SweepError(f"sweep.random.{k}: expected a table like {{ dist = \"uniform\", min = \"10s\", max = \"12s\" }}")
     backend = sw.get("backend", "sim")
-    if backend not in ("sim",):
-        raise SweepError(f"sweep.backend: must be \"sim\" (the testbed backend is not built yet), got {backend!r}")
+    if backend not in ("sim", "testbed"):
+        raise SweepError(f"sweep.backend: must be \"sim\" or \"testbed\", got {backend!r}")
     s = Sweep(sw.get("name", sc.get("name", "sweep")), sc, seed, reps, params, zipped, dict(random), backend)
     derive(seed, 0, s.random)  # validates the random specs now rather than in a worker
     return s
@@ -271,8 +271,16 @@ def execute(payload: dict[str, Any]) -> dict[str, Any]:
 
     t0 = time.perf_counter()
     try:
-        res = sim.simulate(payload["scenario"], seed=payload["seed"], run_id=payload["run_id"],
-                           overrides=payload["overrides"], params={**payload["params"], "replication": payload["rep"], "point": payload["point"]})
+        params = {**payload["params"], "replication": payload["rep"], "point": payload["point"]}
+        if payload.get("backend", "sim") == "testbed":
+            # real time, root, the whole machine: the testbed runs one run at a time (see run())
+            from jitterlab import testbed
+
+            res = testbed.run(payload["scenario"], seed=payload["seed"], run_id=payload["run_id"], overrides=payload["overrides"],
+                              params=params, out=payload.get("testbed_out"))
+        else:
+            res = sim.simulate(payload["scenario"], seed=payload["seed"], run_id=payload["run_id"],
+                               overrides=payload["overrides"], params=params)
         out = {"run_id": payload["run_id"], "ok": True, "tables": {n: res.arrow[n] for n in payload["tables"]},
                "wall_s": time.perf_counter() - t0, "stored": False}
     except Exception as e:  # recorded with the run; the sweep goes on
@@ -383,7 +391,12 @@ def run(sweep: Sweep, out: str | Path, jobs: int | None = None, executor: str = 
     local = executor == "local"
     payloads = [{"scenario": sweep.scenario, "seed": s.seed, "run_id": s.run_id, "rep": s.rep, "point": s.point,
                  "overrides": s.overrides, "params": s.params, "tables": list(sweep.tables),
-                 "out": str(out) if local else None} for s in todo]
+                 "out": str(out) if local else None, "backend": sweep.backend,
+                 "testbed_out": str(out / "testbed" / f"{s.run_id:06d}")} for s in todo]
+    if sweep.backend == "testbed":
+        if not local:
+            raise SweepError("sweep.backend = \"testbed\": runs need this machine's namespaces; use --executor local")
+        jobs = 1  # one real-time run at a time, never in parallel
     bar = Progress(len(todo), skipped, sweep.name, progress)
     fresh: dict[int, dict[str, pa.Table]] = {}
     for res in _executor(executor, jobs, scheduler)(payloads):

@@ -7,6 +7,7 @@ mod export;
 mod sim;
 mod metrics;
 mod capture;
+mod testbed;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -15,5 +16,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sim::register(m)?;
     metrics::register(m)?;
     capture::register(m)?;
+    testbed::register(m)?;
     Ok(())
 }

@@ -1,0 +1,49 @@
+"""`jitterlab compare SCENARIO.toml [--seed N] [--cc cubic] [--out DIR]`: simulator vs testbed."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        "compare",
+        help="run one scenario on the simulator and on the testbed; print OWD, loss and goodput side by side",
+        description="Run one scenario on the simulator and on the namespace testbed (needs root) with the same "
+        "congestion control for every TCP flow, and print audio OWD percentiles (over the overlap window), media "
+        "loss, TCP goodput and completion time side by side.",
+    )
+    p.add_argument("scenario", help="scenario file (TOML)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--cc", default="cubic", help="congestion control of every TCP flow on both backends (default cubic)")
+    p.add_argument("--out", help="keep both runs' tables under DIR/sim and DIR/testbed")
+    p.add_argument("--sim-defaults", action="store_true",
+                   help="leave the simulator's slow start at its default (one MSS per ACK) instead of abc = true, which is what Linux does")
+    p.add_argument("--json", help="also write the table as JSON to this file")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a scenario key (repeatable)")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from jitterlab.cli import UserError
+    from jitterlab.commands.simulate import parse_sets
+    from jitterlab.compare import compare
+    from jitterlab.testbed_net import TestbedError
+
+    try:
+        df = compare(args.scenario, seed=args.seed, cc=args.cc, out=args.out, overrides=parse_sets(args.set),
+                     linux_abc=not args.sim_defaults)
+    except TestbedError as e:
+        raise UserError(str(e)) from None
+    for src, err in df.attrs.get("errors", {}).items():
+        print(f"warning: {src} run failed: {err}", file=sys.stderr)
+    if args.json:
+        import json
+
+        with open(args.json, "w") as f:
+            json.dump({"scenario": args.scenario, "set": args.set, "cc": args.cc, "errors": df.attrs.get("errors", {}),
+                       "rows": {k: {c: (None if v != v else v) for c, v in r.items()} for k, r in df.to_dict("index").items()}},
+                      f, indent=1)
+    with __import__("pandas").option_context("display.float_format", "{:.2f}".format):
+        print(df.to_string())
+    return 0

@@ -1,0 +1,344 @@
+"""Network namespaces, veth links and qdiscs for the testbed (needs root).
+
+Every namespace this module creates is named `jl-<pid>-<rand>-<node>` (the run prefix carries the
+driver's pid, so `cleanup()` can tell leftovers of dead runs from live ones), and every interface
+`<ifprefix><link><a|b>` inside them. Links are created directly between two of our namespaces
+(`ip -n A link add ... peer ... netns B`), so no interface ever appears in the host's namespace,
+and all traffic stays inside our namespaces.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from jitterlab.testbed_plan import Channel, Plan, Queue
+
+NS_PREFIX = "jl-"
+_NS_RE = re.compile(r"^jl-(\d+)-([0-9a-f]{4})-")
+
+
+class TestbedError(Exception):
+    """The testbed cannot run here (not root, missing tool or qdisc, setup failure)."""
+
+
+def sh(*args: str, check: bool = True, timeout: float = 30) -> subprocess.CompletedProcess:
+    p = subprocess.run(list(args), capture_output=True, text=True, timeout=timeout)
+    if check and p.returncode != 0:
+        raise TestbedError(f"`{' '.join(args)}` failed: {(p.stderr or p.stdout).strip()}")
+    return p
+
+
+def require_root() -> None:
+    if os.geteuid() != 0:
+        raise TestbedError("the testbed needs root (network namespaces, qdiscs, tcpdump); run it with sudo, "
+                           "or use `jitterlab simulate` which needs no privileges")
+    for tool in ("ip", "tc", "tcpdump"):
+        if shutil.which(tool) is None:
+            raise TestbedError(f"the testbed needs `{tool}` (iproute2 / tcpdump) on PATH")
+    if not Path("/dev/net/tun").exists():
+        raise TestbedError("the testbed needs /dev/net/tun (TUN support) for its delay line")
+
+
+def list_namespaces() -> list[str]:
+    p = sh("ip", "netns", "list", check=False)
+    return [line.split()[0] for line in p.stdout.splitlines() if line.strip()]
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def kill_ns_processes(ns: str, sig: int = signal.SIGKILL) -> None:
+    p = sh("ip", "netns", "pids", ns, check=False)
+    for tok in p.stdout.split():
+        try:
+            os.kill(int(tok), sig)
+        except (ProcessLookupError, ValueError):
+            pass
+
+
+def delete_namespace(ns: str) -> None:
+    """Kills what still runs inside (our workers, tcpdump: an open TUN keeps a namespace alive),
+    then deletes it; its veths and TUN go with it."""
+    kill_ns_processes(ns, signal.SIGKILL)
+    for _ in range(50):
+        if sh("ip", "netns", "pids", ns, check=False).stdout.strip() == "":
+            break
+        time.sleep(0.02)
+    sh("ip", "netns", "del", ns, check=False)
+
+
+def cleanup(all_runs: bool = False) -> list[str]:
+    """Removes the namespaces of testbed runs whose driver is no longer alive (all jl- namespaces
+    with all_runs). Returns the names removed."""
+    removed = []
+    for ns in list_namespaces():
+        m = _NS_RE.match(ns)
+        if not m:
+            continue
+        if not all_runs and int(m.group(1)) != os.getpid() and _pid_alive(int(m.group(1))):
+            continue
+        delete_namespace(ns)
+        removed.append(ns)
+    return removed
+
+
+# ---------------------------------------------------------------------------------------------
+# qdisc detection
+
+_QDISC_CACHE: dict[str, bool] = {}
+_PROBE_ARGS = {"red": ["red", "limit", "400000", "min", "30000", "max", "90000", "avpkt", "1000", "burst", "55",
+                       "bandwidth", "10mbit", "probability", "0.1"]}
+
+
+def qdisc_available(kind: str, probe_ns: str) -> bool:
+    """Whether the kernel has qdisc `kind`: tries to attach it to a dummy device in `probe_ns`
+    (one of our namespaces)."""
+    if kind in _QDISC_CACHE:
+        return _QDISC_CACHE[kind]
+    # our own namespace's loopback; an unknown kind fails with "unknown", a known one may fail
+    # for missing parameters (red), which still proves it exists
+    args = _PROBE_ARGS.get(kind, [kind])
+    p = sh("ip", "netns", "exec", probe_ns, "tc", "qdisc", "replace", "dev", "lo", "root", *args, check=False)
+    err = (p.stderr + p.stdout).lower()
+    ok = p.returncode == 0 or ("unknown" not in err and "no such file" not in err)
+    sh("ip", "netns", "exec", probe_ns, "tc", "qdisc", "del", "dev", "lo", "root", check=False)
+    _QDISC_CACHE[kind] = ok
+    return ok
+
+
+def available_cc() -> list[str]:
+    try:
+        return Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
+    except OSError:
+        return []
+
+
+# ---------------------------------------------------------------------------------------------
+# the network of one run
+
+class Network:
+    """The namespaces and links of one plan. `build()` sets everything up; `teardown()` removes it
+    (idempotent)."""
+
+    def __init__(self, plan: Plan, delay: str = "auto"):
+        if delay not in ("auto", "netem", "tun"):
+            raise TestbedError(f"delay: must be auto, netem or tun, got {delay!r}")
+        self.plan = plan
+        self.delay_request = delay
+        self.delay_mode = "tun"
+        self.tag = secrets.token_hex(2)
+        self.prefix = f"{NS_PREFIX}{os.getpid()}-{self.tag}-"
+        self.ifprefix = f"jl{self.tag}"
+        self.ns = {n: self.prefix + n for n in plan.nodes}
+        self.created: list[str] = []
+        self.tun = f"{self.ifprefix}tun"
+
+    def ifname(self, link_index: int, node: str) -> str:
+        l = self.plan.links[link_index]
+        return f"{self.ifprefix}{link_index}{'a' if node == l.a else 'b'}"
+
+    def ip(self, node: str, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        return sh("ip", "-n", self.ns[node], *args, check=check)
+
+    def exec(self, node: str, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        return sh("ip", "netns", "exec", self.ns[node], *args, check=check)
+
+    def sysctl(self, node: str, key: str, val: str) -> None:
+        self.exec(node, "sysctl", "-qw", f"{key}={val}")
+
+    # -- build ---------------------------------------------------------------------------------
+    def build(self) -> None:
+        for n in self.plan.nodes:
+            sh("ip", "netns", "add", self.ns[n])
+            self.created.append(self.ns[n])
+            self.ip(n, "link", "set", "lo", "up")
+        self._check_features()
+        ethtool = shutil.which("ethtool")
+        for l in self.plan.links:
+            ia, ib = self.ifname(l.index, l.a), self.ifname(l.index, l.b)
+            self.ip(l.a, "link", "add", ia, "type", "veth", "peer", "name", ib, "netns", self.ns[l.b])
+            for node, dev in ((l.a, ia), (l.b, ib)):
+                self.ip(node, "addr", "add", f"{l.addr(node)}/24", "dev", dev)
+                self.ip(node, "link", "set", dev, "up")
+                if ethtool:
+                    # MTU-sized packets on the wire: no segmentation or receive offloads
+                    self.exec(node, ethtool, "-K", dev, "gso", "off", "tso", "off", "gro", "off", "tx", "off", "rx", "off", check=False)
+        for n in self.plan.nodes:
+            if len(self.plan.neighbours(n)) > 1:
+                self.sysctl(n, "net.ipv4.ip_forward", "1")
+            for k in ("all", "default"):
+                self.sysctl(n, f"net.ipv4.conf.{k}.rp_filter", "0")
+            for _, l in self.plan.neighbours(n):
+                self.sysctl(n, f"net.ipv4.conf.{self.ifname(l.index, n)}.rp_filter", "0")
+        # static routes along shortest-hop paths
+        for n in self.plan.nodes:
+            for l in self.plan.links:
+                hop = self.plan.next_hop(n, l)
+                if hop is None:
+                    continue
+                gw, via = hop
+                self.ip(n, "route", "add", str(l.subnet()), "via", gw, "dev", self.ifname(via.index, n))
+        for c in self.plan.channels():
+            self._shape(c)
+        if self.delay_mode == "netem":
+            self._netem_delays()
+        else:
+            self._delay_line_routing()
+        self._initcwnd()
+
+    def _check_features(self) -> None:
+        probe = self.plan.nodes[0]
+        has_netem = qdisc_available("netem", self.ns[probe])
+        if self.delay_request == "netem" and not has_netem:
+            raise TestbedError("--delay netem: the kernel has no `netem` qdisc (sch_netem); use --delay tun (the userspace delay line)")
+        self.delay_mode = "netem" if (self.delay_request == "netem" or (self.delay_request == "auto" and has_netem)) else "tun"
+        needed = {"htb"} | {c.queue.qdisc() for c in self.plan.channels()}
+        for q in sorted(needed):
+            if not qdisc_available(q, self.ns[probe]):
+                keys = sorted({c.queue.key for c in self.plan.channels() if c.queue.qdisc() == q}) or ["(rate limiting)"]
+                raise TestbedError(f"{keys[0]}: the kernel has no `{q}` qdisc (sch_{q}); "
+                                   f"run this scenario on the simulator or on a kernel with sch_{q}")
+        have = available_cc()
+        for f in self.plan.tcp:
+            if f.cc not in have:
+                raise TestbedError(f"traffic {f.name}: cc = {f.cc!r}: the kernel offers {', '.join(have)}")
+
+    def _dev(self, c: Channel) -> tuple[str, str]:
+        l = next(l for l in self.plan.links if {l.a, l.b} == {c.src, c.dst})
+        return c.src, self.ifname(l.index, c.src)
+
+    def _shape(self, c: Channel) -> None:
+        node, dev = self._dev(c)
+        burst = max(1600, c.rate_bps // 8 // 1000)  # about 1 ms at the rate, at least one packet
+        tc = ("ip", "netns", "exec", self.ns[node], "tc")
+        sh(*tc, "qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "1", "r2q", "1")
+        sh(*tc, "class", "add", "dev", dev, "parent", "1:", "classid", "1:1", "htb", "rate", f"{c.rate_bps}bit",
+           "ceil", f"{c.rate_bps}bit", "burst", f"{burst}b", "cburst", f"{burst}b", "quantum", "1514")
+        sh(*tc, "qdisc", "add", "dev", dev, "parent", "1:1", "handle", "10:", *leaf_qdisc(c.queue, c.rate_bps))
+
+    def _delay_line_routing(self) -> None:
+        """Policy routing in the delay router: everything arriving on a veth goes into the TUN; what
+        the delay line writes back arrives on the TUN and follows the main table."""
+        r = self.plan.delay_router
+        self.ip(r, "tuntap", "add", "dev", self.tun, "mode", "tun")
+        self.ip(r, "link", "set", self.tun, "txqueuelen", "10000")
+        self.ip(r, "link", "set", self.tun, "up")
+        self.sysctl(r, f"net.ipv4.conf.{self.tun}.rp_filter", "0")
+        self.sysctl(r, f"net.ipv4.conf.{self.tun}.accept_local", "1")
+        self.ip(r, "route", "add", "default", "dev", self.tun, "table", "100")
+        for _, l in self.plan.neighbours(r):
+            self.ip(r, "rule", "add", "iif", self.ifname(l.index, r), "lookup", "100", "pref", "100")
+
+    def _netem_delays(self) -> None:
+        """netem present: each channel a -> b gets its delay on b's ingress, redirected (u32 + mirred)
+        to an IFB device whose root qdisc is `netem delay D` (after the queue, as in the simulator).
+        Not exercised on the development kernel, which has no netem."""
+        for l in self.plan.links:
+            for c in (l.fwd, l.rev):
+                if c.delay_ns <= 0:
+                    continue
+                node = c.dst
+                dev = self.ifname(l.index, node)
+                ifb = dev + "i"
+                self.ip(node, "link", "add", ifb, "type", "ifb")
+                self.ip(node, "link", "set", ifb, "up")
+                tc = ("ip", "netns", "exec", self.ns[node], "tc")
+                sh(*tc, "qdisc", "add", "dev", ifb, "root", "netem", "delay", f"{c.delay_ns / 1000:.3f}us", "limit", "1000000")
+                sh(*tc, "qdisc", "add", "dev", dev, "handle", "ffff:", "ingress")
+                sh(*tc, "filter", "add", "dev", dev, "parent", "ffff:", "protocol", "all", "u32", "match", "u32", "0", "0",
+                   "action", "mirred", "egress", "redirect", "dev", ifb)
+
+    def delay_rules(self) -> list[tuple[int, int, int, int, int]]:
+        import ipaddress
+
+        rules = []
+        for s in self.plan.hosts:
+            for d in self.plan.hosts:
+                if s == d:
+                    continue
+                sa = int(ipaddress.IPv4Address(self.plan.host_addr(s)))
+                da = int(ipaddress.IPv4Address(self.plan.host_addr(d)))
+                rules.append((sa, 0xFFFFFFFF, da, 0xFFFFFFFF, self.plan.path_delay_ns(s, d)))
+        return rules
+
+    def _initcwnd(self) -> None:
+        """IW per (sender, receiver) as the route's initcwnd, on a /32 route in the sender."""
+        done = set()
+        for f in self.plan.tcp:
+            if (f.src, f.dst) in done:
+                continue
+            done.add((f.src, f.dst))
+            dst = self.plan.host_addr(f.dst)
+            p = self.plan.path(f.src, f.dst)
+            link = next(l for m, l in self.plan.neighbours(f.src) if m == p[1])
+            gw = link.addr(p[1])
+            self.ip(f.src, "route", "replace", f"{dst}/32", "via", gw, "dev", self.ifname(link.index, f.src),
+                    "initcwnd", str(f.iw), "initrwnd", str(max(f.iw, 10)))
+
+    # -- stats ---------------------------------------------------------------------------------
+    def qdisc_stats(self, c: Channel) -> dict:
+        node, dev = self._dev(c)
+        p = self.exec(node, "tc", "-s", "-j", "qdisc", "show", "dev", dev, check=False)
+        try:
+            qs = json.loads(p.stdout or "[]")
+        except json.JSONDecodeError:
+            return {}
+        for q in qs:
+            if q.get("handle") == "10:":
+                return q
+        return {}
+
+    # -- teardown ------------------------------------------------------------------------------
+    def teardown(self) -> None:
+        for ns in list(self.created):
+            delete_namespace(ns)
+            self.created.remove(ns)
+
+
+def leaf_qdisc(q: Queue, rate_bps: int) -> list[str]:
+    """The tc arguments of the queue behind the rate limiter."""
+    if q.kind == "droptail":
+        return ["pfifo", "limit", str(q.limit)] if q.unit == "pkt" else ["bfifo", "limit", str(q.limit)]
+    lim_pkts = q.limit if q.unit == "pkt" else max(1, q.limit // 1500)
+    p = q.params
+    if q.kind == "red":
+        # ns-2 meanings: thresholds in packets (mean packet size 1500 B here), q_weight = 2^-Wlog
+        import math
+
+        mean = 1500
+        minth = int(p.get("thresh", 5)) * mean
+        maxth = int(p.get("maxthresh", 15)) * mean
+        linterm = float(p.get("linterm", 10))
+        w = float(p.get("q_weight", 0.002))
+        args = ["red", "limit", str(lim_pkts * mean * 2), "min", str(minth), "max", str(maxth), "avpkt", str(mean),
+                "burst", str(max(2, int(math.ceil((2 * minth + maxth) / (3 * mean))))), "bandwidth", f"{rate_bps}bit",
+                "probability", str(1.0 / linterm)]
+        if p.get("ecn"):
+            args.append("ecn")
+        if p.get("gentle"):
+            args.append("harddrop")
+        del w  # tc derives Wlog from burst; q_weight is approximated by the burst above
+        return args
+    if q.kind == "codel":
+        return ["codel", "limit", str(lim_pkts)] + (["ecn"] if p.get("ecn") else [])
+    if q.kind == "fq_codel":
+        return ["fq_codel", "limit", str(lim_pkts)] + (["ecn"] if p.get("ecn", True) else ["noecn"])
+    if q.kind == "pie":
+        return ["pie", "limit", str(lim_pkts)] + (["ecn"] if p.get("ecn") else [])
+    if q.kind == "cake":
+        return ["cake", "bandwidth", f"{rate_bps}bit"]
+    raise TestbedError(f"{q.key}.kind: {q.kind!r} has no testbed mapping")
