@@ -85,7 +85,7 @@ def bulk_runs(tmp_path_factory):
     base = tmp_path_factory.mktemp("bulk")
     mod = tmp_path_factory.mktemp("bulk-rwnd")
     plain = testbed.run(SC / "audio-bulk.toml", out=base, overrides=BULK)
-    moderated = testbed.run(SC / "audio-bulk.toml", out=mod, overrides={**BULK, "rwnd": {"host": "client", "budget": "20kB"}})
+    moderated = testbed.run(SC / "audio-bulk.toml", out=mod, overrides={**BULK, "hosts": {"client": {"rwnd": {"budget": "20kB"}}}})
     return plain, moderated, mod
 
 

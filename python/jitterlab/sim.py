@@ -61,7 +61,7 @@ class Result:
         return self._pd[name]
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        return {n: self.table(n) for n in self.NAMES}
+        return {n: self.table(n) for n in self.NAMES if n in self.arrow}
 
     media_packets = property(lambda self: self.table("media_packets"))
     tcp_flows = property(lambda self: self.table("tcp_flows"))
@@ -74,7 +74,7 @@ class Result:
     tcp_series = property(lambda self: self.table("tcp_series"))
 
     def __repr__(self) -> str:
-        return f"Result(seed={self.seed}, " + ", ".join(f"{n}={self.arrow[n].num_rows} rows" for n in self.NAMES) + ")"
+        return f"Result(seed={self.seed}, " + ", ".join(f"{n}={t.num_rows} rows" for n, t in self.arrow.items()) + ")"
 
 
 def simulate(

@@ -281,7 +281,7 @@ def execute(payload: dict[str, Any]) -> dict[str, Any]:
         else:
             res = sim.simulate(payload["scenario"], seed=payload["seed"], run_id=payload["run_id"],
                                overrides=payload["overrides"], params=params)
-        out = {"run_id": payload["run_id"], "ok": True, "tables": {n: res.arrow[n] for n in payload["tables"]},
+        out = {"run_id": payload["run_id"], "ok": True, "tables": {n: res.arrow[n] for n in payload["tables"] if n in res.arrow},
                "wall_s": time.perf_counter() - t0, "stored": False}
     except Exception as e:  # recorded with the run; the sweep goes on
         out = {"run_id": payload["run_id"], "ok": False, "error": f"{type(e).__name__}: {e}",

@@ -288,7 +288,7 @@ def plan(sc: dict[str, Any], seed: int = 1) -> Plan:
     import numpy as np
 
     rng = np.random.default_rng(seed)
-    _check_keys(sc, {"name", "description", "duration", "access", "dumbbell", "links", "traffic", "output", "rwnd"}, "")
+    _check_keys(sc, {"name", "description", "duration", "access", "dumbbell", "links", "traffic", "output", "hosts"}, "")
     if "duration" not in sc:
         raise ScenarioError("duration: missing (required)")
     duration = time_ns(sc["duration"], "duration")
@@ -456,17 +456,34 @@ def plan(sc: dict[str, Any], seed: int = 1) -> Plan:
             raise ScenarioError(f"traffic: iw: flows from {f.src} to {f.dst} ask for different initial windows "
                                 f"({iws[(f.src, f.dst)]} and {f.iw}); the testbed sets IW per route (initcwnd)")
     budgets: dict[str, int] = {}
-    rw = sc.get("rwnd")
-    if rw is not None:
-        if not isinstance(rw, dict):
-            raise ScenarioError("rwnd: expected a table like { host = \"client\", budget = \"20kB\" }")
-        _check_keys(rw, {"host", "budget"}, "rwnd.")
-        h = rw.get("host", hosts[-1] if "access" in sc else None)
+    # The simulator's moderation table, [hosts.<host>.rwnd] (docs/tcp.md); the kernel can honour an
+    # equal split applied from the SYN (SO_RCVBUF before connect), so other options are refused.
+    hosts_tbl = sc.get("hosts") or {}
+    if not isinstance(hosts_tbl, dict):
+        raise ScenarioError("hosts: expected a table of hosts, e.g. [hosts.client.rwnd]")
+    for h, htbl in hosts_tbl.items():
+        if not isinstance(htbl, dict):
+            raise ScenarioError(f"hosts.{h}: expected a table")
+        _check_keys(htbl, {"rwnd"}, f"hosts.{h}.")
         if h not in hosts:
-            raise ScenarioError(f"rwnd.host: must name a host ({', '.join(hosts)}), got {h!r}")
+            raise ScenarioError(f"hosts.{h}: no host of that name ({', '.join(hosts)})")
+        rw = htbl.get("rwnd")
+        if rw is None:
+            continue
+        where = f"hosts.{h}.rwnd."
+        if not isinstance(rw, dict):
+            raise ScenarioError(f"hosts.{h}.rwnd: expected a table like {{ budget = \"20kB\" }}")
+        _check_keys(rw, {"budget", "split", "from_syn", "only_with_media", "media_idle", "enabled", "weights"}, where)
+        if rw.get("enabled", True) is False:
+            continue
+        for key, ok in (("split", "equal"), ("from_syn", True), ("only_with_media", False)):
+            if key in rw and rw[key] != ok:
+                raise ScenarioError(f"{where}{key}: the testbed supports only {key} = {ok!r} (SO_RCVBUF set before connect), got {rw[key]!r}")
+        if "weights" in rw:
+            raise ScenarioError(f"{where}weights: the testbed splits the budget equally only")
         if "budget" not in rw:
-            raise ScenarioError("rwnd.budget: missing (bytes of advertised window shared by the host's flows, e.g. \"20kB\")")
-        budgets[h] = size_bytes(rw["budget"], "rwnd.budget")
+            raise ScenarioError(f"{where}budget: missing (bytes of advertised window shared by the host's flows, e.g. \"20kB\")")
+        budgets[h] = size_bytes(rw["budget"], f"{where}budget")
         for f in tcp:
             if f.dst == h:
                 f.rcvbuf = None  # the moderation sets the receive buffers of this host's flows

@@ -232,7 +232,8 @@ fn scenario_keys_are_checked() {
 #[test]
 fn only_with_media_follows_the_media_flow() {
     let run = |audio: bool| {
-        let mut tr = vec![json!({"kind": "bulk", "name": "bulk", "from": "server", "to": "mobile", "size": "2MB", "start": "1s"})];
+        // plain slow start (no HyStart) so that the unmoderated 2 MB transfer surely overfills the queue
+        let mut tr = vec![json!({"kind": "bulk", "name": "bulk", "from": "server", "to": "mobile", "size": "2MB", "start": "1s", "hystart": false})];
         if audio {
             tr.push(json!({"kind": "audio", "from": "server", "to": "mobile"}));
         }
