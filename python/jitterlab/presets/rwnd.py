@@ -56,7 +56,9 @@ def _budget_param() -> Param:
 
 
 def _tcp(kind: str, **kw: Any) -> dict[str, Any]:
-    return {"kind": kind, "name": kind, "from": "server", "to": HOST, "cc": "cubic", **kw}
+    # Linux servers: CUBIC with HyStart (the default), and slow start counting ACKed segments
+    # (Linux's tcp_slow_start since 3.9; RFC 3465 ABC with L = 2) — the testbed comparison shows why
+    return {"kind": kind, "name": kind, "abc": True, "from": "server", "to": HOST, "cc": "cubic", **kw}
 
 
 def _bulk_scenario() -> dict[str, Any]:
