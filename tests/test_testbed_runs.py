@@ -110,6 +110,26 @@ def test_rwnd_moderation_protects_audio_at_small_cost(bulk_runs):
     assert max(wins) <= 26_000, max(wins)
 
 
+def test_captures_through_the_capture_analysis_agree_with_the_workers(bulk_runs):
+    """The tcpdump pair, read by the capture analysis, gives the run the workers logged: the same
+    media packets sent and lost, OWDs within the capture/socket timestamp difference, and the TCP
+    transfer with its size."""
+    plain, _, _ = bulk_runs
+    cap = plain.capture
+    want = plain.media_packets.set_index("seq")
+    got = cap["media_packets"].set_index("seq")
+    assert len(got) == len(want)
+    assert (got.recv_ns.isna() == want.recv_ns.reindex(got.index).isna()).all()
+    both = got.recv_ns.notna()
+    d_ms = (got.recv_ns[both].astype("int64") - want.recv_ns.reindex(got.index)[both].astype("int64")).abs() / 1e6
+    # tcpdump and the receiving socket both take the kernel's receive time; the sender side is the
+    # socket's send time against the capture's: a fraction of a millisecond apart
+    assert d_ms.median() < 0.5, d_ms.describe()
+    tcp = cap["tcp_flows"]
+    assert len(tcp) == 1 and int(tcp.bytes.iloc[0]) == 10_000_000
+    assert abs(int(tcp.end_ns.iloc[0]) - int(plain.tcp_flows.end_ns.iloc[0])) < 50_000_000
+
+
 def _advertised_windows(pcap: Path, src_port_not: int) -> list[int]:
     if shutil.which("tshark") is None:
         pytest.skip("tshark is not installed")

@@ -257,9 +257,39 @@ def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path
             errors.append(f"{f.name}: {txt.splitlines()[-1]}")
     res = _tables(pl, sc, seed, run_id, params or {}, t0, media_out, tcp_out, info)
     res.testbed = info  # type: ignore[attr-defined]
+    res.capture = _capture_tables(pl, out, t0, run_id, errors)  # type: ignore[attr-defined]
     (tmp / "info.json").write_text(json.dumps({k: v for k, v in info.items() if k != "queue_samples"}, indent=1, default=str))
     if errors:
         info["worker_errors"] = errors
+    return res
+
+
+def _capture_tables(pl: Plan, out: Path, t0: int, run_id: int, errors: list[str]) -> dict[str, pd.DataFrame]:
+    """The tcpdump pair of each media flow through the capture analysis (the code behind `jitterlab
+    analyze`), written to OUT/capture/: media_packets and runs per media flow, and the TCP flows seen
+    in the media sender's capture. The worker logs give the main tables; these are the same run as
+    the wire shows it (tests cross-check the two). A capture that cannot be read is reported in the
+    run's worker errors, not raised: the run's other tables stay."""
+    from jitterlab import capture
+
+    tables: dict[str, list[pd.DataFrame]] = {"media_packets": [], "tcp_flows": [], "runs": []}
+    for m in pl.media:
+        s, r = out / f"{m.src}.pcap", out / f"{m.dst}.pcap"
+        try:
+            t = capture.analyze(s, r, media=f"rtp:{0x4A4C0000 + m.flow_id}", t0_ns=t0, run_id=run_id)
+        except Exception as e:  # a damaged capture must not lose the run
+            errors.append(f"capture analysis of {s.name}, {r.name}: {e}")
+            continue
+        tables["media_packets"].append(t["media_packets"].assign(flow_id=m.flow_id))
+        tables["runs"].append(t["runs"].assign(media_flow_id=m.flow_id))
+        if not tables["tcp_flows"] and len(t["tcp_flows"]):
+            tables["tcp_flows"].append(t["tcp_flows"])
+    res = {k: pd.concat(v, ignore_index=True) for k, v in tables.items() if v}
+    if res:
+        d = out / "capture"
+        d.mkdir(exist_ok=True)
+        for k, df in res.items():
+            df.to_parquet(d / f"{k}.parquet", index=False)
     return res
 
 
