@@ -206,8 +206,9 @@ def _to_result(raw: dict, sc: dict, seed: int, run_id: int, params: Mapping[str,
     return Result(arrow, sc, seed, t)
 
 
-def write(result: Result, out: str | Path) -> Path:
-    """Writes each table as Parquet plus manifest.json (format version, scenario, seed, version)."""
+def write(result: Result, out: str | Path, source: str = "sim", extra: Mapping[str, Any] | None = None) -> Path:
+    """Writes each table as Parquet plus manifest.json (format version, source, scenario, seed,
+    version, and `extra` fields such as the testbed's pcaps)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     for name, t in result.arrow.items():
@@ -215,10 +216,11 @@ def write(result: Result, out: str | Path) -> Path:
     manifest = {
         "format_version": FORMAT_VERSION,
         "jitterlab_version": _native.__version__,
-        "source": "sim",
+        "source": source,
         "seed": result.seed,
         "scenario": result.scenario,
         "tables": sorted(f"{n}.parquet" for n in result.arrow),
+        **(extra or {}),
     }
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n")
     return out

@@ -27,7 +27,7 @@ import pandas as pd
 
 from jitterlab import _native
 from jitterlab import scenario as _scn
-from jitterlab.sim import FORMAT_VERSION, Result
+from jitterlab.sim import Result
 from jitterlab.testbed_net import Network, TestbedError, cleanup, require_root, sh  # noqa: F401
 from jitterlab.testbed_plan import Plan, plan as make_plan
 
@@ -493,24 +493,10 @@ def _empty_media() -> pd.DataFrame:
 
 def write(result: Result, out: str | Path) -> Path:
     """Tables as Parquet plus manifest.json (source "testbed"), next to the pcaps."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    import pyarrow.parquet as pq
+    from jitterlab import sim
 
-    for name, t in result.arrow.items():
-        pq.write_table(t, out / f"{name}.parquet")
-    manifest = {
-        "format_version": FORMAT_VERSION,
-        "jitterlab_version": _native.__version__,
-        "source": "testbed",
-        "seed": result.seed,
-        "scenario": result.scenario,
-        "tables": sorted(f"{n}.parquet" for n in result.arrow),
-        "pcaps": sorted(p.name for p in out.glob("*.pcap")),
-        "testbed": getattr(result, "testbed", {}),
-    }
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n")
-    return out
+    return sim.write(result, out, source="testbed", extra={"pcaps": sorted(p.name for p in Path(out).glob("*.pcap")),
+                                                          "testbed": getattr(result, "testbed", {})})
 
 
 def accuracy(out: str | Path | None = None, duration: str = "20s") -> dict[str, Any]:
