@@ -34,12 +34,12 @@ fn hystart_state(path: &Path, cfg: TcpConfig, size: u64, until: Time) -> (Option
 /// 94–189 (96): each round's ACKs come back 120 µs apart and, until round 94–189 (96 × 120 µs =
 /// 11.5 ms > RTT), a gap of several ms follows that ends the train.
 ///
-/// Linux ≥ 6.14 (`hystart_round_fix`, default): rounds are counted from the first ACK, i = 1, 4,
+/// Linux since early 2025 (`hystart_round_fix`, default): rounds are counted from the first ACK, i = 1, 4,
 /// 10, 22, 46, 94, …: exactly the RTT rounds. Round 22 (24 ACKs, 2.8 ms) is too short; round 46
 /// (48 ACKs) passes 5.0688 ms at its 43rd gap, i = 46 + 43 = 89, where cwnd = 3 + 88 = 91 segments
 /// (91 · 1500 B · 8 / 100 Mbit/s = 10.9 ms ≈ min_rtt: the round's train is min_rtt/2 ≈ 42 segments).
 ///
-/// Old order (Linux 6.1–6.13): HyStart's first round starts at cwnd 16 (i = 14), then i = 30, 62,
+/// Old order (Linux 6.1 up to that fix): HyStart's first round starts at cwnd 16 (i = 14), then i = 30, 62,
 /// 126. The round of i = 62 sits at position 16 of 48 (31 ACKs left, 3.7 ms: too short); that of
 /// i = 126 at position 32 of 96 with 63 ACKs left, so the train passes 5.0688 ms at the 43rd ACK
 /// after it, i = 169, cwnd = 3 + 168 = 171 segments (2.0·min_rtt).
@@ -69,12 +69,12 @@ fn ack_train_exit_on_a_clean_path() {
 /// left on ACK (k − 9)/2 behind ≈ (k − 11)/2 packets (two sent per ACK, one served per ACK
 /// interval), so segment 23 meets ≈ 6 packets (18 ms), more than the threshold.
 ///
-/// Linux ≥ 6.14 (`hystart_round_fix`, default): rounds from ACK 1: 1–10, 11–30, 31–70. Round 1
+/// Linux since early 2025 (`hystart_round_fix`, default): rounds from ACK 1: 1–10, 11–30, 31–70. Round 1
 /// runs the tests only from ACK 7 (4 samples, none tested); round 11 contains segment 11's sample
 /// (delay_min), so its minimum stays low; round 31's samples (segments 31–39 meet ≥ 10 packets) are
 /// all above threshold and the exit is on its 9th, ACK 39, at cwnd 10 + 38 = 48 segments.
 ///
-/// Old order (Linux 6.1–6.13): rounds start at ACKs 7, 23, 55, … (the first when cwnd reaches 16).
+/// Old order (Linux 6.1 up to that fix): rounds start at ACKs 7, 23, 55, … (the first when cwnd reaches 16).
 /// Round 7 contains segment 11 (delay_min); round 23's first nine samples are all above threshold:
 /// the exit is on the 9th, ACK 31, at cwnd 10 + 30 = 40 segments. Without HyStart the queue grows
 /// past 900.

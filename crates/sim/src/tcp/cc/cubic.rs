@@ -59,8 +59,9 @@ pub struct Hystart {
     pub pacing: bool,
     /// cwnd (bytes) when HyStart ended slow start.
     pub exit_cwnd: Option<u64>,
-    /// Rounds are counted below `hystart_low_window` too (Linux ≥ 6.14 and 6.x stable, default);
-    /// false: the round reset waits for the low window as in Linux 6.1–6.13 (see [`Hystart::update`]).
+    /// Rounds are counted below `hystart_low_window` too (Linux since early 2025, default);
+    /// false: the round reset waits for the low window as in Linux 6.1 up to that fix (see
+    /// [`Hystart::update`]).
     pub linux_round_fix: bool,
 }
 
@@ -95,9 +96,10 @@ impl Hystart {
     /// `hystart_update`: run both tests on one RTT sample; Some when slow start should end.
     /// `low_window`: cwnd is below `hystart_low_window`. Rounds are kept on every sample in slow
     /// start and only the tests wait for the low window, as in Linux since "tcp_cubic: fix
-    /// incorrect HyStart round start detection" (M. Arghavani, netdev January 2025, v6.14, in the
-    /// 6.x stable series; before it, 4e1fddc98d25 (v6.1) skipped the round reset below the low
-    /// window too, so the first round began at the first ACK at 16 segments). So the round in
+    /// incorrect HyStart round start detection" (M. Arghavani, netdev January 2025; in mainline by
+    /// v6.14, backported to 6.1.y and 6.6.y in February 2025; before it, 4e1fddc98d25 (v6.1)
+    /// skipped the round reset below the low window too, so the first round began at the first
+    /// ACK at 16 segments). So the round in
     /// progress when cwnd reaches 16 keeps its start and end_seq, and the delay test (which needs
     /// 8 samples gathered at ≥ 16 segments in one round) usually runs in the round after it:
     /// measured on Linux 6.18, PAM 2013 path, IW3: TCPHystartDelayCwnd = 38 segments, where the
@@ -383,7 +385,7 @@ mod tests {
         assert_eq!(ss.s.ssthresh, 16_000);
     }
 
-    /// Rounds below the low window (Linux ≥ 6.14). cwnd 12 segments, 12 out; each ACK covers one
+    /// Rounds below the low window (Linux since early 2025). cwnd 12 segments, 12 out; each ACK covers one
     /// segment, grows cwnd by one and sends two (SND.NXT at ACK k = 12 + 2(k − 1) segments); ACKs
     /// 5 ms apart (no train); ACK 1's sample 100 ms (delay_min, threshold 12.5 ms), all later
     /// ones 120 ms (above 112.5 ms). cwnd at ACK k (before it) = 11 + k, so 16 from ACK 5.
