@@ -263,6 +263,7 @@ _TCP_KEYS = ("kind", "name", "from", "to", "size", "flows", "iw", "cc", "start",
 _TCP_DEFAULT_ONLY: dict[str, tuple] = {
     "recovery": ("sack",), "limited_transmit": (True,), "delack": ("40ms",), "wscale": (True,), "ecn": (False,),
     "pacing": (False,), "abc": (True, 2), "series": (False,), "min_rto": ("200ms",),
+    "hystart_round_fix": (True,),
 }
 
 

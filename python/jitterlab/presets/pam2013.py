@@ -194,7 +194,7 @@ def _figures(rep: Report, res: dict, reps: int, reps7: int, claims: list[Claim])
     claims.append(Claim("Median OWD stays below 150 ms with one and two flows", "< 150 ms",
                         ", ".join(f"n={n} IW{iw}: {med[(n, iw)] * 1e3:.0f} ms" for n in (1, 2) for iw in (3, 10)),
                         "agrees" if below else "disagrees",
-                        "" if below else "Linux CUBIC's HyStart (modelled) ends a single flow's slow start at cwnd ≈ 24 segments, "
+                        "" if below else "Linux CUBIC's HyStart (modelled) ends a single flow's slow start at cwnd ≈ 40–60 segments, "
                         "≈ 0.2 s in; what it keeps above the path's BDP (≈ 15 kB at 3.3 Mbit/s, 37 ms) stays queued until the page "
                         "ends, and two flows add up (without HyStart the medians are 50–80 % higher: `hystart = false`); the rest "
                         "of the gap is the measured path's (HSPA scheduling, rate variation), not modelled"))

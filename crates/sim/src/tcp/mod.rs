@@ -83,6 +83,10 @@ pub struct TcpConfig {
     /// CUBIC's hybrid slow start as in Linux (`tcp_cubic.c` `hystart = 1`, the default); ignored
     /// by Reno.
     pub hystart: bool,
+    /// HyStart counts rounds below `hystart_low_window` too, as Linux since early 2025 (mainline
+    /// and stable, "tcp_cubic: fix incorrect HyStart round start detection"); false: as Linux from
+    /// 6.1 (4e1fddc98d25) up to that fix.
+    pub hystart_round_fix: bool,
     /// RFC 3465 byte counting with limit L (segments); None = packet counting.
     pub abc: Option<u64>,
     /// Initial ssthresh in bytes (RFC 5681 §3.1: arbitrarily high).
@@ -117,6 +121,7 @@ impl Default for TcpConfig {
             ecn: false,
             pacing: false,
             hystart: true,
+            hystart_round_fix: true,
             abc: None,
             initial_ssthresh: u64::MAX / 4,
             series: false,

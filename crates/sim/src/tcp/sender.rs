@@ -164,6 +164,7 @@ impl Sender {
         if let Cc::Cubic(c) = &mut cc {
             c.hystart.enabled = cfg.hystart;
             c.hystart.pacing = cfg.pacing;
+            c.hystart.linux_round_fix = cfg.hystart_round_fix;
         }
         let mss = cfg.mss.max(1) as u64;
         let cs = CcState {

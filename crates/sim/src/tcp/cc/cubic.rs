@@ -59,11 +59,15 @@ pub struct Hystart {
     pub pacing: bool,
     /// cwnd (bytes) when HyStart ended slow start.
     pub exit_cwnd: Option<u64>,
+    /// Rounds are counted below `hystart_low_window` too (Linux since early 2025, default);
+    /// false: the round reset waits for the low window as in Linux 6.1 up to that fix (see
+    /// [`Hystart::update`]).
+    pub linux_round_fix: bool,
 }
 
 impl Default for Hystart {
     fn default() -> Self {
-        Hystart { enabled: true, found: None, delay_min: None, round_start: Time::ZERO, last_ack: Time::ZERO, end_seq: None, curr_rtt: None, sample_cnt: 0, pacing: false, exit_cwnd: None }
+        Hystart { enabled: true, found: None, delay_min: None, round_start: Time::ZERO, last_ack: Time::ZERO, end_seq: None, curr_rtt: None, sample_cnt: 0, pacing: false, exit_cwnd: None, linux_round_fix: true }
     }
 }
 
@@ -90,9 +94,22 @@ impl Hystart {
     }
 
     /// `hystart_update`: run both tests on one RTT sample; Some when slow start should end.
-    fn update(&mut self, now: Time, s: &AckSample) -> Option<HystartExit> {
+    /// `low_window`: cwnd is below `hystart_low_window`. Rounds are kept on every sample in slow
+    /// start and only the tests wait for the low window, as in Linux since "tcp_cubic: fix
+    /// incorrect HyStart round start detection" (M. Arghavani, netdev January 2025; in mainline by
+    /// v6.14, backported to 6.1.y and 6.6.y in February 2025; before it, 4e1fddc98d25 (v6.1)
+    /// skipped the round reset below the low window too, so the first round began at the first
+    /// ACK at 16 segments). So the round in
+    /// progress when cwnd reaches 16 keeps its start and end_seq, and the delay test (which needs
+    /// 8 samples gathered at ≥ 16 segments in one round) usually runs in the round after it:
+    /// measured on Linux 6.18, PAM 2013 path, IW3: TCPHystartDelayCwnd = 38 segments, where the
+    /// old order exits at 29 (docs/validation.md, mechanism 2).
+    fn update(&mut self, now: Time, s: &AckSample, low_window: bool) -> Option<HystartExit> {
         if self.end_seq.map_or(true, |e| s.snd_una > e) {
             self.new_round(now, s.snd_nxt);
+        }
+        if low_window {
+            return None;
         }
         let delay_min = self.delay_min?;
         // ACK train: consecutive ACKs no more than 2 ms apart, the train longer than delay_min/2
@@ -175,11 +192,15 @@ impl CongestionControl for Cubic {
             h.delay_min = Some(rtt);
         }
         // (Not during fast recovery: see docs/tcp.md.)
-        if !h.enabled || h.found.is_some() || s.recovery || !st.in_slow_start() || st.cwnd < HYSTART_LOW_WINDOW * st.mss {
+        if !h.enabled || h.found.is_some() || s.recovery || !st.in_slow_start() {
             return;
         }
         let s = AckSample { rtt, ..*s };
-        if let Some(exit) = h.update(st.now, &s) {
+        let low_window = h.linux_round_fix && st.cwnd < HYSTART_LOW_WINDOW * st.mss;
+        if !h.linux_round_fix && st.cwnd < HYSTART_LOW_WINDOW * st.mss {
+            return;
+        }
+        if let Some(exit) = h.update(st.now, &s, low_window) {
             h.found = Some(exit);
             h.exit_cwnd = Some(st.cwnd);
             st.ssthresh = st.cwnd;
@@ -362,6 +383,33 @@ mod tests {
         ss.c.on_ack_sample(&mut ss.s, &smp(108, 500_000, 109_001));
         assert_eq!(ss.c.hystart.found, Some(HystartExit::Delay));
         assert_eq!(ss.s.ssthresh, 16_000);
+    }
+
+    /// Rounds below the low window (Linux since early 2025). cwnd 12 segments, 12 out; each ACK covers one
+    /// segment, grows cwnd by one and sends two (SND.NXT at ACK k = 12 + 2(k − 1) segments); ACKs
+    /// 5 ms apart (no train); ACK 1's sample 100 ms (delay_min, threshold 12.5 ms), all later
+    /// ones 120 ms (above 112.5 ms). cwnd at ACK k (before it) = 11 + k, so 16 from ACK 5.
+    /// Linux's order: round 1 began at ACK 1 with end_seq = 12 segments; ACKs 5–12 gather 8
+    /// samples, ACK 13 (SND.UNA 13 > 12) starts round 2 (end_seq 36) and clears them; ACKs 13–20
+    /// gather, ACK 21 exits: ssthresh = 32 segments. The old order (round reset only from 16
+    /// segments): round 1 begins at ACK 5, gathers ACKs 5–12, exits on ACK 13: 24 segments.
+    #[test]
+    fn hystart_rounds_are_counted_below_the_low_window() {
+        for (fix, exit_ack, exit_cwnd) in [(true, 21u64, 32u64), (false, 13, 24)] {
+            let mut ss = Ss::new(12);
+            ss.c.hystart.linux_round_fix = fix;
+            for k in 1..=30u64 {
+                let before = ss.ack(k * 5000, if k == 1 { 100_000 } else { 120_000 });
+                assert_eq!(before, 11 + k);
+                assert_eq!(ss.c.hystart.found.is_some(), k >= exit_ack, "fix {fix}, ACK {k}");
+                if ss.c.hystart.found.is_some() {
+                    break;
+                }
+            }
+            assert_eq!(ss.c.hystart.found, Some(HystartExit::Delay));
+            assert_eq!(ss.c.hystart.exit_cwnd, Some(exit_cwnd * 1000));
+            assert_eq!(ss.s.ssthresh, exit_cwnd * 1000);
+        }
     }
 
     /// ACK train. cwnd 40, 40 segments out, so round 1 is ACKs 1–40; ACKs 1 ms apart (≤ 2 ms),
