@@ -129,22 +129,31 @@ pub fn jb_loss(m: &Media, w: Window, bases: &[Base], jbs_ns: &[i64]) -> JbLoss {
 pub fn period_lengths(m: &Media, lost: &[bool]) -> Vec<u32> {
     let mut len = vec![0u32; m.len()];
     for s in &m.streams {
-        let mut r = s.lo;
-        while r < s.hi {
-            if !lost[r] {
-                r += 1;
-                continue;
-            }
-            let start = r;
-            r += 1;
-            while r < s.hi && lost[r] && m.seq[r] == m.seq[r - 1] + 1 {
-                r += 1;
-            }
-            let l = (r - start) as u32;
-            len[start..r].fill(l);
+        for (start, end) in lost_runs(m, lost, s.lo, s.hi) {
+            len[start..end].fill((end - start) as u32);
         }
     }
     len
+}
+
+/// The loss periods of the rows lo..hi of one stream as row ranges [start, end): maximal runs of
+/// lost rows with consecutive sequence numbers (RFC 3357 §4), in sequence order.
+fn lost_runs<'a>(m: &'a Media, lost: &'a [bool], lo: usize, hi: usize) -> impl Iterator<Item = (usize, usize)> + 'a {
+    let mut r = lo;
+    std::iter::from_fn(move || {
+        while r < hi && !lost[r] {
+            r += 1;
+        }
+        if r >= hi {
+            return None;
+        }
+        let start = r;
+        r += 1;
+        while r < hi && lost[r] && m.seq[r] == m.seq[r - 1] + 1 {
+            r += 1;
+        }
+        Some((start, r))
+    })
 }
 
 /// Lower duration bounds of levels 2, 3, 4, 5 of the PAM 2013 Table 2 (40–60, 80–100, 120–180,
@@ -195,17 +204,7 @@ pub fn periods(m: &Media, lost: &[bool], w: Window) -> Periods {
     for (si, s) in m.streams.iter().enumerate() {
         let bd = m.bounds(s, w);
         let mut prev_lost_seq: Option<i64> = None;
-        let mut r = s.lo;
-        while r < s.hi {
-            if !lost[r] {
-                r += 1;
-                continue;
-            }
-            let start = r;
-            r += 1;
-            while r < s.hi && lost[r] && m.seq[r] == m.seq[r - 1] + 1 {
-                r += 1;
-            }
+        for (start, r) in lost_runs(m, lost, s.lo, s.hi) {
             let dist = prev_lost_seq.map_or(0, |p| m.seq[start] - p);
             prev_lost_seq = Some(m.seq[r - 1]);
             if let Some(b) = bd {
