@@ -220,6 +220,21 @@ pub fn periods(m: &Media, lost: &[bool], w: Window) -> Periods {
     out
 }
 
+/// Arguments of the levels-over-time counts: positive bin and span, one group code per run, codes
+/// below `n_groups`.
+fn check_binning(m: &Media, run_group: &[u32], n_groups: usize, bin_ns: i64, span_ns: i64) -> Result<()> {
+    if bin_ns <= 0 || span_ns <= 0 {
+        return Err(MetricsError::InvalidParameter { name: "bin", reason: "bin width and span must be positive".into() });
+    }
+    if run_group.len() != m.n_runs() {
+        return Err(MetricsError::LengthMismatch { column: "group", expected: m.n_runs(), got: run_group.len() });
+    }
+    if let Some(&g) = run_group.iter().find(|&&g| g as usize >= n_groups) {
+        return Err(MetricsError::InvalidParameter { name: "group", reason: format!("group code {g} >= {n_groups}") });
+    }
+    Ok(())
+}
+
 /// Number of bins of `bin_ns` covering [0, span_ns); refuses tables of counts that would not
 /// fit in memory (a typo such as a span in ns given as ms should not abort the process).
 fn bin_count(bin_ns: i64, span_ns: i64, n_groups: usize, n_jbs: usize) -> Result<usize> {
@@ -253,15 +268,7 @@ pub fn levels_over_time(
     bin_ns: i64,
     span_ns: i64,
 ) -> Result<LevelsOverTime> {
-    if bin_ns <= 0 || span_ns <= 0 {
-        return Err(MetricsError::InvalidParameter { name: "bin", reason: "bin width and span must be positive".into() });
-    }
-    if run_group.len() != m.n_runs() {
-        return Err(MetricsError::LengthMismatch { column: "group", expected: m.n_runs(), got: run_group.len() });
-    }
-    if let Some(&g) = run_group.iter().find(|&&g| g as usize >= n_groups) {
-        return Err(MetricsError::InvalidParameter { name: "group", reason: format!("group code {g} >= {n_groups}") });
-    }
+    check_binning(m, run_group, n_groups, bin_ns, span_ns)?;
     let n_bins = bin_count(bin_ns, span_ns, n_groups, 1)?;
     let mut counts = vec![0u64; n_groups * n_bins * 6];
     let mut reps = vec![0u64; n_groups];
@@ -315,15 +322,7 @@ pub fn levels_over_time_multi(
     span_ns: i64,
 ) -> Result<Vec<LevelsOverTime>> {
     check_interval(interval_ns)?;
-    if bin_ns <= 0 || span_ns <= 0 {
-        return Err(MetricsError::InvalidParameter { name: "bin", reason: "bin width and span must be positive".into() });
-    }
-    if run_group.len() != m.n_runs() {
-        return Err(MetricsError::LengthMismatch { column: "group", expected: m.n_runs(), got: run_group.len() });
-    }
-    if let Some(&g) = run_group.iter().find(|&&g| g as usize >= n_groups) {
-        return Err(MetricsError::InvalidParameter { name: "group", reason: format!("group code {g} >= {n_groups}") });
-    }
+    check_binning(m, run_group, n_groups, bin_ns, span_ns)?;
     let nj = jbs_ns.len();
     let n_bins = bin_count(bin_ns, span_ns, n_groups, nj)?;
     let mut counts = vec![0u64; nj * n_groups * n_bins * 6];
