@@ -27,6 +27,7 @@ import pandas as pd
 
 from jitterlab import _native
 from jitterlab import scenario as _scn
+from jitterlab.capture import _null_strings
 from jitterlab.sim import Result
 from jitterlab.testbed_net import Network, TestbedError, cleanup, require_root, sh  # noqa: F401
 from jitterlab.testbed_plan import Plan, plan as make_plan
@@ -384,7 +385,7 @@ def _tables(pl: Plan, sc: dict, seed: int, run_id: int, params: Mapping[str, Any
             "send_ns": s["send_ns"].astype(np.int64) - t0,
             "recv_ns": pd.arrays.IntegerArray(recv.astype(np.int64), ~got),
             "size": s["size"].astype(np.int64),
-            "lost_where": pd.array([None] * n, dtype="string"),
+            "lost_where": _null_strings(n),
             "ce": np.zeros(n, dtype=bool),
         }))
         flows_rows.append({"flow_id": m.flow_id, "name": m.name, "kind": m.kind, "sent_pkts": n, "sent_bytes": int(s["size"].sum()),
