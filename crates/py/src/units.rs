@@ -45,7 +45,33 @@ fn estimate_json<'py>(py: Python<'py>, scenario_json: &str) -> PyResult<Bound<'p
     Ok(d)
 }
 
+/// Reads a capture file through to its end (or only its header with `full = False`) and raises the
+/// CaptureError that reading it gives, if any; lets an error of a pair be pinned on one of its files.
+/// Damage inside the file that the analysis tolerates (records after the damage are skipped) is not
+/// an error here either.
+#[pyfunction]
+#[pyo3(signature = (path, full=true))]
+fn capture_check(py: Python<'_>, path: &str, full: bool) -> PyResult<()> {
+    let path = path.to_string();
+    let res = py.detach(move || -> Result<(), jitterlab_capture::CaptureError> {
+        let mut r = jitterlab_capture::CaptureReader::open(&path)?;
+        if full {
+            loop {
+                match r.next_frame() {
+                    Ok(Some(_)) => {}
+                    Ok(None) => break,
+                    Err(e @ jitterlab_capture::CaptureError::Io { .. }) => return Err(e),
+                    Err(_) => break,
+                }
+            }
+        }
+        Ok(())
+    });
+    res.map_err(|e| crate::errors::CaptureError::new_err(e.to_string()))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(capture_check, m)?)?;
     m.add_function(wrap_pyfunction!(parse_duration_ns, m)?)?;
     m.add_function(wrap_pyfunction!(parse_rate_bps, m)?)?;
     m.add_function(wrap_pyfunction!(parse_size, m)?)?;
