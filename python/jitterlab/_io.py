@@ -42,7 +42,7 @@ def read_bytes(path: str | Path, what: str, limit: int) -> bytes:
     try:
         st = os.stat(p)
     except FileNotFoundError:
-        raise InputError(f"{p}: no such {what}") from None
+        raise InputError(f"{p}: cannot read {what}: no such {what}") from None
     except OSError as e:
         raise InputError(f"{p}: cannot read {what}: {e.strerror}") from None
     if stat.S_ISDIR(st.st_mode):
