@@ -136,8 +136,14 @@ fn link(out: &mut Vec<Chan>, from: &str, to: &str, fwd: Option<f64>, rev: Option
     out.push(Chan { from: to.into(), to: from.into(), bps: rev.unwrap_or(f), queue_bytes: qr });
 }
 
-fn channels(v: &Value) -> Vec<Chan> {
+/// Pairs of a dumbbell laid out as channels; the rest are counted (the builder refuses more than
+/// 10,000 anyway, and a path never needs more than the pairs the traffic names).
+const DUMBBELL_ENUMERATED: u64 = 10_000;
+
+/// The channels, plus nodes, channels and queue bytes counted but not laid out.
+fn channels(v: &Value) -> (Vec<Chan>, f64, f64, f64) {
     let mut out = vec![];
+    let (mut more_nodes, mut more_chans, mut more_queue) = (0.0, 0.0, 0.0);
     if let Some(Value::Object(links)) = v.get("links") {
         for l in links.values() {
             let (Some(a), Some(b)) = (s(l, "from"), s(l, "to")) else { continue };
@@ -159,9 +165,14 @@ fn channels(v: &Value) -> Vec<Chan> {
         link(&mut out, router, client, down, capacity(a, "up_").or(down), qd, a.get("up_queue").map(|q| queue_bytes(Some(q))).unwrap_or(qd));
     }
     if let Some(d) = v.get("dumbbell") {
-        let n = d.get("pairs").and_then(Value::as_u64).unwrap_or(1).min(1_000_000);
+        let pairs = d.get("pairs").and_then(Value::as_u64).unwrap_or(1);
+        let n = pairs.min(DUMBBELL_ENUMERATED);
         let acc = capacity(d, "access_");
         let qa = queue_bytes(d.get("access_queue"));
+        let rest = (pairs - n) as f64;
+        more_nodes += 2.0 * rest;
+        more_chans += 4.0 * rest;
+        more_queue += 4.0 * rest * qa;
         for i in 1..=n {
             link(&mut out, &format!("s{i}"), "r1", acc, acc, qa, qa);
             link(&mut out, "r2", &format!("d{i}"), acc, acc, qa, qa);
@@ -169,7 +180,7 @@ fn channels(v: &Value) -> Vec<Chan> {
         let q = queue_bytes(d.get("queue"));
         link(&mut out, "r1", "r2", capacity(d, "bottleneck_"), None, q, q);
     }
-    out
+    (out, more_nodes, more_chans, more_queue)
 }
 
 /// Shortest-hop paths (as the simulator routes) from one node: per destination, (hops, min capacity).
@@ -193,7 +204,7 @@ fn paths_from(src: &str, adj: &HashMap<&str, Vec<usize>>, chans: &[Chan]) -> Has
 /// Estimates `v` (the scenario as JSON, after file references are inlined).
 pub fn estimate(v: &Value) -> Estimate {
     let duration = dur(v, "duration").unwrap_or(0.0).max(0.0);
-    let chans = channels(v);
+    let (chans, more_nodes, more_chans, more_queue) = channels(v);
     let mut nodes: BTreeMap<&str, ()> = BTreeMap::new();
     let mut adj: HashMap<&str, Vec<usize>> = HashMap::new();
     for (i, c) in chans.iter().enumerate() {
@@ -214,10 +225,11 @@ pub fn estimate(v: &Value) -> Estimate {
         p.get(b).map(|(h, c)| (*h as f64, *c)).unwrap_or((1.0, max_bps))
     };
 
-    let mut e = Estimate { duration_ns: duration, nodes: nodes.len() as u64, channels: chans.len() as u64, ..Default::default() };
+    let n_nodes = nodes.len() as f64 + more_nodes;
+    let n_chans = chans.len() as f64 + more_chans;
+    let mut e = Estimate { duration_ns: duration, nodes: n_nodes as u64, channels: n_chans as u64, ..Default::default() };
     let mut pkt_hops = 0.0;
     let mut sends = 0.0;
-    let mut tap_pkts = 0.0;
     if let Some(Value::Array(tr)) = v.get("traffic") {
         for t in tr {
             if t.get("enabled").and_then(Value::as_bool) == Some(false) {
@@ -273,7 +285,7 @@ pub fn estimate(v: &Value) -> Estimate {
     if let Some(iv) = out.and_then(|o| dur(o, "queue_sample_interval")).filter(|x| *x > 0.0) {
         let sampled = match out.and_then(|o| o.get("queues")).and_then(Value::as_array) {
             Some(q) => q.len() as f64,
-            None => (chans.len() / 2) as f64,
+            None => n_chans / 2.0,
         };
         e.sample_rows = (duration / iv + 1.0) * sampled;
     }
@@ -281,13 +293,13 @@ pub fn estimate(v: &Value) -> Estimate {
         if !taps.is_empty() {
             // every packet crossing a tapped node is kept until the run ends; bounded by all packets
             let snap = out.and_then(|o| o.get("pcap_snaplen")).and_then(Value::as_f64).unwrap_or(65535.0).min(MTU);
-            tap_pkts = sends.min(pkt_hops) * (taps.len() as f64).min(2.0);
+            let tap_pkts = sends.min(pkt_hops) * (taps.len() as f64).min(2.0);
             e.tap_bytes = tap_pkts * (snap + TAP_OVERHEAD);
         }
     }
-    e.events = pkt_hops * EVENTS_PER_HOP + sends * EVENTS_PER_SEND + e.sample_rows / (chans.len() / 2).max(1) as f64;
-    let n = nodes.len() as f64;
-    let queues: f64 = chans.iter().map(|c| c.queue_bytes.min(1e12)).sum();
+    e.events = pkt_hops * EVENTS_PER_HOP + sends * EVENTS_PER_SEND + e.sample_rows / (n_chans / 2.0).max(1.0);
+    let n = n_nodes;
+    let queues: f64 = chans.iter().map(|c| c.queue_bytes.min(1e12)).sum::<f64>() + more_queue.min(1e15);
     e.memory_bytes = BASE_BYTES
         + e.media_rows * BYTES_PER_MEDIA_ROW
         + e.series_rows * BYTES_PER_SERIES_ROW
@@ -295,7 +307,7 @@ pub fn estimate(v: &Value) -> Estimate {
         + e.tap_bytes
         + n * n * 8.0
         + queues
-        + chans.len() as f64 * 2_000.0
+        + n_chans * 2_000.0
         + e.flows as f64 * 4_000.0;
     e
 }
