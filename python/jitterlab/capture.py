@@ -371,14 +371,13 @@ def analyze_pairs(
 
 def write(tables: Mapping[str, pd.DataFrame], out: str | Path, options: Mapping[str, Any] | None = None) -> Path:
     """Writes each table as Parquet plus manifest.json (format version, inputs, run starts, each
-    table's rows and SHA-256). Files appear under their names only when complete; the manifest is
-    removed first and written last."""
+    table's rows and SHA-256). Files appear under their names only when complete; the manifest,
+    written last, certifies the set (see sim.write)."""
     out = Path(out)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise _io.OutputError(f"{out}: cannot create the output directory: {e.strerror}") from None
-    (out / "manifest.json").unlink(missing_ok=True)
     files = {}
     for name, df in tables.items():
         path = out / f"{name}.parquet"

@@ -272,15 +272,16 @@ def write(result: Result, out: str | Path, source: str = "sim", extra: Mapping[s
     """Writes each table as Parquet plus manifest.json (format version, source, scenario, seed,
     version, `extra` fields such as the testbed's pcaps, and each table's rows and SHA-256).
 
-    Each file is written under a temporary name and renamed when complete; the manifest, which
-    certifies the set, is removed first and written last, so a directory with a manifest is whole.
+    Each file is written under a temporary name and renamed when complete, so no file is ever
+    half-written under its name, and a failure (ENOSPC) leaves the files not yet replaced as they
+    were. The manifest is written last: its checksums certify the set, and a directory whose files
+    do not match its manifest was interrupted while being rewritten.
     """
     out = Path(out)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise _io.OutputError(f"{out}: cannot create the output directory: {e.strerror}") from None
-    (out / "manifest.json").unlink(missing_ok=True)
     files = {}
     for name, t in result.arrow.items():
         path = out / f"{name}.parquet"
