@@ -359,7 +359,7 @@ def _store(out: Path, res: dict[str, Any]) -> None:
         _write_run(tmp, d, res)
     except OSError as e:
         shutil.rmtree(tmp, ignore_errors=True)
-        raise _io.OutputError(f"{d}: cannot store run {res['run_id']}: {e.strerror or e}") from None
+        raise _io._oserror(d, e, f"store run {res['run_id']}") from None
 
 
 def _write_run(tmp: Path, d: Path, res: dict[str, Any]) -> None:

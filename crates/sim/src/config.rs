@@ -298,7 +298,10 @@ impl Params {
     pub fn finish(self) -> Result<(), ConfigError> {
         for k in self.map.keys() {
             if !self.used.contains(k) {
-                if let Some(m) = self.asked.iter().find(|a| !self.map.contains_key(*a) && near_miss(k, a)) {
+                // a near miss of a known key; one the table lacks is the likelier intent
+                let mut near = self.asked.iter().filter(|a| near_miss(k, a));
+                let first = near.clone().find(|a| !self.map.contains_key(*a));
+                if let Some(m) = first.or_else(|| near.next()) {
                     return Err(ConfigError::new(self.key_path(k), format!("unknown key (did you mean {m:?}?)")));
                 }
                 let known: Vec<&str> = self.asked.iter().map(|s| s.as_str()).filter(|s| !s.ends_with("_data")).collect();
