@@ -193,6 +193,25 @@ def test_estimate_against_measured_counts(path):
     segs = int(r.tcp_flows["segments_sent"].sum()) if len(r.tcp_flows) else 0
     assert segs / 2 <= est["tcp_segments"] <= est["stated_factor"] * max(segs, 1) + 8, (est["tcp_segments"], segs)
     assert est["sample_rows"] == r.arrow["queue_samples"].num_rows
+    if segs == 0:
+        # CBR only: every packet is one source event plus TxDone and Arrive per hop, by hand
+        assert abs(est["events"] - ev) <= 0.05 * ev, (est["events"], ev)
+
+
+def test_memory_estimate_against_peak_rss(tmp_path):
+    """The memory estimate is a safety limit: never below the measured peak RSS of the run, and not
+    so far above that it refuses runs the machine can do (<= 1.6x on a memory-dominated run:
+    0.5 M media rows and 2 M queue samples, ~400 MB)."""
+    import resource
+
+    code = ("import sys; from jitterlab import sim; "
+            f"r = sim.simulate({str(SCN)!r}, overrides={{'duration': '10000s'}}); sim.write(r, sys.argv[1])")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    subprocess.run([sys.executable, "-c", code, str(tmp_path / "o")], check=True)
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+    assert peak > before * 1024, "ru_maxrss of children must come from this run"
+    est = sim.estimate(SCN, {"duration": "10000s"})["memory_bytes"]
+    assert peak <= est <= 1.6 * peak, (est / 1e6, peak / 1e6)
 
 
 # ---------------------------------------------------------------------------------------------
