@@ -109,6 +109,10 @@ def test_rates_out_of_range_or_ambiguous_are_refused_before_running(tmp_path, va
     ("colour=1", ["colour: unknown key"]),
     ("access.down_delya=5ms", ["access.down_delya", 'did you mean "down_delay"']),
     ("duration=1979-05-27", ["--set", "date/time"]),
+    ("traffic[0].size=nan", ["traffic[0].size", "not a usable number"]),
+    ("dumbbell.pairs=" + "9" * 400, ["dumbbell.pairs", "out of range"]),
+    ("x=" + "[" * 2000 + "]" * 2000, ["--set", "nested too deeply"]),
+    ("x=" + "[" * 40 + "]" * 40, ["--set", "nested deeper than 32"]),
 ])
 def test_set_paths(tmp_path, item, needles):
     user_error(simulate(tmp_path, SCN, "--set", item), *needles)

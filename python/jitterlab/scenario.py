@@ -98,6 +98,8 @@ def check_values(node: Any, label: str) -> None:
         elif isinstance(v, (datetime.date, datetime.time)):  # datetime is a date
             raise ScenarioError(f"{path or '<root>'}: a TOML date/time ({v.isoformat()}) is not a scenario value; "
                                 "durations are strings like \"10s\"" + ("" if label.startswith("<") else f" (in {label})"))
+        elif isinstance(v, int) and not isinstance(v, bool) and not -(2**63) <= v < 2**64:
+            raise ScenarioError(f"{path or '<root>'}: {v} is out of range (whole numbers must fit 64 bits)" + ("" if label.startswith("<") else f" (in {label})"))
         elif isinstance(v, float) and not math.isfinite(v):
             raise ScenarioError(f"{path or '<root>'}: {v} is not a usable number" + ("" if label.startswith("<") else f" (in {label})"))
 
