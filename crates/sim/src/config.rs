@@ -149,7 +149,7 @@ pub fn rate_bps(s: &str) -> Result<u64, String> {
         .map(|(_, k)| *k)
         .ok_or_else(|| format!("unknown rate unit {unit:?} in {s:?} (use bit, kbit, Mbit, Gbit; bytes per second are refused as ambiguous)"))?;
     let bps = (x * k).round();
-    if !(bps >= 1.0) {
+    if bps < 1.0 {
         return Err(format!("must be > 0, got {s:?}"));
     }
     if bps >= I64_MAX_F {
@@ -204,8 +204,8 @@ fn edit_distance(a: &str, b: &str) -> usize {
     for (i, row) in d.iter_mut().enumerate() {
         row[0] = i;
     }
-    for j in 0..=b.len() {
-        d[0][j] = j;
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
     }
     for i in 1..=a.len() {
         for j in 1..=b.len() {

@@ -38,7 +38,7 @@ const STRINGS: &[&str] = &[
 
 fn random_value(rng: &mut Rng, depth: usize) -> Value {
     match rng.below(9) {
-        0 | 1 | 2 => Value::String(STRINGS[rng.below(STRINGS.len())].into()),
+        0..=2 => Value::String(STRINGS[rng.below(STRINGS.len())].into()),
         3 => json!([0u64, 1, 2, 1000, 10_000, 65_535, u32::MAX as u64, i64::MAX as u64, u64::MAX][rng.below(9)]),
         4 => json!([-1i64, i64::MIN, -1000][rng.below(3)]),
         5 => json!([0.0, 0.5, 1.0, 1.5, -0.1, 1e300, f64::MIN_POSITIVE][rng.below(7)]),
@@ -98,7 +98,7 @@ fn mutate(rng: &mut Rng, base: &Value) -> Value {
             None => (vec![], None),
         };
         match rng.below(6) {
-            0 | 1 => *at(&mut v, &p) = random_value(rng, 0),
+            0..=1 => *at(&mut v, &p) = random_value(rng, 0),
             2 => {
                 // delete the key / element
                 if let Some(l) = last {
