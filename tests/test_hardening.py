@@ -324,8 +324,12 @@ def _fail_on_write(monkeypatch, code: int, after: int = 0):
     def write_table(table, where, *a, **k):
         calls["n"] += 1
         if calls["n"] > after:
-            Path(where).write_bytes(b"PAR1")  # what a full disk leaves: a short file
-            raise OSError(code, os.strerror(code), str(where))
+            # what a full disk leaves: a short file (pandas hands over an open file, pyarrow a path)
+            if isinstance(where, (str, os.PathLike)):
+                Path(where).write_bytes(b"PAR1")
+            else:
+                where.write(b"PAR1")
+            raise OSError(code, os.strerror(code))
         return real(table, where, *a, **k)
 
     monkeypatch.setattr(pq, "write_table", write_table)
@@ -353,6 +357,17 @@ def test_full_or_read_only_disk_leaves_no_file_that_looks_finished(tmp_path, mon
     fresh = tmp_path / "fresh"
     assert cli.main(["simulate", str(SCN), "--out", str(fresh)]) == 2
     assert not (fresh / "runs.parquet").exists() and not (fresh / "manifest.json").exists()
+
+
+def test_analyze_full_disk(tmp_path, monkeypatch, capsys):
+    s, r = _pcaps(tmp_path)
+    out = tmp_path / "a"
+    _fail_on_write(monkeypatch, errno.ENOSPC, after=1)
+    assert cli.main(["analyze", "--sender", str(s), "--receiver", str(r), "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no space left" in err[0] and str(out) in err[0], err
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["media_packets.parquet"], names  # the one complete file; no partial, no manifest
 
 
 def test_sweep_full_disk_keeps_finished_runs(tmp_path, monkeypatch, capsys):

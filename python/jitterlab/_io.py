@@ -133,7 +133,11 @@ def prepare_out(out: str | Path, kind: str, force: bool = False, option: str = "
         raise OutputError(f"{option} {d}: is a file, expected a directory")
     if d.is_dir():
         try:
+            # hidden names are jitterlab's temporaries; a lone pcap/ is what a simulate run that
+            # failed before its tables leaves behind
             entries = [e for e in os.listdir(d) if not e.startswith(".")]
+            if entries == ["pcap"] and kind == "sim" and all(f.suffix == ".pcap" for f in (d / "pcap").iterdir()):
+                entries = []
         except OSError as e:
             raise _oserror(d, e, "list the output directory") from None
         if entries:
