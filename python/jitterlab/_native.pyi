@@ -118,6 +118,23 @@ def sim_registry() -> dict[str, list[str]]:
     """Queue disciplines and traffic kinds the simulator knows."""
     ...
 
+# ---- units, cost estimate, input checks (crates/py/src/units.rs)
+def parse_duration_ns(s: str) -> int:
+    """A duration string ("25ms", "-1.5ms", "1sec") in int nanoseconds; ValueError otherwise."""
+    ...
+def parse_rate_bps(s: str) -> int:
+    """A rate string ("4Mbit", "100kbit/s") in bit/s; ValueError otherwise ("4Mbps" included)."""
+    ...
+def parse_size(s: str) -> tuple[int, str]:
+    """A size string as (value, "B" | "pkt"); ValueError otherwise."""
+    ...
+def estimate_json(scenario_json: str) -> dict[str, float]:
+    """A scenario's cost before it runs: events, table rows, memory_bytes, nodes, flows, ..."""
+    ...
+def capture_check(path: str, full: bool = True) -> None:
+    """Raises the CaptureError reading this one capture gives, if any."""
+    ...
+
 # testbed (Linux; run inside the testbed's namespaces by jitterlab.testbed_worker)
 def testbed_delay_line(
     tun: str, rules: list[tuple[int, int, int, int, int]], default_delay_ns: int, fifo_prio: int = 50,
