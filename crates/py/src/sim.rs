@@ -172,6 +172,14 @@ fn channel_opportunities(py: Python<'_>, scenario_json: &str, seed: u64, channel
     py.detach(|| scenario::channel_opportunities(&v, seed, channel)).map_err(|e| ScenarioError::new_err(e.to_string()))
 }
 
+/// The loss bursts [(start_ns, end_ns)] of channel `channel` in the run with `seed` (a link with
+/// `loss_burst`); empty for independent or no loss.
+#[pyfunction]
+fn channel_loss_periods(py: Python<'_>, scenario_json: &str, seed: u64, channel: &str) -> PyResult<Vec<(u64, u64)>> {
+    let v = parse_json(scenario_json)?;
+    py.detach(|| scenario::channel_loss_periods(&v, seed, channel)).map_err(|e| ScenarioError::new_err(e.to_string()))
+}
+
 /// The Mahimahi trace (ms stamps) the cellular model `model_json` (a table of its keys) produces
 /// for `duration` (a string with a unit) with `seed` on channel `channel` (stream
 /// `cellular:<channel>`), and the model's mean rate in bit/s.
@@ -206,5 +214,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(expand_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(channel_opportunities, m)?)?;
     m.add_function(wrap_pyfunction!(cellular_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(channel_loss_periods, m)?)?;
     Ok(())
 }

@@ -228,7 +228,11 @@ impl Core {
         let c = &mut self.chans[ch as usize];
         c.tx_pkts += 1;
         c.tx_bytes += size as u64;
-        if c.loss > 0.0 && c.rng.uniform() < c.loss {
+        let lost = match &mut c.loss_bursts {
+            Some(b) => b.lost_at(depart),
+            None => c.loss > 0.0 && c.rng.uniform() < c.loss,
+        };
+        if lost {
             c.lost_pkts += 1;
             c.lost_bytes += size as u64;
             let pkt = self.pool.remove(id);
@@ -392,6 +396,7 @@ impl Sim {
             jitter: s.jitter,
             reorder: s.reorder,
             loss: s.loss,
+            loss_bursts: None,
             busy: false,
             last_arrival: Time::ZERO,
             rng,

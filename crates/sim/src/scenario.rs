@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::config::{ConfigError, Params};
 use crate::engine::{ChannelSpec, Sim};
 use crate::cellular::CellularParams;
-use crate::link::{Capacity, Jitter, Trace};
+use crate::link::{Capacity, Jitter, LossBursts, Trace};
 use crate::packet::NodeId;
 use crate::qdisc::{self, droptail, LinkInfo, Qdisc};
 use crate::record::Tables;
@@ -155,6 +155,8 @@ struct Dir {
     queue_path: String,
     jitter: Option<Jitter>,
     loss: f64,
+    /// Mean length of a loss burst (None: independent losses).
+    loss_burst: Option<Time>,
     reorder: bool,
 }
 
@@ -287,14 +289,23 @@ fn parse_dir(p: &mut Params, k: &Keys, inherit: Option<&Dir>) -> Result<Dir, Con
     if !(0.0..=1.0).contains(&loss) {
         return Err(p.err(&k.k("loss"), format!("must be a probability in [0, 1], got {loss}")));
     }
+    let loss_burst = p.duration_opt(&k.k("loss_burst"))?;
+    if let Some(b) = loss_burst {
+        if b == Time::ZERO {
+            return Err(p.err(&k.k("loss_burst"), "must be > 0"));
+        }
+        if !(loss > 0.0 && loss < 1.0) {
+            return Err(p.err(&k.k("loss_burst"), format!("needs {} between 0 and 1 (exclusive): the share of time in loss bursts", k.k("loss"))));
+        }
+    }
     let reorder = p.bool_or(&k.k("reorder"), false)?;
-    Ok(Dir { capacity, delay, queue, queue_path, jitter, loss, reorder })
+    Ok(Dir { capacity, delay, queue, queue_path, jitter, loss, loss_burst, reorder })
 }
 
 /// The reverse direction of a link with no reverse table: same capacity, delay and queue settings,
 /// no jitter, loss or reordering.
 fn plain_reverse(d: &Dir) -> Dir {
-    Dir { capacity: d.capacity.clone(), delay: d.delay, queue: d.queue.as_ref().map(clone_params), queue_path: d.queue_path.clone(), jitter: None, loss: 0.0, reorder: false }
+    Dir { capacity: d.capacity.clone(), delay: d.delay, queue: d.queue.as_ref().map(clone_params), queue_path: d.queue_path.clone(), jitter: None, loss: 0.0, loss_burst: None, reorder: false }
 }
 
 /// The reverse direction inherits the forward queue's settings (its own instance, same path in errors).
@@ -376,7 +387,7 @@ fn parse_dumbbell(mut d: Params) -> Result<Vec<LinkDef>, ConfigError> {
     };
     d.finish()?;
     let mut out = vec![];
-    let same = |x: &Dir, delay: Time| Dir { capacity: x.capacity.clone(), delay, queue: x.queue.as_ref().map(clone_params), queue_path: x.queue_path.clone(), jitter: x.jitter.clone(), loss: x.loss, reorder: x.reorder };
+    let same = |x: &Dir, delay: Time| Dir { capacity: x.capacity.clone(), delay, queue: x.queue.as_ref().map(clone_params), queue_path: x.queue_path.clone(), jitter: x.jitter.clone(), loss: x.loss, loss_burst: x.loss_burst, reorder: x.reorder };
     for i in 1..=n {
         let delay = delays.as_ref().map(|v| v[(i - 1) as usize]).unwrap_or(acc.delay);
         out.push(LinkDef { name: format!("s{i}"), from: format!("s{i}"), to: "r1".into(), fwd: same(&acc, delay), rev: same(&acc, delay) });
@@ -515,6 +526,9 @@ pub fn build(v: &Value, seed: u64) -> Result<Built, ConfigError> {
             };
             let id = sim.add_channel(ChannelSpec { name, from: a, to: b, rate, delay: dir.delay, qdisc: q, trace, jitter: dir.jitter, reorder: dir.reorder, loss: dir.loss, sampled: is_sampled });
             sim.channel_mut(id).overhead = overhead;
+            if let Some(b) = dir.loss_burst {
+                sim.channel_mut(id).loss_bursts = Some(LossBursts::new(dir.loss, b, seed, &sim.channel(id).name.clone()));
+            }
         }
     }
     let missing = sim.compute_routes();
@@ -660,6 +674,7 @@ fn dir_json(d: &Dir, channel: &str) -> Value {
         "queue": queue_json(&d.queue),
         "jitter": jitter_json(&d.jitter),
         "loss": d.loss,
+        "loss_burst_ns": d.loss_burst.map(|t| t.ns()),
         "reorder": d.reorder,
     })
 }
@@ -705,6 +720,18 @@ pub fn expand(v: &Value) -> Result<Value, ConfigError> {
         "hosts": match section("hosts") { Value::Null => serde_json::json!({}), h => h },
         "output": match section("output") { Value::Null => serde_json::json!({}), o => o },
     }))
+}
+
+/// The loss bursts [start_ns, end_ns) of channel `channel` in the run of `v` with `seed` that begin
+/// within the run's duration plus `cellular::MARGIN_MS` (empty without `loss_burst`).
+pub fn channel_loss_periods(v: &Value, seed: u64, channel: &str) -> Result<Vec<(u64, u64)>, ConfigError> {
+    let built = build(v, seed)?;
+    let Some(id) = built.sim.channel_id(channel) else {
+        let names: Vec<&str> = built.sim.channels().iter().map(|c| c.name.as_str()).collect();
+        return Err(ConfigError::new("channel", format!("no channel named {channel:?} (channels: {})", names.join(", "))));
+    };
+    let until = built.duration + Time::from_ms(crate::cellular::MARGIN_MS);
+    Ok(built.sim.channel(id).loss_bursts.clone().map(|b| b.periods(until)).unwrap_or_default())
 }
 
 /// The delivery opportunities channel `channel` runs on in the run of `v` with `seed`: (ms stamps,
