@@ -117,3 +117,9 @@ def test_umts_trace_runs_with_its_mean_rate_reported():
     period = int(f.read_text().split()[-1])
     assert int(r.channels.set_index("name").loc["bottleneck", "rate_bps"]) == round(n * 1504 * 8 / (period / 1000))
     assert r.media_packets.recv_ns.notna().mean() > 0.9
+
+
+def test_a_device_is_not_read_as_a_trace():
+    sc = {"duration": "1s", "links": {"l": {"from": "a", "to": "b", "delay": "1ms", "trace": "/dev/zero"}}}
+    with pytest.raises(ScenarioError, match="links.l.trace: /dev/zero: not a regular file"):
+        simulate(sc)

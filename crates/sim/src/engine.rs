@@ -223,6 +223,7 @@ impl Core {
 
     /// A packet left the serialiser at `depart`: count it, apply link loss, schedule its arrival
     /// after the propagation delay and jitter (FIFO kept unless `reorder`).
+    #[inline(always)]
     fn transmitted(&mut self, ch: ChanId, id: PktId, depart: Time) {
         let size = self.pool.get(id).size;
         let c = &mut self.chans[ch as usize];
