@@ -195,6 +195,7 @@ fn cellular_trace(py: Python<'_>, model_json: &str, duration: &str, seed: u64, c
     let params = jitterlab_sim::cellular::CellularParams::parse(&mut p).map_err(|e| ScenarioError::new_err(e.to_string()))?;
     p.finish().map_err(|e| ScenarioError::new_err(e.to_string()))?;
     let horizon = duration_ns.div_ceil(1_000_000);
+    jitterlab_sim::cellular::check_horizon(&params, horizon).map_err(|m| ScenarioError::new_err(format!("--duration: {m}")))?;
     let mean = params.mean_bps;
     Ok((py.detach(|| jitterlab_sim::cellular::stamps(&params, seed, channel, horizon)), mean))
 }

@@ -326,11 +326,25 @@ impl Generator {
 /// longer (the testbed) still finds the same opportunities.
 pub const MARGIN_MS: u64 = 10_000;
 
+/// Most delivery opportunities the model generates for one channel (8 bytes each: 400 MB), about
+/// 4.4 hours at 5 Mbit/s; longer runs are refused before anything is generated.
+pub const MAX_OPPORTUNITIES: f64 = 50e6;
+
+/// Refuses horizons whose opportunities would not fit in [`MAX_OPPORTUNITIES`].
+pub fn check_horizon(p: &CellularParams, horizon_ms: u64) -> Result<(), String> {
+    let n = p.mean_bps * horizon_ms as f64 * 1e-3 / (8.0 * OPPORTUNITY_BYTES as f64);
+    if n > MAX_OPPORTUNITIES {
+        return Err(format!("the cellular model would generate about {n:.3e} delivery opportunities for {:.0} s at {:.3} Mbit/s (limit {MAX_OPPORTUNITIES:.0e}); shorten the run", horizon_ms as f64 / 1e3, p.mean_bps / 1e6));
+    }
+    Ok(())
+}
+
 /// The opportunity stamps the model produces for the TTIs that end by `horizon_ms` (roughly).
 pub fn stamps(p: &CellularParams, seed: u64, channel: &str, horizon_ms: u64) -> Vec<u64> {
     let mut g = Generator::new(p, seed, channel);
     let n = horizon_ms.div_ceil(p.tti_ms);
-    let mut out = Vec::with_capacity((p.mean_bps * horizon_ms as f64 * 1e-3 / 8.0 / OPPORTUNITY_BYTES as f64 * 1.05) as usize + 16);
+    let expect = (p.mean_bps * horizon_ms as f64 * 1e-3 / 8.0 / OPPORTUNITY_BYTES as f64 * 1.05).min(MAX_OPPORTUNITIES);
+    let mut out = Vec::with_capacity(expect as usize + 16);
     for _ in 0..n {
         let b = g.step();
         for _ in 0..b.opps {
@@ -343,6 +357,7 @@ pub fn stamps(p: &CellularParams, seed: u64, channel: &str, horizon_ms: u64) -> 
 /// The trace a channel uses in a run of `duration` (generated for duration + [`MARGIN_MS`]).
 pub fn trace_for_run(p: &CellularParams, seed: u64, channel: &str, duration: Time) -> Result<Trace, String> {
     let horizon = duration.ns().div_ceil(1_000_000) + MARGIN_MS;
+    check_horizon(p, horizon)?;
     Trace::from_stamps(stamps(p, seed, channel, horizon)).map_err(|_| "the model produced no delivery opportunity (mean_rate too low for the duration)".to_string())
 }
 

@@ -166,6 +166,10 @@ fn bad_parameters_name_the_key() {
         assert!(e.to_string().starts_with(want), "got {e}, want {want}");
     }
     let mut v = access(json!({}));
+    v["duration"] = json!("1000000s");
+    let e = scenario::run(&v, 1).err().unwrap();
+    assert!(e.to_string().starts_with("access.down_cellular: the cellular model would generate about"), "{e}");
+    let mut v = access(json!({}));
     v["access"]["down_rate"] = json!("3Mbit");
     let e = scenario::run(&v, 1).err().unwrap();
     assert!(e.to_string().contains("access.down_rate and access.down_cellular are both set"), "{e}");
