@@ -137,6 +137,12 @@ fn run_over_the_model_equals_run_over_its_trace() {
     acc.remove("down_cellular");
     acc.insert("down_trace".into(), json!({"path": "gen.trace", "data": text}));
     let b = scenario::run(&v, 9).unwrap();
+    for t in [&a, &b] {
+        t.check_conservation().unwrap();
+        for c in &t.channels {
+            c.stats.check(c.backlog_pkts as usize, c.backlog_bytes).unwrap_or_else(|e| panic!("{}: {e}", c.name));
+        }
+    }
     assert_eq!(a.media.recv_ns, b.media.recv_ns);
     assert_eq!(a.tcp_flows.end_ns, b.tcp_flows.end_ns);
     assert_eq!(a.events, b.events);
@@ -201,4 +207,19 @@ fn expanded_form_names_every_direction_and_channel_opportunities_match_the_run()
     assert_eq!(period, *stamps.last().unwrap());
     assert!(scenario::channel_opportunities(&v, 4, "core").unwrap_err().to_string().contains("fixed rate"));
     assert!(scenario::channel_opportunities(&v, 4, "nope").unwrap_err().to_string().contains("no channel named \"nope\""));
+}
+
+#[test]
+fn aqm_queues_in_front_of_a_cellular_link_keep_their_counters() {
+    for q in [json!({"kind": "codel"}), json!({"kind": "fq_codel"}), json!({"kind": "pie"})] {
+        let mut v = access(json!({}));
+        v["access"]["down_queue"] = q.clone();
+        let t = scenario::run(&v, 2).unwrap();
+        t.check_conservation().unwrap();
+        for c in &t.channels {
+            c.stats.check(c.backlog_pkts as usize, c.backlog_bytes).unwrap_or_else(|e| panic!("{q}: {}: {e}", c.name));
+        }
+        // The 3 MB transfer finishes and every audio packet sent before it is accounted for.
+        assert!(t.tcp_flows.end_ns[0] != jitterlab_sim::record::NULL_NS, "{q}: the bulk transfer finished");
+    }
 }
