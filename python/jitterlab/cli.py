@@ -24,6 +24,7 @@ COMMANDS = [
     "analyze",
     "testbed",
     "compare",
+    "trace",
 ]
 
 
