@@ -150,6 +150,40 @@ fn tables_to_py<'py>(py: Python<'py>, t: Tables) -> PyResult<Bound<'py, PyDict>>
     Ok(out)
 }
 
+fn parse_json(scenario_json: &str) -> PyResult<serde_json::Value> {
+    serde_json::from_str(scenario_json).map_err(|e| ScenarioError::new_err(format!("<scenario>: not valid JSON: {e}")))
+}
+
+/// The scenario validated and expanded by the Rust parser (the one place where keys, units and
+/// defaults are interpreted), as JSON: links with each direction's capacity, delay, queue, jitter,
+/// loss and reordering in base units, traffic with units normalised. Raises ScenarioError.
+#[pyfunction]
+fn expand_scenario(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
+    let v = parse_json(scenario_json)?;
+    let out = py.detach(|| scenario::expand(&v)).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    Ok(out.to_string())
+}
+
+/// (ms stamps, period_ms) of the delivery opportunities that channel `channel` runs on in the run
+/// of this scenario with `seed` (a trace's, or the cellular model's for this seed and channel).
+#[pyfunction]
+fn channel_opportunities(py: Python<'_>, scenario_json: &str, seed: u64, channel: &str) -> PyResult<(Vec<u64>, u64)> {
+    let v = parse_json(scenario_json)?;
+    py.detach(|| scenario::channel_opportunities(&v, seed, channel)).map_err(|e| ScenarioError::new_err(e.to_string()))
+}
+
+/// The Mahimahi trace (ms stamps) the cellular model `model_json` (a table of its keys) produces
+/// for `duration_ns` with `seed` on channel `channel` (stream `cellular:<channel>`).
+#[pyfunction]
+fn cellular_trace(py: Python<'_>, model_json: &str, duration_ns: u64, seed: u64, channel: &str) -> PyResult<Vec<u64>> {
+    let v = parse_json(model_json)?;
+    let mut p = jitterlab_sim::config::Params::new("", &v).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    let params = jitterlab_sim::cellular::CellularParams::parse(&mut p).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    p.finish().map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    let horizon = duration_ns.div_ceil(1_000_000);
+    Ok(py.detach(|| jitterlab_sim::cellular::stamps(&params, seed, channel, horizon)))
+}
+
 /// Queue disciplines and traffic kinds the simulator knows.
 #[pyfunction]
 fn sim_registry<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -162,5 +196,8 @@ fn sim_registry<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate_json, m)?)?;
     m.add_function(wrap_pyfunction!(sim_registry, m)?)?;
+    m.add_function(wrap_pyfunction!(expand_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(channel_opportunities, m)?)?;
+    m.add_function(wrap_pyfunction!(cellular_trace, m)?)?;
     Ok(())
 }
