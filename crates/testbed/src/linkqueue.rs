@@ -260,7 +260,11 @@ mod tests {
             a.push(ours.arrive(now, size));
             dropped[i] = !mm.read_packet(i, size, now);
         }
-        mm.rationalize(u64::MAX / 4); // flush: run the link far into the future
+        // flush: run the link until everything has left
+        while !mm.packet_queue.is_empty() || mm.packet_in_transit.is_some() {
+            let t = mm.next_delivery_time();
+            mm.rationalize(t);
+        }
         let mut b = vec![None; arrivals.len()];
         for &(id, t) in &mm.out {
             b[id] = Some(t);
