@@ -2,11 +2,14 @@
 addresses, routes, qdiscs, delays and workloads. Pure Python, no system calls, so it is tested
 without root. Keys the testbed cannot honour are refused with an error naming the key.
 
-Topology: the `[access]` and `[dumbbell]` shorthands (generic `[links.*]` are refused for now).
-Every link is a veth pair between two namespaces; the queue and rate of the channel a -> b sit on
-a's veth (HTB at the rate, pfifo/bfifo or an AQM as its leaf). Propagation delay is added by one
-delay line (TUN, userspace) in a router that every host-to-host path crosses: each (source host,
-destination host) pair gets the sum of the link delays along its path.
+The links come from the scenario as the Rust core expands it (`jitterlab.scenario.expand`: every
+key, unit and default interpreted once, as in the simulator). Topology: the `[access]` and
+`[dumbbell]` shorthands (generic `[links.*]` are refused for now). Every link is a veth pair between
+two namespaces; the queue and rate of a fixed-rate channel a -> b sit on a's veth (HTB at the rate,
+pfifo/bfifo or an AQM as its leaf). One userspace link (TUN, Rust) in a router that every
+host-to-host path crosses adds each channel's propagation delay, jitter and loss, and is the queue
+of every channel whose capacity is a trace or the cellular model (Mahimahi's link semantics with the
+scenario's drop-tail buffer), so such a channel must start or end at that router.
 """
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from jitterlab import _native
 from jitterlab._native import ScenarioError
 
 # ---------------------------------------------------------------------------------------------
@@ -88,9 +92,22 @@ class Channel:
     name: str
     src: str
     dst: str
-    rate_bps: int
+    rate_bps: int  # the rate, or the mean rate of a trace / the cellular model
     delay_ns: int
     queue: Queue
+    capacity: str = "rate"  # rate | trace | cellular
+    capacity_key: str = ""  # the key the user wrote (access.down_trace, ...)
+    overhead: int = 0
+    opportunities_ms: list[int] | None = None  # trace / cellular: the delivery opportunities
+    jitter: dict[str, Any] | None = None  # the simulator's distribution, parameters in seconds
+    loss: float = 0.0
+    reorder: bool = False
+    key_prefix: str = ""
+
+    @property
+    def userspace(self) -> bool:
+        """Whether the userspace link (not a kernel qdisc) is this channel's queue."""
+        return self.capacity != "rate"
 
 
 @dataclass
@@ -218,12 +235,6 @@ class Plan:
 # ---------------------------------------------------------------------------------------------
 # scenario -> plan
 
-_UNSUPPORTED_LINK = {"jitter": "random per-packet delay is not emulated; remove it or use the simulator",
-                     "trace": "capacity traces are not emulated; use the simulator",
-                     "trace_data": "capacity traces are not emulated; use the simulator",
-                     "loss": "random link loss is not emulated; use the simulator",
-                     "reorder": "reordering is not emulated; use the simulator"}
-
 QUEUE_KINDS = {"droptail", "red", "codel", "fq_codel", "pie", "cake"}
 
 
@@ -240,14 +251,6 @@ def _queue(v: Any, key: str, default_limit: int = 1000) -> Queue:
     if kind == "droptail" and params:
         raise ScenarioError(f"{key}.{sorted(params)[0]}: unknown key for a droptail queue (use kind, limit)")
     return Queue(kind, limit, unit, params, key)
-
-
-def _no_netem_keys(d: dict, keys: list[str], where: str) -> None:
-    for k in keys:
-        if k in d and d[k] not in (None, False, 0, 0.0):
-            base = k.split("_", 1)[1] if "_" in k and k.split("_", 1)[0] in ("core", "down", "up", "access", "bottleneck") else k
-            why = _UNSUPPORTED_LINK.get(base, "not supported by the testbed")
-            raise ScenarioError(f"{where}{k}: the testbed cannot honour this key ({why})")
 
 
 def _check_keys(d: dict, allowed: set[str], where: str) -> None:
@@ -285,6 +288,20 @@ def _start_ns(v: Any, key: str, rng: Any) -> int:
     raise ScenarioError(f"{key}.dist: must be uniform, exponential or normal, got {d!r}")
 
 
+def _jitter_secs(j: dict | None) -> dict | None:
+    """The expanded form's jitter (ns) as the userspace link takes it (seconds, the simulator's
+    `Jitter` parameters)."""
+    if not j:
+        return None
+    out: dict[str, Any] = {"dist": j["dist"]}
+    for k, v in j.items():
+        if k.endswith("_ns"):
+            out[k[:-3]] = v / 1e9
+        elif k != "dist":
+            out[k] = v
+    return out
+
+
 def plan(sc: dict[str, Any], seed: int = 1) -> Plan:
     import numpy as np
 
@@ -297,68 +314,69 @@ def plan(sc: dict[str, Any], seed: int = 1) -> Plan:
         raise ScenarioError("links: the testbed builds the [access] and [dumbbell] shorthands only; generic [links.*] are not supported yet")
     links: list[Link] = []
     hosts: list[str] = []
+    # The Rust core parses, validates (every key, unit and default) and expands the scenario; the
+    # links come from that expanded form, so a key means what it means in the simulator.
+    from jitterlab import scenario as _scn
+
+    exp = _scn.expand(sc)
+    duration = int(exp["duration_ns"])
+    by_ends: dict[tuple[str, str], dict] = {}
+    for l in exp["links"]:
+        by_ends[(l["from"], l["to"])] = l["forward"]
+        by_ends[(l["to"], l["from"])] = l["reverse"]
+
+    def chan(name: str, src: str, dst: str, q: Queue, prefix: str) -> Channel:
+        e = by_ends[(src, dst)]
+        cap = e["capacity"]
+        kind = cap.get("kind", "rate")
+        rate = cap["bps"] if kind == "rate" else cap["mean_bps"]
+        c = Channel(name, src, dst, int(round(rate)), int(e["delay_ns"]), q, capacity=kind,
+                    capacity_key=f"{prefix}{'rate' if kind == 'rate' else kind}", overhead=int(cap.get("overhead_bytes") or 0),
+                    jitter=_jitter_secs(e.get("jitter")), loss=float(e.get("loss") or 0.0), reorder=bool(e.get("reorder")),
+                    key_prefix=prefix)
+        if kind != "rate":
+            c.opportunities_ms, _period = _native.channel_opportunities(_scn.to_json(sc), seed, e["channel"])
+            if q.kind != "droptail":
+                raise ScenarioError(f"{q.key}.kind: a {kind}-driven link's buffer on the testbed is drop-tail only "
+                                    f"(the userspace link queue), got {q.kind!r}")
+        return c
+
     if "access" in sc and "dumbbell" in sc:
         raise ScenarioError("dumbbell: the testbed builds one topology per run; give [access] or [dumbbell], not both")
     if "access" in sc:
         a = sc["access"]
-        _check_keys(a, {"server", "router", "client", "core_rate", "core_delay", "core_queue", "core_jitter", "core_loss",
-                        "down_rate", "down_delay", "down_queue", "down_jitter", "down_trace", "down_trace_data", "down_loss",
-                        "down_reorder", "up_rate", "up_delay", "up_queue", "up_jitter", "up_trace", "up_trace_data", "up_loss",
-                        "up_reorder"}, "access.")
-        _no_netem_keys(a, ["core_jitter", "core_loss", "down_jitter", "down_trace_data", "down_loss", "down_reorder",
-                           "up_jitter", "up_trace_data", "up_loss", "up_reorder"], "access.")
         s, r, c = a.get("server", "server"), a.get("router", "router"), a.get("client", "client")
-        for k in ("core_rate", "core_delay", "down_rate", "down_delay"):
-            if k not in a:
-                raise ScenarioError(f"access.{k}: missing (required)")
-        core_rate = rate_bps(a["core_rate"], "access.core_rate")
-        core_delay = time_ns(a["core_delay"], "access.core_delay")
         core_q = _queue(a.get("core_queue"), "access.core_queue")
-        down_rate = rate_bps(a["down_rate"], "access.down_rate")
-        down_delay = time_ns(a["down_delay"], "access.down_delay")
         down_q = _queue(a.get("down_queue"), "access.down_queue")
-        up_rate = rate_bps(a["up_rate"], "access.up_rate") if "up_rate" in a else down_rate
-        up_delay = time_ns(a["up_delay"], "access.up_delay") if "up_delay" in a else down_delay
         up_q = _queue(a["up_queue"], "access.up_queue") if "up_queue" in a else _queue(a.get("down_queue"), "access.down_queue")
-        links.append(Link("core", s, r, Channel("core", s, r, core_rate, core_delay, core_q),
-                          Channel("core.rev", r, s, core_rate, core_delay, core_q)))
-        links.append(Link("bottleneck", r, c, Channel("bottleneck", r, c, down_rate, down_delay, down_q),
-                          Channel("bottleneck.rev", c, r, up_rate, up_delay, up_q)))
+        links.append(Link("core", s, r, chan("core", s, r, core_q, "access.core_"), chan("core.rev", r, s, core_q, "access.core_")))
+        links.append(Link("bottleneck", r, c, chan("bottleneck", r, c, down_q, "access.down_"),
+                          chan("bottleneck.rev", c, r, up_q, "access.up_")))
         hosts = [s, c]
         delay_router = r
     elif "dumbbell" in sc:
         d = sc["dumbbell"]
-        _check_keys(d, {"pairs", "bottleneck_rate", "bottleneck_delay", "queue", "reverse_queue", "access_rate",
-                        "access_delay", "access_queue", "access_delays"}, "dumbbell.")
         n = d.get("pairs")
         if not isinstance(n, int) or not 1 <= n <= 20:
             raise ScenarioError(f"dumbbell.pairs: expected a whole number 1..20 for the testbed, got {n!r}")
-        for k in ("bottleneck_rate", "bottleneck_delay", "access_rate", "access_delay"):
-            if k not in d and not (k == "access_delay" and "access_delays" in d):
-                raise ScenarioError(f"dumbbell.{k}: missing (required)")
-        br = rate_bps(d["bottleneck_rate"], "dumbbell.bottleneck_rate")
-        bd = time_ns(d["bottleneck_delay"], "dumbbell.bottleneck_delay")
         q = _queue(d.get("queue"), "dumbbell.queue")
         rq = _queue(d["reverse_queue"], "dumbbell.reverse_queue") if "reverse_queue" in d else q
-        ar = rate_bps(d["access_rate"], "dumbbell.access_rate")
         aq = _queue(d.get("access_queue"), "dumbbell.access_queue")
-        if "access_delays" in d:
-            ads = d["access_delays"]
-            if not isinstance(ads, list) or len(ads) != n:
-                raise ScenarioError(f"dumbbell.access_delays: expected a list of {n} delays")
-            adl = [time_ns(x, f"dumbbell.access_delays[{i}]") for i, x in enumerate(ads)]
-        else:
-            adl = [time_ns(d["access_delay"], "dumbbell.access_delay")] * n
-        links.append(Link("bottleneck", "r1", "r2", Channel("bottleneck", "r1", "r2", br, bd, q),
-                          Channel("bottleneck.rev", "r2", "r1", br, bd, rq)))
+        links.append(Link("bottleneck", "r1", "r2", chan("bottleneck", "r1", "r2", q, "dumbbell.bottleneck_"),
+                          chan("bottleneck.rev", "r2", "r1", rq, "dumbbell.bottleneck_")))
         for i in range(1, n + 1):
             for h, rt in ((f"s{i}", "r1"), (f"d{i}", "r2")):
                 nm = f"{h}-{rt}"
-                links.append(Link(nm, h, rt, Channel(nm, h, rt, ar, adl[i - 1], aq), Channel(nm + ".rev", rt, h, ar, adl[i - 1], aq)))
+                links.append(Link(nm, h, rt, chan(nm, h, rt, aq, "dumbbell.access_"), chan(nm + ".rev", rt, h, aq, "dumbbell.access_")))
             hosts += [f"s{i}", f"d{i}"]
         delay_router = "r1"
     else:
         raise ScenarioError("access: the testbed needs an [access] or [dumbbell] topology")
+    for l in links:
+        for ch in (l.fwd, l.rev):
+            if ch.userspace and delay_router not in (ch.src, ch.dst):
+                raise ScenarioError(f"{ch.capacity_key}: the testbed runs a {ch.capacity}-driven link only on a channel "
+                                    f"to or from {delay_router!r} (where its userspace link sits); {ch.name} is not")
     for i, l in enumerate(links):
         l.index = i
     nodes: list[str] = []
