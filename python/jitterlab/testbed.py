@@ -489,16 +489,16 @@ def _tables(pl: Plan, sc: dict, seed: int, run_id: int, params: Mapping[str, Any
     for c in pl.channels():
         st = info.get("channels", {}).get(c.name, {})
         u = ul.get(c.name, {})
-        row = {"run_id": run_id, "name": c.name, "from": c.src, "to": c.dst, "qdisc": c.queue.qdisc(), "rate_bps": c.rate_bps,
+        cr = {"run_id": run_id, "name": c.name, "from": c.src, "to": c.dst, "qdisc": c.queue.qdisc(), "rate_bps": c.rate_bps,
                "delay_ns": c.delay_ns, "tx_pkts": int(st.get("packets", 0)), "tx_bytes": int(st.get("bytes", 0)),
                "dropped_pkts": int(st.get("drops", 0)), "overlimits": int(st.get("overlimits", 0)),
                "backlog_pkts": int(st.get("qlen", 0)), "backlog_bytes": int(st.get("backlog", 0)),
                "capacity": c.capacity, "lost_pkts": int(u.get("lost", 0))}
         if c.userspace:  # the userspace link's queue: its counters (rate_bps is the mean rate)
-            row.update({"qdisc": "userspace-" + c.queue.qdisc(), "tx_pkts": int(u.get("accepted", 0)),
+            cr.update({"qdisc": "userspace-" + c.queue.qdisc(), "tx_pkts": int(u.get("accepted", 0)),
                         "tx_bytes": int(u.get("accepted_bytes", 0)), "dropped_pkts": int(u.get("dropped", 0)), "overlimits": 0,
                         "backlog_pkts": 0, "backlog_bytes": 0})
-        crow.append(row)
+        crow.append(cr)
     channels = pd.DataFrame(crow)
     flows = pd.DataFrame(flows_rows)
     if len(flows):
