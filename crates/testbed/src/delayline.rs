@@ -348,8 +348,7 @@ pub fn run(cfg: &Config) -> Result<Stats> {
             }
         }
         // 3. read everything waiting
-        loop {
-            let Some(n) = tun.read(&mut buf)? else { break };
+        while let Some(n) = tun.read(&mut buf)? {
             let t = rt::monotonic_ns();
             let pkt = &buf[..n];
             let class = if n >= 20 && pkt[0] >> 4 == 4 {

@@ -125,7 +125,7 @@ impl TraceLink {
         self.stats.arrived += 1;
         self.forget_started(now);
         let fits = match self.limit {
-            Limit::Packets(n) => self.started.len() as u64 + 1 <= n,
+            Limit::Packets(n) => (self.started.len() as u64) < n, // waiting + 1 <= n, Mahimahi's good_with
             Limit::Bytes(b) => self.waiting_bytes + size as u64 <= b,
             Limit::Unlimited => true,
         };
