@@ -333,10 +333,10 @@ def test_link_jitter_on_the_testbed(tmp_path):
 def test_audio_alone_with_both_cores_busy(tmp_path):
     """A test of the tests: with two busy loops on the 2 cores (as a parallel compile), audio still
     arrives complete (no start-up loss) and on time (SCHED_FIFO sender, receiver and link). The
-    tail is not ours to hold: the kernel's forwarding softirqs fall back to ksoftirqd, an ordinary
-    thread that waits behind the busy loops (a few packets +5 ms here; `docs/testbed.md` measured a
-    +7.9 ms maximum at load 5.9), so the bounds are on the median, the 90th percentile and gross
-    stalls."""
+    tail is the saturated machine's: even SCHED_FIFO threads wait behind interrupt and softirq work
+    (a few packets +5 ms here, the link's release lateness up to 12 ms at p99.9; `docs/testbed.md`
+    measured up to 8.1 ms at load 5.9 before this change), so the bounds are on the median, the 90th
+    percentile and gross stalls."""
     from jitterlab import testbed
 
     hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
