@@ -125,9 +125,14 @@ def channel_opportunities(scenario_json: str, seed: int, channel: str) -> tuple[
     """(ms stamps, period_ms) of the delivery opportunities channel `channel` runs on in the run
     with `seed` (a trace's, or the cellular model's for that seed and channel)."""
     ...
-def cellular_trace(model_json: str, duration_ns: int, seed: int, channel: str) -> list[int]:
-    """Delivery-opportunity stamps (ms) of the cellular model (JSON table of its keys) for the TTIs
-    that start within `duration_ns`, from stream `cellular:<channel>` of `seed`."""
+def channel_loss_periods(scenario_json: str, seed: int, channel: str) -> list[tuple[int, int]]:
+    """Loss bursts [(start_ns, end_ns)] of channel `channel` in the run with `seed` (links with
+    `loss_burst`; empty otherwise), for the run's duration plus a 10 s margin."""
+    ...
+def cellular_trace(model_json: str, duration: str, seed: int, channel: str) -> tuple[list[int], float]:
+    """(delivery-opportunity stamps in ms, mean rate in bit/s) of the cellular model (JSON table of
+    its keys) for the TTIs that start within `duration` (e.g. "60s"), from stream
+    `cellular:<channel>` of `seed`."""
     ...
 
 # testbed (Linux; run inside the testbed's namespaces by jitterlab.testbed_worker)

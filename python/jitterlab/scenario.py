@@ -62,6 +62,10 @@ def _inline_traces(node: Any, base: Path, path: str) -> None:
             _inline_traces(item, base, f"{path}[{i}]")
 
 
+#: Largest trace file read (a line per 1504-byte opportunity: ~9 bytes per 1504 B carried).
+MAX_TRACE_BYTES = 512 * 1024 * 1024
+
+
 def _read_traces(node: Any, path: str) -> Any:
     """A copy of `node` with every trace path replaced by `{"path", "data"}` (the file's text)."""
     if isinstance(node, dict):
@@ -71,6 +75,12 @@ def _read_traces(node: Any, path: str) -> Any:
             if _is_trace_key(key) and isinstance(val, str):
                 f = Path(val)
                 try:
+                    st = f.stat()
+                    if not f.is_file():
+                        raise ScenarioError(f"{here}: {f}: not a regular file")
+                    if st.st_size > MAX_TRACE_BYTES:
+                        raise ScenarioError(f"{here}: {f}: {st.st_size:,} bytes, more than a trace can sensibly be "
+                                            f"({MAX_TRACE_BYTES:,} bytes: about 90 days of 100 Mbit/s)")
                     raw = f.read_bytes()
                 except OSError as e:
                     raise ScenarioError(f"{here}: cannot read trace file {str(f)!r}: {e.strerror}") from None

@@ -15,7 +15,8 @@
 //!  5. delivers in order (RLC acknowledged mode): a block leaves no earlier than the block before
 //!     it, so a retransmitted block holds back the later ones.
 //! Each block's opportunities are stamped with its in-order delivery millisecond (the end of its
-//! TTI plus its retransmission delay). The stamps form a Mahimahi trace, so a cellular link runs
+//! TTI plus its retransmission delay; the TTI grid is offset from the run's origin by a random
+//! whole number of ms below one TTI). The stamps form a Mahimahi trace, so a cellular link runs
 //! on exactly the trace mechanism (`link::OppLink`) and can be written out as a trace file.
 //!
 //! What the trace form cannot say: when a block is held back, packets that arrive during the hold
@@ -57,16 +58,21 @@ pub struct CellularParams {
 }
 
 /// Defaults: the PAM 2013 HSPA downlink as calibrated in docs/calibration.md ("Cellular model").
+/// Fixed by the standard or assumed: `tti` 2 ms (HSDPA), `harq_rtt` 12 ms (HSDPA: 6 HARQ processes
+/// of 2 ms), `bler` 0.1 (the usual first-transmission BLER target), `harq_max_tx` 4, `rlc_delay`
+/// 60 ms, `coherence` 1 s. From the paper's slides: `min_rate`/`max_rate` 2.7/5 Mbit/s and `sigma`
+/// 0.19 (that range as ±1.645 σ of ln C). Fitted: `share` 0.45 (Fig. 2's 25–75th percentiles),
+/// `bler_retx` 0.03 (Fig. 2's maximum), `mean_rate` 3.0 Mbit/s (Fig. 3's median 1.42 s).
 pub const DEFAULTS: CellularParams = CellularParams {
-    mean_bps: 3.3e6,
-    min_bps: 2.7e6 * 0.5,
-    max_bps: 7.2e6,
-    sigma: 0.3,
+    mean_bps: 3.0e6,
+    min_bps: 2.7e6,
+    max_bps: 5.0e6,
+    sigma: 0.19,
     coherence_ms: 1000.0,
     tti_ms: 2,
-    share: 0.5,
+    share: 0.45,
     bler: 0.1,
-    bler_retx: 0.01,
+    bler_retx: 0.03,
     harq_rtt_ms: 12,
     harq_max_tx: 4,
     rlc_delay_ms: 60,
@@ -226,7 +232,7 @@ pub fn clipped_lognormal_mean(mu: f64, s: f64, a: f64, b: f64) -> f64 {
 /// One transport block as the model sent it (for tests and inspection).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Block {
-    /// TTI index; the block's TTI ends at (tti + 1)·TTI ms.
+    /// TTI index; the block's TTI ends at (tti + 1)·TTI + phase ms.
     pub tti: u64,
     /// Delivery opportunities (1504 B each) the block carries.
     pub opps: u32,
@@ -247,6 +253,9 @@ pub struct Generator {
     x: f64,
     credit: f64,
     tti: u64,
+    /// Offset of the TTI grid from the run's time origin (ms, < TTI): the radio's clock has no
+    /// relation to when the run starts.
+    pub phase_ms: u64,
     last_delivered: u64,
     /// Capacity C of the last TTI (bit/s), for tests.
     pub last_capacity: f64,
@@ -256,11 +265,12 @@ impl Generator {
     /// The generator of channel `channel` in the run seeded with `seed` (stream `cellular:<channel>`).
     pub fn new(p: &CellularParams, seed: u64, channel: &str) -> Generator {
         let mut rng = Rng::stream(seed, &format!("cellular:{channel}"));
+        let phase_ms = ((rng.uniform() * p.tti_ms as f64) as u64).min(p.tti_ms - 1);
         let mu = p.location().expect("checked when parsed");
         let rho = (-(p.tti_ms as f64) / p.coherence_ms).exp();
         // Start in the stationary distribution so the first seconds are not special.
         let x = rng.normal(mu, p.sigma);
-        Generator { p: p.clone(), rng, mu, rho, x, credit: 0.0, tti: 0, last_delivered: 0, last_capacity: 0.0 }
+        Generator { p: p.clone(), rng, mu, rho, x, credit: 0.0, tti: 0, phase_ms, last_delivered: 0, last_capacity: 0.0 }
     }
 
     /// Runs one TTI; returns its block (opps may be 0: nothing delivered).
@@ -281,7 +291,7 @@ impl Generator {
         let opps = (self.credit / OPPORTUNITY_BYTES as f64).floor();
         self.credit -= opps * OPPORTUNITY_BYTES as f64;
         let opps = opps as u32;
-        let end = (k + 1) * p.tti_ms;
+        let end = (k + 1) * p.tti_ms + self.phase_ms;
         if opps == 0 {
             return Block { tti: k, opps, harq_retx: 0, rlc_retx: 0, own_ms: end, delivered_ms: end.max(self.last_delivered) };
         }
@@ -316,11 +326,25 @@ impl Generator {
 /// longer (the testbed) still finds the same opportunities.
 pub const MARGIN_MS: u64 = 10_000;
 
-/// The opportunity stamps the model produces for the TTIs that start before `horizon_ms`.
+/// Most delivery opportunities the model generates for one channel (8 bytes each: 400 MB), about
+/// 4.4 hours at 5 Mbit/s; longer runs are refused before anything is generated.
+pub const MAX_OPPORTUNITIES: f64 = 50e6;
+
+/// Refuses horizons whose opportunities would not fit in [`MAX_OPPORTUNITIES`].
+pub fn check_horizon(p: &CellularParams, horizon_ms: u64) -> Result<(), String> {
+    let n = p.mean_bps * horizon_ms as f64 * 1e-3 / (8.0 * OPPORTUNITY_BYTES as f64);
+    if n > MAX_OPPORTUNITIES {
+        return Err(format!("the cellular model would generate about {n:.3e} delivery opportunities for {:.0} s at {:.3} Mbit/s (limit {MAX_OPPORTUNITIES:.0e}); shorten the run", horizon_ms as f64 / 1e3, p.mean_bps / 1e6));
+    }
+    Ok(())
+}
+
+/// The opportunity stamps the model produces for the TTIs that end by `horizon_ms` (roughly).
 pub fn stamps(p: &CellularParams, seed: u64, channel: &str, horizon_ms: u64) -> Vec<u64> {
     let mut g = Generator::new(p, seed, channel);
     let n = horizon_ms.div_ceil(p.tti_ms);
-    let mut out = Vec::with_capacity((p.mean_bps * horizon_ms as f64 * 1e-3 / 8.0 / OPPORTUNITY_BYTES as f64 * 1.05) as usize + 16);
+    let expect = (p.mean_bps * horizon_ms as f64 * 1e-3 / 8.0 / OPPORTUNITY_BYTES as f64 * 1.05).min(MAX_OPPORTUNITIES);
+    let mut out = Vec::with_capacity(expect as usize + 16);
     for _ in 0..n {
         let b = g.step();
         for _ in 0..b.opps {
@@ -333,6 +357,7 @@ pub fn stamps(p: &CellularParams, seed: u64, channel: &str, horizon_ms: u64) -> 
 /// The trace a channel uses in a run of `duration` (generated for duration + [`MARGIN_MS`]).
 pub fn trace_for_run(p: &CellularParams, seed: u64, channel: &str, duration: Time) -> Result<Trace, String> {
     let horizon = duration.ns().div_ceil(1_000_000) + MARGIN_MS;
+    check_horizon(p, horizon)?;
     Trace::from_stamps(stamps(p, seed, channel, horizon)).map_err(|_| "the model produced no delivery opportunity (mean_rate too low for the duration)".to_string())
 }
 

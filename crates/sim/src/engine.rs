@@ -223,12 +223,17 @@ impl Core {
 
     /// A packet left the serialiser at `depart`: count it, apply link loss, schedule its arrival
     /// after the propagation delay and jitter (FIFO kept unless `reorder`).
+    #[inline(always)]
     fn transmitted(&mut self, ch: ChanId, id: PktId, depart: Time) {
         let size = self.pool.get(id).size;
         let c = &mut self.chans[ch as usize];
         c.tx_pkts += 1;
         c.tx_bytes += size as u64;
-        if c.loss > 0.0 && c.rng.uniform() < c.loss {
+        let lost = match &mut c.loss_bursts {
+            Some(b) => b.lost_at(depart),
+            None => c.loss > 0.0 && c.rng.uniform() < c.loss,
+        };
+        if lost {
             c.lost_pkts += 1;
             c.lost_bytes += size as u64;
             let pkt = self.pool.remove(id);
@@ -392,6 +397,7 @@ impl Sim {
             jitter: s.jitter,
             reorder: s.reorder,
             loss: s.loss,
+            loss_bursts: None,
             busy: false,
             last_arrival: Time::ZERO,
             rng,

@@ -140,6 +140,52 @@ impl Capacity {
     }
 }
 
+/// Time-correlated link loss (`loss` with `loss_burst`): the link alternates between good periods
+/// and loss bursts, both exponentially distributed, the bursts with mean `loss_burst` and the good
+/// periods with mean loss_burst·(1 − loss)/loss, so a fraction `loss` of the time — and so of the
+/// packets, whatever their rate — is lost. Every packet that leaves the serialiser during a burst
+/// is lost (a radio outage, not independent bit errors). The periods are a function of time only
+/// (stream `loss:<channel>`), so another backend can replay them ([`LossBursts::periods`]).
+#[derive(Clone, Debug)]
+pub struct LossBursts {
+    mean_bad: f64,
+    mean_good: f64,
+    rng: Rng,
+    next_bad: Time,
+    bad_until: Time,
+}
+
+impl LossBursts {
+    pub fn new(loss: f64, burst: Time, seed: u64, channel: &str) -> LossBursts {
+        let mean_bad = burst.secs_f64();
+        let mean_good = mean_bad * (1.0 - loss) / loss;
+        let mut rng = Rng::stream(seed, &format!("loss:{channel}"));
+        let next_bad = Time::from_secs_f64(rng.exponential(mean_good));
+        let bad_until = next_bad + Time::from_secs_f64(rng.exponential(mean_bad));
+        LossBursts { mean_bad, mean_good, rng, next_bad, bad_until }
+    }
+
+    /// Whether a packet leaving at `t` is lost; `t` must not decrease between calls.
+    pub fn lost_at(&mut self, t: Time) -> bool {
+        while t >= self.bad_until {
+            self.next_bad = self.bad_until + Time::from_secs_f64(self.rng.exponential(self.mean_good));
+            self.bad_until = self.next_bad + Time::from_secs_f64(self.rng.exponential(self.mean_bad));
+        }
+        t >= self.next_bad
+    }
+
+    /// The loss bursts [start, end) that begin before `until`, in ns.
+    pub fn periods(mut self, until: Time) -> Vec<(u64, u64)> {
+        let mut out = vec![];
+        while self.next_bad < until {
+            out.push((self.next_bad.ns(), self.bad_until.ns()));
+            let t = self.bad_until;
+            self.lost_at(t);
+        }
+        out
+    }
+}
+
 /// Random extra per-packet delay (cellular-like link-layer jitter).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Jitter {
@@ -182,6 +228,8 @@ pub struct Channel {
     pub reorder: bool,
     /// Random link-layer loss probability applied after serialisation.
     pub loss: f64,
+    /// With `loss_burst`: losses come in bursts (the process replaces independent draws).
+    pub loss_bursts: Option<LossBursts>,
     pub(crate) busy: bool,
     pub(crate) last_arrival: Time,
     pub(crate) rng: Rng,

@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::config::{ConfigError, Params};
 use crate::engine::{ChannelSpec, Sim};
 use crate::cellular::CellularParams;
-use crate::link::{Capacity, Jitter, Trace};
+use crate::link::{Capacity, Jitter, LossBursts, Trace};
 use crate::packet::NodeId;
 use crate::qdisc::{self, droptail, LinkInfo, Qdisc};
 use crate::record::Tables;
@@ -150,11 +150,15 @@ fn parse_hosts(root: &mut Params, sim: &Sim) -> Result<BTreeMap<NodeId, HostMode
 #[derive(Clone)]
 struct Dir {
     capacity: Capacity,
+    /// The key the capacity was written under (`access.down_cellular`), for errors.
+    capacity_path: String,
     delay: Time,
     queue: Option<Params>,
     queue_path: String,
     jitter: Option<Jitter>,
     loss: f64,
+    /// Mean length of a loss burst (None: independent losses).
+    loss_burst: Option<Time>,
     reorder: bool,
 }
 
@@ -260,9 +264,10 @@ fn parse_capacity(p: &mut Params, k: &Keys) -> Result<Option<Capacity>, ConfigEr
 }
 
 fn parse_dir(p: &mut Params, k: &Keys, inherit: Option<&Dir>) -> Result<Dir, ConfigError> {
-    let capacity = match (parse_capacity(p, k)?, inherit) {
-        (Some(c), _) => c,
-        (None, Some(d)) => d.capacity.clone(),
+    let written = [k.k("rate"), k.k("trace"), k.k("cellular")].into_iter().find(|key| p.has(key)).map(|key| p.key_path(&key));
+    let (capacity, capacity_path) = match (parse_capacity(p, k)?, inherit) {
+        (Some(c), _) => (c, written.unwrap_or_default()),
+        (None, Some(d)) => (d.capacity.clone(), d.capacity_path.clone()),
         (None, None) => return Err(p.err(&k.k("rate"), format!("missing: give the capacity as {}, {} or {}", k.k("rate"), k.k("trace"), k.k("cellular")))),
     };
     let delay = match (p.duration_opt(&k.k("delay"))?, inherit) {
@@ -287,14 +292,23 @@ fn parse_dir(p: &mut Params, k: &Keys, inherit: Option<&Dir>) -> Result<Dir, Con
     if !(0.0..=1.0).contains(&loss) {
         return Err(p.err(&k.k("loss"), format!("must be a probability in [0, 1], got {loss}")));
     }
+    let loss_burst = p.duration_opt(&k.k("loss_burst"))?;
+    if let Some(b) = loss_burst {
+        if b == Time::ZERO {
+            return Err(p.err(&k.k("loss_burst"), "must be > 0"));
+        }
+        if !(loss > 0.0 && loss < 1.0) {
+            return Err(p.err(&k.k("loss_burst"), format!("needs {} between 0 and 1 (exclusive): the share of time in loss bursts", k.k("loss"))));
+        }
+    }
     let reorder = p.bool_or(&k.k("reorder"), false)?;
-    Ok(Dir { capacity, delay, queue, queue_path, jitter, loss, reorder })
+    Ok(Dir { capacity, capacity_path, delay, queue, queue_path, jitter, loss, loss_burst, reorder })
 }
 
 /// The reverse direction of a link with no reverse table: same capacity, delay and queue settings,
 /// no jitter, loss or reordering.
 fn plain_reverse(d: &Dir) -> Dir {
-    Dir { capacity: d.capacity.clone(), delay: d.delay, queue: d.queue.as_ref().map(clone_params), queue_path: d.queue_path.clone(), jitter: None, loss: 0.0, reorder: false }
+    Dir { capacity: d.capacity.clone(), capacity_path: d.capacity_path.clone(), delay: d.delay, queue: d.queue.as_ref().map(clone_params), queue_path: d.queue_path.clone(), jitter: None, loss: 0.0, loss_burst: None, reorder: false }
 }
 
 /// The reverse direction inherits the forward queue's settings (its own instance, same path in errors).
@@ -376,7 +390,7 @@ fn parse_dumbbell(mut d: Params) -> Result<Vec<LinkDef>, ConfigError> {
     };
     d.finish()?;
     let mut out = vec![];
-    let same = |x: &Dir, delay: Time| Dir { capacity: x.capacity.clone(), delay, queue: x.queue.as_ref().map(clone_params), queue_path: x.queue_path.clone(), jitter: x.jitter.clone(), loss: x.loss, reorder: x.reorder };
+    let same = |x: &Dir, delay: Time| Dir { capacity: x.capacity.clone(), capacity_path: x.capacity_path.clone(), delay, queue: x.queue.as_ref().map(clone_params), queue_path: x.queue_path.clone(), jitter: x.jitter.clone(), loss: x.loss, loss_burst: x.loss_burst, reorder: x.reorder };
     for i in 1..=n {
         let delay = delays.as_ref().map(|v| v[(i - 1) as usize]).unwrap_or(acc.delay);
         out.push(LinkDef { name: format!("s{i}"), from: format!("s{i}"), to: "r1".into(), fwd: same(&acc, delay), rev: same(&acc, delay) });
@@ -507,7 +521,7 @@ pub fn build(v: &Value, seed: u64) -> Result<Built, ConfigError> {
         let to = sim.node_id(&l.to).expect("added");
         for (dir, name, a, b) in [(l.fwd, l.name.clone(), from, to), (l.rev, format!("{}.rev", l.name), to, from)] {
             let mut rng = Rng::stream(seed, &format!("qdisc:{name}"));
-            let (rate, overhead, trace) = channel_capacity(&dir.capacity, seed, &name, duration).map_err(|m| ConfigError::new(format!("links.{}", l.name), m))?;
+            let (rate, overhead, trace) = channel_capacity(&dir.capacity, seed, &name, duration).map_err(|m| ConfigError::new(dir.capacity_path.clone(), m))?;
             let q = build_qdisc(dir.queue, &dir.queue_path, rate, &mut rng)?;
             let is_sampled = match &sampled {
                 Some(v) => v.iter().any(|s| *s == name),
@@ -515,6 +529,9 @@ pub fn build(v: &Value, seed: u64) -> Result<Built, ConfigError> {
             };
             let id = sim.add_channel(ChannelSpec { name, from: a, to: b, rate, delay: dir.delay, qdisc: q, trace, jitter: dir.jitter, reorder: dir.reorder, loss: dir.loss, sampled: is_sampled });
             sim.channel_mut(id).overhead = overhead;
+            if let Some(b) = dir.loss_burst {
+                sim.channel_mut(id).loss_bursts = Some(LossBursts::new(dir.loss, b, seed, &sim.channel(id).name.clone()));
+            }
         }
     }
     let missing = sim.compute_routes();
@@ -660,6 +677,7 @@ fn dir_json(d: &Dir, channel: &str) -> Value {
         "queue": queue_json(&d.queue),
         "jitter": jitter_json(&d.jitter),
         "loss": d.loss,
+        "loss_burst_ns": d.loss_burst.map(|t| t.ns()),
         "reorder": d.reorder,
     })
 }
@@ -707,6 +725,18 @@ pub fn expand(v: &Value) -> Result<Value, ConfigError> {
     }))
 }
 
+/// The loss bursts [start_ns, end_ns) of channel `channel` in the run of `v` with `seed` that begin
+/// within the run's duration plus `cellular::MARGIN_MS` (empty without `loss_burst`).
+pub fn channel_loss_periods(v: &Value, seed: u64, channel: &str) -> Result<Vec<(u64, u64)>, ConfigError> {
+    let built = build(v, seed)?;
+    let Some(id) = built.sim.channel_id(channel) else {
+        let names: Vec<&str> = built.sim.channels().iter().map(|c| c.name.as_str()).collect();
+        return Err(ConfigError::new("channel", format!("no channel named {channel:?} (channels: {})", names.join(", "))));
+    };
+    let until = built.duration + Time::from_ms(crate::cellular::MARGIN_MS);
+    Ok(built.sim.channel(id).loss_bursts.clone().map(|b| b.periods(until)).unwrap_or_default())
+}
+
 /// The delivery opportunities channel `channel` runs on in the run of `v` with `seed`: (ms stamps,
 /// period in ms) — a trace's own, or what the cellular model generates for this channel and seed
 /// (for the run's duration plus `cellular::MARGIN_MS`). Errors for unknown or fixed-rate channels.
@@ -719,7 +749,7 @@ pub fn channel_opportunities(v: &Value, seed: u64, channel: &str) -> Result<(Vec
             if name != channel {
                 continue;
             }
-            let (_, _, trace) = channel_capacity(&d.capacity, seed, &name, built.duration).map_err(|m| ConfigError::new(format!("links.{}", l.name), m))?;
+            let (_, _, trace) = channel_capacity(&d.capacity, seed, &name, built.duration).map_err(|m| ConfigError::new(d.capacity_path.clone(), m))?;
             return match trace {
                 Some(t) => Ok((t.stamps().to_vec(), t.period_ms())),
                 None => Err(ConfigError::new("channel", format!("channel {channel:?} has a fixed rate, not delivery opportunities"))),

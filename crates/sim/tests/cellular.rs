@@ -49,19 +49,17 @@ fn clipped_location_is_not_the_unclipped_one() {
     assert!((cellular::clipped_lognormal_mean(p.location().unwrap(), 1.0, 2e6, 5e6) - 3.3e6).abs() < 1.0);
 }
 
-fn blocks(p: &CellularParams, seed: u64, n: usize) -> Vec<Block> {
-    let mut g = Generator::new(p, seed, "bottleneck");
-    (0..n).map(|_| g.step()).collect()
-}
 
 #[test]
 fn harq_delays_are_whole_rounds_and_rlc_delivers_in_order() {
     let p = params(json!({"bler": 0.3, "bler_retx": 0.2, "harq_rtt": "8ms", "harq_max_tx": 3, "rlc_delay": "40ms"}));
-    let bs = blocks(&p, 3, 200_000);
+    let mut g = Generator::new(&p, 3, "bottleneck");
+    let phase = g.phase_ms;
+    let bs: Vec<Block> = (0..200_000).map(|_| g.step()).collect();
     let mut prev = 0;
     let (mut sent, mut first_fail, mut rlc) = (0u64, 0u64, 0u64);
     for b in &bs {
-        let end = (b.tti + 1) * 2;
+        let end = (b.tti + 1) * 2 + phase;
         if b.opps > 0 {
             sent += 1;
             // The block's own delay: whole HARQ rounds plus whole RLC retransmissions.
@@ -89,9 +87,16 @@ fn harq_delays_are_whole_rounds_and_rlc_delivers_in_order() {
 #[test]
 fn no_retransmissions_without_block_errors() {
     let p = params(json!({"bler": 0.0}));
-    for b in blocks(&p, 1, 10_000) {
-        assert_eq!(b.delivered_ms, (b.tti + 1) * 2);
+    let mut phases = std::collections::BTreeSet::new();
+    for seed in 1..20 {
+        let mut g = Generator::new(&p, seed, "bottleneck");
+        phases.insert(g.phase_ms);
+        for _ in 0..10_000 {
+            let b = g.step();
+            assert_eq!(b.delivered_ms, (b.tti + 1) * 2 + g.phase_ms);
+        }
     }
+    assert_eq!(phases.into_iter().collect::<Vec<_>>(), vec![0, 1], "the TTI grid's offset is 0 or 1 ms");
 }
 
 #[test]
@@ -139,7 +144,7 @@ fn run_over_the_model_equals_run_over_its_trace() {
     // HARQ and RLC delay blocks but lose nothing: the audio alone (before the bulk starts) all arrives.
     assert_eq!((0..a.media.len()).filter(|&i| a.media.send_ns[i] < 5_000_000_000 && a.media.recv_ns[i] == jitterlab_sim::record::NULL_NS).count(), 0, "{lost}");
     let ch = a.channels.iter().find(|c| c.name == "bottleneck").unwrap();
-    assert_eq!(ch.rate_bps, 3_300_000, "the channels table reports the model's mean rate");
+    assert_eq!(ch.rate_bps, 3_000_000, "the channels table reports the model's mean rate");
 }
 
 #[test]
@@ -161,6 +166,10 @@ fn bad_parameters_name_the_key() {
         assert!(e.to_string().starts_with(want), "got {e}, want {want}");
     }
     let mut v = access(json!({}));
+    v["duration"] = json!("1000000s");
+    let e = scenario::run(&v, 1).err().unwrap();
+    assert!(e.to_string().starts_with("access.down_cellular: the cellular model would generate about"), "{e}");
+    let mut v = access(json!({}));
     v["access"]["down_rate"] = json!("3Mbit");
     let e = scenario::run(&v, 1).err().unwrap();
     assert!(e.to_string().contains("access.down_rate and access.down_cellular are both set"), "{e}");
@@ -180,7 +189,7 @@ fn expanded_form_names_every_direction_and_channel_opportunities_match_the_run()
     assert_eq!(bn["name"], "bottleneck");
     assert_eq!(bn["forward"]["capacity"]["kind"], "cellular");
     assert_eq!(bn["forward"]["capacity"]["share"], 0.4);
-    assert_eq!(bn["forward"]["capacity"]["mean_bps"], 3.3e6);
+    assert_eq!(bn["forward"]["capacity"]["mean_bps"], 3.0e6);
     assert_eq!(bn["forward"]["queue"], json!({"kind": "droptail", "limit_pkts": 500}));
     assert_eq!(bn["reverse"]["capacity"], json!({"kind": "rate", "bps": 1_000_000, "overhead_bytes": 0}));
     assert_eq!(bn["reverse"]["delay_ns"], 10_000_000, "the uplink inherits the downlink's delay");

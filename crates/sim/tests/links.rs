@@ -273,3 +273,37 @@ fn overhead_counts_in_a_fixed_rate_like_tc() {
     let plain = simulate_link(None, Rate(8_000_000), 0, &arr, Time::from_ms(10));
     assert_eq!(plain, vec![Some(1_000_000), Some(2_000_000)]);
 }
+
+#[test]
+fn loss_bursts_cover_the_loss_share_of_time_and_drop_exactly_the_packets_inside() {
+    use jitterlab_sim::link::LossBursts;
+    // Share of time in bursts: bursts of mean 0.1 s with loss 0.01 → good periods of mean 9.9 s;
+    // over 200,000 s ≈ 20,000 cycles. The time share's sd is about sqrt(2/20000)·0.01 (bursts and
+    // gaps both exponential) ≈ 1e-4; allow 4 sd.
+    let until = Time::from_secs(200_000);
+    let p = LossBursts::new(0.01, Time::from_ms(100), 3, "l").periods(until);
+    let bad: u64 = p.iter().map(|(a, b)| b - a).sum();
+    let share = bad as f64 / until.ns() as f64;
+    assert!((share - 0.01).abs() < 4e-4, "{share}");
+    let mean_burst = bad as f64 / p.len() as f64 / 1e9;
+    assert!((mean_burst - 0.1).abs() < 0.004, "{mean_burst}");
+
+    // In a run: an audio packet is lost exactly when it leaves the bottleneck inside a burst.
+    let v = serde_json::json!({
+        "duration": "600s",
+        "links": {"l": {"from": "a", "to": "b", "rate": "1Mbit", "delay": "1ms", "loss": 0.02, "loss_burst": "200ms"}},
+        "traffic": [{"kind": "audio", "from": "a", "to": "b"}],
+    });
+    let t = jitterlab_sim::scenario::run(&v, 5).unwrap();
+    let periods = jitterlab_sim::scenario::channel_loss_periods(&v, 5, "l").unwrap();
+    let inside = |ns: i64| periods.iter().any(|&(a, b)| (a as i64) <= ns && ns < b as i64);
+    let mut lost = 0;
+    for i in 0..t.media.len() {
+        let depart = t.media.send_ns[i] + 640_000; // 80 B at 1 Mbit/s, the link idle otherwise
+        assert_eq!(t.media.recv_ns[i] == jitterlab_sim::record::NULL_NS, inside(depart), "packet {i}");
+        lost += (t.media.recv_ns[i] == jitterlab_sim::record::NULL_NS) as usize;
+    }
+    assert!(lost > 100, "{lost}");
+    let e = jitterlab_sim::scenario::run(&serde_json::json!({"duration": "1s", "links": {"l": {"from": "a", "to": "b", "rate": "1Mbit", "delay": "1ms", "loss_burst": "200ms"}}}), 1).unwrap_err();
+    assert!(e.to_string().starts_with("links.l.loss_burst: needs loss between 0 and 1"), "{e}");
+}
