@@ -91,10 +91,11 @@ TRACE = __import__("pathlib").Path(__file__).resolve().parents[1] / ".." / "shar
 
 def test_jitter_loss_and_cellular_go_to_the_userspace_link():
     sc = {**ACCESS, "access": {**ACCESS["access"], "down_jitter": {"dist": "pareto", "mean": "4ms", "shape": 2.5},
-                               "down_loss": 0.01, "core_reorder": True}}
+                               "down_loss": 0.01, "down_loss_burst": "50ms", "core_reorder": True}}
     p = plan(sc)
     bn = p.channel("router", "client")
     assert bn.jitter == {"dist": "pareto", "mean": 0.004, "shape": 2.5} and bn.loss == 0.01 and not bn.userspace
+    assert bn.loss_burst_ns == 50_000_000 and bn.sim_name == "bottleneck"  # the simulator's loss:<channel> stream
     assert p.channel("server", "router").reorder
     # the cellular model: its opportunities for this seed and channel, as the simulator's
     cell = {**ACCESS, "access": {k: v for k, v in ACCESS["access"].items() if k != "down_rate"} | {"down_cellular": {}}}

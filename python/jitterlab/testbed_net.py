@@ -290,8 +290,8 @@ class Network:
                 trace = {"schedule_ms": c.opportunities_ms,
                          "limit_pkts": c.queue.limit if c.queue.unit == "pkt" else None,
                          "limit_bytes": c.queue.limit if c.queue.unit == "B" else None}
-            cfg_ch.append({"name": c.name, "delay_ns": c.delay_ns, "jitter": c.jitter, "reorder": c.reorder, "loss": c.loss,
-                           "trace": trace})
+            cfg_ch.append({"name": c.name, "sim_name": c.sim_name, "delay_ns": c.delay_ns, "jitter": c.jitter, "reorder": c.reorder,
+                           "loss": c.loss, "loss_burst_ns": c.loss_burst_ns, "trace": trace})
         classes: list[list] = [[]]
         rules = []
         for s in self.plan.hosts:

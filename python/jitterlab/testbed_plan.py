@@ -53,8 +53,10 @@ class Channel:
     opportunities_ms: list[int] | None = None  # trace / cellular: the delivery opportunities
     jitter: dict[str, Any] | None = None  # the simulator's distribution, parameters in seconds
     loss: float = 0.0
+    loss_burst_ns: int | None = None
     reorder: bool = False
     key_prefix: str = ""
+    sim_name: str = ""  # the simulator's name of this channel (names its random streams)
 
     @property
     def userspace(self) -> bool:
@@ -328,7 +330,7 @@ def plan(sc: dict[str, Any], seed: int = 1) -> Plan:
         c = Channel(name, src, dst, int(round(rate)), int(e["delay_ns"]), q, capacity=kind,
                     capacity_key=f"{prefix}{'rate' if kind == 'rate' else kind}", overhead=int(cap.get("overhead_bytes") or 0),
                     jitter=_jitter_secs(e.get("jitter")), loss=float(e.get("loss") or 0.0), reorder=bool(e.get("reorder")),
-                    key_prefix=prefix)
+                    key_prefix=prefix, loss_burst_ns=e.get("loss_burst_ns"), sim_name=e["channel"])
         if kind != "rate":
             c.opportunities_ms, _period = _native.channel_opportunities(_scn.to_json(sc), seed, e["channel"])
             if q.kind != "droptail":

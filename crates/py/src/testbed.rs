@@ -88,6 +88,8 @@ fn link_config(j: &str) -> PyResult<delayline::Config> {
             jitter: jitter_of(c.get("jitter").unwrap_or(&Value::Null))?,
             reorder: c.get("reorder").and_then(Value::as_bool).unwrap_or(false),
             loss: c.get("loss").and_then(Value::as_f64).unwrap_or(0.0),
+            loss_burst_ns: c.get("loss_burst_ns").and_then(Value::as_i64),
+            sim_name: c.get("sim_name").and_then(Value::as_str).or(c.get("name").and_then(Value::as_str)).unwrap_or("?").to_string(),
             trace,
         });
     }

@@ -27,7 +27,8 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use jitterlab_sim::link::Jitter;
+use jitterlab_sim::link::{Jitter, LossBursts};
+use jitterlab_sim::Time;
 use jitterlab_sim::rng::Rng;
 
 use crate::error::{os, Error, Result};
@@ -59,6 +60,12 @@ pub struct ChannelCfg {
     pub jitter: Option<Jitter>,
     pub reorder: bool,
     pub loss: f64,
+    /// With `loss`: time-correlated loss bursts of this mean length (the simulator's
+    /// `LossBursts`, replayed from the same seed and channel stream, so the same periods of time
+    /// are lost on both backends, counted from time zero).
+    pub loss_burst_ns: Option<i64>,
+    /// The simulator's name of the channel (its random streams are named after it).
+    pub sim_name: String,
     /// Opportunity stamps (ms) and buffer, when the channel's capacity is a trace.
     pub trace: Option<(Vec<u64>, Limit)>,
 }
@@ -117,6 +124,7 @@ struct Held {
 struct Chan {
     cfg: ChannelCfg,
     link: Option<TraceLink>,
+    bursts: Option<LossBursts>,
     rng: Rng,
     last_out: i64,
     stats: ChannelStats,
@@ -161,7 +169,11 @@ impl Pipeline {
             };
             let stats = ChannelStats { name: c.name.clone(), mean_bps: link.as_ref().map(|l| l.mean_bps()), ..Default::default() };
             let rng = Rng::stream(seed, &format!("testbed.{}", c.name));
-            chans.push(Chan { cfg: c, link, rng, last_out: i64::MIN, stats });
+            let bursts = match c.loss_burst_ns {
+                Some(b) if c.loss > 0.0 && b > 0 => Some(LossBursts::new(c.loss, Time::from_ns(b as u64), seed, &c.sim_name)),
+                _ => None,
+            };
+            chans.push(Chan { cfg: c, link, bursts, rng, last_out: i64::MIN, stats });
         }
         Ok(Pipeline { classes, chans, heap: BinaryHeap::new(), slots: Vec::new(), free: Vec::new(), seq: 0, origin: None })
     }
@@ -219,7 +231,12 @@ impl Pipeline {
             let next = match steps[step] {
                 Step::Delay(c) => {
                     let ch = &mut self.chans[c];
-                    if ch.cfg.loss > 0.0 && ch.rng.uniform() < ch.cfg.loss {
+                    let lost = match (&mut ch.bursts, self.origin) {
+                        (Some(b), Some(o)) => t >= o && b.lost_at(Time::from_ns((t - o) as u64)),
+                        (Some(_), None) => false,
+                        (None, _) => ch.cfg.loss > 0.0 && ch.rng.uniform() < ch.cfg.loss,
+                    };
+                    if lost {
                         ch.stats.lost += 1;
                         None
                     } else {
@@ -380,7 +397,7 @@ mod tests {
     use super::*;
 
     fn chan(name: &str, delay_ns: i64) -> ChannelCfg {
-        ChannelCfg { name: name.into(), delay_ns, jitter: None, reorder: false, loss: 0.0, trace: None }
+        ChannelCfg { name: name.into(), delay_ns, jitter: None, reorder: false, loss: 0.0, loss_burst_ns: None, sim_name: name.into(), trace: None }
     }
 
     fn drain(p: &mut Pipeline, until: i64) -> Vec<(i64, usize)> {
@@ -449,6 +466,30 @@ mod tests {
         assert!((8_800..9_200).contains(&n), "{n}");
         assert_eq!(p.channel_stats()[0].lost as usize, 10_000 - n);
         assert_eq!(p.held(), 0);
+    }
+
+    /// Loss bursts: exactly the packets that pass during the simulator's loss periods (same seed,
+    /// same channel stream, counted from time zero) are lost.
+    #[test]
+    fn loss_bursts_replay_the_simulators_periods() {
+        let mut c = chan("bottleneck", 0);
+        c.loss = 0.05;
+        c.loss_burst_ns = Some(50_000_000);
+        let mut p = Pipeline::new(vec![vec![Step::Delay(0)]], vec![c], 9).unwrap();
+        let o = 1_000_000_000;
+        p.origin = Some(o);
+        let periods = LossBursts::new(0.05, Time::from_ms(50), 9, "bottleneck").periods(Time::from_secs(60));
+        assert!(periods.len() > 20);
+        for k in 0..60_000i64 {
+            p.push(o + k * 1_000_000, k.to_be_bytes().to_vec(), 0);
+        }
+        let (mut out, mut spare) = (vec![], vec![]);
+        p.run_until(i64::MAX, &mut out, &mut spare);
+        let lost_ms: Vec<u64> = spare.iter().map(|b| i64::from_be_bytes(b[..8].try_into().unwrap()) as u64).collect();
+        let want: Vec<u64> = (0..60_000u64).filter(|&k| periods.iter().any(|&(a, b)| a <= k * 1_000_000 && k * 1_000_000 < b)).collect();
+        assert_eq!(lost_ms, want);
+        let frac = want.len() as f64 / 60_000.0;
+        assert!((0.02..0.09).contains(&frac), "{frac}");
     }
 
     #[test]
