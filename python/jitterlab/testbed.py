@@ -1,7 +1,8 @@
 """The testbed: a scenario run with real Linux TCP and real sockets in network namespaces.
 
 `run(scenario, seed, out)` builds one namespace per host and router (veth links, offloads off,
-HTB rate + pfifo/bfifo or an AQM per channel, a userspace TUN delay line for propagation delay),
+HTB rate + pfifo/bfifo or an AQM per fixed-rate channel, a userspace link over TUN for delay,
+jitter, loss and the Mahimahi queues of trace / cellular channels),
 starts the workers (RTP sender/receiver at SCHED_FIFO, TCP workloads, tcpdump at the sender and
 the receiver), waits for the scenario's duration, tears everything down (also on exceptions and
 SIGINT/SIGTERM) and returns the same tables as the simulator (`jitterlab.sim.Result`) with
