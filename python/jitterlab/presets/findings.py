@@ -199,6 +199,20 @@ class Finding:
             raise ValueError(f"role must be one of {ROLES}, got {self.role!r}")
 
 
+def ordering(text: str, paper: str, pairs: Sequence[tuple[str, Iterable[float], Iterable[float]]], expect: str = "above",
+             scale: float = 1.0, unit: str = "", fmt: str = "{:.0f}", role: str = "held-out") -> Finding:
+    """A statement that orders cases ("A above B in every case"): one outcome per (label, A, B),
+    counted by `count_verdict`; the why names the ties and the reversed cases, if any."""
+    sp = [(lab, spread(x), spread(y)) for lab, x, y in pairs]
+    outs = [outcome(x, y, expect) for _, x, y in sp]
+    detail = "; ".join(f"{lab}: {x.show(scale, fmt, unit)} vs {y.show(scale, fmt, unit)}" for lab, x, y in sp)
+    ties = [lab for (lab, _, _), o in zip(sp, outs) if o == "tie"]
+    losses = [lab for (lab, _, _), o in zip(sp, outs) if o == "loss"]
+    why = join_why(because(bool(ties), "IQRs overlap (tie) at " + ", ".join(ties) + "."),
+                   because(bool(losses), "ordered the other way (IQRs disjoint) at " + ", ".join(losses) + "."))
+    return Finding(text, paper, tally(outs) + " — " + detail, count_verdict(outs), RULE_ORDER + "; " + RULE_COUNT, why, role)
+
+
 def write_csv(findings: Sequence[Finding], path: str | Path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -557,21 +557,11 @@ def findings(res: dict, reps: int, reps7: int, ln: Link) -> list[Finding]:
     out.append(Finding("Fig. 4: the median one-way delay with six IW10 flows approaches 200 ms", "≈ 200 ms", m610.show(1e3, "{:.0f}", " ms"),
                        F.within(0.200, m610), rw))
 
-    def order_row(text: str, paper: str, pairs: list[tuple[str, np.ndarray, np.ndarray]], expect: str, scale: float, unit: str,
-                  fmt: str = "{:.0f}") -> Finding:
-        outs = [F.outcome(x, y, expect) for _, x, y in pairs]
-        detail = "; ".join(f"{lab}: {F.spread(x).show(scale, fmt, unit)} vs {F.spread(y).show(scale, fmt, unit)}" for lab, x, y in pairs)
-        ties = [lab for (lab, _, _), o in zip(pairs, outs) if o == "tie"]
-        losses = [lab for (lab, _, _), o in zip(pairs, outs) if o == "loss"]
-        why = F.join_why(F.because(bool(ties), "IQRs overlap (tie) at " + ", ".join(ties) + "."),
-                         F.because(bool(losses), "ordered the other way (IQRs disjoint) at " + ", ".join(losses) + "."))
-        return Finding(text, paper, F.tally(outs) + " — " + detail, F.count_verdict(outs), F.RULE_ORDER + "; " + F.RULE_COUNT, why)
-
-    out.append(order_row("Fig. 4: every IW10 case has a higher one-way delay than six IW3 flows", "IW10 (n = 1, 2, 6) > 6 × IW3",
+    out.append(F.ordering("Fig. 4: every IW10 case has a higher one-way delay than six IW3 flows", "IW10 (n = 1, 2, 6) > 6 × IW3",
                          [(f"n={n} IW10 vs 6×IW3", col("50", n, 10), col("50", 6, 3)) for n in (1, 2, 6)], "above", 1e3, " ms"))
-    out.append(order_row("Fig. 4: IW10 gives a notably higher one-way delay than IW3 for the same n", "IW10 > IW3 for n = 1, 2, 6",
+    out.append(F.ordering("Fig. 4: IW10 gives a notably higher one-way delay than IW3 for the same n", "IW10 > IW3 for n = 1, 2, 6",
                          [(f"n={n}", col("50", n, 10), col("50", n, 3)) for n in (1, 2, 6)], "above", 1e3, " ms"))
-    out.append(order_row("Fig. 4: six flows delay the audio more than one (same IW)", "n = 6 > n = 1",
+    out.append(F.ordering("Fig. 4: six flows delay the audio more than one (same IW)", "n = 6 > n = 1",
                          [(f"IW{iw}", col("50", 6, iw), col("50", 1, iw)) for iw in (3, 10)], "above", 1e3, " ms"))
     jl = M.jb_loss(web_m, web_r, jbs=JBS).merge(web_r[["run_id", "n", "iw"]], on="run_id")
 
@@ -615,7 +605,7 @@ def findings(res: dict, reps: int, reps7: int, ln: Link) -> list[Finding]:
     out.append(Finding("Fig. 5: IW3 with many parallel flows also loses a lot", "significant loss, n = 6 IW3",
                        "40 ms JB: " + l63.show(100, "{:.0f}", " %"), F.side(l63, 0.3, below=False),
                        F.rule_side("30 % ('significant')", False)))
-    out.append(order_row("Fig. 5: IW10 loses more than IW3 (same n, same jitter buffer)", "IW10 > IW3 in all 18 (n, JB) cases",
+    out.append(F.ordering("Fig. 5: IW10 loses more than IW3 (same n, same jitter buffer)", "IW10 > IW3 in all 18 (n, JB) cases",
                          [(f"n={n} {int(jb)} ms", loss(n, 10, jb), loss(n, 3, jb)) for n in (1, 2, 6) for jb in JBS], "above", 100, " %"))
     pure = jl[jl.jb_ms == 40.0]
     pshare = (pure.pure / (pure.pure + pure.late).clip(lower=1)).to_numpy(dtype=float)
@@ -667,6 +657,6 @@ def findings(res: dict, reps: int, reps7: int, ln: Link) -> list[Finding]:
         lv = _levels(web7_m, web7_r, jb)
         for iw in (3, 10):
             acc[(iw, jb)] = _count(lv, web7_r[web7_r.iw == iw].run_id.tolist(), 0, 2.0, 1)
-    out.append(order_row("Fig. 7: fewer acceptable packets (levels 0–1) with IW10 than IW3 at every jitter buffer", "IW10 < IW3 for every JB",
+    out.append(F.ordering("Fig. 7: fewer acceptable packets (levels 0–1) with IW10 than IW3 at every jitter buffer", "IW10 < IW3 for every JB",
                          [(f"{int(jb)} ms", acc[(10, jb)], acc[(3, jb)]) for jb in JBS], "below", 1, " pkts"))
     return out
