@@ -22,7 +22,7 @@ from __future__ import annotations
 import csv
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -228,21 +228,23 @@ RULE_BOOT = ("for a statistic pooled over replications (as the paper pools them)
              "over 200 bootstrap resamples of the replications (seed 0)")
 
 
-def boot_pooled(per_run: Sequence[np.ndarray], q: float, resamples: int = 200, seed: int = 0) -> Spread:
+def boot_pooled(per_run: Sequence[np.ndarray], q: float | Sequence[float], resamples: int = 200, seed: int = 0) -> Any:
     """Spread of the pooled q-quantile of the values of `per_run` (one array per replication)
-    over bootstrap resamples of the replications."""
+    over bootstrap resamples of the replications; a list of Spreads when q is a list."""
+    qs = [q] if np.isscalar(q) else list(q)
     runs = [np.asarray(x, dtype=float) for x in per_run if len(x)]
     if not runs:
-        return spread([])
+        return spread([]) if np.isscalar(q) else [spread([]) for _ in qs]
     rng = np.random.default_rng(seed)
     lens = np.array([len(x) for x in runs])
     flat_vals = np.concatenate(runs)
     starts = np.concatenate([[0], np.cumsum(lens)[:-1]])
-    stats = np.empty(resamples)
+    stats = np.empty((resamples, len(qs)))
     for b in range(resamples):  # per resample, not per packet
         pick = rng.integers(0, len(runs), len(runs))
         ln = lens[pick]
         # the positions of the picked runs' values, concatenated: start of each run + 0..len-1
         offs = np.repeat(starts[pick] - (np.cumsum(ln) - ln), ln)
-        stats[b] = np.quantile(flat_vals[offs + np.arange(ln.sum())], q)
-    return spread(stats)
+        stats[b] = np.quantile(flat_vals[offs + np.arange(ln.sum())], qs)
+    out = [spread(stats[:, i]) for i in range(len(qs))]
+    return out[0] if np.isscalar(q) else out

@@ -403,14 +403,14 @@ PAPER_TABLE1 = {(3, 1): {"90": 0.020072, "99": 0.070158}, (3, 2): {"90": 0.01892
 
 def _per_run_owd(m, r, qs: list[float], window: str) -> pd.DataFrame:
     """Per replication: OWD quantiles (columns '25', '50', … '100' for the max), with the runs' columns."""
-    t = M.owd_percentiles(m, r, window=window, by="run_id", q=qs)
+    t = M.owd_percentiles(m, None if isinstance(m, M.Prepared) else r, window=window, by="run_id", q=qs)
     t.index.name = "run_id"
     return r.merge(t.reset_index(), on="run_id", how="left")
 
 
 def _levels(m, r, jb: float) -> pd.DataFrame:
     """Loss period level of each packet in the overlap window, with t = seconds since the TCP start."""
-    lv = M.loss_levels(m, r, jb=jb, window="overlap")
+    lv = M.loss_levels(m, None if isinstance(m, M.Prepared) else r, jb=jb, window="overlap")
     st = r.set_index("run_id").tcp_start_ns
     return lv.assign(t=(lv.send_ns.to_numpy() - st.reindex(lv.run_id).to_numpy()) / 1e9)
 
@@ -449,6 +449,8 @@ def findings(res: dict, reps: int, reps7: int, ln: Link) -> list[Finding]:
     bulk_m, bulk_r, _ = _first(res["bulk"], reps)
     web_m, web_r, _ = _first(res["web"], reps)
     web7_m, web7_r = res["web"]["media_packets"], res["web"]["runs"]
+    # validated and sorted once for every metric below
+    audio_m, bulk_m, web_m, web7_m = (M.prepare(m, r) for m, r in ((audio_m, audio_r), (bulk_m, bulk_r), (web_m, web_r), (web7_m, web7_r)))
     out: list[Finding] = []
     rw = F.RULE_WITHIN
 
@@ -476,11 +478,11 @@ def findings(res: dict, reps: int, reps7: int, ln: Link) -> list[Finding]:
     out.append(Finding("Fig. 2: audio alone, 25–75th percentile 15–21 ms", "15–21 ms",
                        f"25th {p25.show(1e3, '{:.1f}', ' ms')}, 75th {p75.show(1e3, '{:.1f}', ' ms')}", F.worst([v25, v75]),
                        rw + " (each end), both must hold", role="calibration"))
-    above40 = M.owd(audio_m, audio_r, window="all").assign(hi=lambda d: d.owd_ns > 40e6).groupby("run_id").hi.mean()
+    above40 = M.owd(audio_m, None, window="all").assign(hi=lambda d: d.owd_ns > 40e6).groupby("run_id").hi.mean()
     out.append(Finding("Fig. 2: delays below 40 ms except a handful of packets", "a handful above 40 ms",
                        F.spread(above40).show(100, "{:.2f}", " %") + " above 40 ms", F.side(above40, 0.01, below=True),
                        F.rule_side("1 % of the packets", True), role="calibration"))
-    rtp = M.rtp_summary(audio_m, audio_r, window="all")
+    rtp = M.rtp_summary(audio_m, None, window="all")
     lossr = (1 - rtp.received / rtp.sent).to_numpy()
     out.append(Finding("Fig. 2: audio alone, loss rate", "0.05 %", F.spread(lossr).show(100, "{:.3f}", " %"), F.within(0.0005, lossr), rw,
                        F.because(F.spread(lossr).p95 < 0.0005, "no replication comes near 0.05 %: the link model drops nothing "
@@ -490,7 +492,7 @@ def findings(res: dict, reps: int, reps7: int, ln: Link) -> list[Finding]:
     b = _per_run_owd(bulk_m, bulk_r, [0.25, 0.5], "overlap")
     out.append(Finding("Fig. 3: bulk download, median one-way delay", "1.42 s", F.spread(b["50"]).show(1, "{:.2f}", " s"),
                        F.within(1.42, b["50"]), rw, role="calibration"))
-    ow = M.owd(bulk_m, bulk_r, window="overlap").merge(bulk_r[["run_id", "tcp_start_ns"]], on="run_id")
+    ow = M.owd(bulk_m, None, window="overlap").merge(bulk_r[["run_id", "tcp_start_ns"]], on="run_id")
     ow["t"] = (ow.send_ns - ow.tcp_start_ns) / 1e9
     ow["s"] = ow.owd_ns / 1e9
     first1 = ow[ow.s >= 1.0].groupby("run_id").t.min()
@@ -527,7 +529,7 @@ def findings(res: dict, reps: int, reps7: int, ln: Link) -> list[Finding]:
         return w[(w.n == n) & (w.iw == iw)][c].to_numpy(dtype=float)
 
     lv40 = _levels(web_m, web_r, 40.0)
-    owp = M.owd(web_m, web_r, window="overlap").merge(web_r[["run_id", "n", "iw", "tcp_start_ns"]], on="run_id")
+    owp = M.owd(web_m, None, window="overlap").merge(web_r[["run_id", "n", "iw", "tcp_start_ns"]], on="run_id")
     owp["t"] = (owp.send_ns - owp.tcp_start_ns) / 1e9
 
     def later_share(n: int, iw: int, above_s: float) -> float:
@@ -563,7 +565,7 @@ def findings(res: dict, reps: int, reps7: int, ln: Link) -> list[Finding]:
                          [(f"n={n}", col("50", n, 10), col("50", n, 3)) for n in (1, 2, 6)], "above", 1e3, " ms"))
     out.append(F.ordering("Fig. 4: six flows delay the audio more than one (same IW)", "n = 6 > n = 1",
                          [(f"IW{iw}", col("50", 6, iw), col("50", 1, iw)) for iw in (3, 10)], "above", 1e3, " ms"))
-    jl = M.jb_loss(web_m, web_r, jbs=JBS).merge(web_r[["run_id", "n", "iw"]], on="run_id")
+    jl = M.jb_loss(web_m, None, jbs=JBS).merge(web_r[["run_id", "n", "iw"]], on="run_id")
 
     def loss(n: int, iw: int, jb: float, what: str = "loss_rate") -> np.ndarray:
         g = jl[(jl.n == n) & (jl.iw == iw) & (jl.jb_ms == jb)]
@@ -577,10 +579,11 @@ def findings(res: dict, reps: int, reps7: int, ln: Link) -> list[Finding]:
                        rw + "; 'raised' = OWD above the pre-TCP base delay + 40 ms"))
 
     # ---- Table 1
-    ip = M.ipdv(web_m, web_r, window="overlap").merge(web_r[["run_id", "n", "iw"]], on="run_id")
+    ip = M.ipdv(web_m, None, window="overlap").merge(web_r[["run_id", "n", "iw"]], on="run_id")
     per_run_ipdv = {(iw, n): [g.ipdv_ns.to_numpy() / 1e9 for _, g in ip[(ip.n == n) & (ip.iw == iw)].groupby("run_id")]
                     for iw in (3, 10) for n in (1, 2, 6)}
-    boot = {q: {k: F.boot_pooled(v, int(q) / 100) for k, v in per_run_ipdv.items()} for q in ("90", "99")}
+    bq = {k: F.boot_pooled(v, [0.90, 0.99]) for k, v in per_run_ipdv.items()}
+    boot = {q: {k: bq[k][i] for k in bq} for i, q in enumerate(("90", "99"))}
     for q in ("90", "99"):
         bs = boot[q]
         vv = [F.within(PAPER_TABLE1[k][q], bs[k]) for k in bs]
