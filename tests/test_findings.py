@@ -1,7 +1,6 @@
 """The findings rules (presets/findings.py) on hand-made inputs, the conditional explanations,
 findings.csv, and `reproduce --link` parsing and errors."""
 import csv
-from pathlib import Path
 
 import numpy as np
 import pytest

@@ -138,16 +138,33 @@ def outcome(a: Spread | Iterable[float], b: Spread | Iterable[float], expect: st
     return "win" if o == expect else "loss"
 
 
-def count_verdict(outcomes: Sequence[str]) -> str:
+RULE_COUNT_TIES_OK = "agrees if no case goes the other way ('improves or at least does not worsen': ties are fine); disagrees otherwise"
+RULE_SIMILAR = ("agrees if every case is a tie (no ordering: similar); partly if at most a quarter of the cases are ordered; "
+                "disagrees otherwise")
+
+
+def count_verdict(outcomes: Sequence[str], ties_ok: bool = False) -> str:
     if not outcomes:
         return "n/a"
     if any(o == "loss" for o in outcomes):
         return "disagrees"
+    if ties_ok:
+        return "agrees"
     if all(o == "win" for o in outcomes):
         return "agrees"
     if all(o == "tie" for o in outcomes):
         return "inconclusive"
     return "partly"
+
+
+def similar(outcomes: Sequence[str]) -> str:
+    """A statement that two things are similar: the ties are what agrees."""
+    if not outcomes:
+        return "n/a"
+    ordered = sum(o != "tie" for o in outcomes)
+    if ordered == 0:
+        return "agrees"
+    return "partly" if ordered <= len(outcomes) / 4 else "disagrees"
 
 
 def tally(outcomes: Sequence[str]) -> str:
