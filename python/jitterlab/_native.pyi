@@ -117,6 +117,23 @@ def simulate_json(scenario_json: str, seed: int, pcap_dir: str | None = None) ->
 def sim_registry() -> dict[str, list[str]]:
     """Queue disciplines and traffic kinds the simulator knows."""
     ...
+def expand_scenario(scenario_json: str) -> str:
+    """The scenario (JSON, trace files inlined as {path, data}) validated and expanded by the Rust
+    parser, as JSON text (shape: docs/scenarios.md, "Expanded form")."""
+    ...
+def channel_opportunities(scenario_json: str, seed: int, channel: str) -> tuple[list[int], int]:
+    """(ms stamps, period_ms) of the delivery opportunities channel `channel` runs on in the run
+    with `seed` (a trace's, or the cellular model's for that seed and channel)."""
+    ...
+def channel_loss_periods(scenario_json: str, seed: int, channel: str) -> list[tuple[int, int]]:
+    """Loss bursts [(start_ns, end_ns)] of channel `channel` in the run with `seed` (links with
+    `loss_burst`; empty otherwise), for the run's duration plus a 10 s margin."""
+    ...
+def cellular_trace(model_json: str, duration: str, seed: int, channel: str) -> tuple[list[int], float]:
+    """(delivery-opportunity stamps in ms, mean rate in bit/s) of the cellular model (JSON table of
+    its keys) for the TTIs that start within `duration` (e.g. "60s"), from stream
+    `cellular:<channel>` of `seed`."""
+    ...
 
 # testbed (Linux; run inside the testbed's namespaces by jitterlab.testbed_worker)
 def testbed_delay_line(

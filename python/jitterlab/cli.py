@@ -18,6 +18,7 @@ COMMANDS = [
     "analyze",
     "testbed",
     "compare",
+    "trace",
 ]
 
 
