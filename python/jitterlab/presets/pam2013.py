@@ -36,9 +36,6 @@ LINKS_DIR = Path(__file__).with_name("links")
 LINK_KINDS = "fixed, cellular or trace:PATH"
 # The bulk run of the fixed link: 28 MB at 3.3 Mbit/s take ~70 s after a start at 10-12 s
 BULK_DURATION_S = 95
-# The scenario parser of this build still wants a downlink `rate` beside a `trace` (the trace
-# alone decides departures, engine.rs); the agreed model (one of rate / trace / cellular) drops it.
-TRACE_NEEDS_RATE = True
 
 
 def _user_error(msg: str) -> Exception:
@@ -115,8 +112,7 @@ def load_link(spec: str) -> Link:
         access = copy.deepcopy(_link_table(LINKS_DIR / "fixed.toml"))
         # the fixed path with the downlink's capacity from the trace (the scenario model: a link
         # direction has exactly one of rate / trace / cellular)
-        if not TRACE_NEEDS_RATE:
-            access.pop("down_rate", None)
+        access.pop("down_rate", None)
         access["down_trace"] = str(path.resolve())
         label = "trace-" + re.sub(r"[^A-Za-z0-9._-]+", "_", path.name)
         return Link(spec, label, access, _trace_mean_bps(path), f"{LINKS_DIR / 'fixed.toml'} with down_trace = {path}")
@@ -176,11 +172,23 @@ def sweeps(reps: int, reps_fig7: int, link: str | Link = "fixed") -> dict[str, S
 
 
 def _bulk_duration_s(ln: Link) -> int:
-    """95 s on the fixed link; on a slower one, long enough for 28 MB at its mean rate with 30 %
-    to spare after a start at 12 s."""
+    """95 s on the fixed link. On another link, long enough for 28 MB with 30 % to spare after a
+    start at 12 s: from a trace's own opportunities (its rate varies, so its mean would not do),
+    else from the link's mean rate."""
     if ln.spec == "fixed" or not ln.mean_bps == ln.mean_bps:
         return BULK_DURATION_S
-    return max(BULK_DURATION_S, int(np.ceil(12 + 1.3 * 28e6 * 8 / ln.mean_bps + 5)))
+    need = 1.3 * 28e6 * 1500 / 1448  # bytes on the wire: 1448-byte payloads in 1500-byte packets
+    if "down_trace" in ln.access:
+        ms = np.array([int(x) for x in Path(ln.access["down_trace"]).read_text().split()], dtype=np.int64)
+        period = int(ms[-1])
+        t0 = 12_000
+        loops = int(np.ceil(need / 1504 / len(ms))) + 2
+        stamps = (ms[None, :] + period * np.arange(loops)[:, None]).ravel()
+        stamps = stamps[stamps > t0]
+        k = int(np.ceil(need / 1504))
+        if k <= len(stamps):
+            return max(BULK_DURATION_S, int(np.ceil(stamps[k - 1] / 1000 + 5)))
+    return max(BULK_DURATION_S, int(np.ceil(12 + need * 8 / ln.mean_bps + 5)))
 
 
 def _first(res, reps: int):
