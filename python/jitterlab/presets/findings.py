@@ -22,7 +22,7 @@ from __future__ import annotations
 import csv
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -249,19 +249,25 @@ def boot_pooled(per_run: Sequence[np.ndarray], q: float | Sequence[float], resam
     """Spread of the pooled q-quantile of the values of `per_run` (one array per replication)
     over bootstrap resamples of the replications; a list of Spreads when q is a list."""
     qs = [q] if np.isscalar(q) else list(q)
+    out = boot_stat(per_run, lambda x: np.quantile(x, qs), len(qs), resamples, seed)
+    return out[0] if np.isscalar(q) else out
+
+
+def boot_stat(per_run: Sequence[np.ndarray], stat: Callable[[np.ndarray], Any], k: int = 1, resamples: int = 200,
+              seed: int = 0) -> list[Spread]:
+    """Spread of `stat` (k numbers) of the values of resampled replications, concatenated."""
     runs = [np.asarray(x, dtype=float) for x in per_run if len(x)]
     if not runs:
-        return spread([]) if np.isscalar(q) else [spread([]) for _ in qs]
+        return [spread([]) for _ in range(k)]
     rng = np.random.default_rng(seed)
     lens = np.array([len(x) for x in runs])
     flat_vals = np.concatenate(runs)
     starts = np.concatenate([[0], np.cumsum(lens)[:-1]])
-    stats = np.empty((resamples, len(qs)))
+    stats = np.empty((resamples, k))
     for b in range(resamples):  # per resample, not per packet
         pick = rng.integers(0, len(runs), len(runs))
         ln = lens[pick]
         # the positions of the picked runs' values, concatenated: start of each run + 0..len-1
         offs = np.repeat(starts[pick] - (np.cumsum(ln) - ln), ln)
-        stats[b] = np.quantile(flat_vals[offs + np.arange(ln.sum())], qs)
-    out = [spread(stats[:, i]) for i in range(len(qs))]
-    return out[0] if np.isscalar(q) else out
+        stats[b] = stat(flat_vals[offs + np.arange(ln.sum())])
+    return [spread(stats[:, i]) for i in range(k)]
