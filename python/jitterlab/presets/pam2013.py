@@ -657,6 +657,9 @@ def findings(res: dict, reps: int, reps7: int, ln: Link) -> list[Finding]:
                        F.count_verdict(ob), F.RULE_ORDER + "; " + F.RULE_COUNT,
                        F.because(ob[1] != "win", f"no recovery after the IW phase: levels ≥ 2 stay at {F.spread(mid2).p50 * 100:.0f} % (median) in "
                                  f"{T:g}–{2 * T:g} s")))
+    dur = F.spread(((web_r.tcp_end_ns - web_r.tcp_start_ns) / 1e9).to_numpy(dtype=float))
+    out.append(Finding("Fig. 6: the short transfers start to complete around 1 s after the TCP start (the samples decline)", "≈ 1 s",
+                       dur.show(1, "{:.2f}", " s") + " from the first SYN to the last byte (all n, IW)", F.within(1.0, dur), rw))
     w6 = F.spread(_share(lv40, ids[(6, 3)], 0, 60, 4))
     out.append(Finding("Fig. 6c: six IW3 flows — the level is very bad from the start for almost the whole transfer", "levels 4–5 dominate",
                        w6.show(100, "{:.0f}", " %") + " of the packets at level 4–5 (whole transfer)", F.side(w6, 0.5, below=False),
