@@ -148,12 +148,28 @@ def test_link_only_for_pam2013(tmp_path):
     assert p.returncode == 2 and "--link: only the pam2013 preset" in p.stderr and len(p.stderr.strip().splitlines()) == 1
 
 
-def test_cellular_link_missing_file_names_it(tmp_path):
-    f = ROOT / "python" / "jitterlab" / "presets" / "links" / "cellular.toml"
-    if f.exists():
-        pytest.skip("the cellular link model is present (presets/links/cellular.toml)")
-    p = run_cli("reproduce", "pam2013", "--out", str(tmp_path), "--link", "cellular")
-    assert p.returncode == 2 and "cellular.toml not found" in p.stderr and len(p.stderr.strip().splitlines()) == 1
+def test_missing_link_file_is_one_line_naming_it(tmp_path, monkeypatch):
+    from jitterlab.cli import UserError
+    from jitterlab.presets import pam2013
+
+    monkeypatch.setattr(pam2013, "LINKS_DIR", tmp_path)
+    with pytest.raises(UserError) as e:
+        pam2013.load_link("cellular")
+    assert str(e.value) == f"--link cellular: {tmp_path / 'cellular.toml'} not found (the cellular link model is not part of this build)"
+
+
+def test_link_means():
+    from jitterlab.presets import pam2013
+
+    assert pam2013.load_link("fixed").mean_bps == 3.3e6
+    # the cellular model's mean comes from the Rust expansion of presets/links/cellular.toml (mean_rate)
+    cell = pam2013.load_link("cellular")
+    assert cell.mean_bps == pytest.approx(float(cell.access["down_cellular"]["mean_rate"].rstrip("Mbit")) * 1e6, rel=0.02)
+    if UMTS.exists():
+        t = pam2013.load_link(f"trace:{UMTS}")
+        assert "down_rate" not in t.access and t.access["down_trace"] == str(UMTS.resolve())
+        # 1504-byte opportunities over the 928.424 s period (shared/traces/README.md: 2.02 Mbit/s)
+        assert t.mean_bps == pytest.approx(156262 * 1504 * 8 / 928.424)
 
 
 def test_pam2013_on_a_trace_link_side_by_side(tmp_path):
