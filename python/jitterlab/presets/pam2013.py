@@ -247,7 +247,9 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
                 "percentile] over replications unless the cell says otherwise) and a verdict computed by the rule in its row. "
                 "Calibration targets (Fig. 2, the Fig. 3 median, the slides' link facts) fixed the fixed link's parameters "
                 "(docs/calibration.md); every other row is a held-out prediction: nothing was tuned after looking at it. "
-                "A 'why' appears only when the measured condition it states holds. Per link: OUT/<link>/findings.csv.")
+                "A 'why' appears only when the measured condition it states holds. Per link: OUT/<link>/findings.csv."
+                + (" A trace link is not calibrated at all: its calibration rows are predictions too."
+                   if any(s.startswith("trace:") for s in specs) else ""))
     rep.findings(by_link)
     path = rep.write()
     if progress:
