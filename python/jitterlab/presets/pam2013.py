@@ -257,6 +257,17 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
     return path
 
 
+def _section(rep: Report, title: str, intro: str) -> None:
+    """The section `title`, made current: new the first time, reused for the next link, so each
+    figure's section holds that figure for every link, one after the other."""
+    for sec in rep.sections:
+        if sec.title == title:
+            rep.sections.remove(sec)
+            rep.sections.append(sec)
+            return
+    rep.section(title, intro)
+
+
 def _figures(rep: Report, res: dict, reps: int, reps7: int, ln: Link, multi: bool = False) -> int:
     audio_m, audio_r, _ = _first(res["audio"], reps)
     bulk_m, bulk_r, bulk_t = _first(res["bulk"], reps)
@@ -269,7 +280,7 @@ def _figures(rep: Report, res: dict, reps: int, reps7: int, ln: Link, multi: boo
     link_note = f"link {ln.spec}"
 
     # ---- Fig. 2: audio alone
-    rep.section(f"{tag}Fig. 2 — audio alone", "OWD of the audio flow with no competing traffic (whole flow).")
+    _section(rep, "Fig. 2 — audio alone", "OWD of the audio flow with no competing traffic (whole flow).")
     cdf = M.owd_cdf(audio_m, audio_r, window="all", points=401)
     pct = M.owd_percentiles(audio_m, audio_r, window="all").iloc[0]
     loss = M.rtp_summary(audio_m, audio_r, window="all")
@@ -285,7 +296,7 @@ def _figures(rep: Report, res: dict, reps: int, reps7: int, ln: Link, multi: boo
     n_fig += 1
 
     # ---- Fig. 3: bulk
-    rep.section(f"{tag}Fig. 3 — audio with a bulk TCP download", f"OWD of audio packets sent while a {BULK_SIZE} download runs.")
+    _section(rep, "Fig. 3 — audio with a bulk TCP download", f"OWD of audio packets sent while a {BULK_SIZE} download runs.")
     cdf = M.owd_cdf(bulk_m, bulk_r, window="overlap", points=401)
     pb = M.owd_percentiles(bulk_m, bulk_r, window="overlap").iloc[0]
     fig, ax = plots.new()
@@ -298,7 +309,7 @@ def _figures(rep: Report, res: dict, reps: int, reps7: int, ln: Link, multi: boo
     n_fig += 1
 
     # ---- Fig. 4: web
-    rep.section(f"{tag}Fig. 4 — audio with n short TCP flows", f"n parallel flows sharing {WEB_TOTAL}, IW3 or IW10; packets overlapping the transfers.")
+    _section(rep, "Fig. 4 — audio with n short TCP flows", f"n parallel flows sharing {WEB_TOTAL}, IW3 or IW10; packets overlapping the transfers.")
     cdf = M.owd_cdf(web_m, web_r, window="overlap", by=["n", "iw"], points=401)
     pw = M.owd_percentiles(web_m, web_r, window="overlap", by=["n", "iw"])
     fig, ax = plots.new()
@@ -311,15 +322,15 @@ def _figures(rep: Report, res: dict, reps: int, reps7: int, ln: Link, multi: boo
     rep.figure(fig, f"{sub}fig4_web_cdf", f"{tag}Fig. 4: CDF of one-way delay, audio + n short TCP flows, per (n, IW).")
     n_fig += 1
     rep.table(pw.reset_index().rename(columns={c: f"p{c}" for c in M.TABLE1_COLUMNS}).assign(
-        **{f"p{c}": lambda d, c=c: d[f"p{c}"] * 1e3 for c in M.TABLE1_COLUMNS}), "OWD percentiles (ms) per (n, IW)", "{:.1f}", name=f"{sub}owd_percentiles_web")
+        **{f"p{c}": lambda d, c=c: d[f"p{c}"] * 1e3 for c in M.TABLE1_COLUMNS}), f"{tag}OWD percentiles (ms) per (n, IW)", "{:.1f}", name=f"{sub}owd_percentiles_web")
 
     # ---- Table 1: IPDV
-    rep.section(f"{tag}Table 1 — IPDV", "IP packet delay variation (RFC 5481 consecutive selection), pooled over replications, seconds.")
+    _section(rep, "Table 1 — IPDV", "IP packet delay variation (RFC 5481 consecutive selection), pooled over replications, seconds.")
     t1 = M.ipdv_table(web_m, web_r, window="overlap", by=["iw", "n"]).reset_index()
-    rep.table(t1, "Table 1: CDF of IPDV for an audio flow competing with n short TCP flows (seconds)", "{:.3f}", name=f"{sub}table1_ipdv")
+    rep.table(t1, f"{tag}Table 1: CDF of IPDV for an audio flow competing with n short TCP flows (seconds)", "{:.3f}", name=f"{sub}table1_ipdv")
 
     # ---- Fig. 5: loss vs JB
-    rep.section(f"{tag}Fig. 5 — loss behind the jitter buffer", "Pure + delay-based loss per replication; median and 25–75th percentiles.")
+    _section(rep, "Fig. 5 — loss behind the jitter buffer", "Pure + delay-based loss per replication; median and 25–75th percentiles.")
     ls = M.jb_loss_summary(web_m, web_r, jbs=JBS, by=["n", "iw"])
     fig, ax = plots.new()
     st = plots.styles()
@@ -331,18 +342,18 @@ def _figures(rep: Report, res: dict, reps: int, reps7: int, ln: Link, multi: boo
     plots.caption(fig, caption("pam2013-web", reps, f"{link_note}; base delay = min OWD in the 2 s before TCP starts"))
     rep.figure(fig, f"{sub}fig5_loss_vs_jb", f"{tag}Fig. 5: loss rate vs jitter buffer, audio + n short TCP flows (median, IQR).")
     n_fig += 1
-    rep.table(ls.assign(median=ls["median"] * 100, p25=ls.p25 * 100, p75=ls.p75 * 100), "Loss rate (%) per (n, IW, JB)", "{:.1f}", name=f"{sub}fig5_loss")
+    rep.table(ls.assign(median=ls["median"] * 100, p25=ls.p25 * 100, p75=ls.p75 * 100), f"{tag}Loss rate (%) per (n, IW, JB)", "{:.1f}", name=f"{sub}fig5_loss")
     if ln.mean_bps == ln.mean_bps:
         rate = ln.mean_bps
         burst = {(n, iw): n * iw * 1500 * 8 / rate for n in (1, 2, 6) for iw in (3, 10)}
         over = [f"{n} × IW{iw} ({burst[(n, iw)] * 1e3:.0f} ms)" for n in (1, 2, 6) for iw in (3, 10) if burst[(n, iw)] > 0.040]
-        rep.text(f"The initial windows of all n flows enter the buffer at once: n × IW × 1500 B, at the link's mean "
+        rep.text(f"{tag}The initial windows of all n flows enter the buffer at once: n × IW × 1500 B, at the link's mean "
                  f"{rate / 1e6:.2f} Mbit/s " + ", ".join(f"{n} × IW{iw} = {burst[(n, iw)] * 1e3:.0f} ms" for n in (1, 2, 6) for iw in (3, 10))
                  + " of queue. The bursts alone exceed a 40 ms jitter buffer for: " + (", ".join(over) if over else "none")
                  + "; the rest of the delay-based loss comes from the later slow-start rounds.")
 
     # ---- Fig. 6: levels over time
-    rep.section(f"{tag}Fig. 6 — loss period levels over time", "Packets per 20 ms bin since the TCP start, per loss period level, divided by the replication count.")
+    _section(rep, "Fig. 6 — loss period levels over time", "Packets per 20 ms bin since the TCP start, per loss period level, divided by the replication count.")
     cases = [(1, 3), (2, 3), (6, 3), (1, 10)]
     for jb in (40, 100):
         lot = M.levels_over_time(web_m, web_r, jb=jb, by=["n", "iw"])
@@ -360,7 +371,7 @@ def _figures(rep: Report, res: dict, reps: int, reps7: int, ln: Link, multi: boo
         n_fig += 1
 
     # ---- Fig. 7: acceptable share
-    rep.section(f"{tag}Fig. 7 — acceptable loss period level over time", f"Levels 0 and 1 together, n = 1, 2, 6 pooled, {reps7} replications per (n, IW).")
+    _section(rep, "Fig. 7 — acceptable loss period level over time", f"Levels 0 and 1 together, n = 1, 2, 6 pooled, {reps7} replications per (n, IW).")
     acc = M.acceptable_over_time(web7_m, web7_r, jbs=JBS, by="iw")
     fig, axes = plots.new(width=10, height=4, ncols=2, sharey=True)
     for ax, iw in zip(axes, (3, 10)):
@@ -374,7 +385,7 @@ def _figures(rep: Report, res: dict, reps: int, reps7: int, ln: Link, multi: boo
     n_fig += 1
 
     # ---- E-model
-    rep.section(f"{tag}E-model MOS per workload and jitter buffer", "ITU-T G.107 with G.711 + PLC: mouth-to-ear delay = base OWD + JB + codec delay; loss and burstiness behind the JB.")
+    _section(rep, "E-model MOS per workload and jitter buffer", "ITU-T G.107 with G.711 + PLC: mouth-to-ear delay = base OWD + JB + codec delay; loss and burstiness behind the JB.")
     rows = []
     for label, (m, r) in {"audio only": (audio_m, audio_r), "bulk": (bulk_m, bulk_r)}.items():
         with warnings.catch_warnings():
@@ -396,8 +407,8 @@ def _figures(rep: Report, res: dict, reps: int, reps7: int, ln: Link, multi: boo
     plots.caption(fig, caption("pam2013", reps, f"{link_note}; G.711 with PLC (Ie 0, Bpl 25.1), codec delay 20 ms"))
     rep.figure(fig, f"{sub}mos_vs_jb", f"{tag}E-model MOS vs jitter buffer per workload.")
     n_fig += 1
-    rep.table(mos, "MOS and effective loss per workload and JB", "{:.2f}", name=f"{sub}mos")
-    rep.table(best.rename(columns={"jb_ms": "best_jb_ms"}), "Jitter buffer with the highest median MOS per workload", "{:.2f}", name=f"{sub}best_jb")
+    rep.table(mos, f"{tag}MOS and effective loss per workload and JB", "{:.2f}", name=f"{sub}mos")
+    rep.table(best.rename(columns={"jb_ms": "best_jb_ms"}), f"{tag}Jitter buffer with the highest median MOS per workload", "{:.2f}", name=f"{sub}best_jb")
     return n_fig
 
 
