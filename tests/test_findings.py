@@ -189,6 +189,12 @@ def test_pam2013_on_a_trace_link_side_by_side(tmp_path):
     assert (tmp_path / "figures" / label / "fig4_web_cdf.png").exists()
     html = (tmp_path / "report.html").read_text()
     assert f"{label}: measured" in html and "fixed: measured" in html
+    # one section per figure, holding the figure of each link in turn
+    import re
+    assert re.findall(r"<h2>([^<]*)</h2>", html).count("Fig. 4 — audio with n short TCP flows") == 1
+    caps = re.findall(r"<figcaption>\[([^\]]+)\] Fig. 4:", html)
+    assert caps == ["fixed", f"trace:{UMTS}"]
+    assert "A trace link is not calibrated at all" in html
     # the trace is slower than the fixed link, and slower still after 12 s than on average: the bulk
     # run is sized from the trace's own opportunities, so the 28 MB download completes in every run
     import json
