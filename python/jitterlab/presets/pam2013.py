@@ -88,18 +88,17 @@ def _mean_bps(access: dict[str, Any], base: Path) -> float:
         return _trace_mean_bps(p if p.is_absolute() else base / p)
     if "down_rate" in access:
         return _rate_bps(access["down_rate"])
-    try:  # the cellular model's mean comes from the Rust expansion (jitterlab._native.expand_scenario)
-        import json
+    # the cellular model's mean comes from the Rust expansion (a bad table fails here, naming its key)
+    import json
 
-        from jitterlab import _native, scenario as _scn
+    from jitterlab import _native, scenario as _scn
 
-        sc = {**_workloads(), "access": access}
-        exp = json.loads(_native.expand_scenario(_scn.to_json(_scn.load(sc))))
-        for ln in exp["links"]:
-            if ln["to"] == access.get("client", "mobile") and ln["forward"]["capacity"].get("mean_bps"):
-                return float(ln["forward"]["capacity"]["mean_bps"])
-    except Exception:
-        pass
+    sc = {**_workloads(), "access": access}
+    exp = json.loads(_native.expand_scenario(_scn.to_json(_scn.load(sc))))
+    for ln in exp["links"]:
+        cap = ln["forward"]["capacity"]
+        if ln["to"] == access.get("client", "mobile") and cap.get("mean_bps"):
+            return float(cap["mean_bps"])
     return float("nan")
 
 
