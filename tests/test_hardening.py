@@ -522,11 +522,15 @@ def test_exported_unit_parsers_follow_tc():
 
 
 def test_shipped_files_use_accepted_units():
-    """No shipped scenario or preset uses a refused unit (they all load and expand)."""
+    """No shipped scenario or preset (with each of its links) uses a refused unit (they all load and
+    expand)."""
     from jitterlab import scenario
+    from jitterlab.presets import pam2013
 
-    for f in SHIPPED:
-        sc = scenario.load(f)
+    files = [f for f in SHIPPED if isinstance(f, Path)]
+    links = sorted(ROOT.glob("python/jitterlab/presets/links/*.toml"))
+    assert {p.stem for p in links} >= {"fixed", "cellular"}
+    for sc in [*(scenario.load(f) for f in files), *(pam2013.base_scenario(p.stem) for p in links)]:
         assert _native.estimate_json(scenario.to_json(sc))["events"] > 0
 
 
