@@ -204,6 +204,13 @@ impl Sender {
     /// A sender, or the registry's error for an unknown `cc` name.
     pub fn try_new(cfg: TcpConfig, size: Option<u64>) -> Result<Sender, String> {
         let cc = cc::build(&cfg.cc, &cfg)?;
+        Ok(Sender::with_cc(cfg, size, cc))
+    }
+
+    /// A sender driven by a congestion controller built by the caller (`cfg.cc` is not read), as
+    /// quinn's `TransportConfig::congestion_controller_factory`: for tests and out-of-tree
+    /// algorithms.
+    pub fn with_cc(cfg: TcpConfig, size: Option<u64>, cc: Cc) -> Sender {
         let mss = cfg.mss.max(1) as u64;
         let cs = CcState { ssthresh: cfg.initial_ssthresh, abc_l: cfg.abc, ..CcState::new(mss, cfg.iw.max(1) as u64 * mss) };
         let pacing = cfg.pacing || cc.needs_pacing();
@@ -211,7 +218,7 @@ impl Sender {
             Some(s) => (1 + s, false),
             None => (u64::MAX / 2, true),
         };
-        Ok(Sender {
+        Sender {
             sack: cfg.recovery == Recovery::Sack,
             rtt: if cfg.rto_linux { RttEstimator::linux(cfg.min_rto) } else { RttEstimator::new(cfg.min_rto) },
             cfg,
@@ -252,7 +259,7 @@ impl Sender {
             last_rs: None,
             rcv_nxt: 0,
             stats: SenderStats::default(),
-        })
+        }
     }
 
     pub fn config(&self) -> &TcpConfig { &self.cfg }
@@ -1006,7 +1013,8 @@ impl Sender {
         if self.pacing {
             if let Some(rate) = self.cc.pacing_rate(&self.cs) {
                 if rate > 0.0 {
-                    self.next_send = now + Time::from_secs_f64(size as f64 / rate);
+                    let bytes = if self.cc.paces_payload() { payload } else { size };
+                    self.next_send = now + Time::from_secs_f64(bytes as f64 / rate);
                 }
             }
         }

@@ -604,4 +604,7 @@ impl CongestionControl for Bbr {
     }
 
     fn pacing_rate(&self, _st: &CcState) -> Option<f64> { (self.pacing_rate > 0).then_some(self.pacing_rate as f64) }
+    /// The rate is bw·mss·gain in payload bytes, and Linux spaces a segment by its `skb->len`
+    /// (payload; `tcp_update_skb_after_send`), so segments leave at 0.99·gain·bw packets/s.
+    fn paces_payload(&self) -> bool { true }
 }
