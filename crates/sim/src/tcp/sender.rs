@@ -303,6 +303,13 @@ impl Sender {
         p
     }
 
+    /// Linux's `tcp_packets_in_flight` in bytes: RFC 6675's pipe (SACKed and lost segments out,
+    /// retransmissions in) whatever the recovery state, where [`Sender::pipe`] uses FlightSize
+    /// outside recovery as RFC 5681 does.
+    pub fn packets_in_flight(&self) -> u64 {
+        self.segs.iter().filter(|s| !s.sacked).map(|s| if s.lost { 0 } else { s.len as u64 } + if s.rexmit { s.len as u64 } else { 0 }).sum()
+    }
+
     /// Starts the connection: RFC 9293 §3.10.1 OPEN in CLOSED → send SYN, SYN-SENT.
     pub fn connect(&mut self, now: Time, out: &mut Output) {
         if self.state != State::Closed {
@@ -526,7 +533,8 @@ impl Sender {
         // Linux's tcp_rate_gen then tcp_cong_control: every ACK reaches the algorithm.
         let rs = self.rate_gen(acked, now);
         self.cs.now = now;
-        self.cs.pipe = self.pipe();
+        // (The O(window) count only for algorithms that read it: Reno and CUBIC do not.)
+        self.cs.pipe = if self.cc.owns_cwnd() { self.packets_in_flight() } else { self.pipe() };
         self.cs.ca = self.ca;
         self.cs.next_send = self.next_send;
         self.cc.on_ack(&mut self.cs, &rs);
@@ -946,7 +954,7 @@ impl Sender {
             // delivered are marked app-limited.
             self.cwnd_limited = false;
             if self.next_lost().is_none() {
-                self.cs.app_limited = (self.cs.delivered + pipe).max(1);
+                self.cs.app_limited = (self.cs.delivered + self.packets_in_flight()).max(1);
             }
             break;
         }
@@ -1012,8 +1020,11 @@ impl Sender {
         self.cc.on_sent(&mut self.cs, g_len, in_flight);
         if self.pacing {
             if let Some(rate) = self.cc.pacing_rate(&self.cs) {
-                if rate > 0.0 {
-                    let bytes = if self.cc.paces_payload() { payload } else { size };
+                // Linux (tcp_update_skb_after_send) spaces by the payload and leaves the first
+                // nine data segments unpaced ("sch_fq does not pace first 10 MSS").
+                let linux = self.cc.paces_payload();
+                if rate > 0.0 && !(linux && self.stats.segments_sent < 10) {
+                    let bytes = if linux { payload } else { size };
                     self.next_send = now + Time::from_secs_f64(bytes as f64 / rate);
                 }
             }

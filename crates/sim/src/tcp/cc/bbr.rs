@@ -321,7 +321,8 @@ impl Bbr {
         at_edt.saturating_sub(interval_delivered)
     }
 
-    fn ack_aggregation_cwnd(&self) -> u64 {
+    /// `bbr_ack_aggregation_cwnd`: packets added to the cwnd target for ACK aggregation.
+    pub fn ack_aggregation_cwnd(&self) -> u64 {
         if EXTRA_ACKED_GAIN == 0 || !self.full_bw_reached {
             return 0;
         }

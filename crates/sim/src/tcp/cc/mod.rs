@@ -207,9 +207,10 @@ pub trait CongestionControl: AsAny {
     fn owns_cwnd(&self) -> bool { false }
     /// The algorithm needs pacing whatever the `pacing` key says (Linux's `SK_PACING_NEEDED`).
     fn needs_pacing(&self) -> bool { false }
-    /// Space paced segments by their payload, as Linux's `tcp_update_skb_after_send` does
-    /// (`skb->len` of the queued segment), instead of their IP size. Default false: the
-    /// simulator's pacing for Reno and CUBIC counts IP bytes, as it always has.
+    /// Pace as Linux's `tcp_update_skb_after_send`: space segments by their payload (`skb->len`
+    /// of the queued segment) instead of their IP size, and leave the first nine data segments
+    /// unpaced. Default false: the simulator's pacing for Reno and CUBIC keeps its IP-byte
+    /// spacing from the first segment, so that their outputs did not move (docs/tcp.md).
     fn paces_payload(&self) -> bool { false }
     /// The window the sender may use.
     fn window(&self, st: &CcState) -> u64 { st.cwnd }
