@@ -244,7 +244,7 @@ impl Bbr {
 
     /// `bbr_rate_bytes_per_sec`: bw·mss·gain, 1 % below (the pacing margin).
     pub fn rate_bytes_per_sec(mss: u64, bw: u64, gain: u32) -> u64 {
-        let r = bw as u128 * mss as u128 * gain as u128 >> BBR_SCALE;
+        let r = (bw as u128 * mss as u128 * gain as u128) >> BBR_SCALE;
         let r = r * (1_000_000 / 100 * (100 - PACING_MARGIN_PERCENT)) as u128;
         (r >> BW_SCALE) as u64
     }
@@ -313,7 +313,7 @@ impl Bbr {
     /// `bbr_packets_in_net_at_edt`.
     fn packets_in_net_at_edt(&self, st: &CcState, inflight_now: u64) -> u64 {
         let edt = st.next_send.max(st.now);
-        let interval_delivered = (self.bw_est() as u128 * us(edt - st.now) as u128 >> BW_SCALE) as u64;
+        let interval_delivered = ((self.bw_est() as u128 * us(edt - st.now) as u128) >> BW_SCALE) as u64;
         let mut at_edt = inflight_now;
         if self.pacing_gain > BBR_UNIT {
             at_edt += self.tso_segs_goal(st.mss);
@@ -401,7 +401,7 @@ impl Bbr {
     /// `bbr_update_ack_aggregation`.
     fn update_ack_aggregation(&mut self, st: &CcState, rs: &RateSample) {
         let acked = pkts(rs.acked_sacked, st.mss);
-        if EXTRA_ACKED_GAIN == 0 || acked == 0 || rs.delivered.is_none() || rs.interval.map_or(true, |i| us(i) == 0) {
+        if EXTRA_ACKED_GAIN == 0 || acked == 0 || rs.delivered.is_none() || rs.interval.is_none_or(|i| us(i) == 0) {
             return;
         }
         if self.round_start {
@@ -468,7 +468,7 @@ impl Bbr {
         if self.full_bw_reached || !self.round_start || rs.is_app_limited {
             return;
         }
-        let thresh = self.full_bw * FULL_BW_THRESH as u64 >> BBR_SCALE;
+        let thresh = (self.full_bw * FULL_BW_THRESH as u64) >> BBR_SCALE;
         if self.bw.get() >= thresh {
             self.full_bw = self.bw.get();
             self.full_bw_cnt = 0;
@@ -490,7 +490,7 @@ impl Bbr {
     }
 
     fn check_probe_rtt_done(&mut self, st: &mut CcState) {
-        if !self.probe_rtt_done_stamp.is_some_and(|d| st.now > d) {
+        if self.probe_rtt_done_stamp.is_none_or(|d| st.now <= d) {
             return;
         }
         self.min_rtt_stamp = st.now;
