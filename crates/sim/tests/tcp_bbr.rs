@@ -127,6 +127,42 @@ fn delivery_rate_of_a_paced_flight_is_the_pacing_rate() {
     }
 }
 
+/// The same flight when the path's delay drops by 10 ms from segment 60 on (ACK compression: the
+/// ACKs of segments 60.. arrive 10 ms sooner than their predecessors' would). A sample whose
+/// newest segment P was sent when segment Q's ACK had just arrived spans P − Q segments sent in
+/// P − Q ms, but its ACK phase is 10 ms shorter; tcp_rate.c takes the longer (send) phase, so no
+/// sample exceeds the 1,000,000 B/s actually paced, where the ACK phase alone would claim up to
+/// 50/40 of it.
+#[test]
+fn compressed_acks_do_not_inflate_the_rate() {
+    let mut h = Harness::new(harness_cfg(), None, Box::new(ConstPace { rate: 1_040_000.0 }));
+    let mut samples = vec![];
+    while h.now <= Time::from_ms(400) {
+        while let Some(&(t, upto)) = h.pending.first() {
+            if t > h.now {
+                break;
+            }
+            h.pending.remove(0);
+            h.ack(upto, None);
+            samples.push(h.s.last_rate_sample().unwrap());
+        }
+        h.s.on_pace(h.now, &mut h.out);
+        for (seq, len) in h.take() {
+            let owd = if (seq - 1) / MSS < 60 { Time::from_ms(60) } else { Time::from_ms(50) };
+            h.pending.push((h.now + owd, seq + len as u64));
+        }
+        h.pending.sort();
+        h.now += Time::from_ms(1);
+    }
+    let valid: Vec<(u64, Time)> = samples.iter().filter_map(|rs| Some((rs.delivered?, rs.interval?))).collect();
+    assert!(valid.len() > 200);
+    // bytes/interval ≤ 1e6 B/s  ⇔  bytes·1000 ≤ interval in ns.
+    for &(d, i) in &valid {
+        assert!(d * 1000 <= i.ns(), "{d} B in {i}");
+    }
+    assert!(valid.iter().filter(|&&(d, i)| d * 1000 == i.ns()).count() > 100);
+}
+
 /// tcp_rate_check_app_limited: a 10-segment transfer runs out of data with cwnd to spare, so
 /// `app_limited` = delivered + in flight = 0 + 10,001 B (ten segments and the FIN). Segment 9 is
 /// lost and the FIN SACKed (the mark is then 9,001 delivered + 1,000 in flight, the SACKed FIN
@@ -221,6 +257,8 @@ fn max_bw_filter_forgets_after_ten_rounds() {
 struct Model {
     b: Bbr,
     st: CcState,
+    /// Mark the samples app-limited.
+    app_limited: bool,
 }
 
 impl Model {
@@ -230,7 +268,7 @@ impl Model {
         st.min_rtt = Some(RTT);
         let mut b = Bbr::new(BbrConfig { seed });
         b.init(&mut st);
-        Model { b, st }
+        Model { b, st, app_limited: false }
     }
     fn round(&mut self, n: u64, pipe: u64) { self.ack(n, pipe, RTT, RTT) }
     /// An ACK `dt` after the last one delivering `n` packets at n per 100 ms, leaving `pipe`
@@ -253,6 +291,7 @@ impl Model {
             rtt: Some(rtt),
             prior_in_flight: (pipe + n) * MSS,
             prior_ca: Some(CaState::Open),
+            is_app_limited: self.app_limited,
             ..Default::default()
         };
         self.b.on_ack(st, &rs);
@@ -474,6 +513,21 @@ fn probe_rtt_after_ten_seconds_without_a_new_min() {
         m.ack(99, 106, RTT, RTT);
     }
     assert_eq!(m.b.mode(), Mode::ProbeRtt);
+}
+
+/// bbr_update_bw takes an app-limited sample only when it is at least the current max: eleven
+/// app-limited rounds at 50 packets (8388) leave the estimate at 16609 (with them, the filter
+/// would have fallen to 8388 after ten rounds), while one at 120 packets raises it to 20132.
+#[test]
+fn app_limited_samples_only_raise_the_max() {
+    let mut m = Model::to_probe_bw(3);
+    m.app_limited = true;
+    for _ in 0..11 {
+        m.round(50, 106);
+    }
+    assert_eq!(m.b.max_bw(), 16609);
+    m.round(120, 106);
+    assert_eq!(m.b.max_bw(), 20132);
 }
 
 // ---------------------------------------------------------------------------------------------
