@@ -262,10 +262,14 @@ def write(tables: Mapping[str, pd.DataFrame], out: str | Path, options: Mapping[
     out.mkdir(parents=True, exist_ok=True)
     for name, df in tables.items():
         df.to_parquet(out / f"{name}.parquet", index=False)
+    from jitterlab import provenance
+
     runs = tables["runs"]
     manifest = {
         "format_version": FORMAT_VERSION,
+        "schema_version": provenance.SCHEMA_VERSION,
         "jitterlab_version": _native.__version__,
+        "provenance": provenance.collect(None, None),
         "source": "capture",
         "options": {k: (v if isinstance(v, (int, float, str, bool, type(None))) else str(v)) for k, v in (options or {}).items()},
         "runs": [

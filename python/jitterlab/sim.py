@@ -207,15 +207,20 @@ def _to_result(raw: dict, sc: dict, seed: int, run_id: int, params: Mapping[str,
 
 
 def write(result: Result, out: str | Path, source: str = "sim", extra: Mapping[str, Any] | None = None) -> Path:
-    """Writes each table as Parquet plus manifest.json (format version, source, scenario, seed,
-    version, and `extra` fields such as the testbed's pcaps)."""
+    """Writes each table as Parquet plus manifest.json (format and schema version, source,
+    scenario, seed, provenance (`jitterlab.provenance.collect`), and `extra` fields such as the
+    testbed's pcaps)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     for name, t in result.arrow.items():
         pq.write_table(t, out / f"{name}.parquet")
+    from jitterlab import provenance
+
     manifest = {
         "format_version": FORMAT_VERSION,
+        "schema_version": provenance.SCHEMA_VERSION,
         "jitterlab_version": _native.__version__,
+        "provenance": provenance.collect(result.seed, result.scenario),
         "source": source,
         "seed": result.seed,
         "scenario": result.scenario,

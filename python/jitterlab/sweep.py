@@ -373,7 +373,11 @@ def _check_out(out: Path, specs: list[RunSpec], sweep: Sweep) -> None:
             raise SweepError(f"{out}: holds results of a different sweep (its parameters, seeds or scenario differ); use another --out or delete it")
         return
     out.mkdir(parents=True, exist_ok=True)
-    man.write_text(json.dumps({"format_version": SWEEP_FORMAT, "name": sweep.name, "digest": digest, "runs": len(specs),
+    from jitterlab import provenance
+
+    prov = provenance.collect(sorted({s.seed for s in specs}), sweep.scenario, sweep_seed=sweep.seed)
+    man.write_text(json.dumps({"format_version": SWEEP_FORMAT, "schema_version": provenance.SCHEMA_VERSION,
+                               "provenance": prov, "source": sweep.backend, "name": sweep.name, "digest": digest, "runs": len(specs),
                                "seed": sweep.seed, "replications": sweep.replications, "scenario": sweep.scenario,
                                "params": [p.name for p in sweep.params] + [p.name for p in sweep.zipped],
                                "random": sweep.random, "tables": list(sweep.tables)}, indent=2, sort_keys=True, default=str) + "\n")
