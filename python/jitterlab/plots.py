@@ -86,6 +86,7 @@ def to_plotly(fig: Any) -> dict[str, Any]:
     from matplotlib.lines import Line2D
     from matplotlib.patches import Rectangle
     from matplotlib.text import Annotation
+    from matplotlib.ticker import FixedLocator
 
     data: list[dict[str, Any]] = []
     layout: dict[str, Any] = {"template": "none", "font": {"size": 12}, "hovermode": "closest",
@@ -102,10 +103,10 @@ def to_plotly(fig: Any) -> dict[str, Any]:
         kx, ky = ("xaxis", "yaxis") if i == 1 else (f"xaxis{i}", f"yaxis{i}")
         pos = ax.get_position()
         dom = (pos.x0, pos.x1, pos.y0, pos.y1)
-        xa: dict[str, Any] = {"domain": [max(0.0, pos.x0), min(1.0, pos.x1)], "anchor": sy, "showline": True, "mirror": True,
+        xa: dict[str, Any] = {"domain": [max(0.0, float(pos.x0)), min(1.0, float(pos.x1))], "anchor": sy, "showline": True, "mirror": True,
                               "linecolor": "#333", "ticks": "outside", "zeroline": False,
                               "title": {"text": _text(ax.get_xlabel())}}
-        ya: dict[str, Any] = {"domain": [max(0.0, pos.y0), min(1.0, pos.y1)], "anchor": sx, "showline": True, "mirror": True,
+        ya: dict[str, Any] = {"domain": [max(0.0, float(pos.y0)), min(1.0, float(pos.y1))], "anchor": sx, "showline": True, "mirror": True,
                               "linecolor": "#333", "ticks": "outside", "zeroline": False,
                               "title": {"text": _text(ax.get_ylabel())}}
         twin = next((j for j, p in enumerate(positions, start=1) if np.allclose(p, dom)), None)
@@ -125,10 +126,10 @@ def to_plotly(fig: Any) -> dict[str, Any]:
             a["showgrid"] = bool(grid)
             a["gridcolor"] = "#e4e4e4"
             axis = ax.xaxis if setter == "x" else ax.yaxis
-            if axis.get_major_formatter().__class__.__name__ == "FixedFormatter":
+            if isinstance(axis.get_major_locator(), FixedLocator):  # set_xticks(ticks, labels)
                 ticks = list(axis.get_ticklocs())
                 labels = [t.get_text() for t in axis.get_ticklabels()]
-                if len(ticks) == len(labels):
+                if len(ticks) == len(labels) and any(labels):
                     a["tickmode"], a["tickvals"], a["ticktext"] = "array", [float(t) for t in ticks], [_text(t) for t in labels]
         layout[kx], layout[ky] = xa, ya
         title = ax.get_title() or ax.get_title("left")
@@ -272,3 +273,102 @@ def plotly_js() -> str:
     from plotly.offline import get_plotlyjs
 
     return str(get_plotlyjs())
+
+
+# ------------------------------------------------------------------------------------------------
+# The standard figures of any output (`jitterlab report`), one function per figure, each taking
+# the metric tables with a `group` column (one curve or bar set per group, in the order given).
+
+#: Loss-period level colours, light (level 0 = acceptable) to dark (level 5): every level, level 0
+#: included, stands out against the white background and in grey print (decreasing luminance).
+LEVEL_COLORS = ["#9ecae1", "#fdd0a2", "#fd8d3c", "#d94801", "#8c2d04", "#3f007d"]
+
+
+def _dodge(i: int, n: int, width: float) -> float:
+    """Offset of series i of n so markers at equal values sit side by side, not on top."""
+    return (i - (n - 1) / 2) * width / max(n, 1)
+
+
+def cdf_figure(curves: list[tuple[str, Any, Any]], xlabel: str, title: str, log_x: bool = False) -> Any:
+    """CDF lines: curves = [(label, x values, probabilities)]."""
+    fig, ax = new()
+    for (label, x, p), st in zip(curves, styles()):
+        ax.plot(x, p, label=label, **st)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("fraction of packets ≤ x")
+    ax.set_ylim(0, 1.0)
+    if log_x:
+        ax.set_xscale("log")
+    ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    if curves:
+        ax.legend(fontsize=8, loc="lower right")
+    return fig
+
+
+def spread_figure(series: list[tuple[str, Any, Any, Any, Any]], xlabel: str, ylabel: str, title: str,
+                  dodge: float = 0.0, ylim: tuple[float, float] | None = None) -> Any:
+    """Median with its 25th–75th percentile bar per x: series = [(label, x, median, p25, p75)];
+    `dodge` spreads the series sideways (in x units) so equal values do not overprint."""
+    import numpy as np
+
+    fig, ax = new()
+    n = len(series)
+    for i, ((label, x, med, lo, hi), st) in enumerate(zip(series, styles())):
+        x = np.asarray(x, dtype=float) + _dodge(i, n, dodge)
+        med, lo, hi = (np.asarray(v, dtype=float) for v in (med, lo, hi))
+        ax.errorbar(x, med, yerr=[med - lo, hi - med], label=label, capsize=3, color=st["color"],
+                    linestyle=st["linestyle"], marker=st["marker"])
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if ylim:
+        ax.set_ylim(*ylim)
+    ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    if series:
+        ax.legend(fontsize=8)
+    return fig
+
+
+def levels_figure(panels: list[tuple[str, Any]], title: str) -> Any:
+    """Stacked loss-period levels over time, one panel per group: panels = [(label, frame with
+    t_s and level_0 … level_5)]."""
+    import numpy as np
+
+    n = max(1, len(panels))
+    fig, axs = new(width=6.4, height=1.9 * n + 0.6, nrows=n, sharex=True, squeeze=False)
+    for ax, (label, g) in zip(axs[:, 0], panels):
+        ax.stackplot(np.asarray(g["t_s"], dtype=float), *[np.asarray(g[f"level_{k}"], dtype=float) for k in range(6)],
+                     labels=[f"level {k}" for k in range(6)], colors=LEVEL_COLORS, edgecolor="#333", linewidth=0.3)
+        ax.set_ylabel("packets / replication")
+        ax.set_title(label, fontsize=9)
+        ax.grid(True, alpha=0.3)
+    axs[0, 0].legend(fontsize=7, ncol=6, loc="upper center", bbox_to_anchor=(0.5, 1.45), frameon=False)
+    axs[-1, 0].set_xlabel("time since the competing TCP started (s)")
+    fig.suptitle(title)
+    return fig
+
+
+def points_figure(groups: list[tuple[str, Any]], ylabel: str, title: str, log_y: bool = False) -> Any:
+    """Every value of each group as a point (spread sideways) with the group's median and
+    25th–75th percentiles: groups = [(label, values)]."""
+    import numpy as np
+
+    fig, ax = new(width=max(6.4, 1.1 * len(groups) + 2))
+    for i, ((label, v), st) in enumerate(zip(groups, styles())):
+        v = np.asarray(v, dtype=float)
+        v = v[np.isfinite(v)]
+        if not len(v):
+            continue
+        off = (np.arange(len(v)) % 15 - 7) / 40.0
+        ax.scatter(i + off, v, s=10, color=st["color"], alpha=0.6, label=label)
+        q = np.percentile(v, [25, 50, 75])
+        ax.errorbar([i + 0.3], [q[1]], yerr=[[q[1] - q[0]], [q[2] - q[1]]], color="black", marker="D", capsize=4)
+    ax.set_xticks(range(len(groups)), [lab for lab, _ in groups], rotation=20, ha="right")
+    ax.set_xlim(-0.6, len(groups) - 0.4)
+    ax.set_ylabel(ylabel)
+    if log_y:
+        ax.set_yscale("log")
+    ax.set_title(title)
+    ax.grid(True, axis="y", alpha=0.3)
+    return fig

@@ -324,3 +324,218 @@ _PAGE_JS = r"""
   })(specs[i]);
 })();
 """
+
+
+# ------------------------------------------------------------------------------------------------
+# `jitterlab report DIR [DIR ...]`: the standard figures of any output directory
+
+
+@dataclass
+class Output:
+    """One result directory as the report reads it.
+
+    Attributes
+    ----------
+    path : Path
+    label : str
+        Name of the directory's curves in overlaid figures.
+    source : str
+        ``sim``, ``testbed``, ``capture`` or ``sweep``.
+    tables : dict of str to DataFrame
+        The tables found (media_packets, tcp_flows, runs, …).
+    params : list of str
+        Columns of ``runs`` that group the runs (a sweep's varied parameters).
+    manifest : dict
+        manifest.json or sweep.json as written.
+    """
+
+    path: Path
+    label: str
+    source: str
+    tables: dict[str, pd.DataFrame]
+    params: list[str]
+    manifest: dict[str, Any]
+
+    @property
+    def provenance(self) -> dict[str, Any]:
+        return dict(self.manifest.get("provenance") or {"note": "not recorded (written before provenance existed)"})
+
+
+class OutputError(ValueError):
+    """A directory that is not a jitterlab output."""
+
+
+def load_output(path: str | Path, label: str | None = None) -> Output:
+    """Reads a simulate, sweep, analyze or testbed output directory.
+
+    Raises
+    ------
+    OutputError
+        When `path` holds no manifest.json / sweep.json, or no media_packets and no tcp_flows.
+    """
+    import pyarrow.parquet as pq
+
+    from jitterlab.sim import to_pandas
+
+    p = Path(path)
+    if not p.is_dir():
+        raise OutputError(f"{p}: no such directory")
+    if (p / "sweep.json").is_file():
+        man = json.loads((p / "sweep.json").read_text())
+        source = "sweep"
+        params = [str(x) for x in man.get("params", [])]
+    elif (p / "manifest.json").is_file():
+        man = json.loads((p / "manifest.json").read_text())
+        source = str(man.get("source", "sim"))
+        params = []
+    else:
+        subs = sorted(d.name for d in p.iterdir() if d.is_dir() and ((d / "sweep.json").is_file() or (d / "manifest.json").is_file()))
+        hint = f"; it holds the outputs {', '.join(subs)}: give them as separate arguments" if subs else ""
+        raise OutputError(f"{p}: not a jitterlab output (no manifest.json or sweep.json){hint}")
+    tables = {}
+    for f in sorted(p.glob("*.parquet")):
+        tables[f.stem] = to_pandas(pq.read_table(f))
+    if "runs" not in tables or ("media_packets" not in tables and "tcp_flows" not in tables):
+        raise OutputError(f"{p}: no runs.parquet with media_packets.parquet or tcp_flows.parquet")
+    params = [c for c in params if c in tables["runs"].columns]
+    return Output(p, label or p.resolve().name, source, tables, params, man)
+
+
+def _combine(outputs: list[Output]) -> tuple[dict[str, pd.DataFrame], list[str]]:
+    """Tables of all outputs in one set: run ids made distinct, a `group` column in runs
+    (input label and sweep parameters), and the groups in order of appearance."""
+    tables: dict[str, list[pd.DataFrame]] = {"media_packets": [], "tcp_flows": [], "runs": []}
+    order: list[str] = []
+    offset = 0
+    for o in outputs:
+        runs = o.tables["runs"].copy()
+        ids = runs["run_id"].astype("int64")
+        parts = [runs[c].astype(str).radd(f"{c}=") for c in o.params]
+        if len(outputs) > 1 or not parts:
+            parts.insert(0, pd.Series([o.label] * len(runs), index=runs.index))
+        group = parts[0].astype(str)
+        for s in parts[1:]:
+            group = group + ", " + s
+        runs["group"] = group.to_numpy()
+        runs["run_id"] = ids + offset
+        for g in runs.sort_values("run_id")["group"]:
+            if g not in order:
+                order.append(g)
+        tables["runs"].append(runs[["run_id", "group", "tcp_start_ns", "tcp_end_ns"]])
+        for name in ("media_packets", "tcp_flows"):
+            t = o.tables.get(name)
+            if t is not None and len(t):
+                t = t.copy()
+                t["run_id"] = t["run_id"].astype("int64") + offset
+                tables[name].append(t)
+        offset += int(ids.max()) + 1 if len(ids) else 0
+    out = {k: pd.concat(v, ignore_index=True) if v else pd.DataFrame() for k, v in tables.items()}
+    return out, order
+
+
+def build(outputs: list[Output], out_dir: str | Path, title: str | None = None, jb_ms: float = 40.0) -> Path:
+    """Writes the report of one or more outputs (overlaid: one curve per input and parameter
+    point) into `out_dir` and returns the path of report.html.
+
+    Figures: OWD CDF, IPDV CDF, loss behind a jitter buffer, MOS (G.107 E-model) against the
+    jitter buffer, loss-period levels over time (runs with competing TCP), TCP goodput and
+    completion time. Delay metrics use the TCP overlap window when every run has competing TCP,
+    else the whole run.
+    """
+    import warnings
+
+    import numpy as np
+
+    from jitterlab import metrics, plots
+
+    if not outputs:
+        raise OutputError("no output directory given")
+    t, order = _combine(outputs)
+    media, runs, tcp = t["media_packets"], t["runs"], t["tcp_flows"]
+    names = " + ".join(o.label for o in outputs)
+    rep = Report(title or f"jitterlab report: {names}", out_dir,
+                 ", ".join(f"{o.label} ({o.source}, {len(o.tables['runs'])} runs)" for o in outputs))
+    for o in outputs:
+        rep.add_provenance(o.label, o.provenance)
+    rep.set_params({f"input {o.label}": {"path": str(o.path), "source": o.source, "runs": len(o.tables["runs"]),
+                                         "grouped by": o.params or None} for o in outputs})
+    has_tcp = bool(len(runs)) and bool(runs["tcp_start_ns"].notna().all())
+    window = "overlap" if has_tcp else "all"
+    wtext = "while the competing TCP ran (tcp_start_ns to tcp_end_ns)" if has_tcp else "over the whole run"
+    reps = runs.groupby("group")["run_id"].nunique().to_dict()
+    caption = f"{names} · window: {wtext} · runs per curve: " + ", ".join(f"{g}: {reps.get(g, 0)}" for g in order)
+    summary: dict[str, dict[str, Any]] = {g: {"group": g, "runs": reps.get(g, 0)} for g in order}
+    jbs = list(metrics.DEFAULT_JBS_MS)
+
+    rep.section("Media delay", f"One-way delay and IPDV of the media packets, {wtext}.")
+    if len(media):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", metrics.MetricsWarning)
+            prep = metrics.prepare(media, runs)
+            cdf = metrics.owd_cdf(prep, window=window, by="group")
+            curves = [(g, cdf.loc[cdf.group == g, "owd_s"].to_numpy() * 1e3, cdf.loc[cdf.group == g, "p"].to_numpy()) for g in order if (cdf.group == g).any()]
+            fig = plots.cdf_figure(curves, "one-way delay (ms)", "OWD CDF")
+            plots.caption(fig, caption)
+            rep.figure(fig, "owd_cdf", f"CDF of the one-way delay, pooled over runs. {caption}")
+            for g, x, p in curves:
+                summary[g]["owd_p50_ms"] = float(np.interp(0.5, p, x))
+                summary[g]["owd_p99_ms"] = float(np.interp(0.99, p, x))
+            ip = metrics.ipdv(prep, window=window).merge(runs[["run_id", "group"]], on="run_id")
+            probs = np.linspace(0, 1, 201)
+            icurves = [(g, np.quantile(ip.loc[ip.group == g, "ipdv_ns"].to_numpy(dtype=float), probs) / 1e6, probs)
+                       for g in order if (ip.group == g).any()]
+            fig = plots.cdf_figure(icurves, "IPDV (ms), RFC 3393 consecutive packets", "IPDV CDF")
+            plots.caption(fig, caption)
+            rep.figure(fig, "ipdv_cdf", f"CDF of the inter-packet delay variation. {caption}")
+
+            rep.section("Loss and quality behind a jitter buffer",
+                        "A packet is lost when it never arrives or arrives later than the base delay plus the jitter buffer.")
+            jl = metrics.jb_loss_summary(prep, jbs=jbs, by="group", window=window)
+            series = [(g, d.jb_ms, d["median"] * 100, d.p25 * 100, d.p75 * 100) for g in order for d in [jl[jl.group == g]] if len(d)]
+            fig = plots.spread_figure(series, "jitter buffer (ms)", "loss incl. late packets (%)", "Loss vs jitter buffer", dodge=8.0)
+            plots.caption(fig, caption)
+            rep.figure(fig, "loss_vs_jb", f"Median and 25th–75th percentiles over runs of the loss rate behind each jitter buffer. {caption}")
+            for g, x, med, _, _ in series:
+                summary[g][f"loss_{jb_ms:g}ms_jb_pct"] = float(np.interp(jb_ms, np.asarray(x, float), np.asarray(med, float)))
+            mos = metrics.emodel_mos(prep, jbs=jbs, window=window).merge(runs[["run_id", "group"]], on="run_id")
+            gm = mos.groupby(["group", "jb_ms"])["mos"]
+            ms = pd.DataFrame({"med": gm.median(), "p25": gm.quantile(0.25), "p75": gm.quantile(0.75)}).reset_index()
+            series = [(g, d.jb_ms, d.med, d.p25, d.p75) for g in order for d in [ms[ms.group == g]] if len(d)]
+            fig = plots.spread_figure(series, "jitter buffer (ms)", "MOS (G.107 E-model, G.711 with PLC)", "MOS vs jitter buffer",
+                                      dodge=8.0, ylim=(1.0, 4.5))
+            plots.caption(fig, caption)
+            rep.figure(fig, "mos_vs_jb", "Median and 25th–75th percentiles over streams of the MOS; series are spread "
+                       f"sideways so equal values stay visible. {caption}")
+            for g, x, med, _, _ in series:
+                summary[g]["mos_best_median"] = float(np.nanmax(np.asarray(med, float)))
+            if has_tcp:
+                rep.section("Loss periods over time", f"Loss-period levels (PAM 2013 Table 2) behind a {jb_ms:g} ms jitter buffer, "
+                            "per 20 ms bin since the competing TCP started, packets per replication.")
+                lv = metrics.levels_over_time(prep, jb=jb_ms, by="group")
+                panels = [(g, lv[lv.group == g]) for g in order if (lv.group == g).any()]
+                fig = plots.levels_figure(panels, f"Loss-period levels, {jb_ms:g} ms jitter buffer")
+                plots.caption(fig, caption)
+                rep.figure(fig, "levels_over_time", f"Level 0 = received in time; 1–5 = loss periods of growing length. {caption}")
+    else:
+        rep.text("No media packets in the input(s).")
+
+    if len(tcp):
+        rep.section("Competing TCP", "Goodput (bytes received × 8 / time from SYN to the last byte acknowledged) and completion time per flow.")
+        ts = metrics.tcp_summary(tcp).merge(runs[["run_id", "group"]], on="run_id")
+        groups = [(g, ts.loc[ts.group == g, "goodput_bps"].to_numpy() / 1e6) for g in order if (ts.group == g).any()]
+        fig = plots.points_figure(groups, "goodput (Mbit/s)", "TCP goodput per flow")
+        plots.caption(fig, caption)
+        rep.figure(fig, "tcp_goodput", f"Each point a flow; black: median and 25th–75th percentiles. {caption}")
+        comp = [(g, ts.loc[ts.group == g, "completion_s"].dropna().to_numpy()) for g in order]
+        curves = [(g, np.sort(c), np.arange(1, len(c) + 1) / len(c)) for g, c in comp if len(c)]
+        fig = plots.cdf_figure(curves, "completion time (s)", "TCP completion time")
+        fig.axes[0].set_ylabel("fraction of flows ≤ x")
+        plots.caption(fig, caption)
+        rep.figure(fig, "tcp_completion", f"CDF of the flows' completion times (unfinished flows left out). {caption}")
+        for g, v in groups:
+            fin = v[np.isfinite(v)]
+            summary[g]["tcp_flows"] = int((ts.group == g).sum())
+            summary[g]["goodput_median_Mbps"] = float(np.median(fin)) if len(fin) else float("nan")
+    rep.section("Summary")
+    rep.table(pd.DataFrame(list(summary.values())), "One row per curve.", name="summary")
+    return rep.write()
