@@ -521,7 +521,8 @@ def build(outputs: list[Output], out_dir: str | Path, title: str | None = None, 
 
     if len(tcp):
         rep.section("Competing TCP", "Goodput (bytes received × 8 / time from SYN to the last byte acknowledged) and completion time per flow.")
-        ts = metrics.tcp_summary(tcp).merge(runs[["run_id", "group"]], on="run_id")
+        # captures cannot count drops (null); goodput and completion do not need them
+        ts = metrics.tcp_summary(tcp.assign(drops=tcp["drops"].fillna(0))).merge(runs[["run_id", "group"]], on="run_id")
         groups = [(g, ts.loc[ts.group == g, "goodput_bps"].to_numpy() / 1e6) for g in order if (ts.group == g).any()]
         fig = plots.points_figure(groups, "goodput (Mbit/s)", "TCP goodput per flow")
         plots.caption(fig, caption)
