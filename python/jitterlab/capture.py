@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from jitterlab import _native
+from jitterlab.tables import Tables, to_arrow
 
 NULL_NS = np.iinfo(np.int64).min
 FORMAT_VERSION = 1
@@ -92,8 +93,9 @@ def analyze(
     run_id: int = 0,
     params: Mapping[str, Any] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
-) -> dict[str, pd.DataFrame]:
-    """Analyses one capture pair.
+) -> Tables:
+    """Analyses one capture pair into the shared tables (`jitterlab.tables.Tables`, as
+    `simulate` returns).
 
     `media`: ``auto`` (every RTP stream found), ``udp:PORT`` or ``rtp:SSRC``. `clock_offset`:
     receiver clock minus sender clock, subtracted from receiver times (int ns or e.g. ``"3ms"``).
@@ -119,7 +121,7 @@ def analyze(
         duplicate_min=int(duplicate_min),
         progress=progress,
     )
-    return _tables(raw, run_id, str(sender), str(receiver), params or {})
+    return Tables.from_pandas(_tables(raw, run_id, str(sender), str(receiver), params or {}), "capture")
 
 
 def _tables(raw: dict, run_id: int, sender: str, receiver: str, params: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
@@ -216,7 +218,7 @@ def analyze_pairs(
     exclude_anomalous: bool = False,
     progress: Callable[[int, int, str, int, int], None] | None = None,
     **options: Any,
-) -> dict[str, pd.DataFrame]:
+) -> Tables:
     """Analyses many replications (one row per pair) into one dataset with run_id per pair.
 
     With `exclude_anomalous`, pairs flagged anomalous keep their `runs` row (``excluded`` True) but
@@ -253,15 +255,18 @@ def analyze_pairs(
             d = out[name]
             if len(d):
                 out[name] = d[~d["run_id"].isin(bad)].reset_index(drop=True)
-    return out
+    return Tables.from_pandas(out, "capture")
 
 
 def write(tables: Mapping[str, pd.DataFrame], out: str | Path, options: Mapping[str, Any] | None = None) -> Path:
     """Writes each table as Parquet plus manifest.json (format version, inputs, run starts)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    import pyarrow.parquet as pq
+
     for name, df in tables.items():
-        df.to_parquet(out / f"{name}.parquet", index=False)
+        # one Arrow schema for every source (text as string, not large_string): docs/tables.md
+        pq.write_table(tables.arrow[name] if isinstance(tables, Tables) else to_arrow(df), out / f"{name}.parquet")
     from jitterlab import provenance
 
     runs = tables["runs"]

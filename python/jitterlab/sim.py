@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 
 from jitterlab import _native
 from jitterlab import scenario as _scn
+from jitterlab.tables import Tables
 
 NULL_NS = np.iinfo(np.int64).min
 FORMAT_VERSION = 1
@@ -39,29 +40,26 @@ def to_pandas(t: pa.Table) -> pd.DataFrame:
     return df
 
 
-class Result:
-    """Tables of one run, held as Arrow tables; each attribute gives a pandas DataFrame.
-    `media_packets`, `tcp_flows`, `queue_samples`, `runs` follow design.md; `channels` and `flows`
-    describe the topology and traffic with end-of-run counters."""
+class Result(Tables):
+    """Tables of one run (`jitterlab.tables.Tables`: Arrow tables, pandas views), plus the
+    scenario as run, the seed and the run totals. `media_packets`, `tcp_flows`, `queue_samples`,
+    `runs` follow docs/tables.md; `channels` and `flows` describe the topology and traffic with
+    end-of-run counters."""
 
     NAMES = ("media_packets", "tcp_flows", "queue_samples", "runs", "channels", "flows", "tcp_series")
 
-    def __init__(self, arrow: dict[str, pa.Table], scenario: dict[str, Any], seed: int, totals: dict[str, Any]):
-        self.arrow = arrow
+    def __init__(self, arrow: dict[str, pa.Table], scenario: dict[str, Any], seed: int, totals: dict[str, Any],
+                 source: str = "sim"):
+        super().__init__(arrow, source)
         self.scenario = scenario
         self.seed = seed
         self.totals = totals
         self.pcap: dict[str, str] = {}
         self.pcap_epoch_ns = 0
-        self._pd: dict[str, pd.DataFrame] = {}
 
     def table(self, name: str) -> pd.DataFrame:
-        if name not in self._pd:
-            self._pd[name] = to_pandas(self.arrow[name])
-        return self._pd[name]
-
-    def tables(self) -> dict[str, pd.DataFrame]:
-        return {n: self.table(n) for n in self.NAMES if n in self.arrow}
+        """The table `name` as a pandas DataFrame (same as ``result[name]``)."""
+        return self[name]
 
     media_packets = property(lambda self: self.table("media_packets"))
     tcp_flows = property(lambda self: self.table("tcp_flows"))
@@ -72,9 +70,6 @@ class Result:
     #: per-ACK sender state of the TCP flows with `series = true`: t_ns, flow_id, cwnd, ssthresh
     #: (null while unset), srtt_ns (null before the first sample), inflight — bytes
     tcp_series = property(lambda self: self.table("tcp_series"))
-
-    def __repr__(self) -> str:
-        return f"Result(seed={self.seed}, " + ", ".join(f"{n}={t.num_rows} rows" for n, t in self.arrow.items()) + ")"
 
 
 def simulate(

@@ -54,6 +54,7 @@ import pyarrow.parquet as pq
 
 from jitterlab import scenario as _scn
 from jitterlab._native import ScenarioError
+from jitterlab.tables import Tables
 
 TABLES = ("media_packets", "tcp_flows", "queue_samples", "runs", "channels", "flows", "tcp_series")
 SWEEP_FORMAT = 1
@@ -323,23 +324,17 @@ class Progress:
             print(msg, file=sys.stderr, flush=True)
 
 
-class SweepResult:
-    """The combined tables of a sweep (Arrow; `result[name]` gives pandas), failures, counts."""
+class SweepResult(Tables):
+    """The combined tables of a sweep (`jitterlab.tables.Tables`; a table no run stored reads as
+    an empty DataFrame), plus the output directory, the failed runs and the counts of runs done
+    now and skipped (finished before)."""
 
     def __init__(self, out: Path, arrow: dict[str, pa.Table], failures: pd.DataFrame, ran: int, skipped: int):
-        self.out, self.arrow, self.failures, self.ran, self.skipped = out, arrow, failures, ran, skipped
-        self._pd: dict[str, pd.DataFrame] = {}
+        super().__init__(arrow, "sweep")
+        self.out, self.failures, self.ran, self.skipped = out, failures, ran, skipped
 
     def __getitem__(self, name: str) -> pd.DataFrame:
-        if name not in self._pd:
-            from jitterlab.sim import to_pandas
-
-            self._pd[name] = to_pandas(self.arrow[name]) if name in self.arrow else pd.DataFrame()
-        return self._pd[name]
-
-    @property
-    def tables(self) -> dict[str, pd.DataFrame]:
-        return {n: self[n] for n in self.arrow}
+        return super().__getitem__(name) if name in self.arrow else pd.DataFrame()
 
 
 def _run_dir(out: Path, run_id: int) -> Path:
@@ -477,3 +472,35 @@ def collect(out: str | Path, tables: Iterable[str] = TABLES, fresh: Mapping[int,
     failures = pd.DataFrame(fails, columns=["run_id", "error"])
     failures.to_csv(out / "failures.csv", index=False)
     return SweepResult(out, combined, failures, ran, skipped)
+
+
+def sweep(spec: str | Path | Mapping[str, Any] | Sweep, out: str | Path, **options: Any) -> SweepResult:
+    """Runs a sweep: ``jitterlab.sweep("file.toml", "out/dir", jobs=4)``.
+
+    Parameters
+    ----------
+    spec : str, Path, mapping or Sweep
+        A sweep file, the parsed TOML document as a dict, or a loaded `Sweep`.
+    out : str or Path
+        Output directory (resumable: finished runs are skipped).
+    **options
+        `run`'s keyword arguments: jobs, executor, scheduler, progress, on_result.
+
+    Returns
+    -------
+    SweepResult
+        The combined tables (`jitterlab.tables.Tables`), failures and counts.
+    """
+    sw = spec if isinstance(spec, Sweep) else load(spec) if isinstance(spec, (str, Path)) else from_dict(spec)
+    return run(sw, out, **options)
+
+
+class _CallableModule(type(sys)):  # type: ignore[misc]
+    """Makes the module itself callable, so `jitterlab.sweep(...)` runs a sweep while
+    `jitterlab.sweep.load`, `.run` … stay where they are."""
+
+    def __call__(self, spec: str | Path | Mapping[str, Any] | Sweep, out: str | Path, **options: Any) -> SweepResult:
+        return sweep(spec, out, **options)
+
+
+sys.modules[__name__].__class__ = _CallableModule

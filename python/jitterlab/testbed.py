@@ -476,13 +476,11 @@ def _tables(pl: Plan, sc: dict, seed: int, run_id: int, params: Mapping[str, Any
                        "backlog_pkts": np.array([x[2] for x in smp], dtype=np.int64),
                        "backlog_bytes": np.array([x[3] for x in smp], dtype=np.int64),
                        "drops": np.array([x[4] for x in smp], dtype=np.int64), "marks": np.array([x[5] for x in smp], dtype=np.int64)})
-    import pyarrow as pa
-
-    def arrow(df: pd.DataFrame) -> pa.Table:
-        return pa.Table.from_pandas(df, preserve_index=False) if len(df.columns) else pa.table({"run_id": pa.array([], type=pa.int64())})
+    from jitterlab.tables import to_arrow as arrow  # the Arrow schema every source writes
 
     tables = {"media_packets": media, "tcp_flows": tcp, "queue_samples": qs, "runs": runs, "channels": channels, "flows": flows}
-    return Result({k: arrow(v) for k, v in tables.items()}, sc, seed, {"tcp_start_ns": row["tcp_start_ns"], "tcp_end_ns": row["tcp_end_ns"]})
+    return Result({k: arrow(v) for k, v in tables.items()}, sc, seed, {"tcp_start_ns": row["tcp_start_ns"], "tcp_end_ns": row["tcp_end_ns"]},
+                  source="testbed")
 
 
 def _empty_media() -> pd.DataFrame:

@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         if args.exclude_anomalous:
             raise UserError("--exclude-anomalous applies to --pairs (many replications)")
         tables = capture.analyze(args.sender, args.receiver, progress=prog, **opts)
-        tables["runs"]["excluded"] = False
+        tables["runs"] = tables["runs"].assign(excluded=False)
 
     for w in tables["warnings"].itertuples():
         print(f"jitterlab analyze: warning: run {w.run_id} {w.side}: {w.message}", file=sys.stderr)
