@@ -104,15 +104,14 @@ class Report:
         png = self.fig_dir / f"{name}.png"
         fig.savefig(png, dpi=130, bbox_inches="tight")
         fig.savefig(self.fig_dir / f"{name}.svg", bbox_inches="tight")
+        payload: Any = None
         try:
-            spec: dict[str, Any] | None = plots.to_plotly(fig)
-        except ValueError:
-            spec = None
-        payload: Any
-        if spec is not None:
+            spec = plots.to_plotly(fig)
+            payload = ("plotly", json.dumps(_clean(spec), separators=(",", ":"), allow_nan=False))
             _points_csv(spec, self.fig_dir / f"{name}.csv")
-            payload = ("plotly", json.dumps(spec, separators=(",", ":"), allow_nan=False))
-        else:
+        except (ValueError, TypeError):  # an artist the converter does not know: the PNG it is
+            payload = None
+        if payload is None:
             buf = io.BytesIO()
             fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
             payload = ("png", base64.b64encode(buf.getvalue()).decode())
@@ -255,6 +254,26 @@ table.params th {{ text-align: left; }} table.params td {{ text-align: left; wor
         path = self.out / name
         path.write_text(doc, encoding="utf-8")
         return path
+
+
+def _clean(o: Any) -> Any:
+    """A plotly figure dict as plain JSON values: numpy scalars and arrays to Python, NaN and
+    infinities to null (a gap, as matplotlib draws them)."""
+    import math
+
+    import numpy as np
+
+    if isinstance(o, dict):
+        return {k: _clean(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_clean(v) for v in o]
+    if isinstance(o, np.ndarray):
+        return [_clean(v) for v in o.tolist()]
+    if isinstance(o, np.generic):
+        o = o.item()
+    if isinstance(o, float) and not math.isfinite(o):
+        return None
+    return o
 
 
 def _script_safe(text: str) -> str:
