@@ -91,3 +91,54 @@ def test_png_fallback_for_figures_the_converter_cannot_take(tmp_path):
     r.figure(fig, "img", "an image")
     text = r.write().read_text()
     assert text.count("data:image/png;base64,") == 1 and 'class="figspec"' not in text
+
+
+def test_point_labels_do_not_overprint():
+    # the rwnd budget trade-off's cluster: "none", 80 kB and 60 kB within 1 % of each other
+    fig, ax = plots.new()
+    xs = [1.0, 1.01, 1.02, 1.03, 1.2, 2.6, 2.85]
+    ys = [90, 89.5, 88, 84, 2, 1, 0.2]
+    ax.plot(xs, ys, marker="s")
+    anns = plots.label_points(ax, xs, ys, ["none", "80 kB", "60 kB", "40 kB", "20 kB", "10 kB", "5 kB"])
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    boxes = [a.get_window_extent(r) for a in anns]
+    overlaps = [(anns[i].get_text(), anns[j].get_text()) for i in range(len(boxes)) for j in range(i) if boxes[i].overlaps(boxes[j])]
+    assert not overlaps, overlaps
+    assert all(ax.bbox.contains(b.x0, b.y0) and ax.bbox.contains(b.x1, b.y1) for b in boxes)
+
+
+def test_legend_above_leaves_the_axes_free():
+    fig, ax = plots.new()
+    ax.bar([0, 1], [80, 90], label="x")
+    leg = plots.legend_above(ax, ncol=1)
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    assert leg.get_window_extent(r).y0 >= ax.get_window_extent(r).y1 - 1
+
+
+def test_converted_figure_keeps_what_matplotlib_drew():
+    import numpy as np
+
+    fig, ax = plots.new()
+    ax.plot([1, 2, 3], [4, 5, 6], label="line", linestyle="--", drawstyle="steps-post")
+    ax.bar([1, 2], [3, 4], label="bars")
+    ax.fill_between([0, 1], [0, 0], [1, 1])
+    ax.axvline(2.5)
+    ax.set_xscale("log")
+    ax.set_xticks([1, 2], ["a", "b"])
+    ax.set_title("T")
+    ax.legend()
+    spec = plots.to_plotly(fig)
+    kinds = [(t["type"], t.get("name")) for t in spec["data"]]
+    assert ("bar", "bars") in kinds and ("scatter", "line") in kinds
+    line = next(t for t in spec["data"] if t.get("name") == "line")
+    assert line["y"] == [4.0, 5.0, 6.0] and line["line"]["dash"] == "dash" and line["line"]["shape"] == "hv"
+    bar = next(t for t in spec["data"] if t["type"] == "bar")
+    assert bar["y"] == [3, 4] and bar["x"] == [1.0, 2.0]
+    vline = [t for t in spec["data"] if t["type"] == "scatter" and t.get("x") == [2.5, 2.5]]
+    assert len(vline) == 1 and vline[0]["y"] == list(ax.get_ylim())
+    xa = spec["layout"]["xaxis"]
+    assert xa["type"] == "log" and xa["ticktext"] == ["a", "b"]
+    assert np.allclose(xa["range"], np.log10(ax.get_xlim()))
+    assert any("T" in a["text"] for a in spec["layout"]["annotations"])

@@ -284,9 +284,68 @@ def plotly_js() -> str:
 LEVEL_COLORS = ["#9ecae1", "#fdd0a2", "#fd8d3c", "#d94801", "#8c2d04", "#3f007d"]
 
 
-def _dodge(i: int, n: int, width: float) -> float:
-    """Offset of series i of n so markers at equal values sit side by side, not on top."""
+def dodge(i: int, n: int, width: float) -> float:
+    """Offset of series i of n (within ±width/2) so markers at equal values sit side by side
+    instead of on top of each other.
+
+    >>> [dodge(i, 3, 6.0) for i in range(3)]
+    [-2.0, 0.0, 2.0]
+    """
     return (i - (n - 1) / 2) * width / max(n, 1)
+
+
+_dodge = dodge
+
+
+def legend_above(ax: Any, ncol: int, **kw: Any) -> Any:
+    """A legend in one row above the axes, where it cannot cover data."""
+    return ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.01), ncol=ncol, frameon=False, **{"fontsize": 8, **kw})
+
+
+def label_points(ax: Any, xs: Any, ys: Any, labels: list[str], fontsize: float = 7) -> list[Any]:
+    """Labels points without overprinting: each label takes the first of a ring of offsets
+    around its point whose box overlaps no label placed before it and no labelled point; a label
+    pushed away from its point gets a thin leader line. Call it after the axes' data, scales and
+    limits are set (positions are measured on the drawn figure). Returns the annotations."""
+    import numpy as np
+
+    fig = ax.figure
+    fig.canvas.draw()  # fixes the limits and the layout the boxes are measured in
+    renderer = fig.canvas.get_renderer()
+    pts = ax.transData.transform(np.column_stack([np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)]))
+    scale = fig.dpi / 72.0  # points -> pixels
+    r_mark = 4 * scale
+    candidates = [(4, 4), (4, -11), (-4, 4), (-4, -11), (10, -3), (-10, -3)]
+    candidates += [(dx * k, dy * k) for k in (2, 3, 4, 5) for dx, dy in ((6, 6), (6, -8), (-6, 6), (-6, -8), (10, 0), (-10, 0), (0, 9), (0, -12))]
+    placed: list[Any] = []
+    out = []
+    for (px, py), text in zip(pts, labels):
+        best = None
+        xy = ax.transData.inverted().transform((px, py))
+        for dx, dy in candidates:
+            ann = ax.annotate(text, xy, xytext=(dx, dy), textcoords="offset points", fontsize=fontsize,
+                              ha="left" if dx >= 0 else "right")
+            ann.update_positions(renderer)
+            bb = ann.get_window_extent(renderer).expanded(1.05, 1.1)
+            inside = ax.bbox.x0 <= bb.x0 and bb.x1 <= ax.bbox.x1 and ax.bbox.y0 <= bb.y0 and bb.y1 <= ax.bbox.y1
+            clash = not inside or any(bb.overlaps(b) for b in placed) or any(
+                bb.x0 - r_mark < qx < bb.x1 + r_mark and bb.y0 - r_mark < qy < bb.y1 + r_mark for qx, qy in pts)
+            if not clash:
+                best = (ann, bb, (dx, dy))
+                break
+            ann.remove()
+        if best is None:  # nowhere free: the farthest ring
+            dx, dy = candidates[-1]
+            ann = ax.annotate(text, xy, xytext=(dx, dy), textcoords="offset points", fontsize=fontsize, ha="left" if dx >= 0 else "right")
+            ann.update_positions(renderer)
+            best = (ann, ann.get_window_extent(renderer), (dx, dy))
+        ann, bb, (dx, dy) = best
+        if abs(dx) > 10 or abs(dy) > 12:  # pushed away: a leader line back to the point
+            ax.annotate("", xy, xytext=(dx, dy), textcoords="offset points",
+                        arrowprops={"arrowstyle": "-", "color": "#777", "linewidth": 0.5, "shrinkA": 0, "shrinkB": 3})
+        placed.append(bb)
+        out.append(ann)
+    return out
 
 
 def cdf_figure(curves: list[tuple[str, Any, Any]], xlabel: str, title: str, log_x: bool = False) -> Any:
