@@ -312,9 +312,10 @@ _PAGE_JS = r"""
       body.setAttribute("data-selftest-zoom", Math.abs(got[1] - mid) < 1e-9 * Math.max(1, Math.abs(mid)) ? "ok" : "failed");
       for (var c = 0; c < gd.data.length; c++) {
         var tr = gd.data[c];
-        if (tr.type !== "scatter" || !tr.x) continue;
+        if (tr.type !== "scatter" || !tr.x || (tr.xaxis && tr.xaxis !== "x")) continue;
         for (var p = 0; p < tr.x.length; p++) {
-          if (tr.x[p] !== null && tr.y[p] !== null && tr.x[p] >= r[0] && tr.x[p] <= mid) {
+          var xl = tr.x[p] === null ? null : gd._fullLayout.xaxis.d2l(tr.x[p]);  // log axes: range in log10
+          if (xl !== null && tr.y[p] !== null && xl >= r[0] && xl <= mid) {
             Plotly.Fx.hover(gd, [{curveNumber: c, pointNumber: p}]);
             var t = gd.querySelector(".hoverlayer .hovertext");
             body.setAttribute("data-selftest-hover", t ? "ok: " + t.textContent : "no tooltip");
