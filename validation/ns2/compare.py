@@ -150,6 +150,22 @@ SCENARIOS = {
 }
 
 
+def run_pair(binary, name, duration, reps):
+    """Both simulators on scenario `name`, replications 0..reps-1 with the same TCP start times:
+    {"ns2": [result, ...], "jitterlab": [...]}, or {"error": message} when jitterlab refuses it."""
+    nsq, jq, n, video, window, variant = SCENARIOS[name]
+    res = {"ns2": [], "jitterlab": []}
+    for rep in range(reps):
+        rng = random.Random(rep)
+        starts = [rng.uniform(0.0, 1.0) for _ in range(n)]
+        jl = run_jitterlab(binary, jq, n, video, window, duration, starts, variant)
+        if "error" in jl:
+            return {"error": jl["error"]}
+        res["jitterlab"].append(jl)
+        res["ns2"].append(run_ns2(nsq, n, video, window, duration, starts, variant))
+    return res
+
+
 def mean(xs):
     return statistics.fmean(xs) if xs else float("nan")
 
@@ -165,20 +181,10 @@ def main():
     rows, raw = [], {}
     for name in a.only.split(","):
         nsq, jq, n, video, window, variant = SCENARIOS[name]
-        res = {"ns2": [], "jitterlab": []}
-        err = None
-        for rep in range(a.reps):
-            rng = random.Random(rep)
-            starts = [rng.uniform(0.0, 1.0) for _ in range(n)]
-            jl = run_jitterlab(binary, jq, n, video, window, a.duration, starts, variant)
-            if "error" in jl:
-                err = jl["error"]
-                break
-            res["jitterlab"].append(jl)
-            res["ns2"].append(run_ns2(nsq, n, video, window, a.duration, starts, variant))
+        res = run_pair(binary, name, a.duration, a.reps)
         raw[name] = res
-        if err:
-            rows.append((name, "jitterlab error", err, "", "", ""))
+        if "error" in res:
+            rows.append((name, "jitterlab error", res["error"], "", "", ""))
             continue
         g = {k: [r["goodput_bps"] / 1e6 for r in v] for k, v in res.items()}
         gn, gj = mean(g["ns2"]), mean(g["jitterlab"])

@@ -376,6 +376,25 @@ fn decode_inner(linktype: u32, data: &[u8]) -> Result<Decoded<'_>, (usize, Captu
 mod tests {
     use super::*;
 
+    /// RFC 3550 §5.3.1: with X set, a 4-byte extension header follows the CSRC list, and its
+    /// `length` field counts the 32-bit words after those 4 bytes. Two CSRCs (8 B) and an extension
+    /// of length 2 make a 12 + 8 + 4 + 8 = 32-byte header: 32 bytes are RTP, 31 are not.
+    #[test]
+    fn rtp_header_extension_length() {
+        let mut b = vec![0x80 | 0x10 | 2, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 7];
+        b.extend_from_slice(&[0; 8]); // CSRCs
+        b.extend_from_slice(&[0xbe, 0xde, 0, 2]); // profile, length = 2 words
+        b.extend_from_slice(&[0; 8]);
+        assert_eq!(b.len(), 32);
+        assert!(Rtp::new_checked(&b).is_some());
+        for cut in 20..32 {
+            assert!(Rtp::new_checked(&b[..cut]).is_none(), "{cut} bytes taken as RTP");
+        }
+        // Without X the same 12 + 8 bytes suffice.
+        b[0] &= !0x10;
+        assert!(Rtp::new_checked(&b[..20]).is_some());
+    }
+
     /// Ethernet + 802.1Q tag + IPv4 + UDP + RTP, built by hand (no writer involved).
     fn vlan_rtp_frame() -> Vec<u8> {
         let mut f = vec![0x02, 0, 0, 0, 0, 1, 0x02, 0, 0, 0, 0, 2];

@@ -334,6 +334,59 @@ mod tests {
         Harness::new(Codel::new(CodelParams { ecn, ..Default::default() }, Limit::Packets(10_000)))
     }
 
+    /// RFC 8289 §5.6 and Linux `codel_dequeue`: on re-entering the dropping state, delta = count −
+    /// lastcount; if delta > 1 and now − drop_next < 16·interval, count resumes at delta (one Newton
+    /// step from the old 1/√count), otherwise count = 1 with rec_inv_sqrt = 0xffff. Either way
+    /// lastcount = count and drop_next = control_law(now).
+    #[test]
+    fn reentry_count_memory() {
+        let interval = DEFAULT_INTERVAL;
+        let now = Time::from_secs(10);
+        let reenter = |count: u32, lastcount: u32, intervals_since_drop_next: u64| -> CodelVars {
+            let mut h = codel(false);
+            for _ in 0..20 {
+                h.offer(Time::ZERO, 1, 1500, Ecn::NotEct);
+            }
+            // Above target for long (first_above_time passed), not dropping: the next dequeue
+            // drops once and enters the dropping state.
+            h.q.vars = CodelVars {
+                count,
+                lastcount,
+                dropping: false,
+                rec_inv_sqrt: 20724, // ≈ 65536/√10
+                first_above_time: Time::from_ms(1),
+                drop_next: Time(now.0 - intervals_since_drop_next * interval.0),
+                ldelay: Time::ZERO,
+            };
+            h.take(now);
+            assert_eq!(h.q.stats().dropped_pkts(), 1);
+            assert!(h.q.vars.dropping);
+            h.q.vars.clone()
+        };
+        let resumed = |delta: u32| {
+            let mut e = CodelVars { count: delta, rec_inv_sqrt: 20724, ..Default::default() };
+            e.newton_step();
+            e.rec_inv_sqrt
+        };
+        // delta = 6 within 12 intervals: resume at 6.
+        let v = reenter(10, 4, 12);
+        assert_eq!((v.count, v.lastcount), (6, 6));
+        assert_eq!(v.rec_inv_sqrt, resumed(6));
+        assert_eq!(v.drop_next, control_law(now, interval, resumed(6)));
+        // 15 intervals: still remembered; exactly 16 and beyond: forgotten (strict "before").
+        assert_eq!(reenter(10, 4, 15).count, 6);
+        for late in [16, 17] {
+            let v = reenter(10, 4, late);
+            assert_eq!((v.count, v.lastcount, v.rec_inv_sqrt), (1, 1, 0xffff), "{late} intervals");
+            assert_eq!(v.drop_next, control_law(now, interval, 0xffff));
+        }
+        // delta = 1 (one drop last time): start over even when recent.
+        let v = reenter(5, 4, 2);
+        assert_eq!((v.count, v.rec_inv_sqrt), (1, 0xffff));
+        // delta = 2: the smallest remembered count.
+        assert_eq!(reenter(6, 4, 2).count, 2);
+    }
+
     #[test]
     fn no_drops_below_target() {
         let mut h = codel(false);

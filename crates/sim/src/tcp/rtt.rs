@@ -140,6 +140,19 @@ mod tests {
     }
 
     #[test]
+    fn linux_form_k_is_four() {
+        // First sample R = 400 ms: SRTT = 400, RTTVAR = R/2 = 200 (RFC 6298 §2.2); Linux's
+        // `__tcp_set_rto`: SRTT + max(4·RTTVAR, rto_min) = 400 + 800 = 1200 ms (K = 3 would give 1000).
+        let mut l = RttEstimator::linux(Time::from_ms(200));
+        l.sample(Time::from_ms(400));
+        assert_eq!(l.rto(), Time::from_ms(1200));
+        // Second sample 200 ms: RTTVAR = 3/4·200 + 1/4·200 = 200, SRTT = 7/8·400 + 200/8 = 375;
+        // RTO = 375 + 800 = 1175 ms.
+        l.sample(Time::from_ms(200));
+        assert_eq!(l.rto(), Time::from_ms(1175));
+    }
+
+    #[test]
     fn min_rto_floor() {
         let mut e = RttEstimator::new(Time::from_secs(1));
         e.sample(Time::from_ms(10));

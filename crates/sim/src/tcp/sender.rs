@@ -601,16 +601,7 @@ impl Sender {
         self.prr_delivered += delivered;
         let pipe = self.pipe();
         let ssthresh = self.cs.ssthresh;
-        let sndcnt = if pipe > ssthresh {
-            // sndcnt = CEIL(prr_delivered · ssthresh / RecoverFS) − prr_out
-            let num = self.prr_delivered as u128 * ssthresh as u128;
-            let fs = self.recover_fs.max(1) as u128;
-            (num.div_ceil(fs) as u64).saturating_sub(self.prr_out)
-        } else {
-            // PRR-SSRB: limit = MAX(prr_delivered − prr_out, DeliveredData) + MSS
-            let limit = self.prr_delivered.saturating_sub(self.prr_out).max(delivered) + self.cs.mss;
-            (ssthresh - pipe).min(limit)
-        };
+        let sndcnt = prr_sndcnt(self.prr_delivered, self.prr_out, ssthresh, self.recover_fs, pipe, delivered, self.cs.mss);
         // Counted in whole segments, as Linux does (a byte count below one SMSS would otherwise
         // never let a segment out until it accumulates).
         let mss = self.cs.mss;
@@ -894,5 +885,46 @@ impl Sender {
                 }
             }
         }
+    }
+}
+
+/// RFC 6937 §3.1, the amount PRR lets out on one ACK in recovery (any consistent unit: bytes here,
+/// packets in Linux's `tcp_cwnd_reduction`).
+pub(crate) fn prr_sndcnt(prr_delivered: u64, prr_out: u64, ssthresh: u64, recover_fs: u64, pipe: u64, delivered: u64, mss: u64) -> u64 {
+    if pipe > ssthresh {
+        // sndcnt = CEIL(prr_delivered · ssthresh / RecoverFS) − prr_out
+        let num = prr_delivered as u128 * ssthresh as u128;
+        let fs = recover_fs.max(1) as u128;
+        (num.div_ceil(fs) as u64).saturating_sub(prr_out)
+    } else {
+        // PRR-SSRB: limit = MAX(prr_delivered − prr_out, DeliveredData) + MSS
+        let limit = prr_delivered.saturating_sub(prr_out).max(delivered) + mss;
+        (ssthresh - pipe).min(limit)
+    }
+}
+
+#[cfg(test)]
+mod prr_tests {
+    use super::prr_sndcnt;
+
+    /// RFC 6937's arithmetic in packets (Linux's unit), CUBIC's β = 0.7: RecoverFS = 10,
+    /// ssthresh = 7. The first delivered packet allows CEIL(1·7/10) = 1 (a floor would send
+    /// nothing); after 3 delivered and 2 sent, CEIL(2.1) − 2 = 1; after 10 delivered and 7 sent, 0.
+    #[test]
+    fn proportional_part_rounds_up() {
+        assert_eq!(prr_sndcnt(1, 0, 7, 10, 9, 1, 1), 1);
+        assert_eq!(prr_sndcnt(3, 2, 7, 10, 8, 1, 1), 1);
+        assert_eq!(prr_sndcnt(10, 7, 7, 10, 8, 1, 1), 0);
+        // Exact quotients are not rounded: 4·5/10 = 2, 2 already out.
+        assert_eq!(prr_sndcnt(4, 2, 5, 10, 7, 1, 1), 0);
+    }
+
+    /// PRR-SSRB once pipe ≤ ssthresh: min(ssthresh − pipe, MAX(prr_delivered − prr_out, delivered) + MSS).
+    #[test]
+    fn slow_start_reduction_bound() {
+        // ssthresh 7, pipe 3: room 4; bound max(6 − 5, 1) + 1 = 2.
+        assert_eq!(prr_sndcnt(6, 5, 7, 10, 3, 1, 1), 2);
+        // Room smaller than the bound: ssthresh 7, pipe 6, bound max(9 − 2, 1) + 1 = 8 → 1.
+        assert_eq!(prr_sndcnt(9, 2, 7, 10, 6, 1, 1), 1);
     }
 }

@@ -532,4 +532,22 @@ mod tests {
         assert!(s.cwnd as f64 / 1000.0 > c.w_cubic(7.0) + 3.0);
         assert!((c.k - 75f64.cbrt()).abs() < 1e-9);
     }
+
+    /// RFC 9438 §4.4–4.5: far above W_max the target W_cubic(t + RTT) is clamped to 1.5·cwnd, so
+    /// one SMSS acknowledged grows cwnd by (1.5·cwnd − cwnd)/cwnd = 0.5 SMSS, never more.
+    #[test]
+    fn target_is_clamped_to_one_and_a_half_cwnd() {
+        let mut c = Cubic { w_max: 100.0, cwnd_prior: 100.0, hystart: Hystart { enabled: false, ..Hystart::default() }, ..Cubic::default() };
+        let mut s = CcState { ssthresh: 10_000, ..st(20) };
+        // First ACK in congestion avoidance opens the epoch: K = ∛((100 − 20)/0.4) = ∛200 s, and
+        // W_cubic(0) = 20 < W_est, so cwnd follows the Reno-friendly estimate (a few bytes).
+        c.on_ack(&mut s, 1000);
+        let before = s.cwnd;
+        assert!(before - 20_000 < 100, "{before}");
+        // 10 s later W_cubic(10.1 s) ≈ 131 segments ≫ 1.5·cwnd.
+        s.now = Time::from_secs(10);
+        c.on_ack(&mut s, 1000);
+        let grew = s.cwnd - before;
+        assert!((499..=501).contains(&grew), "grew by {grew} B for 1000 B acked");
+    }
 }
