@@ -1,6 +1,12 @@
 """Type stubs of the native module (kept true by tests/test_stubs.py)."""
 
-from typing import Any, Callable
+from typing import Any, Callable, final
+
+__all__ = [
+    "__version__", "JitterlabError", "ScenarioError", "TableError", "CaptureError", "simulate_json", "sim_registry",
+    "MediaSet", "grouped_quantiles", "emodel_r", "mos_from_r", "analyze_pair", "PcapWriter", "testbed_delay_line",
+    "testbed_media_send", "testbed_media_recv",
+]
 
 __version__: str
 
@@ -26,8 +32,10 @@ def analyze_pair(
     progress: Callable[[str, int, int], Any] | None = None,
 ) -> dict[str, Any]: ...
 
+@final
 class PcapWriter:
-    def __init__(self, path: str, snaplen: int = 65535, nanos: bool = True) -> None: ...
+    # a PyO3 class: constructed by __new__ (#[new]), no __init__
+    def __new__(cls, path: str, snaplen: int = 65535, nanos: bool = True) -> PcapWriter: ...
     def write_rtp(
         self, ts_ns: int, src: str, dst: str, sport: int, dport: int, ssrc: int, seq: int, rtp_ts: int,
         ip_len: int, payload_type: int = 0, marker: bool = False, ecn: int = 0,
@@ -49,6 +57,7 @@ class PcapWriter:
 import numpy as np
 import numpy.typing as npt
 
+@final
 class MediaSet:
     """Prepared media_packets table: sorted by (run, flow, seq), duplicates dropped."""
 

@@ -61,6 +61,13 @@ def duration_ns(v: int | float | str | None, name: str = "duration") -> int | No
     return int(round(float(num) * _UNITS[unit]))
 
 
+def _required_ns(v: int | str, name: str) -> int:
+    ns = duration_ns(v, name)
+    if ns is None:
+        raise _native.CaptureError(f"{name}: required")
+    return ns
+
+
 def _nullable(values: Iterable[Any]) -> pd.arrays.IntegerArray:
     return pd.array([None if v is None else int(v) for v in values], dtype="Int64")
 
@@ -111,11 +118,11 @@ def analyze(
         str(sender),
         str(receiver),
         media=str(media),
-        clock_offset_ns=duration_ns(clock_offset, "clock_offset"),
+        clock_offset_ns=_required_ns(clock_offset, "clock_offset"),
         t0_ns=t0_ns,
         tcp_start_ns=duration_ns(tcp_start, "tcp_start"),
         clock_rate=clock_rate,
-        spike_ns=duration_ns(spike, "spike"),
+        spike_ns=_required_ns(spike, "spike"),
         loss_run=int(loss_run),
         reorder_min=int(reorder_min),
         duplicate_min=int(duplicate_min),
@@ -310,7 +317,7 @@ def media_to_pcap(
     df = media_packets.sort_values("send_ns", kind="stable")
     recv = df["recv_ns"].astype("Int64")
     rows = list(zip(df["flow_id"].astype(int), df["seq"].astype(int), df["send_ns"].astype(int), recv, df["size"].astype(int), df["ce"].astype(bool)))
-    arrivals = []
+    arrivals: list[tuple[int, int, tuple[Any, ...], bool]] = []
     with _native.PcapWriter(str(sender_path)) as w:
         for flow, seq, send, rv, size, ce in rows:
             args = (src, dst, base_port + 2 * flow, base_port + 2 * flow, ssrc_base + flow, seq & 0xFFFF, (seq * ticks_per_packet) & 0xFFFFFFFF, size)

@@ -57,7 +57,7 @@ def _rgba(c: Any, alpha: float | None = None) -> str:
 def _floats(a: Any) -> list[float | None]:
     import numpy as np
 
-    arr = np.ma.filled(np.ma.asarray(a, dtype=float), np.nan).ravel()
+    arr: Any = np.ma.filled(np.ma.asarray(a, dtype=float), np.nan).ravel()
     return [None if not np.isfinite(v) else float(v) for v in arr]
 
 
@@ -178,7 +178,8 @@ def to_plotly(fig: Any) -> dict[str, Any]:
         for line in ax.get_lines():
             if not isinstance(line, Line2D) or not line.get_visible() or id(line) in err_lines:
                 continue
-            x, y = line.get_xdata(orig=False), line.get_ydata(orig=False)
+            x: Any = line.get_xdata(orig=False)
+            y: Any = line.get_ydata(orig=False)
             if line.get_transform() != ax.transData:
                 # axvline / axhline: one coordinate is an axes fraction (0..1) -> the axis limits
                 xs, ys = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
@@ -213,26 +214,26 @@ def to_plotly(fig: Any) -> dict[str, Any]:
                 continue
             label = str(coll.get_label())
             if isinstance(coll, PathCollection):
-                off = coll.get_offsets()
+                off: Any = coll.get_offsets()
                 if len(off) == 0:
                     continue
-                fc = coll.get_facecolors()
+                fc: Any = np.atleast_2d(coll.get_facecolor())
                 data.append({**base(label), "type": "scatter", "mode": "markers", "x": _floats(off[:, 0]), "y": _floats(off[:, 1]),
                              "marker": {"color": [_rgba(c) for c in fc] if len(fc) > 1 else _rgba(fc[0]) if len(fc) else "black",
                                         "size": 7}})
             elif isinstance(coll, LineCollection):
-                xs: list[float | None] = []
-                ys: list[float | None] = []
+                lx: list[float | None] = []
+                ly: list[float | None] = []
                 for seg in coll.get_segments():
-                    xs += _floats(seg[:, 0]) + [None]
-                    ys += _floats(seg[:, 1]) + [None]
-                cols = coll.get_colors()
-                data.append({**base(label), "type": "scatter", "mode": "lines", "x": xs, "y": ys, "hoverinfo": "x+y",
-                             "line": {"color": _rgba(cols[0]) if len(cols) else "black", "width": float(np.atleast_1d(coll.get_linewidths())[0])}})
+                    lx += _floats(seg[:, 0]) + [None]
+                    ly += _floats(seg[:, 1]) + [None]
+                cols: Any = np.atleast_2d(coll.get_color())
+                data.append({**base(label), "type": "scatter", "mode": "lines", "x": lx, "y": ly, "hoverinfo": "x+y",
+                             "line": {"color": _rgba(cols[0]) if len(cols) else "black", "width": float(np.atleast_1d(coll.get_linewidth())[0])}})
             elif isinstance(coll, PolyCollection):
-                fc = coll.get_facecolors()
+                fc = np.atleast_2d(coll.get_facecolor())
                 for k, path in enumerate(coll.get_paths()):
-                    v = path.vertices
+                    v: Any = path.vertices
                     data.append({**base(label), "type": "scatter", "mode": "lines", "fill": "toself", "x": _floats(v[:, 0]),
                                  "y": _floats(v[:, 1]), "fillcolor": _rgba(fc[min(k, len(fc) - 1)]) if len(fc) else "rgba(0,0,0,0.2)",
                                  "line": {"width": 0.5, "color": "#333"}, "hoveron": "points+fills"})

@@ -108,11 +108,12 @@ class Sweep:
             n = len(self.zipped[0].labels)
             z = []
             for i in range(n):
-                cols, sets = {}, {}
+                zcols: dict[str, Any] = {}
+                zsets: dict[str, Any] = {}
                 for p in self.zipped:
-                    cols[p.name] = p.labels[i]
-                    sets.update(p.sets[i])
-                z.append((cols, sets))
+                    zcols[p.name] = p.labels[i]
+                    zsets.update(p.sets[i])
+                z.append((zcols, zsets))
             axes.append(z)
         out = []
         for combo in itertools.product(*axes) if axes else [()]:
@@ -255,7 +256,7 @@ def from_dict(doc: Mapping[str, Any], base: Path | None = None) -> Sweep:
     backend = sw.get("backend", "sim")
     if backend not in ("sim", "testbed"):
         raise SweepError(f"sweep.backend: must be \"sim\" or \"testbed\", got {backend!r}")
-    s = Sweep(sw.get("name", sc.get("name", "sweep")), sc, seed, reps, params, zipped, dict(random), backend)
+    s = Sweep(str(sw.get("name", sc.get("name", "sweep"))), sc, seed, reps, params, zipped, dict(random), backend)
     derive(seed, 0, s.random)  # validates the random specs now rather than in a worker
     return s
 

@@ -183,7 +183,8 @@ def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path
             _wait_ready(net, pl)
             # captures at the media/TCP sender and receiver hosts
             ends = []
-            for x in [*pl.media, *pl.tcp]:
+            endpoints: list[Any] = [*pl.media, *pl.tcp]
+            for x in endpoints:
                 for h in (x.src, x.dst):
                     if h not in ends:
                         ends.append(h)
@@ -252,10 +253,10 @@ def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path
                     d.kill()
             net.teardown()
     errors = []
-    for f in sorted(tmp.glob("*.stderr")):
-        txt = f.read_text().strip()
+    for ef in sorted(tmp.glob("*.stderr")):
+        txt = ef.read_text().strip()
         if txt:
-            errors.append(f"{f.name}: {txt.splitlines()[-1]}")
+            errors.append(f"{ef.name}: {txt.splitlines()[-1]}")
     res = _tables(pl, sc, seed, run_id, params or {}, t0, media_out, tcp_out, info)
     res.testbed = info  # type: ignore[attr-defined]
     res.capture = _capture_tables(pl, out, t0, run_id, errors)  # type: ignore[attr-defined]
@@ -460,10 +461,10 @@ def _tables(pl: Plan, sc: dict, seed: int, run_id: int, params: Mapping[str, Any
 
     # --- channels: configuration plus the kernel qdisc's counters
     crow = []
-    for c in pl.channels():
-        st = info.get("channels", {}).get(c.name, {})
-        crow.append({"run_id": run_id, "name": c.name, "from": c.src, "to": c.dst, "qdisc": c.queue.qdisc(), "rate_bps": c.rate_bps,
-                     "delay_ns": c.delay_ns, "tx_pkts": int(st.get("packets", 0)), "tx_bytes": int(st.get("bytes", 0)),
+    for ch in pl.channels():
+        st = info.get("channels", {}).get(ch.name, {})
+        crow.append({"run_id": run_id, "name": ch.name, "from": ch.src, "to": ch.dst, "qdisc": ch.queue.qdisc(), "rate_bps": ch.rate_bps,
+                     "delay_ns": ch.delay_ns, "tx_pkts": int(st.get("packets", 0)), "tx_bytes": int(st.get("bytes", 0)),
                      "dropped_pkts": int(st.get("drops", 0)), "overlimits": int(st.get("overlimits", 0)),
                      "backlog_pkts": int(st.get("qlen", 0)), "backlog_bytes": int(st.get("backlog", 0))})
     channels = pd.DataFrame(crow)
@@ -519,7 +520,7 @@ def accuracy(out: str | Path | None = None, duration: str = "20s") -> dict[str, 
         j += (abs(x) - j) / 16
     res["audio_alone"] = {"packets": int(len(owd)), "expected_ms": expected / 1e6,
                           "error_us": {k: float(np.percentile(err, q)) for k, q in (("p1", 1), ("p50", 50), ("p99", 99), ("p100", 100))},
-                          "rfc3550_jitter_us": j / 1e3, "delay_line": a.testbed["delay_line"]}  # type: ignore[attr-defined]
+                          "rfc3550_jitter_us": j / 1e3, "delay_line": a.testbed["delay_line"]}
     b = run(here / "audio-bulk.toml", out=base / "bulk")
-    res["audio_bulk"] = {"delay_line": b.testbed["delay_line"]}  # type: ignore[attr-defined]
+    res["audio_bulk"] = {"delay_line": b.testbed["delay_line"]}
     return res

@@ -380,6 +380,7 @@ def plan(sc: dict[str, Any], seed: int = 1) -> Plan:
         for k, v in (("from", src), ("to", dst)):
             if v not in hosts:
                 raise ScenarioError(f"{where}{k}: must name a host of the topology ({', '.join(hosts)}), got {v!r}")
+        src, dst = str(src), str(dst)  # host names (checked above)
         start = time_ns(t.get("start", "0s"), where + "start") if kind in ("audio", "video") else 0
         stop = time_ns(t["stop"], where + "stop") if "stop" in t else duration
         name = t.get("name")
@@ -477,9 +478,10 @@ def plan(sc: dict[str, Any], seed: int = 1) -> Plan:
         _check_keys(rw, {"budget", "split", "from_syn", "only_with_media", "media_idle", "enabled", "weights"}, where)
         if rw.get("enabled", True) is False:
             continue
-        for key, ok in (("split", "equal"), ("from_syn", True), ("only_with_media", False)):
-            if key in rw and rw[key] != ok:
-                raise ScenarioError(f"{where}{key}: the testbed supports only {key} = {ok!r} (SO_RCVBUF set before connect), got {rw[key]!r}")
+        fixed: tuple[tuple[str, object], ...] = (("split", "equal"), ("from_syn", True), ("only_with_media", False))
+        for key, only in fixed:
+            if key in rw and rw[key] != only:
+                raise ScenarioError(f"{where}{key}: the testbed supports only {key} = {only!r} (SO_RCVBUF set before connect), got {rw[key]!r}")
         if "weights" in rw:
             raise ScenarioError(f"{where}weights: the testbed splits the budget equally only")
         if "budget" not in rw:

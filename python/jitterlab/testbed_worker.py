@@ -18,6 +18,7 @@ import struct
 import sys
 import threading
 import time
+from typing import Any
 
 import numpy as np
 
@@ -72,14 +73,16 @@ def _media_send(a: dict) -> None:
                                      int(a["ip_size"]), per_tick=int(a["per_tick"]), spacing_ns=int(a["spacing_ns"]),
                                      ssrc=int(a["ssrc"]), payload_type=int(a.get("pt", 0)), tos=int(a.get("tos", 0)),
                                      fifo_prio=int(a.get("fifo_prio", 60)))
-    np.savez(a["out"], **{k: np.asarray(v) for k, v in log.items()})
+    cols: dict[str, Any] = {k: np.asarray(v) for k, v in log.items()}
+    np.savez(a["out"], **cols)
 
 
 def _media_recv(a: dict) -> None:
     from jitterlab import _native
 
     log = _native.testbed_media_recv(int(a["port"]), int(a["stop_ns"]), fifo_prio=int(a.get("fifo_prio", 60)))
-    np.savez(a["out"], **{k: np.asarray(v) for k, v in log.items()})
+    cols: dict[str, Any] = {k: np.asarray(v) for k, v in log.items()}
+    np.savez(a["out"], **cols)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import Any
+from typing import Any, Mapping
 
 BIG = 64 << 20  # show progress for captures larger than this
 
@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _summary(t: dict) -> None:
+def _summary(t: Mapping[str, Any]) -> None:
     runs = t["runs"]
     for r in runs.to_dict("records"):
         flags = [k[5:] for k in ("flag_delay_spike", "flag_loss_run", "flag_reordering", "flag_duplication") if r[k]]

@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
 
     res = sim.simulate(args.scenario, seed=args.seed, overrides=parse_sets(args.set), pcap_dir=Path(args.out) / "pcap")
     out = sim.write(res, args.out)
-    tot = res.totals  # type: ignore[attr-defined]
+    tot = res.totals
     m = res.media_packets
     recv = m["recv_ns"].notna().sum()
     print(
