@@ -1,9 +1,9 @@
 """Capture analysis from Python: `analyze(sender, receiver)` turns a pair of tcpdump captures (one
-at the media sender, one at the receiver) into the shared tables of design.md, as pandas
-DataFrames; `analyze_pairs` does it for many replications at once. The work happens in Rust
+at the media sender, one at the receiver) into the shared tables of docs/tables.md, as a
+`jitterlab.Tables` (pandas and Arrow views, as `simulate` returns); `analyze_pairs` does it for many replications at once. The work happens in Rust
 (`jitterlab-capture`), streaming, with the GIL released.
 
-Tables returned (dict of DataFrames):
+Tables returned:
 
 - ``media_packets``: run_id, flow_id, seq (extended), send_ns, recv_ns (Int64, null = lost), size
   (IP bytes), lost_where (always null for captures), ce.
@@ -101,15 +101,41 @@ def analyze(
     params: Mapping[str, Any] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> Tables:
-    """Analyses one capture pair into the shared tables (`jitterlab.tables.Tables`, as
-    `simulate` returns).
+    """Analyses one capture pair into the shared tables.
 
-    `media`: ``auto`` (every RTP stream found), ``udp:PORT`` or ``rtp:SSRC``. `clock_offset`:
-    receiver clock minus sender clock, subtracted from receiver times (int ns or e.g. ``"3ms"``).
-    `tcp_start`: arrival of the competing traffic relative to the run start (default: first SYN).
-    `spike`, `loss_run`, `reorder_min`, `duplicate_min`: anomaly thresholds (see docs/capture.md).
-    `progress(phase, bytes_done, bytes_total)` is called every 32 MiB. Raises
-    jitterlab.CaptureError for unreadable captures (the message names the byte offset).
+    Parameters
+    ----------
+    sender, receiver : str or Path
+        Captures at the media sender and at the receiver (pcap or pcapng, may be gzipped).
+    media : str
+        ``auto`` (every RTP stream found), ``udp:PORT`` or ``rtp:SSRC``.
+    clock_offset : int or str
+        Receiver clock minus sender clock, subtracted from receiver times (int ns or ``"3ms"``).
+    t0_ns : int, optional
+        Absolute run start (ns since the epoch); default the first sender packet.
+    tcp_start : int or str, optional
+        Arrival of the competing traffic after the run start; default the first SYN.
+    clock_rate : int, optional
+        RTP clock rate (Hz) for a dynamic payload type.
+    spike, loss_run, reorder_min, duplicate_min
+        Anomaly thresholds (docs/capture.md).
+    run_id : int
+        Value of the ``run_id`` column.
+    params : mapping, optional
+        Extra columns of ``runs``.
+    progress : callable, optional
+        ``progress(phase, bytes_done, bytes_total)``, called every 32 MiB.
+
+    Returns
+    -------
+    Tables
+        media_packets, tcp_flows, runs, rtp_streams, media_flows, warnings (docs/tables.md),
+        ``source = "capture"``.
+
+    Raises
+    ------
+    jitterlab.CaptureError
+        An unreadable capture; the message names the byte offset.
     """
     for p in (sender, receiver):
         if not Path(p).is_file():
@@ -228,9 +254,23 @@ def analyze_pairs(
 ) -> Tables:
     """Analyses many replications (one row per pair) into one dataset with run_id per pair.
 
-    With `exclude_anomalous`, pairs flagged anomalous keep their `runs` row (``excluded`` True) but
-    their packets and flows are left out of the other tables, as the PAM 2013 study filtered its
-    replications. `progress(i, n, phase, done, total)` reports per pair.
+    Parameters
+    ----------
+    pairs : str, Path or DataFrame
+        PAIRS.csv (see `read_pairs`) or the table itself.
+    exclude_anomalous : bool
+        Pairs flagged anomalous keep their ``runs`` row (``excluded`` True) but their packets
+        and flows are left out of the other tables, as the PAM 2013 study filtered its
+        replications.
+    progress : callable, optional
+        ``progress(i, n, phase, done, total)`` per pair.
+    **options
+        `analyze`'s keyword arguments for every pair (a pair's own columns win).
+
+    Returns
+    -------
+    Tables
+        The tables of all pairs concatenated, ``source = "capture"``.
     """
     df = read_pairs(pairs) if not isinstance(pairs, pd.DataFrame) else pairs
     if len(df) == 0:

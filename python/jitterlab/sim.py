@@ -1,5 +1,5 @@
 """Running the built-in simulator from Python: `simulate(scenario, seed)` returns the shared tables
-(design.md) as pandas DataFrames built straight from the simulator's columns."""
+(docs/tables.md) as a `jitterlab.Tables` built straight from the simulator's columns."""
 from __future__ import annotations
 
 import json
@@ -80,12 +80,37 @@ def simulate(
     params: Mapping[str, Any] | None = None,
     pcap_dir: str | Path | None = None,
 ) -> Result:
-    """Runs a scenario (TOML path, TOML text or dict) on the simulator.
+    """Runs a scenario on the simulator.
 
-    `overrides` set dotted scenario keys before the run; `params` are extra columns for the
-    `runs` table (sweep parameters). With `pcap_dir`, the nodes listed in the scenario's
-    `output.pcap` get a capture each (`result.pcap`: node name -> path; packets at
-    `result.pcap_epoch_ns` + simulated time). Raises jitterlab.ScenarioError naming the key.
+    Parameters
+    ----------
+    scenario : str, Path or mapping
+        A TOML file, TOML text, or the scenario as a dict (docs/scenarios.md).
+    seed : int
+        Master seed (0 to 2**64 - 1); the same scenario and seed give identical tables.
+    run_id : int
+        Value of the ``run_id`` column in every table.
+    overrides : mapping, optional
+        Dotted scenario keys set before the run (``{"access.down_rate": "3Mbit"}``).
+    params : mapping, optional
+        Extra columns of the ``runs`` table (a sweep's parameters).
+    pcap_dir : str or Path, optional
+        Where the nodes listed in ``output.pcap`` get a capture each.
+
+    Returns
+    -------
+    Result
+        A `jitterlab.Tables` (media_packets, tcp_flows, queue_samples, runs, channels, flows,
+        tcp_series; docs/tables.md) with ``scenario``, ``seed``, ``totals``, and ``pcap`` (node
+        name -> path; packets at ``pcap_epoch_ns`` + simulated time).
+
+    Raises
+    ------
+    jitterlab.ScenarioError
+        A malformed scenario, naming the key.
+
+    Examples
+    --------
 
     >>> r = simulate({"duration": "1s",
     ...               "links": {"l": {"from": "a", "to": "b", "rate": "1Mbit", "delay": "10ms"}},
