@@ -3,6 +3,8 @@
 Arrow schema, so they concatenate with `pyarrow.concat_tables` without casting."""
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -78,3 +80,9 @@ def test_testbed_tables_concatenate_with_the_simulators(sim_and_capture, tmp_pat
     for name in ("tcp_flows", "runs", "queue_samples"):
         _shared_types_equal(sim.arrow[name].schema, tb.arrow[name].schema)
         pa.concat_tables([sim.arrow[name], tb.arrow[name]], promote_options="default")
+    # and `jitterlab report` reads a testbed output like any other
+    testbed.write(tb, tmp_path / "tb")
+    assert json.loads((tmp_path / "tb" / "manifest.json").read_text())["provenance"]["seeds"] == [1]
+    run_cli("report", str(tmp_path / "tb"), "--out", str(tmp_path / "rep"), check=True)
+    s = pd.read_csv(tmp_path / "rep" / "summary.csv")
+    assert len(s) == 1 and s.tcp_flows[0] == 1 and s.runs[0] == 1

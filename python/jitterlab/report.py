@@ -175,7 +175,16 @@ class Report:
     def _render_provenance(self) -> str:
         from jitterlab import provenance
 
-        blocks = [*self.provenance, ("this report", provenance.collect())]
+        found = list(self.provenance)
+        if not found:  # a preset: its sweeps live in OUT/<experiment>/sweep.json beside the report
+            for f in sorted(self.out.glob("*/sweep.json")) + sorted(self.out.glob("manifest.json")):
+                try:
+                    prov = json.loads(f.read_text()).get("provenance")
+                except (OSError, ValueError):
+                    prov = None
+                if isinstance(prov, dict):
+                    found.append((f.parent.name if f.name == "sweep.json" else "input", prov))
+        blocks = [*found, ("this report", provenance.collect())]
         keys = list(provenance.LABELS)
         extra = sorted({k for _, p in blocks for k in p} - set(keys))
         head = "".join(f"<th>{html.escape(lab)}</th>" for lab, _ in blocks)
