@@ -126,6 +126,10 @@ def to_plotly(fig: Any) -> dict[str, Any]:
             a["showgrid"] = bool(grid)
             a["gridcolor"] = "#e4e4e4"
             axis = ax.xaxis if setter == "x" else ax.yaxis
+            params = axis.get_tick_params()
+            if not (params.get("labelbottom", True) or params.get("labeltop", False)) if setter == "x" else \
+                    not (params.get("labelleft", True) or params.get("labelright", False)):
+                a["showticklabels"] = False  # shared axes: matplotlib hides the inner tick labels
             if isinstance(axis.get_major_locator(), FixedLocator):  # set_xticks(ticks, labels)
                 ticks = list(axis.get_ticklocs())
                 labels = [t.get_text() for t in axis.get_ticklabels()]
@@ -265,7 +269,8 @@ def to_plotly(fig: Any) -> dict[str, Any]:
             layout["annotations"].append(ann)
     sup = getattr(fig, "_suptitle", None)
     if sup is not None and sup.get_text():
-        layout["title"] = {"text": _text(sup.get_text()), "x": 0.5}
+        layout["title"] = {"text": _text(sup.get_text()), "x": 0.5, "y": 0.99, "yanchor": "top"}
+        layout["margin"]["t"] = 70  # room for the title below the toolbar
     return {"data": data, "layout": layout}
 
 
