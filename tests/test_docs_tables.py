@@ -35,6 +35,10 @@ def test_every_column_of_simulate_and_analyze_is_documented(tmp_path):
         assert f"## {name}" in DOC or f"**{name}**" in DOC, name
 
 
+def test_schema_version_is_the_documented_one():
+    assert f"schema_version` (this page's layout; now {jitterlab.provenance.SCHEMA_VERSION})" in DOC
+
+
 @pytest.mark.parametrize("name,runs,params", [("buffer-aqm", 9, ["queue"]),
                                                ("web-iw", 16, ["iw", "traffic[1].flows", "access.down_rate", "access.down_queue.limit"])])
 def test_example_sweeps_load(name, runs, params):
