@@ -57,7 +57,7 @@ def test_installed_wheel_runs_without_rust(wheel, tmp_path):
     env = {**os.environ, "PATH": f"{venv / 'bin'}{os.pathsep}{_path_without_rust()}", "VIRTUAL_ENV": str(venv)}
     env.pop("PYTHONPATH", None)
     assert shutil.which("cargo", path=env["PATH"]) is None and shutil.which("rustc", path=env["PATH"]) is None
-    p = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", str(wheel)],
+    p = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", "--retries", "1", "--timeout", "30", str(wheel)],
                        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=900)
     if p.returncode != 0 and any(s in p.stderr for s in ("NewConnectionError", "Temporary failure in name resolution", "No matching distribution")):
         pytest.skip(f"PyPI unreachable, cannot install the wheel's dependencies: {p.stderr.strip().splitlines()[-1]}")
