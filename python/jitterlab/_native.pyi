@@ -5,7 +5,8 @@ from typing import Any, Callable, final
 __all__ = [
     "__version__", "JitterlabError", "ScenarioError", "TableError", "CaptureError", "simulate_json", "sim_registry",
     "MediaSet", "grouped_quantiles", "emodel_r", "mos_from_r", "analyze_pair", "PcapWriter", "testbed_delay_line",
-    "testbed_media_send", "testbed_media_recv",
+    "testbed_media_send", "testbed_media_recv", "parse_duration_ns", "parse_rate_bps", "parse_size", "estimate_json",
+    "capture_check",
 ]
 
 __version__: str
@@ -125,6 +126,23 @@ def simulate_json(scenario_json: str, seed: int, pcap_dir: str | None = None) ->
     ...
 def sim_registry() -> dict[str, list[str]]:
     """Queue disciplines and traffic kinds the simulator knows."""
+    ...
+
+# ---- units, cost estimate, input checks (crates/py/src/units.rs)
+def parse_duration_ns(s: str) -> int:
+    """A duration string ("25ms", "-1.5ms", "1sec") in int nanoseconds; ValueError otherwise."""
+    ...
+def parse_rate_bps(s: str) -> int:
+    """A rate string ("4Mbit", "100kbit/s") in bit/s; ValueError otherwise ("4Mbps" included)."""
+    ...
+def parse_size(s: str) -> tuple[int, str]:
+    """A size string as (value, "B" | "pkt"); ValueError otherwise."""
+    ...
+def estimate_json(scenario_json: str) -> dict[str, float]:
+    """A scenario's cost before it runs: events, table rows, memory_bytes, nodes, flows, ..."""
+    ...
+def capture_check(path: str, full: bool = True) -> None:
+    """Raises the CaptureError reading this one capture gives, if any."""
     ...
 
 # testbed (Linux; run inside the testbed's namespaces by jitterlab.testbed_worker)

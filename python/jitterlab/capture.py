@@ -22,50 +22,85 @@ Times are int64 ns from the run start = the first packet of the sender capture (
 """
 from __future__ import annotations
 
+import csv
+import io
+import functools
 import json
-import re
+import os
+import stat
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 import pandas as pd
 
-from jitterlab import _native
+from jitterlab import _io, _native
 from jitterlab.tables import Tables, to_arrow
 
 NULL_NS = np.iinfo(np.int64).min
 FORMAT_VERSION = 1
 TABLES = ("media_packets", "tcp_flows", "runs", "rtp_streams", "media_flows", "warnings")
 
-_UNITS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+I64_MAX = 2**63 - 1
 
 
 def duration_ns(v: int | float | str | None, name: str = "duration") -> int | None:
-    """An int is ns; a string carries a unit: ``"5ms"``, ``"-2.5 ms"``, ``"3s"``, ``"120us"``.
+    """An int is ns; a string carries a unit, read by the scenario's parser
+    (`jitterlab._native.parse_duration_ns`): ``"5ms"``, ``"-2.5 ms"``, ``"3s"``, ``"1sec"``. A string
+    without a unit is refused (is "5" seconds or nanoseconds?).
 
-    >>> duration_ns("-2.5ms"), duration_ns(42), duration_ns("3s")
-    (-2500000, 42, 3000000000)
+    >>> duration_ns("-2.5ms"), duration_ns(42), duration_ns("3s"), duration_ns("1sec")
+    (-2500000, 42, 3000000000, 1000000000)
     """
     if v is None:
         return None
     if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        if not -I64_MAX <= int(v) <= I64_MAX:
+            raise _native.CaptureError(f"{name}: {v} ns is out of range (int64 nanoseconds)")
         return int(v)
     if isinstance(v, float):
         raise _native.CaptureError(f"{name}: give a unit (e.g. '{v}s') or an integer number of ns")
-    m = re.fullmatch(r"\s*([-+]?\d+(?:\.\d*)?)\s*(ns|us|µs|ms|s)?\s*", str(v))
-    if not m:
-        raise _native.CaptureError(f"{name}: cannot read {v!r} as a duration (e.g. 5ms, -2.5ms, 3s, 1500000)")
-    num, unit = m.group(1), m.group(2) or "ns"
-    if unit == "ns" and "." in num:
-        raise _native.CaptureError(f"{name}: {v!r}: fractional nanoseconds")
-    return int(round(float(num) * _UNITS[unit]))
+    try:
+        return int(_native.parse_duration_ns(str(v)))
+    except ValueError as e:
+        msg = str(e)
+        if "needs a unit" in msg:
+            msg = f"{str(v).strip()!r} has no unit; write e.g. {str(v).strip()}s or {str(v).strip()}ms"
+        raise _native.CaptureError(f"{name}: {msg}") from None
 
 
-def _required_ns(v: int | str, name: str) -> int:
-    ns = duration_ns(v, name)
-    if ns is None:
-        raise _native.CaptureError(f"{name}: required")
-    return ns
+def _whole(v: Any, name: str, lo: int, hi: int) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+        raise _native.CaptureError(f"{name}: expected a whole number, got {v!r}")
+    if not lo <= int(v) <= hi:
+        raise _native.CaptureError(f"{name}: must be between {lo} and {hi}, got {v}")
+    return int(v)
+
+
+def _capture_file(p: str | Path, side: str) -> str:
+    """A capture must be a regular file (a FIFO or device would block or never end)."""
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no such capture file: {p} ({side})") from None
+    except OSError as e:
+        raise _native.CaptureError(f"{side} capture {p}: cannot read: {e.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise _native.CaptureError(f"{side} capture {p}: not a regular file (a directory, FIFO or device)")
+    return str(p)
+
+
+def _which_side(e: Exception, sender: str, receiver: str) -> Exception:
+    """Pins a CaptureError of the pair on the file it comes from, by reading each alone."""
+    msg = str(e)
+    if sender in msg or receiver in msg:
+        return e
+    for side, path in (("sender", sender), ("receiver", receiver)):
+        try:
+            _native.capture_check(path, full=True)
+        except _native.CaptureError as one:
+            return _native.CaptureError(f"{side} capture {path}: {one}")
+    return e
 
 
 def _nullable(values: Iterable[Any]) -> pd.arrays.IntegerArray:
@@ -137,24 +172,27 @@ def analyze(
     jitterlab.CaptureError
         An unreadable capture; the message names the byte offset.
     """
-    for p in (sender, receiver):
-        if not Path(p).is_file():
-            raise FileNotFoundError(f"no such capture file: {p}")
-    raw = _native.analyze_pair(
-        str(sender),
-        str(receiver),
+    sender, receiver = _capture_file(sender, "sender"), _capture_file(receiver, "receiver")
+    kw: dict[str, Any] = dict(
         media=str(media),
-        clock_offset_ns=_required_ns(clock_offset, "clock_offset"),
-        t0_ns=t0_ns,
+        clock_offset_ns=duration_ns(clock_offset, "clock_offset"),
+        t0_ns=None if t0_ns is None else _whole(t0_ns, "t0_ns", 0, I64_MAX),
         tcp_start_ns=duration_ns(tcp_start, "tcp_start"),
-        clock_rate=clock_rate,
-        spike_ns=_required_ns(spike, "spike"),
-        loss_run=int(loss_run),
-        reorder_min=int(reorder_min),
-        duplicate_min=int(duplicate_min),
-        progress=progress,
+        clock_rate=None if clock_rate is None else _whole(clock_rate, "clock_rate", 1, 2**32 - 1),
+        spike_ns=duration_ns(spike, "spike"),
+        loss_run=_whole(loss_run, "loss_run", 1, I64_MAX),
+        reorder_min=_whole(reorder_min, "reorder_min", 1, I64_MAX),
+        duplicate_min=_whole(duplicate_min, "duplicate_min", 1, I64_MAX),
     )
-    return Tables.from_pandas(_tables(raw, run_id, str(sender), str(receiver), params or {}), "capture")
+    if kw["tcp_start_ns"] is not None and kw["tcp_start_ns"] < 0:
+        raise _native.CaptureError(f"tcp_start: must be >= 0 (after the run start), got {tcp_start!r}")
+    if kw["spike_ns"] is not None and kw["spike_ns"] <= 0:
+        raise _native.CaptureError(f"spike: must be > 0, got {spike!r}")
+    try:
+        raw = _native.analyze_pair(sender, receiver, progress=progress, **kw)
+    except _native.CaptureError as e:
+        raise _which_side(e, sender, receiver) from None
+    return Tables.from_pandas(_tables(raw, run_id, sender, receiver, params or {}), "capture")
 
 
 def _tables(raw: dict, run_id: int, sender: str, receiver: str, params: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
@@ -232,18 +270,81 @@ def _tables(raw: dict, run_id: int, sender: str, receiver: str, params: Mapping[
 
 def read_pairs(path: str | Path) -> pd.DataFrame:
     """Reads PAIRS.csv: columns `sender`, `receiver` (paths relative to the CSV's folder), optional
-    `run_id`, `media`, `clock_offset`, `tcp_start`; any other column is a parameter copied into
-    `runs` (e.g. workload, n, iw)."""
+    `run_id` (whole numbers, unique), `media`, `clock_offset`, `tcp_start`; any other column is a
+    parameter copied into `runs` (e.g. workload, n, iw). Every defect (binary content, a quote left
+    open, a row with too many or too few fields, a bad or repeated run_id) is one CaptureError
+    naming the file and line."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise FileNotFoundError(f"no such pairs file: {path}")
-    df = pd.read_csv(path, dtype=str, keep_default_na=False)
-    missing = {"sender", "receiver"} - set(df.columns)
+    try:
+        data = _io.read_bytes(path, "pairs file", _io.MAX_PAIRS_BYTES)
+    except _io.InputError as e:
+        raise _native.CaptureError(str(e)) from None
+    if b"\0" in data:
+        off = data.index(b"\0")
+        line = data.count(b"\n", 0, off) + 1
+        raise _native.CaptureError(f"{path}: binary content (a NUL byte at byte offset {off}, line {line}); expected CSV text")
+    try:
+        text = _io.decode_utf8(data, str(path), "pairs file")
+    except _io.InputError as e:
+        raise _native.CaptureError(str(e)) from None
+    rows: list[list[str]] = []
+    lines: list[int] = []
+    r = csv.reader(io.StringIO(text, newline=""), strict=True)
+    try:
+        for row in r:
+            if row and any(c.strip() for c in row):
+                rows.append([c.strip() for c in row])
+                lines.append(r.line_num)
+    except csv.Error as e:
+        raise _native.CaptureError(f"{path}: line {r.line_num}: {e}") from None
+    if not rows:
+        raise _native.CaptureError(f"{path}: empty (need a header with sender, receiver)")
+    header = rows[0]
+    missing = {"sender", "receiver"} - set(header)
     if missing:
         raise _native.CaptureError(f"{path}: missing column(s) {', '.join(sorted(missing))} (need sender, receiver)")
+    dup = [c for c in header if header.count(c) > 1]
+    if dup:
+        raise _native.CaptureError(f"{path}: line {lines[0]}: column {dup[0]!r} appears twice")
+    for row, ln in zip(rows[1:], lines[1:]):
+        if len(row) != len(header):
+            raise _native.CaptureError(f"{path}: line {ln}: {len(row)} fields, the header has {len(header)}")
+        rec = dict(zip(header, row))
+        for c in ("sender", "receiver"):
+            if not rec[c]:
+                raise _native.CaptureError(f"{path}: line {ln}: empty {c}")
+    df = pd.DataFrame(rows[1:], columns=header, dtype=object).astype(str)
+    df.attrs["lines"] = lines[1:]
+    df.attrs["file"] = str(path)
+    _check_run_ids(df)
     for c in ("sender", "receiver"):
         df[c] = [str(p) if Path(p).is_absolute() else str(path.parent / p) for p in df[c]]
     return df
+
+
+def _check_run_ids(df: pd.DataFrame) -> None:
+    """run_id values, where given, are whole numbers in int64 and unique (a repeated run_id would
+    merge two replications' packets into one run)."""
+    if "run_id" not in df.columns:
+        return
+    where = df.attrs.get("file", "pairs")
+    lines = df.attrs.get("lines") or [i + 2 for i in range(len(df))]
+    seen: dict[int, int] = {}
+    for i, v in enumerate(df["run_id"].tolist()):
+        sv = str(v).strip()
+        if sv == "":
+            continue
+        try:
+            n = int(sv, 10)
+        except ValueError:
+            raise _native.CaptureError(f"{where}: line {lines[i]}: run_id {sv!r} is not a whole number") from None
+        if not 0 <= n <= I64_MAX:
+            raise _native.CaptureError(f"{where}: line {lines[i]}: run_id {sv} is out of range (0 to 2^63-1)")
+        if n in seen:
+            raise _native.CaptureError(f"{where}: line {lines[i]}: run_id {n} repeats line {seen[n]}")
+        seen[n] = lines[i]
 
 
 def analyze_pairs(
@@ -275,10 +376,15 @@ def analyze_pairs(
     df = read_pairs(pairs) if not isinstance(pairs, pd.DataFrame) else pairs
     if len(df) == 0:
         raise _native.CaptureError("the pairs table is empty")
+    _check_run_ids(df)
+    lines = df.attrs.get("lines") or [i + 2 for i in range(len(df))]
+    used_ids = {int(str(v)) for v in df["run_id"].tolist() if str(v).strip() != ""} if "run_id" in df.columns else set()
     per_pair = {"media", "clock_offset", "tcp_start", "run_id", "sender", "receiver"}
     parts: dict[str, list[pd.DataFrame]] = {t: [] for t in TABLES}
     for i, rec in enumerate(df.to_dict("records")):
-        run_id = int(rec["run_id"]) if str(rec.get("run_id", "")).strip() != "" else i
+        run_id = int(str(rec["run_id"])) if str(rec.get("run_id", "")).strip() != "" else i
+        if str(rec.get("run_id", "")).strip() == "" and i in used_ids:
+            raise _native.CaptureError(f"{df.attrs.get('file', 'pairs')}: line {lines[i]}: no run_id, and its default ({i}, the row index) is another row's run_id")
         opts = dict(options)
         for key in ("media", "clock_offset", "tcp_start"):
             if str(rec.get(key, "")).strip() != "":
@@ -290,7 +396,8 @@ def analyze_pairs(
         try:
             t = analyze(rec["sender"], rec["receiver"], run_id=run_id, params=params, progress=cb, **opts)
         except (_native.CaptureError, FileNotFoundError) as e:
-            raise type(e)(f"pair {i} (run_id {run_id}): {e}") from None
+            where = f"{df.attrs['file']} line {lines[i]}" if "file" in df.attrs else f"pair {i}"
+            raise type(e)(f"{where} (run_id {run_id}): {e}") from None
         for name in TABLES:
             parts[name].append(t[name])
     out = {name: pd.concat(parts[name], ignore_index=True) if parts[name] else pd.DataFrame() for name in TABLES}
@@ -306,14 +413,23 @@ def analyze_pairs(
 
 
 def write(tables: Mapping[str, pd.DataFrame], out: str | Path, options: Mapping[str, Any] | None = None) -> Path:
-    """Writes each table as Parquet plus manifest.json (format version, inputs, run starts)."""
+    """Writes each table as Parquet plus manifest.json (format version, inputs, run starts, each
+    table's rows and SHA-256). Files appear under their names only when complete; the manifest,
+    written last, certifies the set (see sim.write)."""
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise _io.OutputError(f"{out}: cannot create the output directory: {e.strerror}") from None
+    files = {}
     import pyarrow.parquet as pq
 
     for name, df in tables.items():
+        path = out / f"{name}.parquet"
         # one Arrow schema for every source (text as string, not large_string): docs/tables.md
-        pq.write_table(tables.arrow[name] if isinstance(tables, Tables) else to_arrow(df), out / f"{name}.parquet")
+        t = tables.arrow[name] if isinstance(tables, Tables) else to_arrow(df)
+        _io.write_atomic(path, functools.partial(pq.write_table, t))  # write_table(t, tmp)
+        files[path.name] = {"rows": int(len(df)), "sha256": _io.sha256_file(path)}
     from jitterlab import provenance
 
     runs = tables["runs"]
@@ -329,9 +445,10 @@ def write(tables: Mapping[str, pd.DataFrame], out: str | Path, options: Mapping[
              "anomalous": bool(r["anomalous"]), "excluded": bool(r.get("excluded", False))}
             for r in runs.to_dict("records")
         ],
-        "tables": sorted(f"{n}.parquet" for n in tables),
+        "tables": sorted(files),
+        "files": files,
     }
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    _io.write_text_atomic(out / "manifest.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return out
 
 

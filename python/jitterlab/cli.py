@@ -1,14 +1,20 @@
 """The `jitterlab` command line. Each subcommand lives in `jitterlab/commands/<name>.py` with
 `add_parser(subparsers)` and `run(args) -> int`; adding one is one module plus one line in COMMANDS.
 
-User mistakes (a malformed scenario, a damaged capture, a missing file) end with one clear line on
-stderr and exit status 2, never a traceback.
+User mistakes (a malformed scenario, a damaged capture, a missing file, a bad option, an output
+place that cannot be written) end with one line on stderr and exit status 2, never a traceback:
+`main` maps every known exception to that line in one place. Anything else is a bug in jitterlab:
+one "internal error" line and exit status 1; the traceback is printed only with
+JITTERLAB_TRACEBACK=1 in the environment.
 """
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
+import os
 import sys
+from typing import NoReturn
 
 # One line per subcommand module.
 COMMANDS = [
@@ -45,19 +51,36 @@ class _Version(argparse.Action):
         parser.exit()
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage mistake is one line (the usage text is behind --help)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="jitterlab",
         description="How competing TCP traffic hurts interactive media over a bottleneck: "
         "simulate, analyse captures, compute media-quality metrics.",
     )
     p.add_argument("--version", action=_Version)
-    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for name in COMMANDS:
         mod = importlib.import_module(f"jitterlab.commands.{name}")
         sp = mod.add_parser(sub)
         sp.set_defaults(_run=mod.run)
     return p
+
+
+def one_line(e: BaseException) -> str:
+    """The message of a known exception on one line."""
+    if isinstance(e, OSError) and e.strerror:
+        why = {errno.ENOSPC: "no space left on the device", errno.EROFS: "read-only file system"}.get(e.errno or 0, e.strerror)
+        msg = f"{e.filename}: {why}" if e.filename is not None else why
+    else:
+        msg = str(e) or type(e).__name__
+    return " ".join(msg.split()) if "\n" in msg else msg
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -68,10 +91,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    name = f"jitterlab {args.command}"
     try:
         return int(args._run(args) or 0)
-    except (UserError, JitterlabError, FileNotFoundError, IsADirectoryError, PermissionError) as e:
-        print(f"jitterlab {args.command}: error: {e}", file=sys.stderr)
+    except (UserError, JitterlabError, OSError) as e:
+        print(f"{name}: error: {one_line(e)}", file=sys.stderr)
         return 2
     except ModuleNotFoundError as e:
         if e.name and e.name.split(".")[0] in ("matplotlib", "plotly"):
@@ -79,8 +103,19 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         raise
     except KeyboardInterrupt:
-        print(f"jitterlab {args.command}: interrupted", file=sys.stderr)
+        print(f"{name}: interrupted", file=sys.stderr)
         return 130
+    except MemoryError:
+        print(f"{name}: error: out of memory (lower the scenario's duration or size, or see --max-memory)", file=sys.stderr)
+        return 2
+    except Exception as e:  # a bug: say so in one line; the traceback on request
+        if os.environ.get("JITTERLAB_TRACEBACK"):
+            import traceback
+
+            traceback.print_exc()
+        print(f"{name}: internal error: {type(e).__name__}: {one_line(e)} "
+              "(a bug in jitterlab; set JITTERLAB_TRACEBACK=1 for the traceback)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -7,19 +7,29 @@ overrides given as dotted paths (`{"access.down_rate": "3Mbit"}`) for sweeps.
 from __future__ import annotations
 
 import copy
+import datetime
 import json
+import math
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, Mapping
 
+from jitterlab import _io
 from jitterlab._native import ScenarioError
 
 Scenario = dict[str, Any]
 
 
 def load(source: str | Path | Mapping[str, Any]) -> Scenario:
-    """Reads a scenario from a TOML file path, a TOML string or a mapping (copied)."""
+    """Reads a scenario from a TOML file path, a TOML string or a mapping (copied).
+
+    Files must be regular (no devices or FIFOs), at most `_io.MAX_SCENARIO_BYTES`, and UTF-8; TOML
+    nested deeper than `MAX_DEPTH` or holding dates/times (no scenario key takes one) is refused,
+    each with one ScenarioError naming the file and the place.
+    """
     if isinstance(source, Mapping):
+        check_values(source, "<scenario>")
         sc = copy.deepcopy(dict(source))
         base = Path.cwd()
     else:
@@ -28,17 +38,70 @@ def load(source: str | Path | Mapping[str, Any]) -> Scenario:
             text, base, label = str(source), Path.cwd(), "<string>"
         else:
             path = Path(source)
-            if not path.exists():
-                raise ScenarioError(f"{path}: no such scenario file")
-            if path.is_dir():
-                raise ScenarioError(f"{path}: is a directory, expected a scenario file (TOML)")
-            text, base, label = path.read_text(encoding="utf-8"), path.parent, str(path)
-        try:
-            sc = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as e:
-            raise ScenarioError(f"{label}: not valid TOML: {e}") from None
+            try:
+                text = _io.read_text(path, "scenario file", _io.MAX_SCENARIO_BYTES)
+            except _io.InputError as e:
+                raise ScenarioError(str(e)) from None
+            base, label = path.parent, str(path)
+        sc = parse_toml(text, label)
     _inline_traces(sc, base, "")
     return sc
+
+
+#: Deepest nesting of tables/arrays accepted (scenarios need 4; Python's TOML parser recurses and
+#: would raise RecursionError near 1000).
+MAX_DEPTH = 32
+
+
+def parse_toml(text: str, label: str) -> dict[str, Any]:
+    """TOML text to a dict, with every failure as one ScenarioError naming `label`."""
+    depth = _max_bracket_depth(text)
+    if depth > MAX_DEPTH:
+        raise ScenarioError(f"{label}: nested {depth} levels deep; at most {MAX_DEPTH} levels of tables and arrays are accepted")
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(f"{label}: not valid TOML: {e}") from None
+    except RecursionError:
+        raise ScenarioError(f"{label}: nested too deeply to read") from None
+    check_values(doc, label)
+    return doc
+
+
+def _max_bracket_depth(text: str) -> int:
+    """An upper bound on the nesting of inline arrays/tables, found without parsing (brackets
+    inside strings count too, which only makes the bound safer)."""
+    d = best = 0
+    for ch in text:
+        if ch in "[{":
+            d += 1
+            best = max(best, d)
+        elif ch in "]}":
+            d = max(d - 1, 0)
+    return best
+
+
+def check_values(node: Any, label: str) -> None:
+    """Refuses values JSON cannot carry to the simulator (TOML dates and times) and nesting deeper
+    than MAX_DEPTH, naming the key path. Iterative, so no input can exhaust the stack."""
+    stack: list[tuple[Any, str, int]] = [(node, "", 0)]
+    while stack:
+        v, path, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ScenarioError(f"{label}: {path or '<root>'}: nested deeper than {MAX_DEPTH} levels")
+        if isinstance(v, Mapping):
+            for k, x in v.items():
+                stack.append((x, f"{path}.{k}" if path else str(k), depth + 1))
+        elif isinstance(v, (list, tuple)):
+            for i, x in enumerate(v):
+                stack.append((x, f"{path}[{i}]", depth + 1))
+        elif isinstance(v, (datetime.date, datetime.time)):  # datetime is a date
+            raise ScenarioError(f"{path or '<root>'}: a TOML date/time ({v.isoformat()}) is not a scenario value; "
+                                "durations are strings like \"10s\"" + ("" if label.startswith("<") else f" (in {label})"))
+        elif isinstance(v, int) and not isinstance(v, bool) and not -(2**63) <= v < 2**64:
+            raise ScenarioError(f"{path or '<root>'}: {v} is out of range (whole numbers must fit 64 bits)" + ("" if label.startswith("<") else f" (in {label})"))
+        elif isinstance(v, float) and not math.isfinite(v):
+            raise ScenarioError(f"{path or '<root>'}: {v} is not a usable number" + ("" if label.startswith("<") else f" (in {label})"))
 
 
 def _inline_traces(node: Any, base: Path, path: str) -> None:
@@ -50,9 +113,9 @@ def _inline_traces(node: Any, base: Path, path: str) -> None:
             if (key == "trace" or key.endswith("_trace")) and isinstance(val, str):
                 f = (base / val) if not Path(val).is_absolute() else Path(val)
                 try:
-                    node[f"{key}_data"] = f.read_text(encoding="utf-8")
-                except OSError as e:
-                    raise ScenarioError(f"{here}: cannot read trace file {str(f)!r}: {e.strerror}") from None
+                    node[f"{key}_data"] = _io.read_text(f, "trace file", _io.MAX_TRACE_BYTES)
+                except _io.InputError as e:
+                    raise ScenarioError(f"{here}: {e}") from None
                 del node[key]
             else:
                 _inline_traces(val, base, here)
@@ -62,39 +125,84 @@ def _inline_traces(node: Any, base: Path, path: str) -> None:
 
 
 def set_path(sc: Scenario, dotted: str, value: Any) -> None:
-    """Sets `a.b[2].c` in the scenario, creating tables as needed."""
+    """Sets `a.b[2].c` in the scenario, creating tables as needed. A malformed path, an index that
+    does not exist and a key under a non-table are ScenarioErrors naming the path."""
     cur: Any = sc
-    parts = _split(dotted)
+    parts = split_path(dotted)
     for i, part in enumerate(parts):
         last = i == len(parts) - 1
+        shown = _join(parts[: i + 1])
         if isinstance(part, int):
-            if not isinstance(cur, list) or part >= len(cur):
-                raise ScenarioError(f"{dotted}: index [{part}] does not exist in the scenario")
+            if not isinstance(cur, list):
+                raise ScenarioError(f"{dotted}: {_join(parts[:i]) or '<root>'} is not an array, so [{part}] does not exist")
+            if part >= len(cur):
+                raise ScenarioError(f"{dotted}: index [{part}] does not exist in the scenario ({_join(parts[:i])} has {len(cur)} entries)")
             if last:
                 cur[part] = value
             else:
                 cur = cur[part]
         else:
             if not isinstance(cur, dict):
-                raise ScenarioError(f"{dotted}: {part!r} is not inside a table")
+                what = "an array (write [N] to pick an entry)" if isinstance(cur, list) else f"a {type(cur).__name__} value"
+                raise ScenarioError(f"{dotted}: {_join(parts[:i]) or '<root>'} is {what}, so {shown} does not exist")
             if last:
                 cur[part] = value
             else:
                 cur = cur.setdefault(part, {})
 
 
-def _split(dotted: str) -> list[str | int]:
+_SEG = re.compile(r"[A-Za-z0-9_\-]+")
+
+
+def split_path(dotted: str) -> list[str | int]:
+    """`a.b[2].c` -> ["a", "b", 2, "c"]. Keys are bare TOML keys (letters, digits, _ and -);
+    indexes are whole numbers >= 0. Anything else is refused with the reason."""
+    if not isinstance(dotted, str) or not dotted.strip():
+        raise ScenarioError(f"{dotted!r}: empty key path")
     out: list[str | int] = []
-    for seg in dotted.split("."):
-        while "[" in seg:
-            name, rest = seg.split("[", 1)
-            if name:
-                out.append(name)
-            idx, seg = rest.split("]", 1)
+    s = dotted.strip()
+    i = 0
+    expect_key = True
+    while i < len(s):
+        if s[i] == "[":
+            j = s.find("]", i)
+            if j < 0:
+                raise ScenarioError(f"{dotted}: unclosed '[' at character {i}")
+            idx = s[i + 1 : j].strip()
+            if not idx.isdigit():
+                raise ScenarioError(f"{dotted}: index [{idx}] must be a whole number >= 0 (array entries are picked by position, e.g. traffic[1])")
+            if not out:
+                raise ScenarioError(f"{dotted}: an index needs a key before it, e.g. traffic[0]")
             out.append(int(idx))
-        if seg:
-            out.append(seg)
+            i = j + 1
+            expect_key = False
+        elif s[i] == ".":
+            if expect_key:
+                raise ScenarioError(f"{dotted}: empty key at character {i}")
+            i += 1
+            expect_key = True
+        else:
+            if not expect_key:
+                raise ScenarioError(f"{dotted}: expected '.' or '[' at character {i}")
+            m = _SEG.match(s, i)
+            if not m:
+                raise ScenarioError(f"{dotted}: unexpected character {s[i]!r} at {i} (keys are letters, digits, _ and -)")
+            out.append(m.group(0))
+            i = m.end()
+            expect_key = False
+    if expect_key:
+        raise ScenarioError(f"{dotted}: ends with '.'")
     return out
+
+
+def _join(parts: list[str | int]) -> str:
+    out = ""
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else p)
+    return out
+
+
+_split = split_path
 
 
 def with_overrides(sc: Scenario, overrides: Mapping[str, Any] | None) -> Scenario:

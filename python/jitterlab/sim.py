@@ -2,7 +2,9 @@
 (docs/tables.md) as a `jitterlab.Tables` built straight from the simulator's columns."""
 from __future__ import annotations
 
+import functools
 import json
+import os
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -11,12 +13,66 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from jitterlab import _native
+from jitterlab import _io, _native
 from jitterlab import scenario as _scn
 from jitterlab.tables import Tables
 
 NULL_NS = np.iinfo(np.int64).min
 FORMAT_VERSION = 1
+#: Events a run may take unless raised (--max-events): ~1 to 3 hours at the 1-6 million events per
+#: second measured on the shipped scenarios.
+DEFAULT_MAX_EVENTS = 2e10
+
+
+class ResourceError(_native.ScenarioError):
+    """A scenario whose estimated cost exceeds the limits; the message gives the estimate."""
+
+
+def available_memory() -> int:
+    """Bytes of memory available now (Linux MemAvailable; else physical memory)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (OSError, ValueError, AttributeError):
+        return 8 << 30
+
+
+def _human(n: float) -> str:
+    for unit, k in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= k:
+            return f"{n / k:.1f} {unit}"
+    return f"{n:.0f} B"
+
+
+def estimate(scenario: str | Path | Mapping[str, Any], overrides: Mapping[str, Any] | None = None) -> dict[str, float]:
+    """The cost of a run before it runs (crates/sim/src/estimate.rs): events, table rows, memory."""
+    sc = _scn.with_overrides(_scn.load(scenario), overrides)
+    return dict(_native.estimate_json(_scn.to_json(sc)))
+
+
+def check_cost(est: Mapping[str, float], max_memory: float | None = None, max_events: float | None = None, share: int = 1) -> None:
+    """Raises ResourceError when the estimate exceeds the limits: `max_memory` bytes (default half
+    of the available memory, divided among `share` parallel runs) and `max_events`
+    (default DEFAULT_MAX_EVENTS)."""
+    what = (f"{est['events']:.3g} events, {est['media_rows']:.3g} media rows, {est['nodes']:.0f} nodes, "
+            f"{est['flows']:.0f} flows over {est['duration_ns'] / 1e9:.6g} s simulated")
+    if max_memory is None:
+        mem_limit, how = available_memory() / 2 / max(share, 1), "half the available memory" + (f" shared by {share} parallel runs" if share > 1 else "")
+    else:
+        mem_limit, how = float(max_memory), "--max-memory"
+    if est["memory_bytes"] > mem_limit:
+        raise ResourceError(f"the scenario would need about {_human(est['memory_bytes'])} of memory ({what}); the limit is "
+                            f"{_human(mem_limit)} ({how}); shorten `duration` or the traffic, or raise --max-memory")
+    ev_limit = DEFAULT_MAX_EVENTS if max_events is None else float(max_events)
+    if est["events"] > ev_limit:
+        raise ResourceError(f"the scenario would take about {est['events']:.3g} events ({what}); the limit is {ev_limit:.3g} "
+                            "(--max-events); shorten `duration` or the traffic, or raise --max-events")
 
 
 def _nullable(a: np.ndarray) -> pa.Array:
@@ -79,6 +135,9 @@ def simulate(
     overrides: Mapping[str, Any] | None = None,
     params: Mapping[str, Any] | None = None,
     pcap_dir: str | Path | None = None,
+    max_memory: float | None = None,
+    max_events: float | None = None,
+    share: int = 1,
 ) -> Result:
     """Runs a scenario on the simulator.
 
@@ -96,6 +155,10 @@ def simulate(
         Extra columns of the ``runs`` table (a sweep's parameters).
     pcap_dir : str or Path, optional
         Where the nodes listed in ``output.pcap`` get a capture each.
+    max_memory, max_events : float, optional
+        Cost limits checked before running (see `check_cost`).
+    share : int
+        Number of runs sharing the machine's memory (the cost check divides by it).
 
     Returns
     -------
@@ -108,6 +171,8 @@ def simulate(
     ------
     jitterlab.ScenarioError
         A malformed scenario, naming the key.
+    ResourceError
+        Before running, when the estimated cost exceeds `max_memory` / `max_events`.
 
     Examples
     --------
@@ -121,7 +186,9 @@ def simulate(
     if seed < 0 or seed >= 2**64:
         raise _native.ScenarioError(f"seed: must be between 0 and 2^64-1, got {seed}")
     sc = _scn.with_overrides(_scn.load(scenario), overrides)
-    raw = _native.simulate_json(_scn.to_json(sc), int(seed), None if pcap_dir is None else str(pcap_dir))
+    js = _scn.to_json(sc)
+    check_cost(_native.estimate_json(js), max_memory, max_events, share)
+    raw = _native.simulate_json(js, int(seed), None if pcap_dir is None else str(pcap_dir))
     res = _to_result(raw, sc, int(seed), run_id, params or {})
     res.pcap = dict(raw["pcap"])
     res.pcap_epoch_ns = int(raw["pcap_epoch_ns"])
@@ -227,13 +294,25 @@ def _to_result(raw: dict, sc: dict, seed: int, run_id: int, params: Mapping[str,
 
 
 def write(result: Result, out: str | Path, source: str = "sim", extra: Mapping[str, Any] | None = None) -> Path:
-    """Writes each table as Parquet plus manifest.json (format and schema version, source,
-    scenario, seed, provenance (`jitterlab.provenance.collect`), and `extra` fields such as the
-    testbed's pcaps)."""
+    """Writes each table as Parquet plus manifest.json (format and schema version, source, scenario,
+    seed, version, provenance (`jitterlab.provenance.collect`), `extra` fields such as the
+    testbed's pcaps, and each table's rows and SHA-256).
+
+    Each file is written under a temporary name and renamed when complete, so no file is ever
+    half-written under its name, and a failure (ENOSPC) leaves the files not yet replaced as they
+    were. The manifest is written last: its checksums certify the set, and a directory whose files
+    do not match its manifest was interrupted while being rewritten.
+    """
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise _io.OutputError(f"{out}: cannot create the output directory: {e.strerror}") from None
+    files = {}
     for name, t in result.arrow.items():
-        pq.write_table(t, out / f"{name}.parquet")
+        path = out / f"{name}.parquet"
+        _io.write_atomic(path, functools.partial(pq.write_table, t))  # write_table(t, tmp)
+        files[path.name] = {"rows": t.num_rows, "sha256": _io.sha256_file(path)}
     from jitterlab import provenance
 
     manifest = {
@@ -244,8 +323,9 @@ def write(result: Result, out: str | Path, source: str = "sim", extra: Mapping[s
         "source": source,
         "seed": result.seed,
         "scenario": result.scenario,
-        "tables": sorted(f"{n}.parquet" for n in result.arrow),
+        "tables": sorted(files),
+        "files": files,
         **(extra or {}),
     }
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n")
+    _io.write_text_atomic(out / "manifest.json", json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n")
     return out

@@ -25,13 +25,18 @@ draws (common random numbers), so points are compared on paired runs. Both deriv
 (sweep seed, r) through numpy's SeedSequence; nothing depends on execution order or executor.
 
 Storage: each finished run is written at once under OUT/runs/<run_id>/ (one Parquet file per
-table, then a `done` marker); a failed run leaves `error.txt` there and the sweep goes on. Running
-the same sweep into the same OUT skips finished runs and retries failed ones; at the end the
-per-run tables are concatenated into OUT/<table>.parquet.
+table, then a `done` marker listing each file's row count and SHA-256, written into a temporary
+directory renamed into place); a failed run leaves `error.txt` there and the sweep goes on. Running
+the same sweep into the same OUT skips finished runs whose files still match their `done` record,
+redoes damaged ones (a flipped bit, a truncated or deleted file) with a line saying so, retries
+failed ones and removes the temporary directories of killed runs; at the end the verified runs'
+tables are concatenated into OUT/<table>.parquet (each written under a temporary name, renamed
+when complete).
 """
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import itertools
 import json
@@ -52,6 +57,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from jitterlab import _io
 from jitterlab import scenario as _scn
 from jitterlab._native import ScenarioError
 from jitterlab.tables import Tables
@@ -209,12 +215,11 @@ def _param(name: str, v: Any, where: str) -> Param:
 
 def load(path: str | Path) -> Sweep:
     path = Path(path)
-    if not path.exists():
-        raise SweepError(f"{path}: no such sweep file")
     try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as e:
-        raise SweepError(f"{path}: not valid TOML: {e}") from None
+        text = _io.read_text(path, "sweep file", _io.MAX_SCENARIO_BYTES)
+        doc = _scn.parse_toml(text, str(path))
+    except (_io.InputError, ScenarioError) as e:
+        raise SweepError(str(e)) from None
     return from_dict(doc, base=path.parent)
 
 
@@ -347,12 +352,24 @@ def _store(out: Path, res: dict[str, Any]) -> None:
     tmp = d.with_name(d.name + f".tmp{os.getpid()}")
     if tmp.exists():
         shutil.rmtree(tmp)
+    try:
+        _write_run(tmp, d, res)
+    except OSError as e:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise _io._oserror(d, e, f"store run {res['run_id']}") from None
+
+
+def _write_run(tmp: Path, d: Path, res: dict[str, Any]) -> None:
     tmp.mkdir(parents=True)
     if res["ok"]:
+        files = {}
         for name, t in res["tables"].items():
-            if t.num_rows:  # an absent file is an empty table
-                pq.write_table(t, tmp / f"{name}.parquet", compression="snappy", write_statistics=False)
-        (tmp / "done").write_text(json.dumps({"wall_s": res["wall_s"]}) + "\n")
+            if t.num_rows:  # an absent file is an empty table (its absence is recorded below)
+                f = tmp / f"{name}.parquet"
+                pq.write_table(t, f, compression="snappy", write_statistics=False)
+                files[f.name] = {"rows": t.num_rows, "sha256": _io.sha256_file(f)}
+        # written last: the record that certifies the run's files
+        (tmp / "done").write_text(json.dumps({"wall_s": res["wall_s"], "files": files, "tables": sorted(res["tables"])}) + "\n")
     else:
         (tmp / "error.txt").write_text(res["error"] + "\n\n" + res.get("traceback", ""))
     if d.exists():
@@ -360,11 +377,61 @@ def _store(out: Path, res: dict[str, Any]) -> None:
     os.replace(tmp, d)  # atomic: a run directory is either complete or absent
 
 
+def verify_run(d: Path) -> str | None:
+    """None when run directory `d` is finished and every file matches its `done` record (rows and
+    SHA-256); otherwise why not, in a few words (for the "redone" line)."""
+    done = d / "done"
+    if not done.is_file():
+        return "not finished"
+    try:
+        rec = json.loads(done.read_text())
+    except (OSError, ValueError):
+        return "its done record is damaged"
+    files = rec.get("files") if isinstance(rec, dict) else None
+    if not isinstance(files, dict):
+        return "written by an older jitterlab without checksums"
+    for name, meta in files.items():
+        f = d / name
+        if not f.is_file():
+            return f"{name} is missing"
+        try:
+            if _io.sha256_file(f) != meta.get("sha256"):
+                return f"{name} does not match its checksum (damaged)"
+        except OSError as e:
+            return f"{name} cannot be read ({e.strerror})"
+    extra = {p.name for p in d.glob("*.parquet")} - set(files)
+    if extra:
+        return f"{sorted(extra)[0]} is not in its done record"
+    return None
+
+
+def _remove_stale_tmp(out: Path) -> int:
+    """Removes runs/*.tmpPID directories whose process is gone (a killed run); returns how many."""
+    n = 0
+    for t in (out / "runs").glob("*.tmp*"):
+        m = re.search(r"\.tmp(\d+)$", t.name)
+        pid = int(m.group(1)) if m else None
+        if pid is not None and pid != os.getpid():
+            try:
+                os.kill(pid, 0)
+                continue  # alive: another sweep is writing it
+            except ProcessLookupError:
+                pass
+            except PermissionError:
+                continue
+        shutil.rmtree(t, ignore_errors=True)
+        n += 1
+    return n
+
+
 def _check_out(out: Path, specs: list[RunSpec], sweep: Sweep) -> None:
     digest = hashlib.sha256("\n".join(s.key() for s in specs).encode() + json.dumps(sweep.scenario, sort_keys=True).encode()).hexdigest()
     man = out / "sweep.json"
     if man.exists():
-        old = json.loads(man.read_text())
+        try:
+            old = json.loads(man.read_text())
+        except (OSError, ValueError):
+            old = {}
         if old.get("digest") != digest:
             raise SweepError(f"{out}: holds results of a different sweep (its parameters, seeds or scenario differ); use another --out or delete it")
         return
@@ -372,7 +439,7 @@ def _check_out(out: Path, specs: list[RunSpec], sweep: Sweep) -> None:
     from jitterlab import provenance
 
     prov = provenance.collect(sorted({s.seed for s in specs}), sweep.scenario, sweep_seed=sweep.seed)
-    man.write_text(json.dumps({"format_version": SWEEP_FORMAT, "schema_version": provenance.SCHEMA_VERSION,
+    _io.write_text_atomic(man, json.dumps({"format_version": SWEEP_FORMAT, "schema_version": provenance.SCHEMA_VERSION,
                                "provenance": prov, "source": sweep.backend, "name": sweep.name, "digest": digest, "runs": len(specs),
                                "seed": sweep.seed, "replications": sweep.replications, "scenario": sweep.scenario,
                                "params": [p.name for p in sweep.params] + [p.name for p in sweep.zipped],
@@ -381,12 +448,42 @@ def _check_out(out: Path, specs: list[RunSpec], sweep: Sweep) -> None:
 
 def run(sweep: Sweep, out: str | Path, jobs: int | None = None, executor: str = "local",
         scheduler: str | None = None, progress: bool = True,
-        on_result: Callable[[dict[str, Any]], None] | None = None) -> SweepResult:
-    """Runs every run of the sweep not yet finished in `out`, then collects the tables."""
-    out = Path(out)
+        on_result: Callable[[dict[str, Any]], None] | None = None,
+        max_memory: float | None = None, max_events: float | None = None) -> SweepResult:
+    """Runs every run of the sweep not yet finished in `out`, then collects the tables.
+
+    Before anything runs: `out` must not hold another kind of result, and every parameter point's estimated cost must fit the limits (sim.check_cost, memory shared among the
+    parallel jobs). Runs whose files no longer match their checksums are redone."""
+    # the command line refuses a foreign non-empty --out (without --force) before this; here only a
+    # file, an unwritable place or another kind of result is refused
+    out = _io.prepare_out(out, "sweep", force=True)
     specs = sweep.runs()
+    if sweep.backend == "sim":
+        from jitterlab import sim
+
+        share = 1 if executor != "local" else min(jobs or os.cpu_count() or 1, max(len(specs), 1))
+        # one estimate per parameter point (its first replication): random draws such as start
+        # times move the cost little, and a point's keys are all checked this way
+        seen: set[int] = set()
+        for sp in specs:
+            if sp.point in seen:
+                continue
+            seen.add(sp.point)
+            try:
+                sim.check_cost(sim.estimate(sweep.scenario, sp.overrides), max_memory, max_events, share)
+            except ScenarioError as e:
+                raise SweepError(f"run {sp.run_id} ({', '.join(f'{k}={v}' for k, v in sp.params.items()) or 'base'}): {e}") from None
     _check_out(out, specs, sweep)
-    todo = [s for s in specs if not (_run_dir(out, s.run_id) / "done").exists()]
+    _remove_stale_tmp(out)
+    todo = []
+    for s in specs:
+        d = _run_dir(out, s.run_id)
+        if (d / "done").exists():
+            why = verify_run(d)
+            if why is None:
+                continue
+            print(f"{sweep.name}: run {s.run_id:06d}: {why}; running it again", file=sys.stderr)
+        todo.append(s)
     skipped = len(specs) - len(todo)
     local = executor == "local"
     payloads = [{"scenario": sweep.scenario, "seed": s.seed, "run_id": s.run_id, "rep": s.rep, "point": s.point,
@@ -407,7 +504,7 @@ def run(sweep: Sweep, out: str | Path, jobs: int | None = None, executor: str = 
         bar.update(res["ok"])
         if on_result:
             on_result(res)
-    return collect(out, sweep.tables, fresh, ran=len(todo), skipped=skipped)
+    return collect(out, sweep.tables, fresh, ran=len(todo), skipped=skipped, verified=True)
 
 
 def _executor(kind: str, jobs: int | None, scheduler: str | None) -> Callable[[list[dict]], Iterable[dict]]:
@@ -447,13 +544,20 @@ def _executor(kind: str, jobs: int | None, scheduler: str | None) -> Callable[[l
 
 
 def collect(out: str | Path, tables: Iterable[str] = TABLES, fresh: Mapping[int, Mapping[str, pa.Table]] | None = None,
-            ran: int = 0, skipped: int = 0) -> SweepResult:
+            ran: int = 0, skipped: int = 0, verified: bool = False) -> SweepResult:
     """Concatenates the finished runs' tables in run order into OUT/<table>.parquet. Tables of runs
-    done in this process come from memory; the others are read from OUT/runs/."""
+    done in this process come from memory; the others are read from OUT/runs/. Only runs whose
+    files match their checksums are used (`verified`: `run` has just checked them)."""
     out = Path(out)
     fresh = fresh or {}
     dirs = sorted(p for p in (out / "runs").glob("[0-9]*") if p.is_dir() and ".tmp" not in p.name)
     done = [d for d in dirs if (d / "done").exists()]
+    if not verified:
+        bad = {d: verify_run(d) for d in done if int(d.name) not in fresh}
+        for d, why in bad.items():
+            if why is not None:
+                print(f"run {d.name}: {why}; left out of the combined tables (run the sweep again to redo it)", file=sys.stderr)
+        done = [d for d in done if bad.get(d) is None]
     combined: dict[str, pa.Table] = {}
     for name in tables:
         parts = []
@@ -468,10 +572,10 @@ def collect(out: str | Path, tables: Iterable[str] = TABLES, fresh: Mapping[int,
                 parts.append(t)
         t = pa.concat_tables(parts, promote_options="default") if parts else pa.table({"run_id": pa.array([], type=pa.int64())})
         combined[name] = t
-        pq.write_table(t, out / f"{name}.parquet")
+        _io.write_atomic(out / f"{name}.parquet", functools.partial(pq.write_table, t))  # write_table(t, tmp)
     fails = [{"run_id": int(d.name), "error": (d / "error.txt").read_text().split("\n", 1)[0]} for d in dirs if (d / "error.txt").exists()]
     failures = pd.DataFrame(fails, columns=["run_id", "error"])
-    failures.to_csv(out / "failures.csv", index=False)
+    _io.write_atomic(out / "failures.csv", lambda tmp: failures.to_csv(tmp, index=False))
     return SweepResult(out, combined, failures, ran, skipped)
 
 

@@ -786,7 +786,7 @@ pub fn analyze(sender: &str, receiver: &str, opt: &Options, mut progress: Option
         if mn < 0 {
             notes.push(format!(
                 "negative one-way delays (minimum {:.3} ms): the receiver clock is behind the sender's; \
-                 pass --clock-offset {} or less (the bound implied by the minimum delay)",
+                 pass --clock-offset {}ns or less (the bound implied by the minimum delay)",
                 mn as f64 / 1e6,
                 raw_min_owd.unwrap_or(0)
             ));

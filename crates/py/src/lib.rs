@@ -8,6 +8,7 @@ mod sim;
 mod metrics;
 mod capture;
 mod testbed;
+mod units;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -17,5 +18,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     metrics::register(m)?;
     capture::register(m)?;
     testbed::register(m)?;
+    units::register(m)?;
     Ok(())
 }

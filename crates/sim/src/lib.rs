@@ -7,6 +7,7 @@
 //! draws from its own named random stream ([`rng::Rng::stream`]).
 pub mod config;
 pub mod engine;
+pub mod estimate;
 pub mod event;
 pub mod link;
 pub mod media;

@@ -7,6 +7,8 @@ import sys
 import time
 from typing import Any, Mapping
 
+from jitterlab.commands import options
+
 BIG = 64 << 20  # show progress for captures larger than this
 
 
@@ -22,14 +24,20 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     src.add_argument("--receiver", help="capture at the media receiver")
     src.add_argument("--pairs", help="CSV with columns sender,receiver[,run_id,media,clock_offset,tcp_start,<params>...]")
     p.add_argument("--media", default="auto", help="auto (RTP detection), udp:PORT or rtp:SSRC (default auto)")
-    p.add_argument("--clock-offset", default="0", help="receiver clock minus sender clock, e.g. 3ms or -1.5ms (default 0)")
-    p.add_argument("--tcp-start", default=None, help="arrival of the competing TCP traffic after the run start (default: first SYN)")
-    p.add_argument("--t0-ns", type=int, default=None, help="absolute run start in ns since the epoch (default: first sender packet)")
-    p.add_argument("--clock-rate", type=int, default=None, help="RTP clock rate for a dynamic payload type (Hz)")
-    p.add_argument("--spike", default="3s", help="delay-spike threshold above the minimum OWD (default 3s)")
-    p.add_argument("--loss-run", type=int, default=50, help="consecutive losses that flag a run (default 50)")
+    p.add_argument("--clock-offset", type=options.duration_ns, default=0,
+                   help="receiver clock minus sender clock with a unit, e.g. 3ms or -1.5ms (default 0)")
+    p.add_argument("--tcp-start", type=options.nonneg_duration_ns, default=None,
+                   help="arrival of the competing TCP traffic after the run start, with a unit, e.g. 10s (default: first SYN)")
+    p.add_argument("--t0-ns", type=options.whole(0, options.I64_MAX, "whole nanoseconds since the epoch"), default=None,
+                   help="absolute run start in ns since the epoch (default: first sender packet)")
+    p.add_argument("--clock-rate", type=options.whole(1, 2**32 - 1, "a clock rate in Hz"), default=None,
+                   help="RTP clock rate for a dynamic payload type (Hz)")
+    p.add_argument("--spike", type=options.nonneg_duration_ns, default=3_000_000_000,
+                   help="delay-spike threshold above the minimum OWD, with a unit (default 3s)")
+    p.add_argument("--loss-run", type=options.whole(1, options.I64_MAX), default=50, help="consecutive losses that flag a run (default 50)")
     p.add_argument("--exclude-anomalous", action="store_true", help="leave flagged pairs out of the packet and flow tables")
     p.add_argument("--out", help="output directory (Parquet tables + manifest.json)")
+    p.add_argument("--force", action="store_true", help="write into a non-empty directory jitterlab did not write")
     p.add_argument("--quiet", action="store_true", help="no summary, no progress")
     return p
 
@@ -66,7 +74,7 @@ def _ms(v: Any) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from jitterlab import capture
+    from jitterlab import _io, capture
     from jitterlab.cli import UserError
 
     opts: dict[str, Any] = {
@@ -79,9 +87,15 @@ def run(args: argparse.Namespace) -> int:
         "loss_run": args.loss_run,
     }
     prog = _Progress(args.quiet)
+    if args.pairs and (args.sender or args.receiver):
+        raise UserError("give either --pairs or --sender/--receiver, not both")
+    if not args.pairs and not (args.sender and args.receiver):
+        raise UserError("need --sender and --receiver (or --pairs PAIRS.csv)")
+    if not args.pairs and args.exclude_anomalous:
+        raise UserError("--exclude-anomalous applies to --pairs (many replications)")
+    # the output place is checked before hours of analysis, not after
+    out_dir = _io.prepare_out(args.out, "capture", force=args.force) if args.out else None
     if args.pairs:
-        if args.sender or args.receiver:
-            raise UserError("give either --pairs or --sender/--receiver, not both")
         tables = capture.analyze_pairs(
             args.pairs,
             exclude_anomalous=args.exclude_anomalous,
@@ -100,8 +114,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"jitterlab analyze: warning: run {w.run_id} {w.side}: {w.message}", file=sys.stderr)
     if not args.quiet:
         _summary(tables)
-    if args.out:
-        out = capture.write(tables, args.out, {**opts, "pairs": args.pairs, "exclude_anomalous": args.exclude_anomalous})
+    if out_dir is not None:
+        out = capture.write(tables, out_dir, {**opts, "pairs": args.pairs, "exclude_anomalous": args.exclude_anomalous})
         if not args.quiet:
             print(f"wrote {', '.join(sorted(tables))} to {out}")
     return 0

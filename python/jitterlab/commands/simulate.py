@@ -4,6 +4,9 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from typing import Any
+
+from jitterlab.commands import options
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -11,47 +14,68 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "simulate",
         help="run one scenario on the built-in simulator",
         description="Run one scenario (TOML) on the built-in simulator and write its tables "
-        "(media_packets, tcp_flows, queue_samples, runs, channels, flows) as Parquet plus manifest.json.",
+        "(media_packets, tcp_flows, queue_samples, runs, channels, flows) as Parquet plus manifest.json. "
+        "The run's cost is estimated first; a scenario that would exceed the limits is refused with the estimate.",
     )
     p.add_argument("scenario", help="scenario file (TOML)")
-    p.add_argument("--seed", type=int, default=1, help="master seed (default 1)")
+    p.add_argument("--seed", type=options.seed, default=1, help="master seed (default 1)")
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a scenario key, e.g. --set access.down_rate=3Mbit (repeatable; VALUE is TOML)")
+    options.add_limits(p)
+    p.add_argument("--force", action="store_true", help="write into a non-empty directory jitterlab did not write")
     return p
 
 
-def parse_sets(items: list[str]) -> dict:
+def parse_sets(items: list[str], option: str = "--set") -> dict[str, Any]:
+    """KEY=VALUE items to {dotted key: value}; VALUE is TOML, a bare word a string. The key path is
+    checked here, so a garbled one is reported against the option."""
     import tomllib
 
+    from jitterlab import scenario
     from jitterlab.cli import UserError
 
     out = {}
     for it in items:
         if "=" not in it:
-            raise UserError(f"--set {it!r}: expected KEY=VALUE")
+            raise UserError(f"{option} {it!r}: expected KEY=VALUE")
         k, v = it.split("=", 1)
+        k = k.strip()
         try:
-            out[k.strip()] = tomllib.loads(f"x = {v}")["x"]
+            scenario.split_path(k)
+        except scenario.ScenarioError as e:
+            raise UserError(f"{option} {it!r}: {e}") from None
+        try:
+            val = tomllib.loads(f"x = {v}")["x"]
         except tomllib.TOMLDecodeError:
-            out[k.strip()] = v  # a bare word is taken as a string
+            val = v  # a bare word is taken as a string
+        except RecursionError:
+            raise UserError(f"{option} {it!r}: value nested too deeply") from None
+        try:
+            scenario.check_values({k: val}, option)
+        except scenario.ScenarioError as e:
+            raise UserError(f"{option} {it!r}: {e}") from None
+        out[k] = val
     return out
 
 
 def run(args: argparse.Namespace) -> int:
-    from jitterlab import sim
-
-    t0 = time.perf_counter()
     from pathlib import Path
 
-    res = sim.simulate(args.scenario, seed=args.seed, overrides=parse_sets(args.set), pcap_dir=Path(args.out) / "pcap")
-    out = sim.write(res, args.out)
+    from jitterlab import _io, sim
+
+    t0 = time.perf_counter()
+    overrides = parse_sets(args.set)
+    out = _io.prepare_out(args.out, "sim", force=args.force)
+    res = sim.simulate(args.scenario, seed=args.seed, overrides=overrides, pcap_dir=Path(out) / "pcap",
+                       max_memory=args.max_memory, max_events=args.max_events)
+    out = sim.write(res, out)
     tot = res.totals
-    m = res.media_packets
-    recv = m["recv_ns"].notna().sum()
+    m = res.arrow["media_packets"]
+    recv = m.num_rows - m.column("recv_ns").null_count
     print(
         f"{res.runs['scenario'].iloc[0]}: seed {args.seed}, {tot['events']:,} events in {time.perf_counter() - t0:.2f} s; "
-        f"media {len(m)} sent / {recv} received; tcp flows {len(res.tcp_flows)}; tables in {out}/"
+        f"media {m.num_rows} sent / {recv} received; tcp flows {res.arrow['tcp_flows'].num_rows}; tables in {out}/"
         + (f"; captures: {', '.join(sorted(res.pcap.values()))}" if res.pcap else ""),
         file=sys.stderr,
     )

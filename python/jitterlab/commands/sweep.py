@@ -4,6 +4,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from jitterlab.commands import options
+
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser(
@@ -14,21 +16,22 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     p.add_argument("file", help="sweep file (TOML)")
     p.add_argument("--out", required=True, help="output directory")
-    p.add_argument("--jobs", type=int, default=None, help="local worker processes (default: all cores)")
+    p.add_argument("--jobs", type=options.whole(1, 4096), default=None, help="local worker processes (default: all cores)")
     p.add_argument("--executor", choices=["local", "dask"], default="local")
     p.add_argument("--scheduler", default=None, help="Dask scheduler address (with --executor dask)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    options.add_limits(p)
+    p.add_argument("--force", action="store_true", help="write into a non-empty directory jitterlab did not write")
     return p
 
 
 def run(args: argparse.Namespace) -> int:
-    from jitterlab import sweep
-    from jitterlab.cli import UserError
+    from jitterlab import _io, sweep
 
-    if args.jobs is not None and args.jobs < 1:
-        raise UserError(f"--jobs: must be >= 1, got {args.jobs}")
     sw = sweep.load(args.file)
-    res = sweep.run(sw, args.out, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler, progress=not args.quiet)
+    _io.prepare_out(args.out, "sweep", force=args.force)
+    res = sweep.run(sw, args.out, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler, progress=not args.quiet,
+                    max_memory=args.max_memory, max_events=args.max_events)
     n_ok = res.arrow["runs"].num_rows
     print(f"{sw.name}: {n_ok} runs finished ({res.ran} now, {res.skipped} before), {len(res.failures)} failed; tables in {res.out}/",
           file=sys.stderr)

@@ -1,0 +1,367 @@
+//! What a scenario will cost before it runs: events, rows of the recorded tables, memory.
+//!
+//! Read from the scenario as written (JSON of the TOML), without building it: building a 10,000-pair
+//! dumbbell already needs its n² routing table, so the estimate has to come first. Unreadable
+//! values are skipped here; the build that follows reports them with their key.
+//!
+//! The model, per traffic source, over its active time `T` (start to stop, or to `duration`):
+//! - CBR media (audio, video): `packets = T · packet rate` (audio: 1/interval; video: bit rate /
+//!   (8 · packet size)), each one row of `media_packets`.
+//! - TCP (bulk, web, ftp): `segments = min(bytes / MSS, C · T / (8 · (MSS + 40)))` where `C` is the
+//!   smallest capacity on the path (fixed rate, or a trace's mean rate), i.e. a transfer cannot
+//!   outrun its bottleneck; ftp has no size, so only the capacity bound applies. `acks = segments`
+//!   (one per segment, an upper bound: delayed ACKs halve it).
+//! - Events: every packet costs a transmission-done and an arrival event per hop
+//!   ([`EVENTS_PER_HOP`]) plus one at the source ([`EVENTS_PER_SEND`]: the CBR timer, TCP's
+//!   send/ACK processing and timer re-arms).
+//! - Queue samples: `duration / interval` rows per sampled channel.
+//! - Memory: rows × bytes per row (the Rust columns, their growth slack, the Arrow and pandas
+//!   copies made while the tables are handed out and written), the routing table
+//!   (`nodes² · 8` bytes), and each queue full of MTU packets (the worst case the event queue holds).
+//!
+//! The estimate is checked against measured event counts and row counts of the shipped scenarios
+//! (tests/test_hardening.py, within a factor of [`STATED_FACTOR`]).
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+use serde_json::Value;
+
+use crate::config::{duration_ns, rate_bps, size_value};
+
+/// Events per packet per hop: TxDone at the sender side of the channel, Arrive at its far end.
+pub const EVENTS_PER_HOP: f64 = 2.0;
+/// Events per packet at its source (timer or transmission scheduling).
+pub const EVENTS_PER_SEND: f64 = 1.0;
+/// Peak bytes per `media_packets` row: 37 B of Rust columns with Vec growth slack, then the Arrow
+/// copy and the Parquet encoder's buffers. Calibrated on `scenarios/audio-bulk-access.toml` with
+/// `--set duration=30000s` (1.5 M media rows, 6 M queue samples): peak RSS 924 MB measured
+/// (`/usr/bin/time -f %M`), 1,040 MB estimated with these constants.
+pub const BYTES_PER_MEDIA_ROW: f64 = 160.0;
+/// Peak bytes per `tcp_series` row (7 columns of 8 B, the same copies; not calibrated separately,
+/// so taken above the per-column cost of the media rows).
+pub const BYTES_PER_SERIES_ROW: f64 = 160.0;
+/// Peak bytes per `queue_samples` row (6 columns of 8 B, same copies; calibrated as above).
+pub const BYTES_PER_SAMPLE_ROW: f64 = 100.0;
+/// Bytes per captured packet of a pcap tap beyond its captured bytes (record header, Vec slack).
+pub const TAP_OVERHEAD: f64 = 48.0;
+/// A fixed base: the interpreter, numpy, pyarrow, pandas and the module (measured peak RSS of a
+/// 15 s run ≈ 150 MB).
+pub const BASE_BYTES: f64 = 200e6;
+/// The factor within which tests hold the estimate to measured counts (measured / 2 <= estimate <=
+/// measured · 4: it over-estimates when TCP sources share a bottleneck, each bounded by all of it).
+pub const STATED_FACTOR: f64 = 4.0;
+/// Capacity assumed for a channel whose capacity this estimate cannot read (e.g. a model it does
+/// not know): 1 Gbit/s, generous so that the estimate errs towards refusing.
+pub const UNKNOWN_RATE_BPS: f64 = 1e9;
+
+const MTU: f64 = 1500.0;
+const TCP_HDR: f64 = 40.0;
+const DEFAULT_MSS: f64 = 1460.0;
+
+/// The estimate of one scenario.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Estimate {
+    pub duration_ns: f64,
+    pub nodes: u64,
+    pub channels: u64,
+    pub flows: u64,
+    pub media_rows: f64,
+    pub tcp_segments: f64,
+    pub series_rows: f64,
+    pub sample_rows: f64,
+    pub tap_bytes: f64,
+    pub events: f64,
+    pub memory_bytes: f64,
+}
+
+#[derive(Clone)]
+struct Chan {
+    from: String,
+    to: String,
+    bps: f64,
+    queue_bytes: f64,
+}
+
+fn s<'a>(t: &'a Value, k: &str) -> Option<&'a str> { t.get(k).and_then(Value::as_str) }
+fn dur(t: &Value, k: &str) -> Option<f64> { s(t, k).and_then(|x| duration_ns(x).ok()).map(|n| n as f64) }
+fn rate(t: &Value, k: &str) -> Option<f64> { s(t, k).and_then(|x| rate_bps(x).ok()).map(|b| b as f64) }
+fn bytes(t: &Value, k: &str) -> Option<f64> { s(t, k).and_then(|x| size_value(x).ok()).filter(|(_, p)| !p).map(|(n, _)| n as f64) }
+
+/// Mean capacity of a Mahimahi trace: one 1504-byte opportunity per line, over the period (the last
+/// timestamp, in ms).
+fn trace_bps(text: &str) -> Option<f64> {
+    let mut n = 0u64;
+    let mut last = 0u64;
+    for l in text.lines() {
+        let l = l.trim();
+        if l.is_empty() {
+            continue;
+        }
+        last = last.max(l.parse().ok()?);
+        n += 1;
+    }
+    (n > 0 && last > 0).then(|| n as f64 * 1504.0 * 8.0 / (last as f64 * 1e-3))
+}
+
+/// Capacity of one direction written with prefix `p` ("" for `rate`, "down_" for `down_rate` …).
+fn capacity(t: &Value, p: &str) -> Option<f64> {
+    if let Some(r) = rate(t, &format!("{p}rate")) {
+        return Some(r);
+    }
+    for k in [format!("{p}trace_data"), format!("{p}trace")] {
+        if let Some(b) = s(t, &k).and_then(trace_bps) {
+            return Some(b);
+        }
+    }
+    // a capacity model given as a table with a mean rate (cellular), if it states one
+    for k in [format!("{p}cellular")] {
+        if let Some(c) = t.get(&k) {
+            return Some(rate(c, "mean_rate").or_else(|| rate(c, "rate")).unwrap_or(UNKNOWN_RATE_BPS));
+        }
+    }
+    None
+}
+
+fn queue_bytes(q: Option<&Value>) -> f64 {
+    let limit = q.and_then(|q| s(q, "limit")).and_then(|x| size_value(x).ok());
+    match limit {
+        Some((n, true)) => n as f64 * MTU,
+        Some((n, false)) => n as f64,
+        None => crate::scenario::DEFAULT_QUEUE_PKTS as f64 * MTU,
+    }
+}
+
+fn link(out: &mut Vec<Chan>, from: &str, to: &str, fwd: Option<f64>, rev: Option<f64>, qf: f64, qr: f64) {
+    let f = fwd.unwrap_or(UNKNOWN_RATE_BPS);
+    out.push(Chan { from: from.into(), to: to.into(), bps: f, queue_bytes: qf });
+    out.push(Chan { from: to.into(), to: from.into(), bps: rev.unwrap_or(f), queue_bytes: qr });
+}
+
+/// Pairs of a dumbbell laid out as channels; the rest are counted (the builder refuses more than
+/// 10,000 anyway, and a path never needs more than the pairs the traffic names).
+const DUMBBELL_ENUMERATED: u64 = 10_000;
+
+/// The channels, plus nodes, channels and queue bytes counted but not laid out.
+fn channels(v: &Value) -> (Vec<Chan>, f64, f64, f64) {
+    let mut out = vec![];
+    let (mut more_nodes, mut more_chans, mut more_queue) = (0.0, 0.0, 0.0);
+    if let Some(Value::Object(links)) = v.get("links") {
+        for l in links.values() {
+            let (Some(a), Some(b)) = (s(l, "from"), s(l, "to")) else { continue };
+            let fwd = capacity(l, "");
+            let rev = l.get("reverse").and_then(|r| capacity(r, "")).or(fwd);
+            let q = queue_bytes(l.get("queue"));
+            let qr = l.get("reverse").and_then(|r| r.get("queue")).map(|x| queue_bytes(Some(x))).unwrap_or(q);
+            link(&mut out, a, b, fwd, rev, q, qr);
+        }
+    }
+    if let Some(a) = v.get("access") {
+        let server = s(a, "server").unwrap_or("server");
+        let router = s(a, "router").unwrap_or("router");
+        let client = s(a, "client").unwrap_or("client");
+        let qc = queue_bytes(a.get("core_queue"));
+        link(&mut out, server, router, capacity(a, "core_"), None, qc, qc);
+        let down = capacity(a, "down_");
+        let qd = queue_bytes(a.get("down_queue"));
+        link(&mut out, router, client, down, capacity(a, "up_").or(down), qd, a.get("up_queue").map(|q| queue_bytes(Some(q))).unwrap_or(qd));
+    }
+    if let Some(d) = v.get("dumbbell") {
+        let pairs = d.get("pairs").and_then(Value::as_u64).unwrap_or(1);
+        let n = pairs.min(DUMBBELL_ENUMERATED);
+        let acc = capacity(d, "access_");
+        let qa = queue_bytes(d.get("access_queue"));
+        let rest = (pairs - n) as f64;
+        more_nodes += 2.0 * rest;
+        more_chans += 4.0 * rest;
+        more_queue += 4.0 * rest * qa;
+        for i in 1..=n {
+            link(&mut out, &format!("s{i}"), "r1", acc, acc, qa, qa);
+            link(&mut out, "r2", &format!("d{i}"), acc, acc, qa, qa);
+        }
+        let q = queue_bytes(d.get("queue"));
+        link(&mut out, "r1", "r2", capacity(d, "bottleneck_"), None, q, q);
+    }
+    (out, more_nodes, more_chans, more_queue)
+}
+
+/// Shortest-hop paths (as the simulator routes) from one node: per destination, (hops, min capacity).
+fn paths_from(src: &str, adj: &HashMap<&str, Vec<usize>>, chans: &[Chan]) -> HashMap<String, (u32, f64)> {
+    let mut best: HashMap<String, (u32, f64)> = HashMap::new();
+    best.insert(src.to_string(), (0, f64::INFINITY));
+    let mut q = VecDeque::from([src.to_string()]);
+    while let Some(u) = q.pop_front() {
+        let (h, c) = best[&u];
+        for &ci in adj.get(u.as_str()).map(|v| v.as_slice()).unwrap_or(&[]) {
+            let ch = &chans[ci];
+            if !best.contains_key(&ch.to) {
+                best.insert(ch.to.clone(), (h + 1, c.min(ch.bps)));
+                q.push_back(ch.to.clone());
+            }
+        }
+    }
+    best
+}
+
+/// Estimates `v` (the scenario as JSON, after file references are inlined).
+pub fn estimate(v: &Value) -> Estimate {
+    let duration = dur(v, "duration").unwrap_or(0.0).max(0.0);
+    let (chans, more_nodes, more_chans, more_queue) = channels(v);
+    let mut nodes: BTreeMap<&str, ()> = BTreeMap::new();
+    let mut adj: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, c) in chans.iter().enumerate() {
+        nodes.insert(&c.from, ());
+        nodes.insert(&c.to, ());
+        adj.entry(c.from.as_str()).or_default().push(i);
+    }
+    let max_bps = chans.iter().map(|c| c.bps).fold(0.0, f64::max);
+    let mut cache: HashMap<String, HashMap<String, (u32, f64)>> = HashMap::new();
+    // Paths are searched per distinct source node; past this many searches the bound falls back to
+    // the fastest channel and the diameter of the graph (over-estimating, never under).
+    const MAX_SEARCHES: usize = 64;
+    let mut path = |a: &str, b: &str| -> (f64, f64) {
+        if !cache.contains_key(a) && cache.len() >= MAX_SEARCHES {
+            return (nodes.len().min(64) as f64, max_bps);
+        }
+        let p = cache.entry(a.to_string()).or_insert_with(|| paths_from(a, &adj, &chans));
+        p.get(b).map(|(h, c)| (*h as f64, *c)).unwrap_or((1.0, max_bps))
+    };
+
+    let n_nodes = nodes.len() as f64 + more_nodes;
+    let n_chans = chans.len() as f64 + more_chans;
+    let mut e = Estimate { duration_ns: duration, nodes: n_nodes as u64, channels: n_chans as u64, ..Default::default() };
+    let mut pkt_hops = 0.0;
+    let mut sends = 0.0;
+    if let Some(Value::Array(tr)) = v.get("traffic") {
+        for t in tr {
+            if t.get("enabled").and_then(Value::as_bool) == Some(false) {
+                continue;
+            }
+            let (Some(a), Some(b)) = (s(t, "from"), s(t, "to")) else { continue };
+            let start = dur(t, "start").unwrap_or(0.0).min(duration);
+            let stop = dur(t, "stop").unwrap_or(duration).min(duration);
+            let active_s = (stop - start).max(0.0) * 1e-9;
+            let (hops, cap) = path(a, b);
+            let cap = if cap.is_finite() && cap > 0.0 { cap } else { UNKNOWN_RATE_BPS };
+            match s(t, "kind").unwrap_or("") {
+                "audio" => {
+                    let iv = dur(t, "interval").unwrap_or(20e6).max(1.0);
+                    let n = active_s * 1e9 / iv;
+                    e.media_rows += n;
+                    e.flows += 1;
+                    pkt_hops += n * hops;
+                    sends += n;
+                }
+                "video" => {
+                    let size = bytes(t, "packet_size").unwrap_or(1000.0).max(1.0);
+                    let n = active_s * rate(t, "rate").unwrap_or(0.0) / (8.0 * size);
+                    e.media_rows += n;
+                    e.flows += 1;
+                    pkt_hops += n * hops;
+                    sends += n;
+                }
+                kind @ ("bulk" | "web" | "ftp") => {
+                    let flows = t.get("flows").and_then(Value::as_u64).unwrap_or(1).max(1) as f64;
+                    let mss = bytes(t, "mss").unwrap_or(DEFAULT_MSS).max(1.0);
+                    let cap_segs = cap * active_s / (8.0 * (mss + TCP_HDR));
+                    let want = match kind {
+                        "bulk" => bytes(t, "size").map(|b| flows * b / mss),
+                        "web" => bytes(t, "size").map(|b| b / mss + flows),
+                        _ => None,
+                    };
+                    // the handshake and FIN exchange: a few packets per connection
+                    let segs = want.map_or(cap_segs, |w| w.min(cap_segs)) + 4.0 * flows;
+                    e.flows += flows as u64;
+                    e.tcp_segments += segs;
+                    pkt_hops += 2.0 * segs * hops; // data one way, one ACK per segment back
+                    sends += 2.0 * segs;
+                    if t.get("series").and_then(Value::as_bool) == Some(true) {
+                        e.series_rows += 2.0 * segs;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let out = v.get("output");
+    if let Some(iv) = out.and_then(|o| dur(o, "queue_sample_interval")).filter(|x| *x > 0.0) {
+        let sampled = match out.and_then(|o| o.get("queues")).and_then(Value::as_array) {
+            Some(q) => q.len() as f64,
+            None => n_chans / 2.0,
+        };
+        e.sample_rows = (duration / iv + 1.0) * sampled;
+    }
+    if let Some(taps) = out.and_then(|o| o.get("pcap")).and_then(Value::as_array) {
+        if !taps.is_empty() {
+            // every packet crossing a tapped node is kept until the run ends; bounded by all packets
+            let snap = out.and_then(|o| o.get("pcap_snaplen")).and_then(Value::as_f64).unwrap_or(65535.0).min(MTU);
+            let tap_pkts = sends.min(pkt_hops) * (taps.len() as f64).min(2.0);
+            e.tap_bytes = tap_pkts * (snap + TAP_OVERHEAD);
+        }
+    }
+    e.events = pkt_hops * EVENTS_PER_HOP + sends * EVENTS_PER_SEND + e.sample_rows / (n_chans / 2.0).max(1.0);
+    let n = n_nodes;
+    let queues: f64 = chans.iter().map(|c| c.queue_bytes.min(1e12)).sum::<f64>() + more_queue.min(1e15);
+    e.memory_bytes = BASE_BYTES
+        + e.media_rows * BYTES_PER_MEDIA_ROW
+        + e.series_rows * BYTES_PER_SERIES_ROW
+        + e.sample_rows * BYTES_PER_SAMPLE_ROW
+        + e.tap_bytes
+        + n * n * 8.0
+        + queues
+        + n_chans * 2_000.0
+        + e.flows as f64 * 4_000.0;
+    e
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn sc(extra: Value) -> Value {
+        let mut v = json!({"duration": "10s",
+            "links": {"l": {"from": "a", "to": "b", "rate": "1Mbit", "delay": "10ms"}},
+            "traffic": [{"kind": "audio", "from": "a", "to": "b"}]});
+        if let (Value::Object(m), Value::Object(x)) = (&mut v, extra) {
+            m.extend(x);
+        }
+        v
+    }
+
+    #[test]
+    fn audio_rows_and_events_by_hand() {
+        // 10 s at one packet per 20 ms = 500 packets, one hop: 500·(2·1 + 1) = 1500 events
+        let e = estimate(&sc(json!({})));
+        assert_eq!(e.media_rows, 500.0);
+        assert_eq!(e.events, 1500.0);
+        assert_eq!((e.nodes, e.channels, e.flows), (2, 2, 1));
+    }
+
+    #[test]
+    fn tcp_is_bounded_by_the_path_capacity() {
+        // ftp for 10 s over 1 Mbit/s: 1e7 / (8·1500) = 833.3 segments (+4 for the handshake)
+        let e = estimate(&sc(json!({"traffic": [{"kind": "ftp", "from": "a", "to": "b"}]})));
+        assert!((e.tcp_segments - (1e7 / 12000.0 + 4.0)).abs() < 1e-6, "{}", e.tcp_segments);
+        // a 14600-byte bulk transfer is 10 segments, whatever the capacity
+        let e = estimate(&sc(json!({"traffic": [{"kind": "bulk", "from": "a", "to": "b", "size": "14600B"}]})));
+        assert!((e.tcp_segments - 14.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn long_durations_and_big_topologies_cost_memory() {
+        let e = estimate(&sc(json!({"duration": "1000000s"})));
+        // 5e7 media rows
+        assert!(e.memory_bytes > 5e7 * BYTES_PER_MEDIA_ROW);
+        let d = json!({"duration": "1s", "dumbbell": {"pairs": 10000, "bottleneck_rate": "2Mbit", "bottleneck_delay": "5ms",
+            "access_rate": "100Mbit", "access_delay": "1us"}});
+        let e = estimate(&d);
+        assert_eq!(e.nodes, 20002);
+        // the routing table alone: 20002² · 8 B = 3.2 GB
+        assert!(e.memory_bytes > 3.2e9);
+    }
+
+    #[test]
+    fn trace_capacity_is_its_mean() {
+        // two 1504-byte opportunities in 2 ms = 12.032 Mbit/s
+        assert_eq!(trace_bps("1\n2\n"), Some(2.0 * 1504.0 * 8.0 / 2e-3));
+    }
+}

@@ -1,0 +1,161 @@
+"""Safe input and output for every command: bounded reads of regular files only, UTF-8 errors with
+the byte offset, output directories that jitterlab owns, and files that appear under their final
+name only when complete (written to a temporary name, then renamed).
+
+Every refusal is a `jitterlab.JitterlabError` (or `OutputError`) whose message names the file, so
+the command line prints it as one line with exit status 2.
+"""
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any, Callable
+
+from jitterlab._native import JitterlabError
+
+#: Largest scenario or sweep file read (TOML; the biggest shipped one is a few kB).
+MAX_SCENARIO_BYTES = 16 << 20
+#: Largest Mahimahi trace read (one line per 1504-byte opportunity: a day at 12 Mbit/s is ~700 MB;
+#: longer traces are better cut or looped with the trace's own period).
+MAX_TRACE_BYTES = 512 << 20
+#: Largest pairs CSV read.
+MAX_PAIRS_BYTES = 64 << 20
+
+
+class InputError(JitterlabError):
+    """A file the user named cannot be read as what it should be (device, too big, not UTF-8)."""
+
+
+class OutputError(JitterlabError):
+    """An output place that cannot or must not be written (a file, read-only, full, foreign)."""
+
+
+def read_bytes(path: str | Path, what: str, limit: int) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes. Devices, FIFOs and sockets are refused
+    before anything is read (`/dev/zero` would never end), and a file that grows past the limit
+    while read is refused too."""
+    p = Path(path)
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        raise InputError(f"{p}: cannot read {what}: no such {what}") from None
+    except OSError as e:
+        raise InputError(f"{p}: cannot read {what}: {e.strerror}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise InputError(f"{p}: is a directory, expected a {what}")
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file"
+        raise InputError(f"{p}: is {kind}, expected a {what} (a regular file)")
+    if st.st_size > limit:
+        raise InputError(f"{p}: {what} of {st.st_size:,} bytes exceeds the limit of {limit:,} bytes")
+    try:
+        with open(p, "rb") as f:
+            data = f.read(limit + 1)
+    except OSError as e:
+        raise InputError(f"{p}: cannot read {what}: {e.strerror}") from None
+    if len(data) > limit:
+        raise InputError(f"{p}: {what} exceeds the limit of {limit:,} bytes")
+    return data
+
+
+def decode_utf8(data: bytes, label: str, what: str = "file") -> str:
+    """UTF-8 text, or an error naming the byte offset of the first invalid byte."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise InputError(f"{label}: {what} is not UTF-8 text: invalid byte 0x{data[e.start]:02x} at byte offset {e.start} (line {line})") from None
+
+
+def read_text(path: str | Path, what: str, limit: int) -> str:
+    return decode_utf8(read_bytes(path, what, limit), str(path), what)
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _oserror(path: Path, e: OSError, doing: str) -> OutputError:
+    """One line for a failed write, naming the place and the plain reason."""
+    why = {errno.ENOSPC: "no space left on the device", errno.EROFS: "read-only file system",
+           errno.EDQUOT: "disk quota exceeded"}.get(e.errno or 0, e.strerror or str(e))
+    return OutputError(f"{path}: cannot {doing}: {why}")
+
+
+def write_atomic(path: Path, write: Callable[[Path], Any]) -> None:
+    """Calls `write(tmp)` on a temporary name beside `path` and renames it to `path` when it
+    returned: a file under its final name is always complete. On failure (ENOSPC, EROFS …) the
+    temporary file is removed and an OutputError names the file."""
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise _oserror(path, e, "write") from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    write_atomic(path, lambda t: t.write_text(text))
+
+
+def manifest_source(d: Path) -> str | None:
+    """The `source` (sim, capture, testbed, sweep) of a directory jitterlab wrote, or None."""
+    if (d / "sweep.json").is_file():
+        return "sweep"
+    try:
+        return str(json.loads((d / "manifest.json").read_text()).get("source", "")) or None
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def prepare_out(out: str | Path, kind: str, force: bool = False, option: str = "--out") -> Path:
+    """Checks and creates an output directory for a result of `kind` (sim, capture, sweep).
+
+    Refused: a path that is a file; a place that cannot be created or written; a non-empty
+    directory jitterlab did not write (unless `force`); a directory holding another kind of result
+    (`analyze` into a `simulate` directory would mix two sources' tables) — also with `force`,
+    since the mix is never wanted. A directory of the same kind is fine (overwritten or resumed).
+    """
+    d = Path(out)
+    if d.exists() and not d.is_dir():
+        raise OutputError(f"{option} {d}: is a file, expected a directory")
+    if d.is_dir():
+        try:
+            # hidden names are jitterlab's temporaries; a lone pcap/ is what a simulate run that
+            # failed before its tables leaves behind
+            entries = [e for e in os.listdir(d) if not e.startswith(".")]
+            if entries == ["pcap"] and kind == "sim" and all(f.suffix == ".pcap" for f in (d / "pcap").iterdir()):
+                entries = []
+        except OSError as e:
+            raise _oserror(d, e, "list the output directory") from None
+        if entries:
+            src = manifest_source(d)
+            if src is None and not force:
+                raise OutputError(f"{option} {d}: is a non-empty directory jitterlab did not write; "
+                                  "choose another, empty it, or pass --force to write into it")
+            if src is not None and src != kind:
+                raise OutputError(f"{option} {d}: holds a {src} result; write this {kind} result to another directory")
+    else:
+        try:
+            d.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise _oserror(d, e, "create the output directory") from None
+    probe = d / f".jitterlab-probe{os.getpid()}"
+    try:
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as e:
+        raise _oserror(d, e, "write into the output directory") from None
+    return d
