@@ -58,7 +58,8 @@ def scenarios() -> None:
     for f in files:
         sc = S.load(f)
         sc["duration"] = "2s"
-        (d / (Path(f).stem + ".json")).write_text(json.dumps(sc, indent=1, sort_keys=True) + "\n")
+        # As the simulator receives it: trace files inlined as {"path", "data"}.
+        (d / (Path(f).stem + ".json")).write_text(json.dumps(json.loads(S.to_json(sc)), indent=1, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the reference tools the cross-check tests compare against (Debian's ns2, tshark, tcpdump,
-# chromium) when we are root and they are missing. Never fatal: tests skip with the reason when a
+# chromium) and the testbed's ethtool when we are root and they are missing. Never fatal: tests skip with the reason when a
 # tool is absent.
 set -uo pipefail
 want=()
@@ -8,6 +8,8 @@ command -v ns >/dev/null 2>&1 || want+=(ns2)
 command -v tshark >/dev/null 2>&1 || want+=(tshark)
 command -v tcpdump >/dev/null 2>&1 || want+=(tcpdump)
 command -v chromium >/dev/null 2>&1 || want+=(chromium)
+# The testbed turns veth offloads off with ethtool (otherwise the wire shows GSO super-packets).
+command -v ethtool >/dev/null 2>&1 || want+=(ethtool)
 [ ${#want[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" != 0 ]; then
   echo "[references] not root: cannot install ${want[*]}" >&2; exit 1

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs the PAM 2013 workloads (without link jitter) on the simulator and the testbed, CUBIC on both,
+# Runs the PAM 2013 workloads (fixed-rate link without jitter, then a cellular trace) on the simulator
+# and the testbed, CUBIC on both,
 # and writes one JSON per workload into OUT (default out/validation-testbed). Needs root; ~5 min.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -14,3 +15,10 @@ for n in 1 2 6; do
     "$jl" compare "$sc/pam2013-web.toml" --set "traffic[1].flows=$n" --set "traffic[1].iw=$iw" --json "$out/web-n$n-iw$iw.json"
   done
 done
+# issue 11: a real cellular capacity trace on both backends (skipped when ../shared/traces is absent)
+if [ -f "$root/../shared/traces/TMobile-UMTS-driving.down" ]; then
+  "$jl" compare "$sc/umts-bulk.toml" --json "$out/umts-bulk.json"
+  "$jl" compare "$sc/umts-web.toml" --json "$out/umts-web.json"
+else
+  echo "skipping the trace comparisons: $root/../shared/traces/TMobile-UMTS-driving.down is absent" >&2
+fi

@@ -60,20 +60,25 @@ def test_overrides_and_trace_files(tmp_path):
     trace.write_text("\n".join(str(i) for i in range(1, 11)) + "\n")
     sc = {
         "duration": "100ms",
-        "links": {"l": {"from": "a", "to": "b", "rate": "12Mbit", "delay": "0ms", "trace": "link.trace"}},
+        "links": {"l": {"from": "a", "to": "b", "delay": "0ms", "trace": "link.trace"}},
         "traffic": [{"kind": "audio", "from": "a", "to": "b", "interval": "20ms"}],
     }
     f = tmp_path / "s.toml"
     f.write_text(
-        'duration = "100ms"\n[links.l]\nfrom = "a"\nto = "b"\nrate = "12Mbit"\ndelay = "0ms"\ntrace = "link.trace"\n'
+        'duration = "100ms"\n[links.l]\nfrom = "a"\nto = "b"\ndelay = "0ms"\ntrace = "link.trace"\n'
         '[[traffic]]\nkind = "audio"\nfrom = "a"\nto = "b"\n'
     )
     r = simulate(f)
-    # Opportunities at 1..10 ms, looping with period 10 ms (so also at 20, 30, .. ms). The packet
-    # sent at 0 waits for the 1 ms one; later ones find an opportunity at their send instant.
-    assert list(r.media_packets.recv_ns.astype("int64")) == [1_000_000, 20_000_000, 40_000_000, 60_000_000, 80_000_000]
+    # Opportunities at 1..10 ms, looping with period 10 ms (so also at 20, 21, .. ms). As in
+    # Mahimahi, a packet sent at ms 20 finds the 20 ms opportunity already used (rationalize(now)
+    # runs before the enqueue) and leaves with the 21 ms one.
+    assert list(r.media_packets.recv_ns.astype("int64")) == [1_000_000, 21_000_000, 41_000_000, 61_000_000, 81_000_000]
+    assert int(r.channels.set_index("name").loc["l", "rate_bps"]) == 12_032_000  # 10 × 1504 B × 8 / 10 ms
     r2 = simulate(f, overrides={"links.l.delay": "5ms"})
     assert int(r2.media_packets.recv_ns.iloc[0]) == 6_000_000
+    f.with_name("bad.trace").write_text("5\n3\n")
+    with pytest.raises(ScenarioError, match=r"links\.l\.trace: .*bad\.trace line 2: timestamps must not decrease"):
+        simulate(f, overrides={"links.l.trace": str(f.with_name("bad.trace"))})
     with pytest.raises(ScenarioError, match="cannot read trace file"):
         simulate({**sc, "links": {"l": {**sc["links"]["l"], "trace": "missing.trace"}}})
 

@@ -149,7 +149,52 @@ def test_six_iw10_flows_hurt_audio_more_than_one_iw3(tmp_path):
     assert np.median(a) > np.median(b) and a.max() > b.max(), (np.median(a), np.median(b), a.max(), b.max())
 
 
-def test_cleanup_after_sigkill(tmp_path):
+def _ns_pids(ns: str) -> list[int]:
+    out = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout
+    return [int(x) for x in out.split()]
+
+
+def test_sigkill_of_the_driver_leaves_nothing_once_the_next_run_starts(tmp_path):
+    """SIGKILL of the driver: its children (delay line, media and TCP workers, tcpdumps) die with
+    it (PR_SET_PDEATHSIG), and the next run removes its namespaces before building its own."""
+    exe = Path(sys.executable).parent / "jitterlab"
+    p = subprocess.Popen([str(exe), "testbed", str(SC / "audio-alone.toml"), "--out", str(tmp_path / "killed")],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    prefix = f"jl-{p.pid}-"
+    t0 = time.monotonic()
+    running: dict[str, list[int]] = {}
+    # wait until the workers and both tcpdumps run (5 processes in the host namespaces, 1 in the router)
+    while time.monotonic() - t0 < 60:
+        running = {n: _ns_pids(n) for n in _namespaces() if n.startswith(prefix)}
+        if len(running) == 3 and sum(len(v) for v in running.values()) >= 5:
+            break
+        time.sleep(0.1)
+    pids = [x for v in running.values() for x in v]
+    assert len(running) == 3 and len(pids) >= 5, running
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    t1 = time.monotonic()
+    while time.monotonic() - t1 < 5 and any(_alive(x) for x in pids):
+        time.sleep(0.05)
+    assert not [x for x in pids if _alive(x)], "children outlived the driver"
+    from jitterlab import testbed
+
+    testbed.run(SC / "audio-alone.toml", out=tmp_path / "next", overrides={"duration": "1s"})
+    assert not [n for n in _namespaces() if n.startswith(prefix)]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie is dead
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_cleanup_option_removes_leftovers(tmp_path):
     exe = Path(sys.executable).parent / "jitterlab"
     p = subprocess.Popen([str(exe), "testbed", str(SC / "audio-alone.toml"), "--out", str(tmp_path)],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -157,7 +202,6 @@ def test_cleanup_after_sigkill(tmp_path):
     t0 = time.monotonic()
     while time.monotonic() - t0 < 30 and len([n for n in _namespaces() if n.startswith(prefix)]) < 3:
         time.sleep(0.1)
-    time.sleep(1.5)  # workers are starting inside the namespaces
     p.send_signal(signal.SIGKILL)
     p.wait()
     assert len([n for n in _namespaces() if n.startswith(prefix)]) == 3
@@ -224,3 +268,100 @@ def test_sweep_with_testbed_backend(tmp_path):
     assert list(runs.source) == ["testbed", "testbed"] and len(res.failures) == 0
     m = res.tables["media_packets"]
     assert sorted(m.run_id.unique()) == [0, 1] and m.recv_ns.notna().all()
+
+
+TRACES = ROOT / ".." / "shared" / "traces"
+
+
+@pytest.fixture(scope="module")
+def umts(tmp_path_factory):
+    """Issue 11: `jitterlab compare` over TMobile-UMTS-driving.down (500-packet buffer): the simulator
+    and real Linux TCP through the userspace link (Mahimahi's queue on the same opportunities, the
+    trace clock started at the run's time zero on both)."""
+    if not (TRACES / "TMobile-UMTS-driving.down").exists():
+        pytest.skip(f"{TRACES}/TMobile-UMTS-driving.down is absent (Mahimahi's traces are not shipped)")
+    from jitterlab.compare import compare
+
+    out = {}
+    for name in ("umts-bulk", "umts-web"):
+        d = tmp_path_factory.mktemp(name)
+        out[name] = (compare(SC / f"{name}.toml", seed=1, out=d), d)
+    return out
+
+
+@pytest.mark.parametrize("name", ["umts-bulk", "umts-web"])
+def test_umts_trace_audio_owd_within_15_percent(umts, name):
+    df, d = umts[name]
+    ch = __import__("pandas").read_parquet(d / "testbed" / "channels.parquet").set_index("name")
+    assert ch.loc["bottleneck", "qdisc"] == "userspace-pfifo" and ch.loc["bottleneck", "tx_pkts"] > 200
+    assert abs(ch.loc["bottleneck", "rate_bps"] - 2.02e6) < 0.01e6  # the trace's mean
+    for k in ("owd_p50_ms", "owd_p90_ms"):
+        assert abs(df.loc[k, "diff_pct"]) <= 15, df.to_string()
+
+
+def test_umts_bulk_goodput_within_5_percent(umts):
+    df, _ = umts["umts-bulk"]
+    assert abs(df.loc["tcp_goodput_mbps", "diff_pct"]) <= 5, df.to_string()
+
+
+@pytest.mark.xfail(strict=True, reason="simulator gap, not fixed here: Linux's TCP Small Queues interleaves the six IW10 "
+                   "bursts in the server's qdisc (each socket keeps ~2 packets below it), so every flow gets its first ACK "
+                   "early; the simulator queues the bursts whole, flow after flow, and on the 2 Mbit/s trace the last flows "
+                   "wait ~300 ms > RTO (srtt + 200 ms) and retransmit spuriously (80 segments), finishing 0.3 s later: "
+                   "goodput 1.96 vs 2.45 Mbit/s. With min_rto = 400ms in the simulator: 2.49 vs 2.45 (docs/validation.md)")
+def test_umts_web_goodput_within_5_percent(umts):
+    df, _ = umts["umts-web"]
+    assert abs(df.loc["tcp_goodput_mbps", "diff_pct"]) <= 5, df.to_string()
+
+
+def test_link_jitter_on_the_testbed(tmp_path):
+    """Exponential link jitter (mean 4 ms, the PAM 2013 preset's kind) in the userspace link: the
+    audio's OWD is 15 ms + Exp(4 ms), kept in order (20 ms spacing makes holding-back rare):
+    mean +4 ms, 90th percentile +4·ln 10 = 9.2 ms."""
+    from jitterlab import testbed
+
+    res = testbed.run(SC / "audio-alone.toml", out=tmp_path, overrides={"duration": "6s",
+                      "access.down_jitter": {"dist": "exponential", "mean": "4ms"}})
+    m = res.media_packets
+    assert m.recv_ns.notna().all()
+    extra = ((m.recv_ns - m.send_ns).astype("int64") / 1e6).to_numpy() - 15.0
+    assert abs(extra.mean() - 4.0) < 1.0, extra.mean()
+    assert abs(np.percentile(extra, 90) - 9.2) < 2.5, np.percentile(extra, 90)
+    assert (np.diff(m.recv_ns.astype("int64").to_numpy()) > 0).all()  # FIFO kept
+
+
+def test_audio_alone_with_both_cores_busy(tmp_path):
+    """A test of the tests: with two busy loops on the 2 cores (as a parallel compile), audio still
+    arrives complete (no start-up loss) and on time (SCHED_FIFO sender, receiver and link). The
+    tail is the saturated machine's: even SCHED_FIFO threads wait behind interrupt and softirq work
+    (a few packets +5 ms here, the link's release lateness up to 12 ms at p99.9, and once, at load 9
+    with two more busy loops and other builds, 79 ms; `docs/testbed.md` measured up to 8.1 ms at
+    load 5.9 before this change), so the bounds are on the median and the 90th percentile."""
+    from jitterlab import testbed
+
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        res = testbed.run(SC / "audio-alone.toml", out=tmp_path, overrides={"duration": "4s"})
+    finally:
+        for h in hogs:
+            h.kill()
+            h.wait()
+    m = res.media_packets
+    assert len(m) == 200 and m.recv_ns.notna().all(), int(m.recv_ns.isna().sum())
+    owd = ((m.recv_ns - m.send_ns).astype("int64") / 1e6).to_numpy()
+    assert abs(np.median(owd) - 15.0) < 1.0 and np.percentile(owd, 90) < 16.0, (np.median(owd), np.percentile(owd, 90), owd.max())
+
+
+def test_loss_bursts_hit_the_same_packets_on_both_backends(tmp_path):
+    """`loss` + `loss_burst`: the userspace link replays the simulator's loss periods (same seed, same
+    `loss:<channel>` stream, counted from time zero), so the same audio packets are lost on both
+    (a packet within a fraction of a millisecond of a burst's edge may fall either way: at most one)."""
+    from jitterlab import sim, testbed
+    from jitterlab import scenario as scn
+
+    ov = {"duration": "6s", "access.down_loss": 0.05, "access.down_loss_burst": "100ms"}
+    tb = testbed.run(SC / "audio-alone.toml", out=tmp_path, overrides=ov, seed=1)
+    sm = sim.simulate(scn.with_overrides(scn.load(SC / "audio-alone.toml"), ov), seed=1)
+    lost_tb = set(tb.media_packets[tb.media_packets.recv_ns.isna()].seq)
+    lost_sim = set(sm.media_packets[sm.media_packets.recv_ns.isna()].seq)
+    assert len(lost_sim) >= 3 and len(lost_tb ^ lost_sim) <= 1, (sorted(lost_sim), sorted(lost_tb))

@@ -3,10 +3,11 @@
 from typing import Any, Callable, final
 
 __all__ = [
-    "__version__", "JitterlabError", "ScenarioError", "TableError", "CaptureError", "simulate_json", "sim_registry",
-    "MediaSet", "grouped_quantiles", "emodel_r", "mos_from_r", "analyze_pair", "PcapWriter", "testbed_delay_line",
-    "testbed_media_send", "testbed_media_recv", "parse_duration_ns", "parse_rate_bps", "parse_size", "estimate_json",
-    "capture_check",
+    "__version__", "JitterlabError", "ScenarioError", "TableError", "CaptureError", "simulate_json",
+    "sim_registry", "expand_scenario", "channel_opportunities", "cellular_trace", "channel_loss_periods",
+    "MediaSet", "grouped_quantiles", "emodel_r", "mos_from_r", "analyze_pair", "PcapWriter", "testbed_link",
+    "testbed_set_realtime", "testbed_media_send", "testbed_media_recv", "capture_check", "parse_duration_ns",
+    "parse_rate_bps", "parse_size", "estimate_json",
 ]
 
 __version__: str
@@ -127,6 +128,23 @@ def simulate_json(scenario_json: str, seed: int, pcap_dir: str | None = None) ->
 def sim_registry() -> dict[str, list[str]]:
     """Queue disciplines and traffic kinds the simulator knows."""
     ...
+def expand_scenario(scenario_json: str) -> str:
+    """The scenario (JSON, trace files inlined as {path, data}) validated and expanded by the Rust
+    parser, as JSON text (shape: docs/scenarios.md, "Expanded form")."""
+    ...
+def channel_opportunities(scenario_json: str, seed: int, channel: str) -> tuple[list[int], int]:
+    """(ms stamps, period_ms) of the delivery opportunities channel `channel` runs on in the run
+    with `seed` (a trace's, or the cellular model's for that seed and channel)."""
+    ...
+def channel_loss_periods(scenario_json: str, seed: int, channel: str) -> list[tuple[int, int]]:
+    """Loss bursts [(start_ns, end_ns)] of channel `channel` in the run with `seed` (links with
+    `loss_burst`; empty otherwise), for the run's duration plus a 10 s margin."""
+    ...
+def cellular_trace(model_json: str, duration: str, seed: int, channel: str) -> tuple[list[int], float]:
+    """(delivery-opportunity stamps in ms, mean rate in bit/s) of the cellular model (JSON table of
+    its keys) for the TTIs that start within `duration` (e.g. "60s"), from stream
+    `cellular:<channel>` of `seed`."""
+    ...
 
 # ---- units, cost estimate, input checks (crates/py/src/units.rs)
 def parse_duration_ns(s: str) -> int:
@@ -146,13 +164,11 @@ def capture_check(path: str, full: bool = True) -> None:
     ...
 
 # testbed (Linux; run inside the testbed's namespaces by jitterlab.testbed_worker)
-def testbed_delay_line(
-    tun: str, rules: list[tuple[int, int, int, int, int]], default_delay_ns: int, fifo_prio: int = 50,
-    max_held: int = 200000, max_samples: int = 2000000,
-) -> dict[str, object]: ...
+def testbed_link(config_json: str) -> dict[str, object]: ...
+def testbed_set_realtime(prio: int) -> bool: ...
 def testbed_media_send(
     dst: str, dst_port: int, start_ns: int, stop_ns: int, interval_ns: int, ip_size: int, per_tick: int = 1,
     spacing_ns: int = 0, src_port: int = 0, ssrc: int = 1, payload_type: int = 0, clock_rate: int = 8000, tos: int = 0,
     fifo_prio: int = 60,
 ) -> dict[str, object]: ...
-def testbed_media_recv(port: int, stop_ns: int, fifo_prio: int = 60) -> dict[str, object]: ...
+def testbed_media_recv(port: int, stop_ns: int, fifo_prio: int = 60, fd: int | None = None) -> dict[str, object]: ...

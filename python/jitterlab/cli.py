@@ -25,6 +25,7 @@ COMMANDS = [
     "testbed",
     "compare",
     "report",
+    "trace",
 ]
 
 

@@ -13,7 +13,7 @@ import pandas as pd
 from jitterlab import scenario as _scn
 
 TCP_KINDS = ("bulk", "web", "ftp")
-PCTS = (5, 25, 50, 75, 95, 99)
+PCTS = (5, 25, 50, 75, 90, 95, 99)
 
 
 def with_cc(sc: dict, cc: str, linux_abc: bool = True) -> dict:

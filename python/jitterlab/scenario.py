@@ -1,8 +1,10 @@
 """Scenario files: TOML read into a plain dict, file references resolved, handed to the simulator.
 
 The simulator (Rust) validates every key and reports errors with the key path; this module only
-reads the file, inlines mahimahi traces (`trace = "x.trace"` becomes `trace_data`), and applies
-overrides given as dotted paths (`{"access.down_rate": "3Mbit"}`) for sweeps.
+reads the file, makes Mahimahi trace paths (`trace`, `down_trace`, `bottleneck_trace`, ...)
+absolute (relative to the scenario file), applies overrides given as dotted paths
+(`{"access.down_rate": "3Mbit"}`) for sweeps, and, in `to_json`, inlines each trace file's text as
+`{"path": ..., "data": ...}` under the same key (the Rust core does no I/O).
 """
 from __future__ import annotations
 
@@ -104,24 +106,44 @@ def check_values(node: Any, label: str) -> None:
             raise ScenarioError(f"{path or '<root>'}: {v} is not a usable number" + ("" if label.startswith("<") else f" (in {label})"))
 
 
+def _is_trace_key(key: str) -> bool:
+    return key == "trace" or key.endswith("_trace")
+
+
 def _inline_traces(node: Any, base: Path, path: str) -> None:
-    """Replaces `trace` / `*_trace` file references by the file's text under `<key>_data`."""
+    """Makes `trace` / `*_trace` file references absolute (relative to `base`)."""
     if isinstance(node, dict):
         for key in list(node.keys()):
             val = node[key]
             here = f"{path}.{key}" if path else key
-            if (key == "trace" or key.endswith("_trace")) and isinstance(val, str):
-                f = (base / val) if not Path(val).is_absolute() else Path(val)
-                try:
-                    node[f"{key}_data"] = _io.read_text(f, "trace file", _io.MAX_TRACE_BYTES)
-                except _io.InputError as e:
-                    raise ScenarioError(f"{here}: {e}") from None
-                del node[key]
+            if _is_trace_key(key) and isinstance(val, str):
+                node[key] = str(Path(val) if Path(val).is_absolute() else (base / val))
             else:
                 _inline_traces(val, base, here)
     elif isinstance(node, list):
         for i, item in enumerate(node):
             _inline_traces(item, base, f"{path}[{i}]")
+
+
+def _read_traces(node: Any, path: str) -> Any:
+    """A copy of `node` with every trace path replaced by `{"path", "data"}` (the file's text, read
+    by the bounded reader: devices, oversized and non-UTF-8 files are refused naming the key)."""
+    if isinstance(node, dict):
+        out = {}
+        for key, val in node.items():
+            here = f"{path}.{key}" if path else key
+            if _is_trace_key(key) and isinstance(val, str):
+                try:
+                    text = _io.read_text(val, "trace file", _io.MAX_TRACE_BYTES)
+                except _io.InputError as e:
+                    raise ScenarioError(f"{here}: {e}") from None
+                out[key] = {"path": val, "data": text}
+            else:
+                out[key] = _read_traces(val, here)
+        return out
+    if isinstance(node, list):
+        return [_read_traces(v, f"{path}[{i}]") for i, v in enumerate(node)]
+    return node
 
 
 def set_path(sc: Scenario, dotted: str, value: Any) -> None:
@@ -213,4 +235,17 @@ def with_overrides(sc: Scenario, overrides: Mapping[str, Any] | None) -> Scenari
 
 
 def to_json(sc: Scenario) -> str:
-    return json.dumps(sc, sort_keys=True)
+    """The scenario as the Rust core takes it: JSON with trace files inlined."""
+    return json.dumps(_read_traces(sc, ""), sort_keys=True)
+
+
+def expand(sc: Scenario | str | Path) -> dict[str, Any]:
+    """The scenario parsed, validated and expanded by the Rust core (the one place where keys,
+    units and defaults are interpreted): every link direction's capacity, delay, queue, jitter,
+    loss and reordering, and the traffic, in base units (ns, bytes, bit/s). Shape: docs/scenarios.md
+    ("Expanded form"). Raises ScenarioError naming the key."""
+    from jitterlab import _native
+
+    if not isinstance(sc, dict):
+        sc = load(sc)
+    return json.loads(_native.expand_scenario(to_json(sc)))

@@ -1,7 +1,8 @@
 """The testbed: a scenario run with real Linux TCP and real sockets in network namespaces.
 
 `run(scenario, seed, out)` builds one namespace per host and router (veth links, offloads off,
-HTB rate + pfifo/bfifo or an AQM per channel, a userspace TUN delay line for propagation delay),
+HTB rate + pfifo/bfifo or an AQM per fixed-rate channel, a userspace link over TUN for delay,
+jitter, loss and the Mahimahi queues of trace / cellular channels),
 starts the workers (RTP sender/receiver at SCHED_FIFO, TCP workloads, tcpdump at the sender and
 the receiver), waits for the scenario's duration, tears everything down (also on exceptions and
 SIGINT/SIGTERM) and returns the same tables as the simulator (`jitterlab.sim.Result`) with
@@ -39,6 +40,21 @@ class _Interrupted(BaseException):
     pass
 
 
+def _die_with_parent(parent: int) -> Any:
+    """preexec_fn for every child (workers, tcpdump, probes): the kernel sends it SIGKILL when the
+    driver dies, even by SIGKILL (prctl PR_SET_PDEATHSIG; kept across `ip netns exec`'s execve as
+    no set-user-ID binary is involved; tcpdump runs with `-Z root` so that no credential change
+    clears it)."""
+    def f() -> None:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+        if os.getppid() != parent:  # the driver died before prctl took effect
+            os._exit(1)
+    return f
+
+
 @contextmanager
 def _signals_raise() -> Iterator[None]:
     """SIGTERM (and SIGINT) raise inside the driver so that `finally` tears the network down."""
@@ -62,7 +78,7 @@ class _Workers:
         self.files: list[Any] = []
         self.n = 0
 
-    def start(self, node: str, role: str, args: dict, sync: bool = False) -> tuple[subprocess.Popen, str]:
+    def start(self, node: str, role: str, args: dict, sync: bool = False, ctl: bool = False) -> tuple[subprocess.Popen, str]:
         self.n += 1
         out = str(self.tmp / f"{self.n:02d}-{role}-{node}")
         a = {**args, "out": out, "sync": sync}
@@ -71,8 +87,9 @@ class _Workers:
         err = open(self.tmp / f"{self.n:02d}-{role}-{node}.stderr", "w")
         self.files.append(err)
         p = subprocess.Popen(["ip", "netns", "exec", self.net.ns[node], sys.executable, "-m", "jitterlab.testbed_worker", role, str(af)],
-                             stdin=subprocess.PIPE if sync else subprocess.DEVNULL,
-                             stdout=subprocess.PIPE if sync else subprocess.DEVNULL, stderr=err, text=True)
+                             stdin=subprocess.PIPE if sync or ctl else subprocess.DEVNULL,
+                             stdout=subprocess.PIPE if sync else subprocess.DEVNULL, stderr=err, text=True,
+                             preexec_fn=_die_with_parent(os.getpid()))
         self.procs.append((role, p))
         return p, out
 
@@ -89,7 +106,11 @@ class _Workers:
                 raise TestbedError(f"the {role} worker did not start (see {self.tmp}/*{role}*.stderr)")
 
     def go(self, t0: int) -> None:
-        for _, p in self.procs:
+        for role, p in self.procs:
+            if role == "delay" and p.stdin is not None:  # the trace clock's zero; stdin stays open
+                p.stdin.write(f"{t0}\n")
+                p.stdin.flush()
+                continue
             if p.stdin is not None:
                 p.stdin.write(f"{t0}\n")
                 p.stdin.flush()
@@ -111,7 +132,8 @@ class _Workers:
 
 def _tcpdump(net: Network, node: str, dev: str, path: Path) -> subprocess.Popen:
     p = subprocess.Popen(["ip", "netns", "exec", net.ns[node], "tcpdump", "-i", dev, "-s", "128", "--immediate-mode", "-B", "16384",
-                          "-n", "-U", "-w", str(path)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                          "-n", "-U", "-Z", "root", "-w", str(path)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=_die_with_parent(os.getpid()))
     # tcpdump prints "listening on ..." once the capture is open
     t0 = time.monotonic()
     assert p.stderr is not None
@@ -141,8 +163,9 @@ def _wait_ready(net: Network, plan: Plan, timeout: float = 10.0) -> None:
     else:
         raise TestbedError(f"links without carrier after {timeout:.0f} s in {', '.join(down)} (is the delay line running?)")
     a, b = plan.hosts[0], plan.hosts[1]
-    rx = subprocess.Popen(["ip", "netns", "exec", net.ns[b], "python3", "-c", _PROBE_RECV, "5"])
-    tx = subprocess.Popen(["ip", "netns", "exec", net.ns[a], "python3", "-c", _PROBE_SEND, plan.host_addr(b), "100"])
+    rx = subprocess.Popen(["ip", "netns", "exec", net.ns[b], "python3", "-c", _PROBE_RECV, "5"], preexec_fn=_die_with_parent(os.getpid()))
+    tx = subprocess.Popen(["ip", "netns", "exec", net.ns[a], "python3", "-c", _PROBE_SEND, plan.host_addr(b), "100"],
+                          preexec_fn=_die_with_parent(os.getpid()))
     ok = rx.wait() == 0
     tx.kill()
     tx.wait()
@@ -163,6 +186,9 @@ def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path
     require_root()
     import tempfile
 
+    # what a killed run left behind (its children died with it; its namespaces stay until removed)
+    leftovers = cleanup()
+
     out = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="jitterlab-testbed-"))
     out.mkdir(parents=True, exist_ok=True)
     tmp = out / "testbed"
@@ -170,7 +196,7 @@ def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path
     net = Network(pl, delay)
     workers = _Workers(net, tmp)
     dumps: list[subprocess.Popen] = []
-    info: dict[str, Any] = {"namespaces": list(net.ns.values())}
+    info: dict[str, Any] = {"namespaces": list(net.ns.values()), "removed_leftovers": leftovers}
     with _signals_raise():
         try:
             net.build()
@@ -178,7 +204,7 @@ def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path
                 on_ready(net)
             dl = None
             if net.delay_mode == "tun":
-                dl, dl_out = workers.start(pl.delay_router, "delay", {"tun": net.tun, "rules": net.delay_rules(), "default_delay_ns": 0})
+                dl, dl_out = workers.start(pl.delay_router, "delay", {"config": {**net.link_config(seed), "ctl_fd": 0}}, ctl=True)
             info["delay"] = net.delay_mode
             _wait_ready(net, pl)
             # captures at the media/TCP sender and receiver hosts
@@ -461,12 +487,20 @@ def _tables(pl: Plan, sc: dict, seed: int, run_id: int, params: Mapping[str, Any
 
     # --- channels: configuration plus the kernel qdisc's counters
     crow = []
+    ul = {c.get("name"): c for c in info.get("delay_line", {}).get("channels", [])}
     for ch in pl.channels():
         st = info.get("channels", {}).get(ch.name, {})
-        crow.append({"run_id": run_id, "name": ch.name, "from": ch.src, "to": ch.dst, "qdisc": ch.queue.qdisc(), "rate_bps": ch.rate_bps,
-                     "delay_ns": ch.delay_ns, "tx_pkts": int(st.get("packets", 0)), "tx_bytes": int(st.get("bytes", 0)),
-                     "dropped_pkts": int(st.get("drops", 0)), "overlimits": int(st.get("overlimits", 0)),
-                     "backlog_pkts": int(st.get("qlen", 0)), "backlog_bytes": int(st.get("backlog", 0))})
+        u = ul.get(ch.name, {})
+        cr = {"run_id": run_id, "name": ch.name, "from": ch.src, "to": ch.dst, "qdisc": ch.queue.qdisc(), "rate_bps": ch.rate_bps,
+               "delay_ns": ch.delay_ns, "tx_pkts": int(st.get("packets", 0)), "tx_bytes": int(st.get("bytes", 0)),
+               "dropped_pkts": int(st.get("drops", 0)), "overlimits": int(st.get("overlimits", 0)),
+               "backlog_pkts": int(st.get("qlen", 0)), "backlog_bytes": int(st.get("backlog", 0)),
+               "capacity": ch.capacity, "lost_pkts": int(u.get("lost", 0))}
+        if ch.userspace:  # the userspace link's queue: its counters (rate_bps is the mean rate)
+            cr.update({"qdisc": "userspace-" + ch.queue.qdisc(), "tx_pkts": int(u.get("accepted", 0)),
+                        "tx_bytes": int(u.get("accepted_bytes", 0)), "dropped_pkts": int(u.get("dropped", 0)), "overlimits": 0,
+                        "backlog_pkts": 0, "backlog_bytes": 0})
+        crow.append(cr)
     channels = pd.DataFrame(crow)
     flows = pd.DataFrame(flows_rows)
     if len(flows):

@@ -193,7 +193,8 @@ class Network:
                 gw, via = hop
                 self.ip(n, "route", "add", str(l.subnet()), "via", gw, "dev", self.ifname(via.index, n))
         for c in self.plan.channels():
-            self._shape(c)
+            if not c.userspace:  # a trace / cellular channel's queue is the userspace link's
+                self._shape(c)
         if self.delay_mode == "netem":
             self._netem_delays()
         else:
@@ -206,10 +207,18 @@ class Network:
         if self.delay_request == "netem" and not has_netem:
             raise TestbedError("--delay netem: the kernel has no `netem` qdisc (sch_netem); use --delay tun (the userspace delay line)")
         self.delay_mode = "netem" if (self.delay_request == "netem" or (self.delay_request == "auto" and has_netem)) else "tun"
-        needed = {"htb"} | {c.queue.qdisc() for c in self.plan.channels()}
+        kernel = [c for c in self.plan.channels() if not c.userspace]
+        needs_userspace = [c for c in self.plan.channels() if c.userspace or c.jitter or c.loss or c.reorder]
+        if needs_userspace:
+            if self.delay_request == "netem":
+                c = needs_userspace[0]
+                key = c.capacity_key if c.userspace else c.key_prefix + ("jitter" if c.jitter else "loss" if c.loss else "reorder")
+                raise TestbedError(f"{key}: needs the userspace link; use --delay tun (or auto)")
+            self.delay_mode = "tun"
+        needed = {"htb"} | {c.queue.qdisc() for c in kernel}
         for q in sorted(needed):
             if not qdisc_available(q, self.ns[probe]):
-                keys = sorted({c.queue.key for c in self.plan.channels() if c.queue.qdisc() == q}) or ["(rate limiting)"]
+                keys = sorted({c.queue.key for c in kernel if c.queue.qdisc() == q}) or ["(rate limiting)"]
                 raise TestbedError(f"{keys[0]}: the kernel has no `{q}` qdisc (sch_{q}); "
                                    f"run this scenario on the simulator or on a kernel with sch_{q}")
         have = available_cc()
@@ -226,8 +235,10 @@ class Network:
         burst = max(1600, c.rate_bps // 8 // 1000)  # about 1 ms at the rate, at least one packet
         tc = ("ip", "netns", "exec", self.ns[node], "tc")
         sh(*tc, "qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "1", "r2q", "1")
+        # `overhead` as tc's: bytes added to each packet's length in the rate tables (the simulator's)
+        ovh = ["overhead", str(c.overhead)] if c.overhead else []
         sh(*tc, "class", "add", "dev", dev, "parent", "1:", "classid", "1:1", "htb", "rate", f"{c.rate_bps}bit",
-           "ceil", f"{c.rate_bps}bit", "burst", f"{burst}b", "cburst", f"{burst}b", "quantum", "1514")
+           "ceil", f"{c.rate_bps}bit", "burst", f"{burst}b", "cburst", f"{burst}b", "quantum", "1514", *ovh)
         sh(*tc, "qdisc", "add", "dev", dev, "parent", "1:1", "handle", "10:", *leaf_qdisc(c.queue, c.rate_bps))
 
     def _delay_line_routing(self) -> None:
@@ -262,18 +273,43 @@ class Network:
                 sh(*tc, "filter", "add", "dev", dev, "parent", "ffff:", "protocol", "all", "u32", "match", "u32", "0", "0",
                    "action", "mirred", "egress", "redirect", "dev", ifb)
 
-    def delay_rules(self) -> list[tuple[int, int, int, int, int]]:
+    def link_config(self, seed: int) -> dict:
+        """The userspace link's configuration (jitterlab_testbed::delayline): every channel with its
+        delay, jitter, loss, reordering and (trace / cellular) opportunities and buffer; one path
+        class per (source host, destination host) with a step per channel crossed: [link, delay]
+        for a channel whose queue is the userspace link, [delay] otherwise (its queue is the kernel
+        qdisc on the veth)."""
         import ipaddress
 
+        chans = self.plan.channels()
+        index = {c.name: i for i, c in enumerate(chans)}
+        cfg_ch = []
+        for c in chans:
+            trace = None
+            if c.userspace:
+                trace = {"schedule_ms": c.opportunities_ms,
+                         "limit_pkts": c.queue.limit if c.queue.unit == "pkt" else None,
+                         "limit_bytes": c.queue.limit if c.queue.unit == "B" else None}
+            cfg_ch.append({"name": c.name, "sim_name": c.sim_name, "delay_ns": c.delay_ns, "jitter": c.jitter, "reorder": c.reorder,
+                           "loss": c.loss, "loss_burst_ns": c.loss_burst_ns, "trace": trace})
+        classes: list[list] = [[]]
         rules = []
         for s in self.plan.hosts:
             for d in self.plan.hosts:
                 if s == d:
                     continue
+                p = self.plan.path(s, d)
+                steps: list = []
+                for x, y in zip(p, p[1:]):
+                    c = self.plan.channel(x, y)
+                    if c.userspace:
+                        steps.append(["link", index[c.name]])
+                    steps.append(["delay", index[c.name]])
+                classes.append(steps)
                 sa = int(ipaddress.IPv4Address(self.plan.host_addr(s)))
                 da = int(ipaddress.IPv4Address(self.plan.host_addr(d)))
-                rules.append((sa, 0xFFFFFFFF, da, 0xFFFFFFFF, self.plan.path_delay_ns(s, d)))
-        return rules
+                rules.append([sa, 0xFFFFFFFF, da, 0xFFFFFFFF, len(classes) - 1])
+        return {"tun": self.tun, "rules": rules, "classes": classes, "channels": cfg_ch, "seed": seed}
 
     def _initcwnd(self) -> None:
         """IW per (sender, receiver) as the route's initcwnd, on a /32 route in the sender."""

@@ -2,68 +2,24 @@
 addresses, routes, qdiscs, delays and workloads. Pure Python, no system calls, so it is tested
 without root. Keys the testbed cannot honour are refused with an error naming the key.
 
-Topology: the `[access]` and `[dumbbell]` shorthands (generic `[links.*]` are refused for now).
-Every link is a veth pair between two namespaces; the queue and rate of the channel a -> b sit on
-a's veth (HTB at the rate, pfifo/bfifo or an AQM as its leaf). Propagation delay is added by one
-delay line (TUN, userspace) in a router that every host-to-host path crosses: each (source host,
-destination host) pair gets the sum of the link delays along its path.
+The links come from the scenario as the Rust core expands it (`jitterlab.scenario.expand`: every
+key, unit and default interpreted once, as in the simulator). Topology: the `[access]` and
+`[dumbbell]` shorthands (generic `[links.*]` are refused for now). Every link is a veth pair between
+two namespaces; the queue and rate of a fixed-rate channel a -> b sit on a's veth (HTB at the rate,
+pfifo/bfifo or an AQM as its leaf). One userspace link (TUN, Rust) in a router that every
+host-to-host path crosses adds each channel's propagation delay, jitter and loss, and is the queue
+of every channel whose capacity is a trace or the cellular model (Mahimahi's link semantics with the
+scenario's drop-tail buffer), so such a channel must start or end at that router.
 """
 from __future__ import annotations
 
 import ipaddress
-import re
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable, overload
 
+from jitterlab import _native
 from jitterlab._native import ScenarioError
-
-# ---------------------------------------------------------------------------------------------
-# units (docs/scenarios.md)
-
-_NUM = r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
-_RATE = {"bit": 1, "bps": 1, "kbit": 1e3, "kbps": 1e3, "mbit": 1e6, "mbps": 1e6, "gbit": 1e9, "gbps": 1e9}
-_TIME = {"ns": 1, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9, "min": 60e9}
-_SIZE = {"b": 1, "kb": 1e3, "kib": 1024, "mb": 1e6, "mib": 1024**2, "gb": 1e9, "gib": 1024**3}
-
-
-def _parse(v: Any, units: dict[str, float], key: str, what: str, example: str) -> float:
-    if isinstance(v, str):
-        m = re.fullmatch(r"\s*" + _NUM + r"\s*([A-Za-zµ]+)(?:/s)?\s*", v)
-        if m and m.group(2).lower() in units:
-            return float(m.group(1)) * units[m.group(2).lower()]
-    raise ScenarioError(f"{key}: expected a {what} like {example!r}, got {v!r}")
-
-
-def rate_bps(v: Any, key: str) -> int:
-    r = int(_parse(v, _RATE, key, "rate", "4Mbit"))
-    if r <= 0:
-        raise ScenarioError(f"{key}: must be > 0, got {v!r}")
-    return r
-
-
-def time_ns(v: Any, key: str) -> int:
-    t = int(round(_parse(v, _TIME, key, "duration", "20ms")))
-    if t < 0:
-        raise ScenarioError(f"{key}: must be >= 0, got {v!r}")
-    return t
-
-
-def size(v: Any, key: str) -> tuple[int, str]:
-    """(value, "pkt"|"B")."""
-    if isinstance(v, str) and re.fullmatch(r"\s*[0-9]+\s*pkts?\s*", v):
-        return int(re.sub(r"\D", "", v)), "pkt"
-    if isinstance(v, int) and not isinstance(v, bool):
-        return v, "B"
-    return int(_parse(v, _SIZE, key, "size", "80B")), "B"
-
-
-def size_bytes(v: Any, key: str) -> int:
-    n, unit = size(v, key)
-    if unit != "B":
-        raise ScenarioError(f"{key}: expected a size in bytes like '372kB', got {v!r}")
-    return n
-
 
 # ---------------------------------------------------------------------------------------------
 # the plan
@@ -88,9 +44,24 @@ class Channel:
     name: str
     src: str
     dst: str
-    rate_bps: int
+    rate_bps: int  # the rate, or the mean rate of a trace / the cellular model
     delay_ns: int
     queue: Queue
+    capacity: str = "rate"  # rate | trace | cellular
+    capacity_key: str = ""  # the key the user wrote (access.down_trace, ...)
+    overhead: int = 0
+    opportunities_ms: list[int] | None = None  # trace / cellular: the delivery opportunities
+    jitter: dict[str, Any] | None = None  # the simulator's distribution, parameters in seconds
+    loss: float = 0.0
+    loss_burst_ns: int | None = None
+    reorder: bool = False
+    key_prefix: str = ""
+    sim_name: str = ""  # the simulator's name of this channel (names its random streams)
+
+    @property
+    def userspace(self) -> bool:
+        """Whether the userspace link (not a kernel qdisc) is this channel's queue."""
+        return self.capacity != "rate"
 
 
 @dataclass
@@ -218,39 +189,10 @@ class Plan:
 # ---------------------------------------------------------------------------------------------
 # scenario -> plan
 
-_UNSUPPORTED_LINK = {"jitter": "random per-packet delay is not emulated; remove it or use the simulator",
-                     "trace": "capacity traces are not emulated; use the simulator",
-                     "trace_data": "capacity traces are not emulated; use the simulator",
-                     "loss": "random link loss is not emulated; use the simulator",
-                     "reorder": "reordering is not emulated; use the simulator"}
-
 QUEUE_KINDS = {"droptail", "red", "codel", "fq_codel", "pie", "cake"}
 
 
-def _queue(v: Any, key: str, default_limit: int = 1000) -> Queue:
-    if v is None:
-        return Queue("droptail", default_limit, "pkt", key=key)
-    if not isinstance(v, dict):
-        raise ScenarioError(f"{key}: expected a table like {{ kind = \"droptail\", limit = \"500pkt\" }}")
-    kind = v.get("kind", "droptail")
-    if kind not in QUEUE_KINDS:
-        raise ScenarioError(f"{key}.kind: the testbed knows {', '.join(sorted(QUEUE_KINDS))}, got {kind!r}")
-    limit, unit = size(v.get("limit", f"{default_limit}pkt"), f"{key}.limit")
-    params = {k: x for k, x in v.items() if k not in ("kind", "limit")}
-    if kind == "droptail" and params:
-        raise ScenarioError(f"{key}.{sorted(params)[0]}: unknown key for a droptail queue (use kind, limit)")
-    return Queue(kind, limit, unit, params, key)
-
-
-def _no_netem_keys(d: dict, keys: list[str], where: str) -> None:
-    for k in keys:
-        if k in d and d[k] not in (None, False, 0, 0.0):
-            base = k.split("_", 1)[1] if "_" in k and k.split("_", 1)[0] in ("core", "down", "up", "access", "bottleneck") else k
-            why = _UNSUPPORTED_LINK.get(base, "not supported by the testbed")
-            raise ScenarioError(f"{where}{k}: the testbed cannot honour this key ({why})")
-
-
-def _check_keys(d: dict, allowed: set[str], where: str) -> None:
+def _check_keys(d: Iterable[str], allowed: set[str], where: str) -> None:
     for k in d:
         if k not in allowed:
             raise ScenarioError(f"{where}{k}: unknown key (known: {', '.join(sorted(allowed))})")
@@ -260,10 +202,10 @@ def _check_keys(d: dict, allowed: set[str], where: str) -> None:
 # value real Linux TCP has anyway (Linux's slow start adds the segments each ACK covers: ABC, L = 2
 # with delayed ACKs).
 _TCP_KEYS = ("kind", "name", "from", "to", "size", "flows", "iw", "cc", "start", "stop", "mss", "rcvbuf", "rwnd")
-_TCP_DEFAULT_ONLY: dict[str, tuple] = {
-    "recovery": ("sack",), "limited_transmit": (True,), "delack": ("40ms",), "wscale": (True,), "ecn": (False,),
-    "pacing": (False,), "abc": (True, 2), "series": (False,), "min_rto": ("200ms",),
-    "hystart_round_fix": (True,),
+_TCP_DEFAULT_ONLY: dict[str, tuple] = {  # durations in ns (the expanded form's)
+    "recovery": ("sack",), "limited_transmit": (True,), "delack": (40_000_000,), "wscale": (True,), "ecn": (False,),
+    "pacing": (False,), "abc": (True, 2), "series": (False,), "min_rto": (200_000_000,),
+    "hystart_round_fix": (True,), "rto": ("linux",),
 }
 
 
@@ -271,94 +213,174 @@ def _start_ns(v: Any, key: str, rng: Any) -> int:
     """A start time, or a distribution table drawn with the run's seed (as the simulator does,
     though not with the same random numbers)."""
     if not isinstance(v, dict):
-        return time_ns(v, key)
+        return int(v)
     d = v.get("dist")
+    w = key + "."
     if d == "uniform":
-        lo, hi = time_ns(v.get("min"), key + ".min"), time_ns(v.get("max"), key + ".max")
-        if hi < lo:
-            raise ScenarioError(f"{key}.max: must be >= min")
+        lo, hi = _x_ns(v, "min", w, 0), _x_ns(v, "max", w)
+        if hi is None or hi < lo:
+            raise ScenarioError(f"{key}.max: must be given and >= min")
         return int(lo + (hi - lo) * rng.random())
     if d == "exponential":
-        return int(rng.exponential(time_ns(v.get("mean"), key + ".mean")))
+        return int(rng.exponential(_x_ns(v, "mean", w, 0)))
     if d == "normal":
-        return max(0, int(rng.normal(time_ns(v.get("mean"), key + ".mean"), time_ns(v.get("sd"), key + ".sd"))))
+        return max(0, int(rng.normal(_x_ns(v, "mean", w, 0), _x_ns(v, "sd", w, 0))))
     raise ScenarioError(f"{key}.dist: must be uniform, exponential or normal, got {d!r}")
+
+
+# Readers of the expanded form (`jitterlab.scenario.expand`): the Rust core has parsed every unit
+# once; a value with a unit appears as KEY_ns, KEY_bytes / KEY_pkts or KEY_bps.
+
+def _user_keys(t: dict) -> set[str]:
+    """The keys as the user wrote them (KEY_ns -> KEY), for the testbed's own key checks."""
+    out = set()
+    for k in t:
+        base, _, suffix = k.rpartition("_")
+        out.add(base if base and suffix in ("ns", "bytes", "pkts", "bps") else k)
+    return out
+
+
+@overload
+def _x_ns(t: dict, key: str, where: str, default: int) -> int: ...
+@overload
+def _x_ns(t: dict, key: str, where: str, default: None = None) -> int | None: ...
+def _x_ns(t: dict, key: str, where: str, default: int | None = None) -> int | None:
+    if f"{key}_ns" in t:
+        return int(t[f"{key}_ns"])
+    if key in t:
+        raise ScenarioError(f"{where}{key}: expected a duration like '20ms', got {t[key]!r}")
+    return default
+
+
+def _x_size(t: dict, key: str, where: str) -> tuple[int, str] | None:
+    if f"{key}_bytes" in t:
+        return int(t[f"{key}_bytes"]), "B"
+    if f"{key}_pkts" in t:
+        return int(t[f"{key}_pkts"]), "pkt"
+    if key in t:
+        raise ScenarioError(f"{where}{key}: expected a size like '80B' or '500pkt', got {t[key]!r}")
+    return None
+
+
+@overload
+def _x_bytes(t: dict, key: str, where: str, default: int) -> int: ...
+@overload
+def _x_bytes(t: dict, key: str, where: str, default: None = None) -> int | None: ...
+def _x_bytes(t: dict, key: str, where: str, default: int | None = None) -> int | None:
+    v = _x_size(t, key, where)
+    if v is None:
+        return default
+    if v[1] != "B":
+        raise ScenarioError(f"{where}{key}: expected a size in bytes like '372kB', got {v[0]} packets")
+    return v[0]
+
+
+def _x_bps(t: dict, key: str, where: str, default: int) -> int:
+    if f"{key}_bps" in t:
+        return int(t[f"{key}_bps"])
+    if key in t:
+        raise ScenarioError(f"{where}{key}: expected a rate like '4Mbit', got {t[key]!r}")
+    return default
+
+
+def _x_queue(q: dict, key: str) -> Queue:
+    """A link direction's queue from the expanded form; `key` is the one the user wrote."""
+    kind = q.get("kind", "droptail")
+    if kind not in QUEUE_KINDS:
+        raise ScenarioError(f"{key}.kind: the testbed knows {', '.join(sorted(QUEUE_KINDS))}, got {kind!r}")
+    if "limit_pkts" in q:
+        limit, unit = int(q["limit_pkts"]), "pkt"
+    else:
+        limit, unit = int(q.get("limit_bytes", 1000 * 1500)), "B"
+    params = {k: v for k, v in q.items() if k not in ("kind", "limit_pkts", "limit_bytes")}
+    return Queue(kind, limit, unit, params, key)
+
+
+def _jitter_secs(j: dict | None) -> dict | None:
+    """The expanded form's jitter (ns) as the userspace link takes it (seconds, the simulator's
+    `Jitter` parameters)."""
+    if not j:
+        return None
+    out: dict[str, Any] = {"dist": j["dist"]}
+    for k, v in j.items():
+        if k.endswith("_ns"):
+            out[k[:-3]] = v / 1e9
+        elif k != "dist":
+            out[k] = v
+    return out
 
 
 def plan(sc: dict[str, Any], seed: int = 1) -> Plan:
     import numpy as np
 
     rng = np.random.default_rng(seed)
-    _check_keys(sc, {"name", "description", "duration", "access", "dumbbell", "links", "traffic", "output", "hosts"}, "")
-    if "duration" not in sc:
-        raise ScenarioError("duration: missing (required)")
-    duration = time_ns(sc["duration"], "duration")
     if sc.get("links"):
         raise ScenarioError("links: the testbed builds the [access] and [dumbbell] shorthands only; generic [links.*] are not supported yet")
     links: list[Link] = []
     hosts: list[str] = []
+    # The Rust core parses, validates (every key, unit and default) and expands the scenario; the
+    # links come from that expanded form, so a key means what it means in the simulator.
+    from jitterlab import scenario as _scn
+
+    exp = _scn.expand(sc)
+    duration = int(exp["duration_ns"])
+    by_ends: dict[tuple[str, str], dict] = {}
+    for l in exp["links"]:
+        by_ends[(l["from"], l["to"])] = l["forward"]
+        by_ends[(l["to"], l["from"])] = l["reverse"]
+
+    def chan(name: str, src: str, dst: str, qkey: str, prefix: str) -> Channel:
+        e = by_ends[(src, dst)]
+        q = _x_queue(e["queue"], qkey)
+        cap = e["capacity"]
+        kind = cap.get("kind", "rate")
+        rate = cap["bps"] if kind == "rate" else cap["mean_bps"]
+        c = Channel(name, src, dst, int(round(rate)), int(e["delay_ns"]), q, capacity=kind,
+                    capacity_key=f"{prefix}{'rate' if kind == 'rate' else kind}", overhead=int(cap.get("overhead_bytes") or 0),
+                    jitter=_jitter_secs(e.get("jitter")), loss=float(e.get("loss") or 0.0), reorder=bool(e.get("reorder")),
+                    key_prefix=prefix, loss_burst_ns=e.get("loss_burst_ns"), sim_name=e["channel"])
+        if kind != "rate":
+            c.opportunities_ms, _period = _native.channel_opportunities(_scn.to_json(sc), seed, e["channel"])
+            if q.kind != "droptail":
+                raise ScenarioError(f"{q.key}.kind: a {kind}-driven link's buffer on the testbed is drop-tail only "
+                                    f"(the userspace link queue), got {q.kind!r}")
+        return c
+
     if "access" in sc and "dumbbell" in sc:
         raise ScenarioError("dumbbell: the testbed builds one topology per run; give [access] or [dumbbell], not both")
     if "access" in sc:
         a = sc["access"]
-        _check_keys(a, {"server", "router", "client", "core_rate", "core_delay", "core_queue", "core_jitter", "core_loss",
-                        "down_rate", "down_delay", "down_queue", "down_jitter", "down_trace", "down_trace_data", "down_loss",
-                        "down_reorder", "up_rate", "up_delay", "up_queue", "up_jitter", "up_trace", "up_trace_data", "up_loss",
-                        "up_reorder"}, "access.")
-        _no_netem_keys(a, ["core_jitter", "core_loss", "down_jitter", "down_trace_data", "down_loss", "down_reorder",
-                           "up_jitter", "up_trace_data", "up_loss", "up_reorder"], "access.")
         s, r, c = a.get("server", "server"), a.get("router", "router"), a.get("client", "client")
-        for k in ("core_rate", "core_delay", "down_rate", "down_delay"):
-            if k not in a:
-                raise ScenarioError(f"access.{k}: missing (required)")
-        core_rate = rate_bps(a["core_rate"], "access.core_rate")
-        core_delay = time_ns(a["core_delay"], "access.core_delay")
-        core_q = _queue(a.get("core_queue"), "access.core_queue")
-        down_rate = rate_bps(a["down_rate"], "access.down_rate")
-        down_delay = time_ns(a["down_delay"], "access.down_delay")
-        down_q = _queue(a.get("down_queue"), "access.down_queue")
-        up_rate = rate_bps(a["up_rate"], "access.up_rate") if "up_rate" in a else down_rate
-        up_delay = time_ns(a["up_delay"], "access.up_delay") if "up_delay" in a else down_delay
-        up_q = _queue(a["up_queue"], "access.up_queue") if "up_queue" in a else _queue(a.get("down_queue"), "access.down_queue")
-        links.append(Link("core", s, r, Channel("core", s, r, core_rate, core_delay, core_q),
-                          Channel("core.rev", r, s, core_rate, core_delay, core_q)))
-        links.append(Link("bottleneck", r, c, Channel("bottleneck", r, c, down_rate, down_delay, down_q),
-                          Channel("bottleneck.rev", c, r, up_rate, up_delay, up_q)))
+        core_q, down_q = "access.core_queue", "access.down_queue"
+        up_q = "access.up_queue" if "up_queue" in a else "access.down_queue"
+        links.append(Link("core", s, r, chan("core", s, r, core_q, "access.core_"), chan("core.rev", r, s, core_q, "access.core_")))
+        links.append(Link("bottleneck", r, c, chan("bottleneck", r, c, down_q, "access.down_"),
+                          chan("bottleneck.rev", c, r, up_q, "access.up_")))
         hosts = [s, c]
         delay_router = r
     elif "dumbbell" in sc:
         d = sc["dumbbell"]
-        _check_keys(d, {"pairs", "bottleneck_rate", "bottleneck_delay", "queue", "reverse_queue", "access_rate",
-                        "access_delay", "access_queue", "access_delays"}, "dumbbell.")
         n = d.get("pairs")
         if not isinstance(n, int) or not 1 <= n <= 20:
             raise ScenarioError(f"dumbbell.pairs: expected a whole number 1..20 for the testbed, got {n!r}")
-        for k in ("bottleneck_rate", "bottleneck_delay", "access_rate", "access_delay"):
-            if k not in d and not (k == "access_delay" and "access_delays" in d):
-                raise ScenarioError(f"dumbbell.{k}: missing (required)")
-        br = rate_bps(d["bottleneck_rate"], "dumbbell.bottleneck_rate")
-        bd = time_ns(d["bottleneck_delay"], "dumbbell.bottleneck_delay")
-        q = _queue(d.get("queue"), "dumbbell.queue")
-        rq = _queue(d["reverse_queue"], "dumbbell.reverse_queue") if "reverse_queue" in d else q
-        ar = rate_bps(d["access_rate"], "dumbbell.access_rate")
-        aq = _queue(d.get("access_queue"), "dumbbell.access_queue")
-        if "access_delays" in d:
-            ads = d["access_delays"]
-            if not isinstance(ads, list) or len(ads) != n:
-                raise ScenarioError(f"dumbbell.access_delays: expected a list of {n} delays")
-            adl = [time_ns(x, f"dumbbell.access_delays[{i}]") for i, x in enumerate(ads)]
-        else:
-            adl = [time_ns(d["access_delay"], "dumbbell.access_delay")] * n
-        links.append(Link("bottleneck", "r1", "r2", Channel("bottleneck", "r1", "r2", br, bd, q),
-                          Channel("bottleneck.rev", "r2", "r1", br, bd, rq)))
+        q = "dumbbell.queue"
+        rq = "dumbbell.reverse_queue" if "reverse_queue" in d else q
+        aq = "dumbbell.access_queue"
+        links.append(Link("bottleneck", "r1", "r2", chan("bottleneck", "r1", "r2", q, "dumbbell.bottleneck_"),
+                          chan("bottleneck.rev", "r2", "r1", rq, "dumbbell.bottleneck_")))
         for i in range(1, n + 1):
             for h, rt in ((f"s{i}", "r1"), (f"d{i}", "r2")):
                 nm = f"{h}-{rt}"
-                links.append(Link(nm, h, rt, Channel(nm, h, rt, ar, adl[i - 1], aq), Channel(nm + ".rev", rt, h, ar, adl[i - 1], aq)))
+                links.append(Link(nm, h, rt, chan(nm, h, rt, aq, "dumbbell.access_"), chan(nm + ".rev", rt, h, aq, "dumbbell.access_")))
             hosts += [f"s{i}", f"d{i}"]
         delay_router = "r1"
     else:
         raise ScenarioError("access: the testbed needs an [access] or [dumbbell] topology")
+    for l in links:
+        for ch in (l.fwd, l.rev):
+            if ch.userspace and delay_router not in (ch.src, ch.dst):
+                raise ScenarioError(f"{ch.capacity_key}: the testbed runs a {ch.capacity}-driven link only on a channel "
+                                    f"to or from {delay_router!r} (where its userspace link sits); {ch.name} is not")
     for i, l in enumerate(links):
         l.index = i
     nodes: list[str] = []
@@ -371,7 +393,7 @@ def plan(sc: dict[str, Any], seed: int = 1) -> Plan:
     tcp: list[TcpFlow] = []
     fid = 0
     counters: dict[str, int] = {}
-    for i, t in enumerate(sc.get("traffic") or []):
+    for i, t in enumerate(exp["traffic"]):
         where = f"traffic[{i}]."
         if not isinstance(t, dict):
             raise ScenarioError(f"traffic[{i}]: expected a table")
@@ -381,20 +403,21 @@ def plan(sc: dict[str, Any], seed: int = 1) -> Plan:
             if v not in hosts:
                 raise ScenarioError(f"{where}{k}: must name a host of the topology ({', '.join(hosts)}), got {v!r}")
         src, dst = str(src), str(dst)  # host names (checked above)
-        start = time_ns(t.get("start", "0s"), where + "start") if kind in ("audio", "video") else 0
-        stop = time_ns(t["stop"], where + "stop") if "stop" in t else duration
+        start = _x_ns(t, "start", where, 0) if kind in ("audio", "video") else 0
+        stop = _x_ns(t, "stop", where, duration)
         name = t.get("name")
         if kind in ("audio", "video"):
             if kind == "audio":
-                _check_keys(t, {"kind", "name", "from", "to", "size", "interval", "start", "stop", "ecn"}, where)
-                ip_size = size_bytes(t.get("size", "80B"), where + "size")
-                interval = time_ns(t.get("interval", "20ms"), where + "interval")
+                _check_keys(_user_keys(t), {"kind", "name", "from", "to", "size", "interval", "start", "stop", "ecn"}, where)
+                ip_size = _x_bytes(t, "size", where, 80)
+                interval = _x_ns(t, "interval", where, 20_000_000)
                 per_tick, spacing = 1, 0
             else:
-                _check_keys(t, {"kind", "name", "from", "to", "rate", "frame_interval", "packet_size", "mode", "start", "stop", "ecn"}, where)
-                ip_size = size_bytes(t.get("packet_size", "1000B"), where + "packet_size")
-                interval = time_ns(t.get("frame_interval", "40ms"), where + "frame_interval")
-                b = rate_bps(t.get("rate", "1Mbit"), where + "rate")
+                _check_keys(_user_keys(t), {"kind", "name", "from", "to", "rate", "frame_interval", "packet_size", "mode", "start", "stop",
+                                            "ecn"}, where)
+                ip_size = _x_bytes(t, "packet_size", where, 1000)
+                interval = _x_ns(t, "frame_interval", where, 40_000_000)
+                b = _x_bps(t, "rate", where, 1_000_000)
                 per_tick = max(1, round(b * interval / 1e9 / (8 * ip_size)))
                 mode = t.get("mode", "bursty")
                 if mode not in ("bursty", "paced"):
@@ -410,22 +433,23 @@ def plan(sc: dict[str, Any], seed: int = 1) -> Plan:
                                2 if t.get("ecn") else 0, 5004 + 2 * len(media)))
             fid += 1
         elif kind in ("bulk", "web", "ftp"):
-            _check_keys(t, set(_TCP_KEYS) | set(_TCP_DEFAULT_ONLY), where)
+            _check_keys(_user_keys(t), set(_TCP_KEYS) | set(_TCP_DEFAULT_ONLY), where)
             for k, ok in _TCP_DEFAULT_ONLY.items():
-                if k in t and t[k] not in ok:
-                    raise ScenarioError(f"{where}{k}: the testbed cannot honour {t[k]!r} (real Linux TCP: only "
-                                        f"{' / '.join(repr(x) for x in ok)})")
+                v = t.get(f"{k}_ns", t.get(k, ok[0]))
+                if v not in ok:
+                    raise ScenarioError(f"{where}{k}: the testbed cannot honour {v!r} (real Linux TCP: only "
+                                        f"{' / '.join(repr(x) for x in ok)}{' ns' if f'{k}_ns' in t else ''})")
             flows = t.get("flows", 1)
             if not isinstance(flows, int) or not 1 <= flows <= 64:
                 raise ScenarioError(f"{where}flows: expected a whole number 1..64, got {flows!r}")
             if kind == "ftp":
-                if "size" in t:
+                if "size" in _user_keys(t):
                     raise ScenarioError(f"{where}size: an ftp flow sends until its stop time; give stop, not size")
                 total = None
             else:
-                if "size" not in t:
+                total = _x_bytes(t, "size", where)
+                if total is None:
                     raise ScenarioError(f"{where}size: missing (bytes to transfer, e.g. \"28MB\")")
-                total = size_bytes(t["size"], where + "size")
             iw = t.get("iw", 10)
             if not isinstance(iw, int) or not 1 <= iw <= 100:
                 raise ScenarioError(f"{where}iw: expected segments 1..100, got {iw!r}")
@@ -433,15 +457,15 @@ def plan(sc: dict[str, Any], seed: int = 1) -> Plan:
             if cc not in ("reno", "cubic", "bbr", "newreno"):
                 raise ScenarioError(f"{where}cc: the testbed offers reno, cubic, bbr, got {cc!r}")
             cc = "reno" if cc == "newreno" else cc
-            mss = size_bytes(t["mss"], where + "mss") if "mss" in t else None
-            if "rcvbuf" in t and "rwnd" in t:
+            mss = t["mss"] if isinstance(t.get("mss"), int) else _x_bytes(t, "mss", where)
+            if {"rcvbuf", "rwnd"} <= _user_keys(t):
                 raise ScenarioError(f"{where}rwnd: give either rcvbuf or rwnd, not both")
             rcvbuf = None
             for rk in ("rcvbuf", "rwnd"):
-                if rk in t:
-                    n_, unit = size(t[rk], where + rk)
-                    rcvbuf = n_ * (mss or 1448) if unit == "pkt" else n_
-            start = _start_ns(t.get("start", "0s"), where + "start", rng)
+                sz = _x_size(t, rk, where)
+                if sz is not None:
+                    rcvbuf = sz[0] * (mss or 1448) if sz[1] == "pkt" else sz[0]
+            start = _start_ns(t.get("start", t.get("start_ns", 0)), where + "start", rng)
             n = counters.get(kind, 0)
             counters[kind] = n + 1
             for j in range(flows):
@@ -460,7 +484,7 @@ def plan(sc: dict[str, Any], seed: int = 1) -> Plan:
     budgets: dict[str, int] = {}
     # The simulator's moderation table, [hosts.<host>.rwnd] (docs/tcp.md); the kernel can honour an
     # equal split applied from the SYN (SO_RCVBUF before connect), so other options are refused.
-    hosts_tbl = sc.get("hosts") or {}
+    hosts_tbl = exp.get("hosts") or {}
     if not isinstance(hosts_tbl, dict):
         raise ScenarioError("hosts: expected a table of hosts, e.g. [hosts.client.rwnd]")
     for h, htbl in hosts_tbl.items():
@@ -475,7 +499,7 @@ def plan(sc: dict[str, Any], seed: int = 1) -> Plan:
         where = f"hosts.{h}.rwnd."
         if not isinstance(rw, dict):
             raise ScenarioError(f"hosts.{h}.rwnd: expected a table like {{ budget = \"20kB\" }}")
-        _check_keys(rw, {"budget", "split", "from_syn", "only_with_media", "media_idle", "enabled", "weights"}, where)
+        _check_keys(_user_keys(rw), {"budget", "split", "from_syn", "only_with_media", "media_idle", "enabled", "weights"}, where)
         if rw.get("enabled", True) is False:
             continue
         fixed: tuple[tuple[str, object], ...] = (("split", "equal"), ("from_syn", True), ("only_with_media", False))
@@ -484,15 +508,16 @@ def plan(sc: dict[str, Any], seed: int = 1) -> Plan:
                 raise ScenarioError(f"{where}{key}: the testbed supports only {key} = {only!r} (SO_RCVBUF set before connect), got {rw[key]!r}")
         if "weights" in rw:
             raise ScenarioError(f"{where}weights: the testbed splits the budget equally only")
-        if "budget" not in rw:
+        b_ = _x_bytes(rw, "budget", where)
+        if b_ is None:
             raise ScenarioError(f"{where}budget: missing (bytes of advertised window shared by the host's flows, e.g. \"20kB\")")
-        budgets[h] = size_bytes(rw["budget"], f"{where}budget")
+        budgets[h] = b_
         for f in tcp:
             if f.dst == h:
                 f.rcvbuf = None  # the moderation sets the receive buffers of this host's flows
-    out = sc.get("output") or {}
-    _check_keys(out, {"queue_sample_interval", "queues", "pcap"}, "output.")
-    qsi = time_ns(out["queue_sample_interval"], "output.queue_sample_interval") if "queue_sample_interval" in out else 0
+    out = exp.get("output") or {}
+    _check_keys(_user_keys(out), {"queue_sample_interval", "queues", "pcap"}, "output.")
+    qsi = _x_ns(out, "queue_sample_interval", "output.", 0)
     if qsi and qsi < 20_000_000:
         raise ScenarioError("output.queue_sample_interval: the testbed samples the kernel qdiscs with `tc`; use 20ms or more")
     names = [c.name for l in links for c in (l.fwd, l.rev)]

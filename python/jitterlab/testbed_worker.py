@@ -56,10 +56,11 @@ def tcp_info(s: socket.socket) -> dict[str, int]:
 # ---------------------------------------------------------------------------------------------
 
 def _delay(a: dict) -> None:
+    """The userspace link (trace queues, delays, jitter, loss); the run's time zero arrives on
+    stdin (config ctl_fd = 0)."""
     from jitterlab import _native
 
-    st = _native.testbed_delay_line(a["tun"], [tuple(r) for r in a["rules"]], int(a["default_delay_ns"]),
-                                    fifo_prio=int(a.get("fifo_prio", 50)))
+    st = _native.testbed_link(json.dumps({"fifo_prio": 50, **a["config"]}))
     lat = np.asarray(st.pop("lateness_ns"))
     np.save(a["out"] + ".lateness.npy", lat)
     with open(a["out"], "w") as f:
@@ -80,7 +81,9 @@ def _media_send(a: dict) -> None:
 def _media_recv(a: dict) -> None:
     from jitterlab import _native
 
-    log = _native.testbed_media_recv(int(a["port"]), int(a["stop_ns"]), fifo_prio=int(a.get("fifo_prio", 60)))
+    sock = a.pop("_sock", None)
+    log = _native.testbed_media_recv(int(a["port"]), int(a["stop_ns"]), fifo_prio=int(a.get("fifo_prio", 60)),
+                                     fd=sock.fileno() if sock is not None else None)
     cols: dict[str, Any] = {k: np.asarray(v) for k, v in log.items()}
     np.savez(a["out"], **cols)
 
@@ -292,8 +295,21 @@ def main(argv: list[str]) -> int:
         return 2
     with open(argv[1]) as f:
         a = json.load(f)
-    from jitterlab import _native  # noqa: F401  (loaded before "ready")
+    from jitterlab import _native  # loaded before "ready"
 
+    # Everything slow happens before "ready": real-time priority and mlockall (which faults in the
+    # whole process, tens to hundreds of ms on a busy machine), and the media receiver's socket is
+    # bound. (A receiver that bound its port only after time zero lost the first audio packets to
+    # ICMP port unreachable in 2 of 4 runs on a loaded machine.) TCP workers run at a lower
+    # real-time priority than the media and the link, so that a loaded machine does not make the
+    # reader slow (a slow reader shrinks the advertised window) or the sender application-limited.
+    prio = {"media_send": 60, "media_recv": 60, "tcp_send": 40, "tcp_recv": 40}.get(argv[0])
+    if prio is not None and a.get("fifo_prio", prio) > 0:
+        _native.testbed_set_realtime(int(a.get("fifo_prio", prio)))
+    if argv[0] == "media_recv":
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.bind(("0.0.0.0", int(a["port"])))
+        a["_sock"] = s
     if argv[0] != "tcp_send":
         sync(a)
     ROLES[argv[0]](a)

@@ -150,6 +150,56 @@ fn tables_to_py<'py>(py: Python<'py>, t: Tables) -> PyResult<Bound<'py, PyDict>>
     Ok(out)
 }
 
+fn parse_json(scenario_json: &str) -> PyResult<serde_json::Value> {
+    serde_json::from_str(scenario_json).map_err(|e| ScenarioError::new_err(format!("<scenario>: not valid JSON: {e}")))
+}
+
+/// The scenario validated and expanded by the Rust parser (the one place where keys, units and
+/// defaults are interpreted), as JSON: links with each direction's capacity, delay, queue, jitter,
+/// loss and reordering in base units, traffic with units normalised. Raises ScenarioError.
+#[pyfunction]
+fn expand_scenario(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
+    let v = parse_json(scenario_json)?;
+    let out = py.detach(|| scenario::expand(&v)).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    Ok(out.to_string())
+}
+
+/// (ms stamps, period_ms) of the delivery opportunities that channel `channel` runs on in the run
+/// of this scenario with `seed` (a trace's, or the cellular model's for this seed and channel).
+#[pyfunction]
+fn channel_opportunities(py: Python<'_>, scenario_json: &str, seed: u64, channel: &str) -> PyResult<(Vec<u64>, u64)> {
+    let v = parse_json(scenario_json)?;
+    py.detach(|| scenario::channel_opportunities(&v, seed, channel)).map_err(|e| ScenarioError::new_err(e.to_string()))
+}
+
+/// The loss bursts [(start_ns, end_ns)] of channel `channel` in the run with `seed` (a link with
+/// `loss_burst`); empty for independent or no loss.
+#[pyfunction]
+fn channel_loss_periods(py: Python<'_>, scenario_json: &str, seed: u64, channel: &str) -> PyResult<Vec<(u64, u64)>> {
+    let v = parse_json(scenario_json)?;
+    py.detach(|| scenario::channel_loss_periods(&v, seed, channel)).map_err(|e| ScenarioError::new_err(e.to_string()))
+}
+
+/// The Mahimahi trace (ms stamps) the cellular model `model_json` (a table of its keys) produces
+/// for `duration` (a string with a unit) with `seed` on channel `channel` (stream
+/// `cellular:<channel>`), and the model's mean rate in bit/s.
+#[pyfunction]
+fn cellular_trace(py: Python<'_>, model_json: &str, duration: &str, seed: u64, channel: &str) -> PyResult<(Vec<u64>, f64)> {
+    let secs = jitterlab_sim::config::parse_duration(duration).map_err(|m| ScenarioError::new_err(format!("--duration: {m}")))?;
+    if !(secs > 0.0) || secs > 366.0 * 86400.0 {
+        return Err(ScenarioError::new_err(format!("--duration: must be > 0 and at most a year, got {duration:?}")));
+    }
+    let duration_ns = jitterlab_sim::Time::from_secs_f64(secs).ns();
+    let v = parse_json(model_json)?;
+    let mut p = jitterlab_sim::config::Params::new("", &v).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    let params = jitterlab_sim::cellular::CellularParams::parse(&mut p).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    p.finish().map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    let horizon = duration_ns.div_ceil(1_000_000);
+    jitterlab_sim::cellular::check_horizon(&params, horizon).map_err(|m| ScenarioError::new_err(format!("--duration: {m}")))?;
+    let mean = params.mean_bps;
+    Ok((py.detach(|| jitterlab_sim::cellular::stamps(&params, seed, channel, horizon)), mean))
+}
+
 /// Queue disciplines and traffic kinds the simulator knows.
 #[pyfunction]
 fn sim_registry<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -162,5 +212,9 @@ fn sim_registry<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate_json, m)?)?;
     m.add_function(wrap_pyfunction!(sim_registry, m)?)?;
+    m.add_function(wrap_pyfunction!(expand_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(channel_opportunities, m)?)?;
+    m.add_function(wrap_pyfunction!(cellular_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(channel_loss_periods, m)?)?;
     Ok(())
 }

@@ -6,8 +6,11 @@ use std::net::Ipv4Addr;
 use numpy::IntoPyArray;
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyList};
+use serde_json::Value;
 
+use jitterlab_sim::link::Jitter;
+use jitterlab_testbed::linkqueue::Limit;
 use jitterlab_testbed::{delayline, media, Error};
 
 fn to_py(e: Error) -> PyErr {
@@ -17,31 +20,101 @@ fn to_py(e: Error) -> PyErr {
     }
 }
 
-/// Runs the delay line on TUN device `tun` until SIGTERM. `rules` are (src, src_mask, dst,
-/// dst_mask, delay_ns) with IPv4 addresses as integers; the first match wins, else
-/// `default_delay_ns`. Returns statistics incl. the release lateness samples (ns).
+fn bad(m: impl Into<String>) -> PyErr {
+    PyValueError::new_err(m.into())
+}
+
+fn f64_of(v: &Value, k: &str) -> PyResult<f64> {
+    v.get(k).and_then(Value::as_f64).ok_or_else(|| bad(format!("jitter.{k}: missing number")))
+}
+
+fn jitter_of(v: &Value) -> PyResult<Option<Jitter>> {
+    if v.is_null() {
+        return Ok(None);
+    }
+    Ok(Some(match v.get("dist").and_then(Value::as_str) {
+        Some("uniform") => Jitter::Uniform { lo: f64_of(v, "min")?, hi: f64_of(v, "max")? },
+        Some("exponential") => Jitter::Exponential { mean: f64_of(v, "mean")? },
+        Some("normal") => Jitter::Normal { mean: f64_of(v, "mean")?, sd: f64_of(v, "sd")? },
+        Some("pareto") => Jitter::Pareto { mean: f64_of(v, "mean")?, shape: f64_of(v, "shape")? },
+        d => return Err(bad(format!("jitter.dist: uniform, exponential, normal or pareto, got {d:?}"))),
+    }))
+}
+
+fn link_config(j: &str) -> PyResult<delayline::Config> {
+    let v: Value = serde_json::from_str(j).map_err(|e| bad(format!("userspace link config: {e}")))?;
+    let u = |x: &Value, k: &str| x.get(k).and_then(Value::as_u64).ok_or_else(|| bad(format!("{k}: missing whole number")));
+    let i = |x: &Value, k: &str| x.get(k).and_then(Value::as_i64).ok_or_else(|| bad(format!("{k}: missing whole number")));
+    let arr = |x: &Value, k: &str| x.get(k).and_then(Value::as_array).cloned().ok_or_else(|| bad(format!("{k}: missing list")));
+    let mut rules = Vec::new();
+    for r in arr(&v, "rules")? {
+        let a: Vec<u64> = r.as_array().map(|a| a.iter().filter_map(Value::as_u64).collect()).unwrap_or_default();
+        if a.len() != 5 {
+            return Err(bad("rules: each is [src, src_mask, dst, dst_mask, class]"));
+        }
+        rules.push(delayline::Rule { src: a[0] as u32, src_mask: a[1] as u32, dst: a[2] as u32, dst_mask: a[3] as u32, class: a[4] as usize });
+    }
+    let mut classes = Vec::new();
+    for c in arr(&v, "classes")? {
+        let mut steps = Vec::new();
+        for s in c.as_array().cloned().unwrap_or_default() {
+            let kind = s.get(0).and_then(Value::as_str);
+            let ch = s.get(1).and_then(Value::as_u64).ok_or_else(|| bad("classes: each step is [\"link\"|\"delay\", channel]"))? as usize;
+            steps.push(match kind {
+                Some("link") => delayline::Step::Link(ch),
+                Some("delay") => delayline::Step::Delay(ch),
+                _ => return Err(bad("classes: each step is [\"link\"|\"delay\", channel]")),
+            });
+        }
+        classes.push(steps);
+    }
+    let mut channels = Vec::new();
+    for c in arr(&v, "channels")? {
+        let trace = match c.get("trace") {
+            None | Some(Value::Null) => None,
+            Some(t) => {
+                let sched: Vec<u64> = arr(t, "schedule_ms")?.iter().filter_map(Value::as_u64).collect();
+                let limit = match (t.get("limit_pkts").and_then(Value::as_u64), t.get("limit_bytes").and_then(Value::as_u64)) {
+                    (Some(n), _) => Limit::Packets(n),
+                    (None, Some(b)) => Limit::Bytes(b),
+                    _ => Limit::Unlimited,
+                };
+                Some((sched, limit))
+            }
+        };
+        channels.push(delayline::ChannelCfg {
+            name: c.get("name").and_then(Value::as_str).unwrap_or("?").to_string(),
+            delay_ns: i(&c, "delay_ns")?,
+            jitter: jitter_of(c.get("jitter").unwrap_or(&Value::Null))?,
+            reorder: c.get("reorder").and_then(Value::as_bool).unwrap_or(false),
+            loss: c.get("loss").and_then(Value::as_f64).unwrap_or(0.0),
+            loss_burst_ns: c.get("loss_burst_ns").and_then(Value::as_i64),
+            sim_name: c.get("sim_name").and_then(Value::as_str).or(c.get("name").and_then(Value::as_str)).unwrap_or("?").to_string(),
+            trace,
+        });
+    }
+    Ok(delayline::Config {
+        tun: v.get("tun").and_then(Value::as_str).ok_or_else(|| bad("tun: missing"))?.to_string(),
+        rules,
+        classes,
+        channels,
+        seed: u(&v, "seed")?,
+        max_held: v.get("max_held").and_then(Value::as_u64).unwrap_or(200_000) as usize,
+        max_samples: v.get("max_samples").and_then(Value::as_u64).unwrap_or(2_000_000) as usize,
+        fifo_prio: v.get("fifo_prio").and_then(Value::as_i64).unwrap_or(50) as i32,
+        ctl_fd: v.get("ctl_fd").and_then(Value::as_i64).unwrap_or(-1) as i32,
+    })
+}
+
+/// Runs the userspace link (jitterlab_testbed::delayline) on a TUN device until SIGTERM.
+/// `config_json`: {"tun", "rules": [[src, src_mask, dst, dst_mask, class]], "classes": [[["link"|"delay",
+/// channel], ...]] (class 0 = default), "channels": [{"name", "delay_ns", "jitter": null|{"dist", ... in
+/// seconds}, "reorder", "loss", "trace": null|{"schedule_ms", "limit_pkts"|"limit_bytes"}}], "seed",
+/// "fifo_prio", "ctl_fd"}. Returns statistics incl. the release lateness samples (ns) and per channel
+/// counters.
 #[pyfunction]
-#[pyo3(signature = (tun, rules, default_delay_ns, fifo_prio=50, max_held=200_000, max_samples=2_000_000))]
-fn testbed_delay_line<'py>(
-    py: Python<'py>,
-    tun: String,
-    rules: Vec<(u32, u32, u32, u32, i64)>,
-    default_delay_ns: i64,
-    fifo_prio: i32,
-    max_held: usize,
-    max_samples: usize,
-) -> PyResult<Bound<'py, PyDict>> {
-    let cfg = delayline::Config {
-        tun,
-        rules: rules
-            .into_iter()
-            .map(|(src, src_mask, dst, dst_mask, delay_ns)| delayline::Rule { src, src_mask, dst, dst_mask, delay_ns })
-            .collect(),
-        default_delay_ns,
-        max_held,
-        max_samples,
-        fifo_prio,
-    };
+fn testbed_link<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, PyDict>> {
+    let cfg = link_config(config_json)?;
     let s = py.detach(|| delayline::run(&cfg)).map_err(to_py)?;
     let d = PyDict::new(py);
     d.set_item("packets", s.packets)?;
@@ -51,8 +124,34 @@ fn testbed_delay_line<'py>(
     d.set_item("overflow_drops", s.overflow_drops)?;
     d.set_item("max_held", s.max_held)?;
     d.set_item("realtime", s.realtime)?;
+    d.set_item("t0_realtime_ns", s.t0_realtime_ns)?;
+    let chans = PyList::empty(py);
+    for c in &s.channels {
+        let cd = PyDict::new(py);
+        cd.set_item("name", &c.name)?;
+        cd.set_item("lost", c.lost)?;
+        cd.set_item("before_t0", c.before_t0)?;
+        cd.set_item("mean_bps", c.mean_bps)?;
+        if let Some(l) = c.link {
+            cd.set_item("arrived", l.arrived)?;
+            cd.set_item("dropped", l.dropped)?;
+            cd.set_item("dropped_bytes", l.dropped_bytes)?;
+            cd.set_item("accepted", l.accepted)?;
+            cd.set_item("accepted_bytes", l.accepted_bytes)?;
+            cd.set_item("max_backlog", l.max_backlog)?;
+        }
+        chans.append(cd)?;
+    }
+    d.set_item("channels", chans)?;
     d.set_item("lateness_ns", s.lateness_ns.into_pyarray(py))?;
     Ok(d)
+}
+
+/// Puts the calling thread under SCHED_FIFO at `prio` and locks memory (before a worker says
+/// "ready", so that mlockall's page faults never delay its schedule). Returns whether it worked.
+#[pyfunction]
+fn testbed_set_realtime(prio: i32) -> bool {
+    jitterlab_testbed::rt::set_fifo(prio).is_ok()
 }
 
 /// Sends RTP/UDP packets on the schedule start_ns + k*interval_ns + j*spacing_ns (j < per_tick)
@@ -92,12 +191,12 @@ fn testbed_media_send<'py>(
     Ok(d)
 }
 
-/// Receives media packets on UDP `port` until stop_ns; returns seq, send_ns, recv_ns (kernel
+/// Receives media packets on UDP `port` (or on the bound socket `fd`, duplicated) until stop_ns; returns seq, send_ns, recv_ns (kernel
 /// receive time), size arrays.
 #[pyfunction]
-#[pyo3(signature = (port, stop_ns, fifo_prio=60))]
-fn testbed_media_recv<'py>(py: Python<'py>, port: u16, stop_ns: i64, fifo_prio: i32) -> PyResult<Bound<'py, PyDict>> {
-    let cfg = media::RecvConfig { port, stop_ns, fifo_prio };
+#[pyo3(signature = (port, stop_ns, fifo_prio=60, fd=None))]
+fn testbed_media_recv<'py>(py: Python<'py>, port: u16, stop_ns: i64, fifo_prio: i32, fd: Option<i32>) -> PyResult<Bound<'py, PyDict>> {
+    let cfg = media::RecvConfig { port, stop_ns, fifo_prio, fd };
     let l = py.detach(|| media::receive(&cfg)).map_err(to_py)?;
     let d = PyDict::new(py);
     d.set_item("seq", l.seq.into_pyarray(py))?;
@@ -110,7 +209,8 @@ fn testbed_media_recv<'py>(py: Python<'py>, port: u16, stop_ns: i64, fifo_prio: 
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(testbed_delay_line, m)?)?;
+    m.add_function(wrap_pyfunction!(testbed_link, m)?)?;
+    m.add_function(wrap_pyfunction!(testbed_set_realtime, m)?)?;
     m.add_function(wrap_pyfunction!(testbed_media_send, m)?)?;
     m.add_function(wrap_pyfunction!(testbed_media_recv, m)?)?;
     Ok(())

@@ -5,7 +5,7 @@ use std::any::Any;
 use std::collections::VecDeque;
 
 use crate::event::{Ev, EventQueue};
-use crate::link::{Channel, Jitter, Trace};
+use crate::link::{Channel, Jitter, OppLink, Trace, OPPORTUNITY_BYTES};
 use crate::packet::{AgentId, Body, ChanId, Ecn, NodeId, Packet, PacketPool, PktId};
 use crate::qdisc::{DropReason, Qdisc, QueuedDrop, Verdict};
 use crate::record::{ChannelInfo, FlowInfo, Tables, NULL_NS};
@@ -38,9 +38,11 @@ pub struct ChannelSpec {
     pub name: String,
     pub from: NodeId,
     pub to: NodeId,
+    /// The fixed rate; with a `trace`, its mean rate (reported, and given to qdiscs that need one).
     pub rate: Rate,
     pub delay: Time,
     pub qdisc: Box<dyn Qdisc>,
+    /// Delivery opportunities (a Mahimahi trace or the cellular model's); None: fixed `rate`.
     pub trace: Option<Trace>,
     pub jitter: Option<Jitter>,
     pub reorder: bool,
@@ -141,6 +143,13 @@ impl Core {
 
     fn enqueue(&mut self, ch: ChanId, id: PktId) {
         let now = self.now;
+        // Mahimahi's read_packet(): rationalize(now) — use every opportunity stamped <= now —
+        // before the packet joins the queue, so it can only leave with a later one.
+        if let Some(o) = &self.chans[ch as usize].opp {
+            if o.pending.is_some_and(|t| t <= now) {
+                self.run_opportunities(ch);
+            }
+        }
         let mut scratch = std::mem::take(&mut self.scratch);
         let verdict = {
             let c = &mut self.chans[ch as usize];
@@ -152,7 +161,19 @@ impl Core {
         self.scratch = scratch;
         match verdict {
             Verdict::Queued | Verdict::Marked => {
-                if !self.chans[ch as usize].busy {
+                let c = &mut self.chans[ch as usize];
+                if let Some(o) = &mut c.opp {
+                    if o.pending.is_none() {
+                        // Idle link: every opportunity up to this millisecond found the queue
+                        // empty and is wasted; the packet waits for the first one after it.
+                        let now_ms = now.ns() / 1_000_000;
+                        let first = o.trace.first_after(now_ms);
+                        o.next = o.next.max(first);
+                        let t = Time::from_ms(o.trace.at(o.next));
+                        o.pending = Some(t);
+                        self.events.push(t, Ev::TxDone(ch));
+                    }
+                } else if !c.busy {
                     self.start_tx(ch);
                 }
             }
@@ -195,14 +216,24 @@ impl Core {
         let size = self.pool.get(id).size;
         let c = &mut self.chans[ch as usize];
         c.busy = true;
-        let depart = match c.trace.as_mut() {
-            Some(tr) => tr.depart(now, size),
-            None => now + c.rate.tx_time(size as u64),
-        };
+        let depart = now + c.rate.tx_time(size as u64 + c.overhead as u64);
+        self.events.push(depart, Ev::TxDone(ch));
+        self.transmitted(ch, id, depart);
+    }
+
+    /// A packet left the serialiser at `depart`: count it, apply link loss, schedule its arrival
+    /// after the propagation delay and jitter (FIFO kept unless `reorder`).
+    #[inline(always)]
+    fn transmitted(&mut self, ch: ChanId, id: PktId, depart: Time) {
+        let size = self.pool.get(id).size;
+        let c = &mut self.chans[ch as usize];
         c.tx_pkts += 1;
         c.tx_bytes += size as u64;
-        self.events.push(depart, Ev::TxDone(ch));
-        if c.loss > 0.0 && c.rng.uniform() < c.loss {
+        let lost = match &mut c.loss_bursts {
+            Some(b) => b.lost_at(depart),
+            None => c.loss > 0.0 && c.rng.uniform() < c.loss,
+        };
+        if lost {
             c.lost_pkts += 1;
             c.lost_bytes += size as u64;
             let pkt = self.pool.remove(id);
@@ -218,6 +249,72 @@ impl Core {
         }
         c.last_arrival = c.last_arrival.max(arrive);
         self.events.push(arrive, Ev::Arrive(ch, id));
+    }
+
+    /// Mahimahi's rationalize(now) for an opportunity-driven channel: uses, in order, every
+    /// opportunity stamped at or before the current millisecond, then schedules the next one if
+    /// anything is left to send (otherwise the link idles and wastes opportunities until the next
+    /// enqueue).
+    fn run_opportunities(&mut self, ch: ChanId) {
+        let now = self.now;
+        let now_ms = now.ns() / 1_000_000;
+        loop {
+            let o = self.chans[ch as usize].opp.as_mut().expect("opportunity channel");
+            let t_ms = o.trace.at(o.next);
+            if t_ms > now_ms {
+                break;
+            }
+            o.next = o.trace.next(o.next);
+            // One opportunity: 1504 bytes for the packet in transit, then for queued packets.
+            let t = Time::from_ms(t_ms);
+            let mut left = OPPORTUNITY_BYTES;
+            while left > 0 {
+                let cur = self.chans[ch as usize].opp.as_ref().expect("opp").in_transit;
+                let (id, need) = match cur {
+                    Some(x) => x,
+                    None => match self.dequeue(ch) {
+                        Some(id) => (id, self.pool.get(id).size),
+                        None => break,
+                    },
+                };
+                let o = self.chans[ch as usize].opp.as_mut().expect("opp");
+                if need > left {
+                    // The packet keeps the rest of this opportunity and continues in the next.
+                    o.in_transit = Some((id, need - left));
+                    left = 0;
+                } else {
+                    o.in_transit = None;
+                    left -= need;
+                    self.transmitted(ch, id, t);
+                }
+            }
+            let c = &self.chans[ch as usize];
+            if c.opp.as_ref().expect("opp").in_transit.is_none() && c.qdisc.backlog_pkts() == 0 {
+                break;
+            }
+        }
+        let c = &mut self.chans[ch as usize];
+        let backlog = c.qdisc.backlog_pkts();
+        let o = c.opp.as_mut().expect("opp");
+        if o.in_transit.is_some() || backlog > 0 {
+            let t = Time::from_ms(o.trace.at(o.next));
+            o.pending = Some(t);
+            self.events.push(t, Ev::TxDone(ch));
+        } else {
+            o.pending = None;
+        }
+    }
+
+    /// Dequeues the channel's next packet (drops the qdisc makes on the way are accounted).
+    fn dequeue(&mut self, ch: ChanId) -> Option<PktId> {
+        let now = self.now;
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let next = self.chans[ch as usize].qdisc.dequeue(&mut self.pool, now, &mut scratch);
+        for (victim, why) in scratch.drain(..) {
+            self.drop_pkt(victim, ch, why);
+        }
+        self.scratch = scratch;
+        next
     }
 
     fn sample_queues(&mut self) {
@@ -293,12 +390,14 @@ impl Sim {
             from: s.from,
             to: s.to,
             rate: s.rate,
+            overhead: 0,
             delay: s.delay,
             qdisc: s.qdisc,
-            trace: s.trace,
+            opp: s.trace.map(OppLink::new),
             jitter: s.jitter,
             reorder: s.reorder,
             loss: s.loss,
+            loss_bursts: None,
             busy: false,
             last_arrival: Time::ZERO,
             rng,
@@ -434,7 +533,15 @@ impl Sim {
     #[inline]
     fn dispatch(&mut self, ev: Ev) {
         match ev {
-            Ev::TxDone(ch) => self.core.start_tx(ch),
+            Ev::TxDone(ch) => match &self.core.chans[ch as usize].opp {
+                // Stale when an enqueue at this very instant already used the opportunity.
+                Some(o) => {
+                    if o.pending == Some(self.core.now) {
+                        self.core.run_opportunities(ch);
+                    }
+                }
+                None => self.core.start_tx(ch),
+            },
             Ev::Arrive(ch, id) => {
                 let node = if ch == u32::MAX { self.core.pool.get(id).src } else { self.core.chans[ch as usize].to };
                 let dst = self.core.pool.get(id).dst;

@@ -107,16 +107,13 @@ fn capacity(t: &Value, p: &str) -> Option<f64> {
     if let Some(r) = rate(t, &format!("{p}rate")) {
         return Some(r);
     }
-    for k in [format!("{p}trace_data"), format!("{p}trace")] {
-        if let Some(b) = s(t, &k).and_then(trace_bps) {
-            return Some(b);
-        }
+    // A trace arrives from the Python front as {"path", "data"} (scenario.to_json inlines the file).
+    if let Some(b) = t.get(format!("{p}trace")).and_then(|v| v.get("data").and_then(Value::as_str).or(v.as_str())).and_then(trace_bps) {
+        return Some(b);
     }
-    // a capacity model given as a table with a mean rate (cellular), if it states one
-    for k in [format!("{p}cellular")] {
-        if let Some(c) = t.get(&k) {
-            return Some(rate(c, "mean_rate").or_else(|| rate(c, "rate")).unwrap_or(UNKNOWN_RATE_BPS));
-        }
+    // The cellular model: its mean rate as written, else the model's default mean.
+    if let Some(c) = t.get(format!("{p}cellular")) {
+        return Some(rate(c, "mean_rate").unwrap_or(crate::cellular::DEFAULTS.mean_bps));
     }
     None
 }

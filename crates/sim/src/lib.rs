@@ -5,6 +5,7 @@
 //! returns the same [`record::Tables`] bit for bit. Time is integer nanoseconds ([`Time`]); events at
 //! the same instant run in the order they were scheduled ([`event::EventQueue`]); every component
 //! draws from its own named random stream ([`rng::Rng::stream`]).
+pub mod cellular;
 pub mod config;
 pub mod engine;
 pub mod estimate;

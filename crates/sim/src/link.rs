@@ -1,87 +1,189 @@
-//! One direction of a link: a queue discipline in front of a serialiser (fixed rate, or delivery
-//! opportunities from a Mahimahi trace), then propagation delay plus optional random extra delay.
-use crate::packet::NodeId;
+//! One direction of a link: a queue discipline in front of a serialiser, then propagation delay
+//! plus optional random extra delay. The serialiser is either a fixed rate (with tc's per-packet
+//! `overhead` counted in it) or a list of delivery opportunities — a Mahimahi trace, or the
+//! opportunities jitterlab's cellular model generates (`crate::cellular`) — driven with Mahimahi's
+//! exact semantics (see [`OppLink`]).
+use crate::packet::{NodeId, PktId};
 use crate::qdisc::Qdisc;
 use crate::rng::Rng;
 use crate::time::{Rate, Time};
 
-/// Mahimahi link trace: each line is a millisecond timestamp at which one delivery opportunity of
-/// 1504 bytes occurs (mahimahi's PACKET_SIZE); the trace repeats with period = last timestamp.
-/// A packet consumes bytes from successive opportunities and leaves at the one that completes it;
-/// an opportunity that finds the queue empty is lost (as in mahimahi's LinkQueue).
-#[derive(Clone, Debug)]
+/// Bytes one delivery opportunity carries: Mahimahi's PACKET_SIZE (src/frontend/link_queue.hh).
+pub const OPPORTUNITY_BYTES: u32 = 1504;
+/// Old name, kept for callers that used it.
+pub const TRACE_OPPORTUNITY_BYTES: u32 = OPPORTUNITY_BYTES;
+
+/// Delivery opportunities in Mahimahi's form: integer-millisecond stamps, non-decreasing, each one
+/// carrying [`OPPORTUNITY_BYTES`]; the list loops with period = the last stamp (Mahimahi adds
+/// `schedule_.back()` to its base timestamp on wrap-around).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Trace {
-    opps_ms: Vec<u64>,
+    stamps: Vec<u64>,
     period_ms: u64,
-    /// Index of the next unused opportunity and the loop count.
-    next: usize,
-    cycle: u64,
-    cur_time: Time,
-    cur_left: u32,
 }
 
-pub const TRACE_OPPORTUNITY_BYTES: u32 = 1504;
+/// A trace-file error: the 1-based line (0 when it concerns the whole file) and what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceError {
+    pub line: usize,
+    pub msg: String,
+}
+
+/// Position in the looped opportunity list: opportunity `idx` of loop `cycle`. Ordered in time.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct Cursor {
+    cycle: u64,
+    idx: usize,
+}
 
 impl Trace {
-    /// Parses mahimahi's format; errors name the line.
-    pub fn parse(text: &str) -> Result<Trace, String> {
+    /// Parses Mahimahi's format (one whole number of ms per line). Blank lines and `#` comments are
+    /// skipped (Mahimahi refuses blank lines; skipping them changes no timing).
+    pub fn parse(text: &str) -> Result<Trace, TraceError> {
         let mut opps = Vec::new();
         for (i, line) in text.lines().enumerate() {
             let l = line.trim();
             if l.is_empty() || l.starts_with('#') {
                 continue;
             }
-            let v: u64 = l.parse().map_err(|_| format!("line {}: expected a whole number of milliseconds, got {l:?}", i + 1))?;
+            let v: u64 = l.parse().map_err(|_| TraceError { line: i + 1, msg: format!("expected a whole number of milliseconds, got {l:?}") })?;
             if let Some(&last) = opps.last() {
                 if v < last {
-                    return Err(format!("line {}: timestamps must not decrease ({v} after {last})", i + 1));
+                    return Err(TraceError { line: i + 1, msg: format!("timestamps must not decrease ({v} after {last})") });
                 }
             }
             opps.push(v);
         }
-        let period = *opps.last().ok_or("the trace has no delivery opportunities")?;
+        Trace::from_stamps(opps).map_err(|msg| TraceError { line: 0, msg })
+    }
+
+    /// Builds a trace from stamps (checked: non-empty, non-decreasing, last stamp > 0).
+    pub fn from_stamps(stamps: Vec<u64>) -> Result<Trace, String> {
+        let period = *stamps.last().ok_or("the trace has no delivery opportunities")?;
         if period == 0 {
             return Err("the trace's last timestamp must be > 0 ms (it is the loop period)".into());
         }
-        Ok(Trace { opps_ms: opps, period_ms: period, next: 0, cycle: 0, cur_time: Time::ZERO, cur_left: 0 })
+        if stamps.windows(2).any(|w| w[1] < w[0]) {
+            return Err("timestamps must not decrease".into());
+        }
+        Ok(Trace { stamps, period_ms: period })
     }
 
-    fn opp_time(&self, idx: usize, cycle: u64) -> Time { Time::from_ms(self.opps_ms[idx] + cycle * self.period_ms) }
+    pub fn stamps(&self) -> &[u64] { &self.stamps }
+    pub fn period_ms(&self) -> u64 { self.period_ms }
 
-    fn advance(&mut self) -> Time {
-        let t = self.opp_time(self.next, self.cycle);
-        self.next += 1;
-        if self.next == self.opps_ms.len() {
-            self.next = 0;
-            self.cycle += 1;
-        }
-        t
+    /// Average capacity in bit/s: opportunities × 1504 B × 8 over one period.
+    pub fn mean_bps(&self) -> f64 { self.stamps.len() as f64 * OPPORTUNITY_BYTES as f64 * 8.0 / (self.period_ms as f64 * 1e-3) }
+    /// Old name of [`Trace::mean_bps`].
+    pub fn mean_rate(&self) -> f64 { self.mean_bps() }
+
+    /// The millisecond at which the opportunity under `c` occurs.
+    pub fn at(&self, c: Cursor) -> u64 { self.stamps[c.idx] + c.cycle * self.period_ms }
+
+    /// The opportunity after `c`.
+    pub fn next(&self, c: Cursor) -> Cursor {
+        if c.idx + 1 == self.stamps.len() { Cursor { cycle: c.cycle + 1, idx: 0 } } else { Cursor { cycle: c.cycle, idx: c.idx + 1 } }
     }
 
-    /// Departure time of a packet of `size` bytes that is at the head of the queue at `now`.
-    pub fn depart(&mut self, now: Time, size: u32) -> Time {
-        let mut need = size;
-        if self.cur_left > 0 && self.cur_time >= now {
-            let take = need.min(self.cur_left);
-            self.cur_left -= take;
-            need -= take;
+    /// The first opportunity stamped strictly after millisecond `ms`.
+    pub fn first_after(&self, ms: u64) -> Cursor {
+        let cycle = ms / self.period_ms;
+        let within = ms - cycle * self.period_ms;
+        let idx = self.stamps.partition_point(|&s| s <= within);
+        if idx == self.stamps.len() { Cursor { cycle: cycle + 1, idx: 0 } } else { Cursor { cycle, idx } }
+    }
+}
+
+/// The serialiser of a link driven by delivery opportunities, as Mahimahi's `LinkQueue`
+/// (src/frontend/link_queue.cc): the clock is integer milliseconds; when a packet arrives at
+/// millisecond `now`, every opportunity stamped `<= now` is used first (by packets already queued,
+/// or wasted) and only then is the packet enqueued (`rationalize(now)` before `enqueue`); an
+/// opportunity's 1504 bytes can finish several packets; a packet larger than what is left keeps
+/// the rest of the opportunity and continues in the next one; what an opportunity has left when
+/// the queue is empty is lost; a packet leaves at the stamp of the opportunity that completes it.
+/// The engine keeps one pending event per busy link, at the next opportunity's stamp.
+#[derive(Clone, Debug)]
+pub struct OppLink {
+    pub trace: Trace,
+    /// The first opportunity not yet used or wasted.
+    pub(crate) next: Cursor,
+    /// The packet being sent and the bytes it still needs (Mahimahi's `packet_in_transit_`).
+    pub(crate) in_transit: Option<(PktId, u32)>,
+    /// Time of the scheduled opportunity event; None while the link is idle.
+    pub(crate) pending: Option<Time>,
+}
+
+impl OppLink {
+    pub fn new(trace: Trace) -> OppLink { OppLink { trace, next: Cursor::default(), in_transit: None, pending: None } }
+}
+
+/// How a link direction's capacity is given.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Capacity {
+    /// A fixed rate; `overhead` bytes are added to every packet's size in the serialisation time
+    /// (tc-stab's / netem's `overhead`).
+    Rate { rate: Rate, overhead: u32 },
+    /// A Mahimahi trace read from `path`.
+    Trace { path: String, trace: Trace },
+    /// jitterlab's cellular model; the opportunities are generated per channel and run.
+    Cellular(crate::cellular::CellularParams),
+}
+
+impl Capacity {
+    /// Mean capacity in bit/s (what the channels table reports).
+    pub fn mean_bps(&self) -> f64 {
+        match self {
+            Capacity::Rate { rate, .. } => rate.0 as f64,
+            Capacity::Trace { trace, .. } => trace.mean_bps(),
+            Capacity::Cellular(p) => p.mean_bps,
         }
-        while need > 0 {
-            let mut t = self.advance();
-            while t < now {
-                t = self.advance();
-            }
-            self.cur_time = t;
-            self.cur_left = TRACE_OPPORTUNITY_BYTES;
-            let take = need.min(self.cur_left);
-            self.cur_left -= take;
-            need -= take;
-        }
-        self.cur_time
+    }
+}
+
+/// Time-correlated link loss (`loss` with `loss_burst`): the link alternates between good periods
+/// and loss bursts, both exponentially distributed, the bursts with mean `loss_burst` and the good
+/// periods with mean loss_burst·(1 − loss)/loss, so a fraction `loss` of the time — and so of the
+/// packets, whatever their rate — is lost. Every packet that leaves the serialiser during a burst
+/// is lost (a radio outage, not independent bit errors). The periods are a function of time only
+/// (stream `loss:<channel>`), so another backend can replay them ([`LossBursts::periods`]).
+#[derive(Clone, Debug)]
+pub struct LossBursts {
+    mean_bad: f64,
+    mean_good: f64,
+    rng: Rng,
+    next_bad: Time,
+    bad_until: Time,
+}
+
+impl LossBursts {
+    pub fn new(loss: f64, burst: Time, seed: u64, channel: &str) -> LossBursts {
+        let mean_bad = burst.secs_f64();
+        let mean_good = mean_bad * (1.0 - loss) / loss;
+        let mut rng = Rng::stream(seed, &format!("loss:{channel}"));
+        let next_bad = Time::from_secs_f64(rng.exponential(mean_good));
+        let bad_until = next_bad + Time::from_secs_f64(rng.exponential(mean_bad));
+        LossBursts { mean_bad, mean_good, rng, next_bad, bad_until }
     }
 
-    /// Average capacity of the trace in bit/s.
-    pub fn mean_rate(&self) -> f64 { self.opps_ms.len() as f64 * TRACE_OPPORTUNITY_BYTES as f64 * 8.0 / (self.period_ms as f64 * 1e-3) }
+    /// Whether a packet leaving at `t` is lost; `t` must not decrease between calls.
+    pub fn lost_at(&mut self, t: Time) -> bool {
+        while t >= self.bad_until {
+            self.next_bad = self.bad_until + Time::from_secs_f64(self.rng.exponential(self.mean_good));
+            self.bad_until = self.next_bad + Time::from_secs_f64(self.rng.exponential(self.mean_bad));
+        }
+        t >= self.next_bad
+    }
+
+    /// The loss bursts [start, end) that begin before `until`, in ns.
+    pub fn periods(mut self, until: Time) -> Vec<(u64, u64)> {
+        let mut out = vec![];
+        while self.next_bad < until {
+            out.push((self.next_bad.ns(), self.bad_until.ns()));
+            let t = self.bad_until;
+            self.lost_at(t);
+        }
+        out
+    }
 }
 
 /// Random extra per-packet delay (cellular-like link-layer jitter).
@@ -112,15 +214,22 @@ pub struct Channel {
     pub name: String,
     pub from: NodeId,
     pub to: NodeId,
+    /// The fixed rate, or the mean rate of the opportunities (reported; qdiscs that need a rate,
+    /// e.g. RED's idle-time estimate, use it).
     pub rate: Rate,
+    /// Per-packet bytes counted in a fixed rate's serialisation time (tc's `overhead`).
+    pub overhead: u32,
     pub delay: Time,
     pub qdisc: Box<dyn Qdisc>,
-    pub trace: Option<Trace>,
+    /// Opportunity-driven serialiser (trace or cellular model); None: fixed rate.
+    pub opp: Option<OppLink>,
     pub jitter: Option<Jitter>,
     /// Let random delay reorder packets (otherwise FIFO is kept by holding later packets back).
     pub reorder: bool,
     /// Random link-layer loss probability applied after serialisation.
     pub loss: f64,
+    /// With `loss_burst`: losses come in bursts (the process replaces independent draws).
+    pub loss_bursts: Option<LossBursts>,
     pub(crate) busy: bool,
     pub(crate) last_arrival: Time,
     pub(crate) rng: Rng,
@@ -130,4 +239,33 @@ pub struct Channel {
     pub lost_bytes: u64,
     /// Whether queue_samples includes this channel.
     pub sampled: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursor_walks_the_loop_and_finds_the_first_later_stamp() {
+        let t = Trace::from_stamps(vec![0, 2, 2, 5]).unwrap();
+        assert_eq!(t.period_ms(), 5);
+        // ms 0 has the stamp-0 opportunity of loop 0; strictly after 0 comes 2.
+        assert_eq!(t.at(t.first_after(0)), 2);
+        assert_eq!(t.at(t.first_after(1)), 2);
+        assert_eq!(t.at(t.first_after(2)), 5);
+        // after 5: loop 1 starts at 5 + 0 = 5 (not later), so the next is 5 + 2 = 7.
+        assert_eq!(t.at(t.first_after(5)), 7);
+        assert_eq!(t.at(t.first_after(4)), 5);
+        let mut c = Cursor::default();
+        let walked: Vec<u64> = (0..9).map(|_| { let m = t.at(c); c = t.next(c); m }).collect();
+        assert_eq!(walked, vec![0, 2, 2, 5, 5, 7, 7, 10, 10]);
+    }
+
+    #[test]
+    fn parse_errors_name_the_line() {
+        assert_eq!(Trace::parse("1\n3\n2\n").unwrap_err().line, 3);
+        assert_eq!(Trace::parse("1\nx\n").unwrap_err().line, 2);
+        assert_eq!(Trace::parse("0\n0\n").unwrap_err().line, 0);
+        assert_eq!(Trace::parse("# c\n\n4\n").unwrap().mean_bps(), 1504.0 * 8.0 / 0.004);
+    }
 }

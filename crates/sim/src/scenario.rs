@@ -14,7 +14,8 @@ use serde_json::Value;
 
 use crate::config::{ConfigError, Params};
 use crate::engine::{ChannelSpec, Sim};
-use crate::link::{Jitter, Trace};
+use crate::cellular::CellularParams;
+use crate::link::{Capacity, Jitter, LossBursts, Trace};
 use crate::packet::NodeId;
 use crate::qdisc::{self, droptail, LinkInfo, Qdisc};
 use crate::record::Tables;
@@ -146,28 +147,44 @@ fn parse_hosts(root: &mut Params, sim: &Sim) -> Result<BTreeMap<NodeId, HostMode
 }
 
 /// One direction of a link as written.
+#[derive(Clone)]
 struct Dir {
-    rate: Rate,
+    capacity: Capacity,
+    /// The key the capacity was written under (`access.down_cellular`), for errors.
+    capacity_path: String,
     delay: Time,
     queue: Option<Params>,
     queue_path: String,
     jitter: Option<Jitter>,
-    trace: Option<Trace>,
     loss: f64,
+    /// Mean length of a loss burst (None: independent losses).
+    loss_burst: Option<Time>,
     reorder: bool,
 }
 
-struct Keys<'k> {
-    rate: &'k str,
-    delay: &'k str,
-    queue: &'k str,
-    jitter: &'k str,
-    trace: &'k str,
-    loss: &'k str,
-    reorder: &'k str,
+impl Clone for Params {
+    fn clone(&self) -> Params { self.duplicate() }
 }
 
-const PLAIN: Keys<'static> = Keys { rate: "rate", delay: "delay", queue: "queue", jitter: "jitter", trace: "trace_data", loss: "loss", reorder: "reorder" };
+/// The keys of one link direction; `prefix` is prepended to each ("down_", "bottleneck_", "").
+struct Keys {
+    prefix: &'static str,
+    /// The queue's key when it does not follow the prefix ([dumbbell]'s `queue`).
+    queue: Option<&'static str>,
+}
+
+impl Keys {
+    fn k(&self, key: &str) -> String {
+        if key == "queue" {
+            if let Some(q) = self.queue {
+                return q.to_string();
+            }
+        }
+        format!("{}{key}", self.prefix)
+    }
+}
+
+const PLAIN: Keys = Keys { prefix: "", queue: None };
 
 fn parse_jitter(p: &mut Params, key: &str) -> Result<Option<Jitter>, ConfigError> {
     let Some(mut j) = p.table_opt(key)? else { return Ok(None) };
@@ -199,35 +216,99 @@ fn parse_jitter(p: &mut Params, key: &str) -> Result<Option<Jitter>, ConfigError
     Ok(Some(out))
 }
 
-fn parse_dir(p: &mut Params, k: &Keys, inherit: Option<&Dir>) -> Result<Dir, ConfigError> {
-    let rate = match (p.rate_opt(k.rate)?, inherit) {
-        (Some(r), _) => r,
-        (None, Some(d)) => d.rate,
-        (None, None) => return Err(p.err(k.rate, "missing")),
+/// Reads a trace given as `{path, data}` (the Python front inlines trace files that way; the core
+/// does no I/O). Errors name the key, the file and the line.
+fn parse_trace(p: &mut Params, key: &str) -> Result<Option<Capacity>, ConfigError> {
+    let Some(v) = p.value_opt(key) else { return Ok(None) };
+    let (path, data) = match &v {
+        Value::Object(m) => match (m.get("path").and_then(Value::as_str), m.get("data").and_then(Value::as_str)) {
+            (Some(path), Some(data)) if m.len() == 2 => (path.to_string(), data.to_string()),
+            _ => return Err(p.err(key, "expected a trace file path (inlined as {path, data} by the Python front)")),
+        },
+        Value::String(s) => return Err(p.err(key, format!("trace file {s:?} was not read: the core does no I/O; load the scenario with jitterlab.scenario.load, which inlines trace files"))),
+        other => return Err(p.err(key, format!("expected a trace file path as a string, got {other}"))),
     };
-    let delay = match (p.duration_opt(k.delay)?, inherit) {
+    let trace = Trace::parse(&data).map_err(|e| {
+        if e.line == 0 { p.err(key, format!("{path}: {}", e.msg)) } else { p.err(key, format!("{path} line {}: {}", e.line, e.msg)) }
+    })?;
+    Ok(Some(Capacity::Trace { path, trace }))
+}
+
+/// Exactly one of `rate` (+ `overhead`), `trace`, `cellular`; None when none is given.
+fn parse_capacity(p: &mut Params, k: &Keys) -> Result<Option<Capacity>, ConfigError> {
+    let (rk, ok, tk, ck) = (k.k("rate"), k.k("overhead"), k.k("trace"), k.k("cellular"));
+    let given: Vec<&String> = [&rk, &tk, &ck].into_iter().filter(|key| p.has(key)).collect();
+    if given.len() > 1 {
+        return Err(p.err(given[1], format!("give one capacity: {} and {} are both set", p.key_path(given[0]), p.key_path(given[1]))));
+    }
+    if p.has(&ok) && !p.has(&rk) {
+        return Err(p.err(&ok, format!("only with {rk} (a trace's or the cellular model's opportunities count IP bytes, as Mahimahi's)")));
+    }
+    if let Some(rate) = p.rate_opt(&rk)? {
+        let overhead = match p.bytes_opt(&ok)? {
+            None => 0,
+            Some(b) if b <= 1000 => b as u32,
+            Some(b) => return Err(p.err(&ok, format!("must be at most 1000 B per packet, got {b} B"))),
+        };
+        return Ok(Some(Capacity::Rate { rate, overhead }));
+    }
+    if let Some(c) = parse_trace(p, &tk)? {
+        return Ok(Some(c));
+    }
+    if let Some(mut cp) = p.table_opt(&ck)? {
+        let params = CellularParams::parse(&mut cp)?;
+        cp.finish()?;
+        return Ok(Some(Capacity::Cellular(params)));
+    }
+    Ok(None)
+}
+
+fn parse_dir(p: &mut Params, k: &Keys, inherit: Option<&Dir>) -> Result<Dir, ConfigError> {
+    let written = [k.k("rate"), k.k("trace"), k.k("cellular")].into_iter().find(|key| p.has(key)).map(|key| p.key_path(&key));
+    let (capacity, capacity_path) = match (parse_capacity(p, k)?, inherit) {
+        (Some(c), _) => (c, written.unwrap_or_default()),
+        (None, Some(d)) => (d.capacity.clone(), d.capacity_path.clone()),
+        (None, None) => return Err(p.err(&k.k("rate"), format!("missing: give the capacity as {}, {} or {}", k.k("rate"), k.k("trace"), k.k("cellular")))),
+    };
+    let delay = match (p.duration_opt(&k.k("delay"))?, inherit) {
         (Some(t), _) => t,
         (None, Some(d)) => d.delay,
-        (None, None) => return Err(p.err(k.delay, "missing")),
+        (None, None) => return Err(p.err(&k.k("delay"), "missing")),
     };
-    let queue_path = p.key_path(k.queue);
-    let queue = match (p.table_opt(k.queue)?, inherit) {
+    let queue_key = k.k("queue");
+    let queue_path = p.key_path(&queue_key);
+    let queue = match (p.table_opt(&queue_key)?, inherit) {
         (Some(q), _) => Some(q),
         (None, Some(d)) => d.queue.as_ref().map(clone_params),
         (None, None) => None,
     };
-    let queue_path = if queue.is_some() { queue.as_ref().map(|q| q.path().to_string()).unwrap_or(queue_path) } else { queue_path };
-    let jitter = parse_jitter(p, k.jitter)?;
-    let trace = match p.str_opt(k.trace)? {
-        None => None,
-        Some(text) => Some(Trace::parse(&text).map_err(|m| p.err(k.trace, format!("bad mahimahi trace: {m}")))?),
+    let queue_path = match (&queue, inherit) {
+        (Some(q), _) => q.path().to_string(),
+        (None, Some(d)) => d.queue_path.clone(),
+        (None, None) => queue_path,
     };
-    let loss = p.f64_or(k.loss, 0.0)?;
+    let jitter = parse_jitter(p, &k.k("jitter"))?;
+    let loss = p.f64_or(&k.k("loss"), 0.0)?;
     if !(0.0..=1.0).contains(&loss) {
-        return Err(p.err(k.loss, format!("must be a probability in [0, 1], got {loss}")));
+        return Err(p.err(&k.k("loss"), format!("must be a probability in [0, 1], got {loss}")));
     }
-    let reorder = p.bool_or(k.reorder, false)?;
-    Ok(Dir { rate, delay, queue, queue_path, jitter, trace, loss, reorder })
+    let loss_burst = p.duration_opt(&k.k("loss_burst"))?;
+    if let Some(b) = loss_burst {
+        if b == Time::ZERO {
+            return Err(p.err(&k.k("loss_burst"), "must be > 0"));
+        }
+        if !(loss > 0.0 && loss < 1.0) {
+            return Err(p.err(&k.k("loss_burst"), format!("needs {} between 0 and 1 (exclusive): the share of time in loss bursts", k.k("loss"))));
+        }
+    }
+    let reorder = p.bool_or(&k.k("reorder"), false)?;
+    Ok(Dir { capacity, capacity_path, delay, queue, queue_path, jitter, loss, loss_burst, reorder })
+}
+
+/// The reverse direction of a link with no reverse table: same capacity, delay and queue settings,
+/// no jitter, loss or reordering.
+fn plain_reverse(d: &Dir) -> Dir {
+    Dir { capacity: d.capacity.clone(), capacity_path: d.capacity_path.clone(), delay: d.delay, queue: d.queue.as_ref().map(clone_params), queue_path: d.queue_path.clone(), jitter: None, loss: 0.0, loss_burst: None, reorder: false }
 }
 
 /// The reverse direction inherits the forward queue's settings (its own instance, same path in errors).
@@ -259,7 +340,7 @@ fn parse_links(root: &mut Params) -> Result<Vec<LinkDef>, ConfigError> {
                 rp.finish()?;
                 d
             }
-            None => Dir { rate: fwd.rate, delay: fwd.delay, queue: fwd.queue.as_ref().map(clone_params), queue_path: fwd.queue_path.clone(), jitter: None, trace: None, loss: 0.0, reorder: false },
+            None => plain_reverse(&fwd),
         };
         lp.finish()?;
         out.push(LinkDef { name, from, to, fwd, rev });
@@ -271,10 +352,10 @@ fn parse_access(mut a: Params) -> Result<Vec<LinkDef>, ConfigError> {
     let server = a.str_opt("server")?.unwrap_or_else(|| "server".into());
     let router = a.str_opt("router")?.unwrap_or_else(|| "router".into());
     let client = a.str_opt("client")?.unwrap_or_else(|| "client".into());
-    let core = parse_dir(&mut a, &Keys { rate: "core_rate", delay: "core_delay", queue: "core_queue", jitter: "core_jitter", trace: "core_trace_data", loss: "core_loss", reorder: "core_reorder" }, None)?;
-    let core_rev = Dir { rate: core.rate, delay: core.delay, queue: core.queue.as_ref().map(clone_params), queue_path: core.queue_path.clone(), jitter: None, trace: None, loss: 0.0, reorder: false };
-    let down = parse_dir(&mut a, &Keys { rate: "down_rate", delay: "down_delay", queue: "down_queue", jitter: "down_jitter", trace: "down_trace_data", loss: "down_loss", reorder: "down_reorder" }, None)?;
-    let up = parse_dir(&mut a, &Keys { rate: "up_rate", delay: "up_delay", queue: "up_queue", jitter: "up_jitter", trace: "up_trace_data", loss: "up_loss", reorder: "up_reorder" }, Some(&down))?;
+    let core = parse_dir(&mut a, &Keys { prefix: "core_", queue: None }, None)?;
+    let core_rev = plain_reverse(&core);
+    let down = parse_dir(&mut a, &Keys { prefix: "down_", queue: None }, None)?;
+    let up = parse_dir(&mut a, &Keys { prefix: "up_", queue: None }, Some(&down))?;
     a.finish()?;
     Ok(vec![
         LinkDef { name: "core".into(), from: server, to: router.clone(), fwd: core, rev: core_rev },
@@ -287,9 +368,9 @@ fn parse_dumbbell(mut d: Params) -> Result<Vec<LinkDef>, ConfigError> {
     if n == 0 || n > 10_000 {
         return Err(d.err("pairs", format!("must be between 1 and 10000, got {n}")));
     }
-    let bn = parse_dir(&mut d, &Keys { rate: "bottleneck_rate", delay: "bottleneck_delay", queue: "queue", jitter: "bottleneck_jitter", trace: "bottleneck_trace_data", loss: "bottleneck_loss", reorder: "bottleneck_reorder" }, None)?;
+    let bn = parse_dir(&mut d, &Keys { prefix: "bottleneck_", queue: Some("queue") }, None)?;
     let bn_rev_queue = d.table_opt("reverse_queue")?;
-    let acc = parse_dir(&mut d, &Keys { rate: "access_rate", delay: "access_delay", queue: "access_queue", jitter: "access_jitter", trace: "access_trace_data", loss: "access_loss", reorder: "access_reorder" }, None)?;
+    let acc = parse_dir(&mut d, &Keys { prefix: "access_", queue: None }, None)?;
     // Per-host access delays (e.g. to give flows different RTTs), one per pair.
     let delays = match d.value_opt("access_delays") {
         None => None,
@@ -309,21 +390,12 @@ fn parse_dumbbell(mut d: Params) -> Result<Vec<LinkDef>, ConfigError> {
     };
     d.finish()?;
     let mut out = vec![];
-    let same = |x: &Dir, delay: Time| Dir { rate: x.rate, delay, queue: x.queue.as_ref().map(clone_params), queue_path: x.queue_path.clone(), jitter: x.jitter.clone(), trace: None, loss: x.loss, reorder: x.reorder };
+    let same = |x: &Dir, delay: Time| Dir { capacity: x.capacity.clone(), capacity_path: x.capacity_path.clone(), delay, queue: x.queue.as_ref().map(clone_params), queue_path: x.queue_path.clone(), jitter: x.jitter.clone(), loss: x.loss, loss_burst: x.loss_burst, reorder: x.reorder };
     for i in 1..=n {
         let delay = delays.as_ref().map(|v| v[(i - 1) as usize]).unwrap_or(acc.delay);
         out.push(LinkDef { name: format!("s{i}"), from: format!("s{i}"), to: "r1".into(), fwd: same(&acc, delay), rev: same(&acc, delay) });
     }
-    let bn_rev = Dir {
-        rate: bn.rate,
-        delay: bn.delay,
-        queue: bn_rev_queue.or_else(|| bn.queue.as_ref().map(clone_params)),
-        queue_path: bn.queue_path.clone(),
-        jitter: None,
-        trace: None,
-        loss: 0.0,
-        reorder: false,
-    };
+    let bn_rev = Dir { queue: bn_rev_queue.or_else(|| bn.queue.as_ref().map(clone_params)), ..plain_reverse(&bn) };
     out.push(LinkDef { name: "bottleneck".into(), from: "r1".into(), to: "r2".into(), fwd: bn, rev: bn_rev });
     for i in 1..=n {
         let delay = delays.as_ref().map(|v| v[(i - 1) as usize]).unwrap_or(acc.delay);
@@ -344,6 +416,40 @@ fn build_qdisc(q: Option<Params>, path: &str, rate: Rate, rng: &mut Rng) -> Resu
     Ok(built)
 }
 
+/// What a channel's serialiser runs on: (rate or mean rate, per-packet overhead, opportunities).
+/// A cellular channel's opportunities come from its own stream `cellular:<channel>` of `seed`.
+pub fn channel_capacity(c: &Capacity, seed: u64, channel: &str, duration: Time) -> Result<(Rate, u32, Option<Trace>), String> {
+    Ok(match c {
+        Capacity::Rate { rate, overhead } => (*rate, *overhead, None),
+        Capacity::Trace { trace, .. } => (Rate((trace.mean_bps().round() as u64).max(1)), 0, Some(trace.clone())),
+        Capacity::Cellular(p) => {
+            let trace = crate::cellular::trace_for_run(p, seed, channel, duration)?;
+            (Rate((p.mean_bps.round() as u64).max(1)), 0, Some(trace))
+        }
+    })
+}
+
+/// Every link of the scenario: `[links.NAME]` tables, then `[access]`, then `[dumbbell]`.
+fn parse_topology(root: &mut Params) -> Result<Vec<LinkDef>, ConfigError> {
+    let mut links = parse_links(root)?;
+    if let Some(a) = root.table_opt("access")? {
+        links.extend(parse_access(a)?);
+    }
+    if let Some(d) = root.table_opt("dumbbell")? {
+        links.extend(parse_dumbbell(d)?);
+    }
+    if links.is_empty() {
+        return Err(ConfigError::new("links", "the scenario has no topology: give [links.NAME] tables, [access] or [dumbbell]"));
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for l in &links {
+        if !seen.insert(l.name.clone()) {
+            return Err(ConfigError::new(format!("links.{}", l.name), "a link of this name is defined twice (shorthands define core, bottleneck, s1.., d1..)"));
+        }
+    }
+    Ok(links)
+}
+
 /// The scenario read and built, ready to run.
 pub struct Built {
     pub sim: Sim,
@@ -360,22 +466,7 @@ pub fn build(v: &Value, seed: u64) -> Result<Built, ConfigError> {
     if duration == Time::ZERO {
         return Err(root.err("duration", "must be > 0"));
     }
-    let mut links = parse_links(&mut root)?;
-    if let Some(a) = root.table_opt("access")? {
-        links.extend(parse_access(a)?);
-    }
-    if let Some(d) = root.table_opt("dumbbell")? {
-        links.extend(parse_dumbbell(d)?);
-    }
-    if links.is_empty() {
-        return Err(ConfigError::new("links", "the scenario has no topology: give [links.NAME] tables, [access] or [dumbbell]"));
-    }
-    let mut seen = std::collections::BTreeSet::new();
-    for l in &links {
-        if !seen.insert(l.name.clone()) {
-            return Err(ConfigError::new(format!("links.{}", l.name), "a link of this name is defined twice (shorthands define core, bottleneck, s1.., d1..)"));
-        }
-    }
+    let links = parse_topology(&mut root)?;
 
     let mut sim = Sim::new(seed);
     for l in &links {
@@ -430,12 +521,17 @@ pub fn build(v: &Value, seed: u64) -> Result<Built, ConfigError> {
         let to = sim.node_id(&l.to).expect("added");
         for (dir, name, a, b) in [(l.fwd, l.name.clone(), from, to), (l.rev, format!("{}.rev", l.name), to, from)] {
             let mut rng = Rng::stream(seed, &format!("qdisc:{name}"));
-            let q = build_qdisc(dir.queue, &dir.queue_path, dir.rate, &mut rng)?;
+            let (rate, overhead, trace) = channel_capacity(&dir.capacity, seed, &name, duration).map_err(|m| ConfigError::new(dir.capacity_path.clone(), m))?;
+            let q = build_qdisc(dir.queue, &dir.queue_path, rate, &mut rng)?;
             let is_sampled = match &sampled {
                 Some(v) => v.iter().any(|s| *s == name),
                 None => !name.ends_with(".rev"),
             };
-            sim.add_channel(ChannelSpec { name, from: a, to: b, rate: dir.rate, delay: dir.delay, qdisc: q, trace: dir.trace, jitter: dir.jitter, reorder: dir.reorder, loss: dir.loss, sampled: is_sampled });
+            let id = sim.add_channel(ChannelSpec { name, from: a, to: b, rate, delay: dir.delay, qdisc: q, trace, jitter: dir.jitter, reorder: dir.reorder, loss: dir.loss, sampled: is_sampled });
+            sim.channel_mut(id).overhead = overhead;
+            if let Some(b) = dir.loss_burst {
+                sim.channel_mut(id).loss_bursts = Some(LossBursts::new(dir.loss, b, seed, &sim.channel(id).name.clone()));
+            }
         }
     }
     let missing = sim.compute_routes();
@@ -474,4 +570,192 @@ pub fn run(v: &Value, seed: u64) -> Result<Tables, ConfigError> {
     let Built { mut sim, duration, .. } = build(v, seed)?;
     sim.run_until(duration);
     Ok(sim.finish())
+}
+
+// ---------------------------------------------------------------------------------------------
+// The expanded scenario (`expand`), for Python consumers: the testbed planner, capture analysis.
+// ---------------------------------------------------------------------------------------------
+
+/// Version of the expanded form; bump when its shape changes.
+pub const EXPANDED_SCHEMA: u32 = 1;
+
+fn secs_ns(s: f64) -> u64 { Time::from_secs_f64(s).ns() }
+
+fn jitter_json(j: &Option<Jitter>) -> Value {
+    match j {
+        None => Value::Null,
+        Some(Jitter::Uniform { lo, hi }) => serde_json::json!({"dist": "uniform", "min_ns": secs_ns(*lo), "max_ns": secs_ns(*hi)}),
+        Some(Jitter::Exponential { mean }) => serde_json::json!({"dist": "exponential", "mean_ns": secs_ns(*mean)}),
+        Some(Jitter::Normal { mean, sd }) => serde_json::json!({"dist": "normal", "mean_ns": secs_ns(*mean), "sd_ns": secs_ns(*sd)}),
+        Some(Jitter::Pareto { mean, shape }) => serde_json::json!({"dist": "pareto", "mean_ns": secs_ns(*mean), "shape": shape}),
+    }
+}
+
+/// A value with a unit in base units: durations → `KEY_ns`, sizes → `KEY_bytes` / `KEY_pkts`,
+/// rates → `KEY_bps`; tables and arrays recursively; everything else as written.
+fn normalise(key: &str, v: &Value, out: &mut serde_json::Map<String, Value>) {
+    match v {
+        Value::String(s) => {
+            if let Ok(x) = crate::config::parse_duration(s) {
+                out.insert(format!("{key}_ns"), Value::from(secs_ns(x)));
+            } else if let Ok((x, pkts)) = crate::config::parse_size(s) {
+                out.insert(format!("{key}_{}", if pkts { "pkts" } else { "bytes" }), Value::from(x.round() as u64));
+            } else if let Ok(x) = crate::config::parse_rate(s) {
+                out.insert(format!("{key}_bps"), Value::from(x.round() as u64));
+            } else {
+                out.insert(key.to_string(), v.clone());
+            }
+        }
+        Value::Object(m) => {
+            let mut inner = serde_json::Map::new();
+            for (k, x) in m {
+                normalise(k, x, &mut inner);
+            }
+            out.insert(key.to_string(), Value::Object(inner));
+        }
+        Value::Array(a) => {
+            // An array of unit strings of one kind becomes KEY_<unit>: [numbers]; tables inside
+            // an array are normalised; anything else stays as written.
+            let mut conv: Vec<serde_json::Map<String, Value>> = vec![];
+            for x in a {
+                let mut one = serde_json::Map::new();
+                normalise(key, x, &mut one);
+                conv.push(one);
+            }
+            let first_key = conv.first().and_then(|m| m.keys().next().cloned());
+            let same_unit = !a.is_empty() && a.iter().all(Value::is_string) && first_key.as_deref() != Some(key) && conv.iter().all(|m| m.keys().next() == first_key.as_ref());
+            if same_unit {
+                let k = first_key.expect("non-empty");
+                let vals: Vec<Value> = conv.into_iter().map(|mut m| m.remove(&k).expect("same key")).collect();
+                out.insert(k, Value::Array(vals));
+            } else {
+                let vals: Vec<Value> = a.iter().zip(conv).map(|(x, mut m)| if x.is_object() { m.remove(key).unwrap_or(Value::Null) } else { x.clone() }).collect();
+                out.insert(key.to_string(), Value::Array(vals));
+            }
+        }
+        _ => {
+            out.insert(key.to_string(), v.clone());
+        }
+    }
+}
+
+fn params_json(p: &Params) -> Value {
+    let mut d = p.duplicate();
+    let mut out = serde_json::Map::new();
+    for k in d.keys() {
+        if let Some(v) = d.value_opt(&k) {
+            normalise(&k, &v, &mut out);
+        }
+    }
+    Value::Object(out)
+}
+
+fn queue_json(q: &Option<Params>) -> Value {
+    match q {
+        None => serde_json::json!({"kind": "droptail", "limit_pkts": DEFAULT_QUEUE_PKTS}),
+        Some(p) => params_json(p),
+    }
+}
+
+fn capacity_json(c: &Capacity, mean_bps: f64) -> Value {
+    match c {
+        Capacity::Rate { rate, overhead } => serde_json::json!({"kind": "rate", "bps": rate.0, "overhead_bytes": overhead}),
+        Capacity::Trace { path, trace } => serde_json::json!({"kind": "trace", "path": path, "opportunities_ms": trace.stamps(), "period_ms": trace.period_ms(), "mean_bps": mean_bps}),
+        Capacity::Cellular(p) => {
+            let mut v = p.to_json();
+            v["mean_bps"] = Value::from(mean_bps);
+            v
+        }
+    }
+}
+
+fn dir_json(d: &Dir, channel: &str) -> Value {
+    serde_json::json!({
+        "channel": channel,
+        "capacity": capacity_json(&d.capacity, d.capacity.mean_bps()),
+        "delay_ns": d.delay.ns(),
+        "queue": queue_json(&d.queue),
+        "jitter": jitter_json(&d.jitter),
+        "loss": d.loss,
+        "loss_burst_ns": d.loss_burst.map(|t| t.ns()),
+        "reorder": d.reorder,
+    })
+}
+
+/// The scenario validated (exactly as a run would: every key, unit and cross-reference) and
+/// expanded into base units. Shape: docs/scenarios.md, "Expanded form".
+pub fn expand(v: &Value) -> Result<Value, ConfigError> {
+    let built = build(v, 0)?;
+    let mut root = Params::new("", v)?;
+    let links = parse_topology(&mut root)?;
+    let nodes: Vec<&str> = built.sim.nodes().iter().map(|n| n.name.as_str()).collect();
+    let links_json: Vec<Value> = links
+        .iter()
+        .map(|l| {
+            serde_json::json!({
+                "name": l.name, "from": l.from, "to": l.to,
+                "forward": dir_json(&l.fwd, &l.name),
+                "reverse": dir_json(&l.rev, &format!("{}.rev", l.name)),
+            })
+        })
+        .collect();
+    let section = |key: &str| -> Value {
+        match v.get(key) {
+            None => Value::Null,
+            Some(x) => {
+                let mut m = serde_json::Map::new();
+                normalise(key, x, &mut m);
+                m.remove(key).unwrap_or(Value::Null)
+            }
+        }
+    };
+    let traffic = match section("traffic") {
+        Value::Null => Value::Array(vec![]),
+        t => t,
+    };
+    Ok(serde_json::json!({
+        "schema": EXPANDED_SCHEMA,
+        "name": built.name,
+        "duration_ns": built.duration.ns(),
+        "nodes": nodes,
+        "links": links_json,
+        "traffic": traffic,
+        "hosts": match section("hosts") { Value::Null => serde_json::json!({}), h => h },
+        "output": match section("output") { Value::Null => serde_json::json!({}), o => o },
+    }))
+}
+
+/// The loss bursts [start_ns, end_ns) of channel `channel` in the run of `v` with `seed` that begin
+/// within the run's duration plus `cellular::MARGIN_MS` (empty without `loss_burst`).
+pub fn channel_loss_periods(v: &Value, seed: u64, channel: &str) -> Result<Vec<(u64, u64)>, ConfigError> {
+    let built = build(v, seed)?;
+    let Some(id) = built.sim.channel_id(channel) else {
+        let names: Vec<&str> = built.sim.channels().iter().map(|c| c.name.as_str()).collect();
+        return Err(ConfigError::new("channel", format!("no channel named {channel:?} (channels: {})", names.join(", "))));
+    };
+    let until = built.duration + Time::from_ms(crate::cellular::MARGIN_MS);
+    Ok(built.sim.channel(id).loss_bursts.clone().map(|b| b.periods(until)).unwrap_or_default())
+}
+
+/// The delivery opportunities channel `channel` runs on in the run of `v` with `seed`: (ms stamps,
+/// period in ms) — a trace's own, or what the cellular model generates for this channel and seed
+/// (for the run's duration plus `cellular::MARGIN_MS`). Errors for unknown or fixed-rate channels.
+pub fn channel_opportunities(v: &Value, seed: u64, channel: &str) -> Result<(Vec<u64>, u64), ConfigError> {
+    let built = build(v, seed)?;
+    let mut root = Params::new("", v)?;
+    let links = parse_topology(&mut root)?;
+    for l in &links {
+        for (d, name) in [(&l.fwd, l.name.clone()), (&l.rev, format!("{}.rev", l.name))] {
+            if name != channel {
+                continue;
+            }
+            let (_, _, trace) = channel_capacity(&d.capacity, seed, &name, built.duration).map_err(|m| ConfigError::new(d.capacity_path.clone(), m))?;
+            return match trace {
+                Some(t) => Ok((t.stamps().to_vec(), t.period_ms())),
+                None => Err(ConfigError::new("channel", format!("channel {channel:?} has a fixed rate, not delivery opportunities"))),
+            };
+        }
+    }
+    let names: Vec<String> = links.iter().flat_map(|l| [l.name.clone(), format!("{}.rev", l.name)]).collect();
+    Err(ConfigError::new("channel", format!("no channel named {channel:?} (channels: {})", names.join(", "))))
 }

@@ -158,7 +158,7 @@ fn mahimahi_trace_paces_departures() {
     let trace = (1..=10).map(|i| i.to_string()).collect::<Vec<_>>().join("\n");
     let v = json!({
         "duration": "100ms",
-        "links": {"l": {"from": "a", "to": "b", "rate": "12Mbit", "delay": "0ms", "trace_data": trace}},
+        "links": {"l": {"from": "a", "to": "b", "delay": "0ms", "trace": {"path": "t.trace", "data": trace}}},
         "traffic": [{"kind": "video", "from": "a", "to": "b", "rate": "1Mbit", "packet_size": "1000B", "frame_interval": "40ms", "stop": "1ms"}],
     });
     let t = run(&v, 1);
@@ -180,7 +180,9 @@ fn scenario_errors_name_the_key() {
         (json!({"duration": "1s", "links": {"l": {"from": "a", "to": "b", "rate": "1Mbit", "delay": "1ms"}, "m": {"from": "c", "to": "d", "rate": "1Mbit", "delay": "1ms"}}}), "node \"a\" cannot reach node \"c\""),
         (json!({"duration": "1s"}), "links: the scenario has no topology"),
         (json!({"links": {}}), "duration: missing"),
-        (json!({"duration": "1s", "links": {"l": {"from": "a", "to": "b", "rate": "1Mbit", "delay": "1ms", "trace_data": "5\n3\n"}}}), "links.l.trace_data: bad mahimahi trace: line 2"),
+        (json!({"duration": "1s", "links": {"l": {"from": "a", "to": "b", "delay": "1ms", "trace": {"path": "x.trace", "data": "5\n3\n"}}}}), "links.l.trace: x.trace line 2: timestamps must not decrease (3 after 5)"),
+        (json!({"duration": "1s", "links": {"l": {"from": "a", "to": "b", "rate": "1Mbit", "delay": "1ms", "trace": {"path": "x.trace", "data": "5\n"}}}}), "links.l.trace: give one capacity: links.l.rate and links.l.trace are both set"),
+        (json!({"duration": "1s", "links": {"l": {"from": "a", "to": "b", "delay": "1ms"}}}), "links.l.rate: missing: give the capacity as rate, trace or cellular"),
     ];
     for (v, want) in cases {
         let e = scenario::run(&v, 1).err().unwrap_or_else(|| panic!("accepted: {v}"));

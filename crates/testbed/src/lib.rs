@@ -11,6 +11,7 @@
 
 pub mod delayline;
 pub mod error;
+pub mod linkqueue;
 pub mod media;
 pub mod rt;
 pub mod tun;

@@ -117,6 +117,9 @@ pub struct RecvConfig {
     /// Stop listening at this CLOCK_REALTIME ns (or on a stop signal).
     pub stop_ns: i64,
     pub fifo_prio: i32,
+    /// A UDP socket already bound to `port` (duplicated, the caller keeps its own), so that the
+    /// receiver can be listening before its worker says "ready"; None = bind here.
+    pub fd: Option<i32>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -136,8 +139,17 @@ pub fn receive(cfg: &RecvConfig) -> Result<RecvLog> {
     if cfg.fifo_prio > 0 {
         log.realtime = rt::set_fifo(cfg.fifo_prio).is_ok();
     }
-    let sock = UdpSocket::bind(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, cfg.port))
-        .map_err(|e| Error::Os { what: format!("bind udp port {}", cfg.port), source: e })?;
+    let sock = match cfg.fd {
+        Some(fd) => {
+            let d = unsafe { libc::dup(fd) };
+            if d < 0 {
+                return Err(os(format!("dup fd {fd}")));
+            }
+            unsafe { <UdpSocket as std::os::fd::FromRawFd>::from_raw_fd(d) }
+        }
+        None => UdpSocket::bind(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, cfg.port))
+            .map_err(|e| Error::Os { what: format!("bind udp port {}", cfg.port), source: e })?,
+    };
     let fd = sock.as_raw_fd();
     setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1, "setsockopt SO_TIMESTAMPNS")?;
     let _ = setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_RCVBUF, 4 << 20, "setsockopt SO_RCVBUF");
@@ -197,7 +209,7 @@ mod tests {
     fn loopback_schedule_and_payload() {
         let start = rt::realtime_ns() + 50_000_000;
         let port = 40000 + (std::process::id() % 20000) as u16;
-        let rx = std::thread::spawn(move || receive(&RecvConfig { port, stop_ns: start + 400_000_000, fifo_prio: 0 }).unwrap());
+        let rx = std::thread::spawn(move || receive(&RecvConfig { port, stop_ns: start + 400_000_000, fifo_prio: 0, fd: None }).unwrap());
         let log = send(&SendConfig {
             dst: Ipv4Addr::LOCALHOST, dst_port: port, src_port: 0, start_ns: start, stop_ns: start + 200_000_000,
             interval_ns: 20_000_000, per_tick: 2, spacing_ns: 1_000_000, ip_size: 80, ssrc: 7, payload_type: 0,

@@ -12,8 +12,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "testbed",
         help="run one scenario on the namespace testbed (real Linux TCP; needs root)",
         description="Run one scenario (the simulator's TOML, [access] or [dumbbell]) with real sockets in network "
-        "namespaces: veth links, HTB + pfifo/bfifo (or an AQM the kernel has) at each channel, a userspace TUN "
-        "delay line for propagation delay, tcpdump at the sender and receiver. Writes the same tables as "
+        "namespaces: veth links, HTB + pfifo/bfifo (or an AQM the kernel has) at each fixed-rate channel, a userspace "
+        "link over TUN for propagation delay, jitter, loss and the queues of trace / cellular channels (Mahimahi's "
+        "semantics), tcpdump at the sender and receiver. Writes the same tables as "
         "`jitterlab simulate` (source = testbed) plus the pcaps. `--cleanup` removes namespaces left by killed runs.",
     )
     p.add_argument("scenario", nargs="?", help="scenario file (TOML)")
@@ -21,7 +22,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--out", help="output directory")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a scenario key (repeatable)")
     p.add_argument("--delay", choices=["auto", "netem", "tun"], default="auto",
-                   help="propagation delay from netem (when the kernel has it: auto) or the userspace TUN delay line")
+                   help="propagation delay from netem (auto: when the kernel has it and no channel needs the userspace link) or the userspace link over TUN")
     p.add_argument("--cleanup", action="store_true", help="remove namespaces of testbed runs whose driver is gone, then exit")
     p.add_argument("--all", action="store_true", help="with --cleanup: also namespaces of runs still alive")
     p.add_argument("--accuracy", action="store_true",
