@@ -23,7 +23,9 @@ from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
-VERDICTS = {"agrees": "✔ agrees", "disagrees": "✘ disagrees", "partly": "≈ partly", "n/a": "– not measured"}
+VERDICTS = {"agrees": "✔ agrees", "disagrees": "✘ disagrees", "partly": "≈ partly", "inconclusive": "? inconclusive",
+            "n/a": "– not measured"}
+ROLE_LABELS = {"calibration": "calibration target", "held-out": "held-out prediction", "choice": "modelling choice"}
 
 
 @dataclass
@@ -134,6 +136,11 @@ class Report:
     def claims(self, claims: Iterable[Claim]) -> None:
         self._cur().blocks.append(_Block("claims", list(claims)))
 
+    def findings(self, by_link: Mapping[str, Iterable[Any]]) -> None:
+        """The findings table (presets/findings.py `Finding`s), one measured / verdict column pair
+        per link, rows matched by the finding's text in the first link's order."""
+        self._cur().blocks.append(_Block("findings", {k: list(v) for k, v in by_link.items()}))
+
     def set_params(self, params: Mapping[str, Any]) -> None:
         self.params.update(params)
 
@@ -201,6 +208,30 @@ class Report:
             rows.append(f"<tr><th>{html.escape(provenance.LABELS.get(k, k))}</th>{''.join(cells)}</tr>")
         return f'<table class="params prov"><thead><tr><th></th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 
+    def _render_findings(self, by_link: dict[str, list[Any]]) -> str:
+        links = list(by_link)
+        rows: dict[str, dict[str, Any]] = {}
+        for link in links:
+            for f in by_link[link]:
+                rows.setdefault(f.finding, {})[link] = f
+        head = "<th>Finding</th><th>Paper</th><th>Role</th><th>Rule</th>" + "".join(
+            f"<th>{html.escape(l)}: measured</th><th>{html.escape(l)}: verdict (why)</th>" for l in links)
+        body = []
+        for text, per in rows.items():
+            first = next(iter(per.values()))
+            cells = [html.escape(text), html.escape(first.paper), html.escape(ROLE_LABELS.get(first.role, first.role)),
+                     html.escape(first.rule)]
+            tds = "".join(f"<td>{c}</td>" for c in cells)
+            for l in links:
+                f = per.get(l)
+                if f is None:
+                    tds += "<td></td><td class=verdict>–</td>"
+                    continue
+                why = f'<div class=why>{html.escape(f.why)}</div>' if f.why else ""
+                tds += f'<td>{html.escape(f.measured)}</td><td class="verdict v-{f.verdict}">{VERDICTS[f.verdict]}{why}</td>'
+            body.append(f'<tr class="finding" data-role="{html.escape(first.role)}">{tds}</tr>')
+        return f'<table class="claims findings"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+
     def write(self, name: str = "report.html") -> Path:
         """Writes the page (one self-contained HTML file) and returns its path."""
         from jitterlab import plots
@@ -225,6 +256,8 @@ class Report:
                     body.append(self._render_table(*b.payload))
                 elif b.kind == "claims":
                     body.append(self._render_claims(b.payload))
+                elif b.kind == "findings":
+                    body.append(self._render_findings(b.payload))
             body.append("</section>")
             parts.append("\n".join(body))
         params = "".join(f"<tr><th>{html.escape(str(k))}</th><td><code>{html.escape(v if isinstance(v, str) else json.dumps(v, default=str))}</code></td></tr>"
@@ -247,7 +280,8 @@ figcaption {{ font-size: 13px; color: #333; }} .files {{ color: #777; }}
 table {{ border-collapse: collapse; font-size: 13px; }} th, td {{ border: 1px solid #bbb; padding: 3px 6px; text-align: right; }}
 th {{ background: #eee; }} table.claims td {{ text-align: left; vertical-align: top; }}
 td.verdict {{ white-space: nowrap; font-weight: bold; }}
-tr.v-agrees td.verdict {{ background: #e3f4e3; }} tr.v-disagrees td.verdict {{ background: #f8dede; }} tr.v-partly td.verdict {{ background: #fbf3d9; }}
+tr.v-agrees td.verdict, td.v-agrees {{ background: #e3f4e3; }} tr.v-disagrees td.verdict, td.v-disagrees {{ background: #f8dede; }}
+tr.v-partly td.verdict, td.v-partly, td.v-inconclusive {{ background: #fbf3d9; }} .why {{ font-weight: normal; white-space: normal; font-size: 12px; }}
 table.params th {{ text-align: left; }} table.params td {{ text-align: left; word-break: break-all; }}
 </style>{lib}</head>
 <body data-figures-total="{len(self.figures)}">
