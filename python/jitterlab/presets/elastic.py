@@ -206,9 +206,13 @@ def findings(e1: pd.DataFrame, e2: pd.DataFrame, choices: dict[str, pd.DataFrame
 
 
 def _metrics(res, x: str) -> pd.DataFrame:
-    """Means over replications per (queue, mode, x) of `_per_run`."""
+    """Means over replications per (queue, mode, x) of `_per_run`, and the spread the paper does
+    not show: <col>_p25, <col>_p75 (the figures' bands)."""
     per = _per_run(res, x)
-    return per.groupby(["queue", "mode", x]).mean(numeric_only=True).reset_index().drop(columns=["run_id", "replication"])
+    mean = per.groupby(["queue", "mode", x]).mean(numeric_only=True).reset_index().drop(columns=["run_id", "replication"])
+    g = per.groupby(["queue", "mode", x])[["rtp_bps", "rtp_per", "tcp_bps", "tcp_per"]]
+    spread = g.quantile(0.25).add_suffix("_p25").join(g.quantile(0.75).add_suffix("_p75")).reset_index()
+    return mean.merge(spread, on=["queue", "mode", x], how="left")
 
 
 def _per_run(res, x: str) -> pd.DataFrame:
@@ -237,8 +241,13 @@ def _panel_figure(rep: Report, df: pd.DataFrame, x: str, ycols: tuple[str, str],
         for col, mode in enumerate(("bursty", "paced")):
             ax = axes[row, col]
             g = df[(df.queue == q) & (df["mode"] == mode)].sort_values(x)
-            ax.plot(g[x], g[ycols[0]] * scale, linestyle=":", marker="o", color="black", label="RTP")
-            ax.plot(g[x], g[ycols[1]] * scale, linestyle="-", marker="s", color="#555", label="TCP (total)")
+            ax.plot(g[x], g[ycols[0]] * scale, linestyle=":", marker="o", color="black", label="RTP (mean)")
+            ax.plot(g[x], g[ycols[1]] * scale, linestyle="-", marker="s", color="#555", label="TCP total (mean)")
+            if f"{ycols[0]}_p25" in g:  # 25th–75th percentiles over the replications
+                h = g
+                for ycol, colour, hatch in ((ycols[0], "black", "...."), (ycols[1], "#555", "")):
+                    ax.fill_between(h[x], h[f"{ycol}_p25"] * scale, h[f"{ycol}_p75"] * scale, color=colour, alpha=0.15,
+                                    hatch=hatch, linewidth=0, label=f"{'RTP' if ycol.startswith('rtp') else 'TCP'} 25–75th pct")
             ax.set_title(f"({'abcdef'[row * 2 + col]}) {q}, {'bursty' if mode == 'bursty' else 'burstless'}", fontsize=9)
             ax.grid(alpha=.3)
             if col == 0:
@@ -246,8 +255,8 @@ def _panel_figure(rep: Report, df: pd.DataFrame, x: str, ycols: tuple[str, str],
             if row == 2:
                 ax.set_xlabel("number of TCP flows N" if x == "N" else "CBR bit rate B (Mb/s)")
     axes[0, 0].legend(fontsize=8)
-    plots.caption(fig, caption(scenario, reps, cap))
-    rep.figure(fig, name, cap)
+    plots.caption(fig, caption(scenario, reps, cap + "; lines: means over replications, bands: 25th–75th percentiles"))
+    rep.figure(fig, name, cap + " (means with 25th–75th percentile bands)")
 
 
 def run(out: str | Path, reps: int | None = None, jobs: int | None = None, executor: str = "local",
@@ -264,11 +273,11 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
     rep.section("Experiment 1 — 2 Mb/s bottleneck, B = 1 Mb/s, N = 0..10 TCP flows")
     _panel_figure(rep, e1, "N", ("rtp_bps", "tcp_bps"), "throughput (Mb/s)", 1e-6, "fig2_throughput_vs_N", "Fig. 2: RTP and total TCP throughput vs N", reps, "elastic-exp1 (2 Mb/s, B = 1 Mb/s)")
     _panel_figure(rep, e1, "N", ("rtp_per", "tcp_per"), "packet error rate (%)", 100, "fig3_per_vs_N", "Fig. 3: RTP and TCP packet error rate vs N", reps, "elastic-exp1 (2 Mb/s, B = 1 Mb/s)")
-    rep.table(e1, "Experiment 1 per (queue, mode, N): means over replications", "{:.4g}", name="exp1")
+    rep.table(e1, "Experiment 1 per (queue, mode, N): means over replications (_p25/_p75: percentiles)", "{:.4g}", name="exp1")
     rep.section("Experiment 2 — 10 Mb/s bottleneck, N = 1, B = 1..10 Mb/s")
     _panel_figure(rep, e2, "B", ("rtp_bps", "tcp_bps"), "throughput (Mb/s)", 1e-6, "fig4_throughput_vs_B", "Fig. 4: RTP and TCP throughput vs B", reps, "elastic-exp2 (10 Mb/s, N = 1)")
     _panel_figure(rep, e2, "B", ("rtp_per", "tcp_per"), "packet error rate (%)", 100, "fig5_per_vs_B", "Fig. 5: RTP and TCP packet error rate vs B", reps, "elastic-exp2 (10 Mb/s, N = 1)")
-    rep.table(e2, "Experiment 2 per (queue, mode, B): means over replications", "{:.4g}", name="exp2")
+    rep.table(e2, "Experiment 2 per (queue, mode, B): means over replications (_p25/_p75: percentiles)", "{:.4g}", name="exp2")
 
     choice = {k: run_experiment(sw, k, opt) for k, sw in choice_sweeps(reps_choice or max(2, min(reps, 4))).items()}
     per = {"preset": _per_run(res["exp1"], "N"), "plain sinks": _per_run(choice["exp1-plain-sinks"], "N"),

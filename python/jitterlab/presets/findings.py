@@ -22,7 +22,7 @@ from __future__ import annotations
 import csv
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence, cast
 
 import numpy as np
 
@@ -248,9 +248,10 @@ RULE_BOOT = ("for a statistic pooled over replications (as the paper pools them)
 def boot_pooled(per_run: Sequence[np.ndarray], q: float | Sequence[float], resamples: int = 200, seed: int = 0) -> Any:
     """Spread of the pooled q-quantile of the values of `per_run` (one array per replication)
     over bootstrap resamples of the replications; a list of Spreads when q is a list."""
-    qs = [q] if np.isscalar(q) else list(q)
+    scalar = bool(np.isscalar(q))
+    qs: list[float] = [float(cast(float, q))] if scalar else [float(v) for v in cast(Sequence[float], q)]
     out = boot_stat(per_run, lambda x: np.quantile(x, qs), len(qs), resamples, seed)
-    return out[0] if np.isscalar(q) else out
+    return out[0] if scalar else out
 
 
 def boot_stat(per_run: Sequence[np.ndarray], stat: Callable[[np.ndarray], Any], k: int = 1, resamples: int = 200,

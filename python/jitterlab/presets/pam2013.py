@@ -300,7 +300,7 @@ def _figures(rep: Report, res: dict, reps: int, reps7: int, ln: Link, multi: boo
     pb = M.owd_percentiles(bulk_m, bulk_r, window="overlap").iloc[0]
     fig, ax = plots.new()
     _cdf_plot(ax, cdf, "audio + bulk TCP", next(plots.styles()))
-    ax.annotate(f"median {pb['50']:.2f} s", (pb["50"] * 1e3, 0.5), xytext=(8, -4), textcoords="offset points")
+    ax.annotate(f"median {pb['50'] * 1e3:.0f} ms", (pb["50"] * 1e3, 0.5), xytext=(8, -4), textcoords="offset points")
     ax.set_xlabel("one-way delay (ms)"); ax.set_ylabel("CDF"); ax.grid(alpha=.3)
     tcp = M.tcp_summary(bulk_t)
     plots.caption(fig, caption("pam2013-bulk", reps, f"{link_note}; {BULK_SIZE} CUBIC download from U(10,12) s; goodput median {np.nanmedian(tcp.goodput_bps) / 1e6:.2f} Mbit/s"))
@@ -357,7 +357,7 @@ def _figures(rep: Report, res: dict, reps: int, reps7: int, ln: Link, multi: boo
     for jb in (40, 100):
         lot = M.levels_over_time(web_m, web_r, jb=jb, by=["n", "iw"])
         fig, axes = plots.new(width=10, height=6.4, ncols=2, nrows=2, sharex=True, sharey=True)
-        greys = ["#f0f0f0", "#cccccc", "#a0a0a0", "#707070", "#404040", "#000000"]
+        greys = plots.LEVEL_COLORS  # level 0 visible against white
         for ax, (n, iw), t in zip(axes.ravel(), cases, "abcd"):
             g = lot[(lot.n == n) & (lot.iw == iw)]
             ax.stackplot(g.t_s, *[g[f"level_{k}"] for k in range(6)], labels=[f"level {k}" for k in range(6)], colors=greys, edgecolor="#333", linewidth=0.2)
@@ -400,10 +400,13 @@ def _figures(rep: Report, res: dict, reps: int, reps7: int, ln: Link, multi: boo
     best = mos.loc[mos.groupby("workload").mos_median.idxmax()][["workload", "jb_ms", "mos_median"]]
     fig, ax = plots.new()
     st = plots.styles()
-    for wl, g in mos.groupby("workload", sort=False):
-        ax.plot(g.jb_ms, g.mos_median, label=wl, **next(st))
+    n_wl = mos.workload.nunique()
+    for i, (wl, g) in enumerate(mos.groupby("workload", sort=False)):
+        # spread sideways (±4 ms) so curves with the same MOS (e.g. all at 1.0) stay visible
+        ax.plot(g.jb_ms + plots.dodge(i, n_wl, 8.0), g.mos_median, label=wl, **next(st))
     ax.set_xlabel("jitter buffer (ms)"); ax.set_ylabel("MOS (median over replications)"); ax.set_ylim(1, 4.5); ax.grid(alpha=.3); ax.legend(fontsize=7)
-    plots.caption(fig, caption("pam2013", reps, f"{link_note}; G.711 with PLC (Ie 0, Bpl 25.1), codec delay 20 ms"))
+    plots.caption(fig, caption("pam2013", reps, f"{link_note}; G.711 with PLC (Ie 0, Bpl 25.1), codec delay 20 ms; "
+                               "curves shifted up to ±4 ms sideways so equal values do not hide each other"))
     rep.figure(fig, f"{sub}mos_vs_jb", f"{tag}E-model MOS vs jitter buffer per workload.")
     n_fig += 1
     rep.table(mos, f"{tag}MOS and effective loss per workload and JB", "{:.2f}", name=f"{sub}mos")

@@ -196,7 +196,7 @@ def _web(rep: Report, res, reps: int) -> None:
         hi = np.array([l40.loc[(n, iw, mit), "p75"] for n, iw in cases]) * 100 - med
         ax.bar(x + (j - 1.5) * wdt, med, wdt, yerr=[lo, hi], capsize=2, label=mit, color=greys[j], edgecolor="black", hatch=hatches[j])
     ax.set_xticks(x, [f"n={n}\nIW{iw}" for n, iw in cases]); ax.set_ylabel("loss rate, 40 ms JB (%)"); ax.set_ylim(0, 100)
-    ax.grid(alpha=.3, axis="y"); ax.legend(fontsize=8)
+    ax.grid(alpha=.3, axis="y"); plots.legend_above(ax, ncol=len(MITIGATIONS))  # above the axes: never over the bars
     plots.caption(fig, caption("rwnd-web", reps, f"{WEB_TOTAL} over n flows from U(10,12) s; bars median, whiskers 25–75th pct; "
                                "IW3 instead of IW10: compare each IW10 group with the IW3 group left of it"))
     rep.figure(fig, "loss40_web", "Audio loss behind a 40 ms jitter buffer per (n, IW): none, RWND moderation after / from the SYN, RED.")
@@ -211,7 +211,7 @@ def _web(rep: Report, res, reps: int) -> None:
     rep.table(ls.assign(median=ls["median"] * 100, p25=ls.p25 * 100, p75=ls.p75 * 100), "Loss rate (%) per (n, IW, mitigation, JB)", "{:.1f}", name="web_loss_jb")
 
     # the slides' loss-period-level figures: 2 short flows, JB 40 and 100 ms, without / with moderation
-    greys = ["#f0f0f0", "#cccccc", "#a0a0a0", "#707070", "#404040", "#000000"]
+    greys = plots.LEVEL_COLORS  # level 0 visible against white
     fig, axes = plots.new(width=12, height=6.4, ncols=3, nrows=2, sharex=True, sharey=True)
     for row, jb in enumerate((40, 100)):
         lot = M.levels_over_time(m, r, jb=jb, by=keys)
@@ -347,19 +347,16 @@ def _budget(rep: Report, bulk, web, reps: int) -> None:
     ax.plot(mod.bulk_goodput_Mbps, mod.bulk_owd_median_ms, color="black", marker="o", label="moderated (from SYN)")
     ax.plot(tab.bulk_goodput_Mbps.iloc[:1], tab.bulk_owd_median_ms.iloc[:1], color="black", marker="X", markersize=9, linestyle="none", label="no moderation")
     ax.legend(fontsize=7, loc="upper left")
-    for _, row in tab.iterrows():
-        ax.annotate("none" if row.budget_kB == 0 else f"{row.budget_kB:.0f} kB", (row.bulk_goodput_Mbps, row.bulk_owd_median_ms),
-                    xytext=(4, 4), textcoords="offset points", fontsize=7)
     ax.set_yscale("log"); ax.set_xlabel("bulk goodput (Mbit/s, median)"); ax.set_ylabel("audio OWD median (ms, log)"); ax.grid(alpha=.3, which="both")
+    budget_labels = ["none" if b == 0 else f"{b:.0f} kB" for b in tab.budget_kB]
+    plots.label_points(ax, tab.bulk_goodput_Mbps, tab.bulk_owd_median_ms, budget_labels)  # clustered points: no overprint
     ax.set_title("(a) bulk download", fontsize=10)
     ax = axes[1]
     ax.plot(mod.web6_completion_s, mod.web6_loss40_pct, color="black", marker="s", label="moderated (from SYN)")
     ax.plot(tab.web6_completion_s.iloc[:1], tab.web6_loss40_pct.iloc[:1], color="black", marker="X", markersize=9, linestyle="none", label="no moderation")
     ax.legend(fontsize=7, loc="center right")
-    for i, (_, row) in enumerate(tab.iterrows()):
-        ax.annotate("none" if row.budget_kB == 0 else f"{row.budget_kB:.0f} kB", (row.web6_completion_s, row.web6_loss40_pct),
-                    xytext=(4, 4 + 8 * (i % 2)), textcoords="offset points", fontsize=7)
     ax.set_xlabel("page completion time (s, median)"); ax.set_ylabel("audio loss, 40 ms JB (%, median)"); ax.grid(alpha=.3)
+    plots.label_points(ax, tab.web6_completion_s, tab.web6_loss40_pct, budget_labels)
     ax.set_title("(b) 6 short flows, IW10", fontsize=10)
     plots.caption(fig, caption("rwnd-budget-bulk / rwnd-budget-web", reps, "moderation from the SYN; labels: budget"))
     rep.figure(fig, "budget_tradeoff", "Budget trade-off: audio OWD vs bulk goodput (a), audio loss vs page completion time (b).")
