@@ -87,7 +87,9 @@ def _mean_bps(access: dict[str, Any], base: Path) -> float:
         p = Path(access["down_trace"])
         return _trace_mean_bps(p if p.is_absolute() else base / p)
     if "down_rate" in access:
-        return _rate_bps(access["down_rate"])
+        from jitterlab import _native
+
+        return float(_native.parse_rate_bps(access["down_rate"]))  # the scenario's own unit rules
     # the cellular model's mean comes from the Rust expansion (a bad table fails here, naming its key)
     import json
 
@@ -196,14 +198,6 @@ def _first(res, reps: int):
     keep = runs[runs["replication"] < reps]
     ids = set(keep.run_id)
     return res["media_packets"][res["media_packets"].run_id.isin(ids)], keep, res["tcp_flows"][res["tcp_flows"].run_id.isin(ids)]
-
-
-def _rate_bps(s: str) -> float:
-    units = {"kbit": 1e3, "Mbit": 1e6, "Gbit": 1e9, "bit": 1.0}
-    for u, k in units.items():
-        if s.endswith(u):
-            return float(s[: -len(u)]) * k
-    raise ValueError(f"rate {s!r}")
 
 
 def _cdf_plot(ax, cdf: pd.DataFrame, label: str, style: dict) -> None:
