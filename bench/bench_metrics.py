@@ -74,7 +74,7 @@ def main() -> None:
     step("owd_cdf", lambda: jm.owd_cdf(p, window="overlap", by=["iw", "n"]))
     step("ipdv_table", lambda: jm.ipdv_table(p, window="overlap", by=["iw", "n"]))
     step("jb_loss_summary", lambda: jm.jb_loss_summary(p, by=["iw", "n"]))
-    step("levels_over_time", lambda: jm.levels_over_time(p, jb=40, by=["iw", "n"]))
+    step("levels_over_time", lambda: jm.levels_over_time(p, jb_ms=40, by=["iw", "n"]))
     step("acceptable_over_time", lambda: jm.acceptable_over_time(p, by="iw"))
     pam, pam_cpu = time.perf_counter() - t0, time.process_time() - c0
     if a.extended:
@@ -82,7 +82,7 @@ def main() -> None:
         step("owd_cdf(all)", lambda: jm.owd_cdf(p, window="all", by=["iw", "n"]))
         step("ipdv_table(all)", lambda: jm.ipdv_table(p, window="all", by=["iw", "n"]))
         step("jitter_final(all)", lambda: jm.jitter_final(p, window="all"))
-        step("loss_period_stats(all)", lambda: jm.loss_period_stats(p, jb=40, window="all"))
+        step("loss_period_stats(all)", lambda: jm.loss_period_stats(p, jb_ms=40, window="all"))
         step("rtp_summary", lambda: jm.rtp_summary(p))
         step("best_jb (6 JBs)", lambda: jm.best_jb(p))
     total, total_cpu = time.perf_counter() - t0, time.process_time() - c0

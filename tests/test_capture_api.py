@@ -277,7 +277,7 @@ def test_capture_tables_feed_the_metrics(tmp_path):
     assert (t["runs"].tcp_start_ns.iloc[0], t["runs"].tcp_end_ns.iloc[0]) == (10_000 * MS, 15_000 * MS)
     jb = metrics.jb_loss(t["media_packets"], t["runs"])
     # Overlap window [10 s, 15 s]: packets 500..750 = 251, of which 507, 557, ..., 707 lost = 5.
-    row = jb[jb.jb_ms == 40.0].iloc[0]
+    row = jb[jb.jb_s == 0.040].iloc[0]
     assert (row.packets, row.pure, row.late) == (251, 5, 0)
 
 

@@ -83,10 +83,11 @@ def test_emodel_mos_from_tables():
     # base 10 ms (pre-TCP); window = packets 5..14, one isolated pure loss (seq 9).
     owds = [10] * 5 + [10, 10, 10, 10, None, 10, 10, 10, 10, 10]
     df = media(cbr(owds))
-    e = jm.emodel_mos(df, runs({1: (100, 280)}), jbs=[40], codec="g711_plc")
+    e = jm.emodel_mos(df, runs({1: (100, 280)}), jbs_ms=[40], codec="g711_plc")
     row = e.iloc[0]
-    assert row.base_owd_ms == 10.0 and row.ta_ms == 70.0          # 10 + 40 + 20 (G.711 20 ms)
-    assert row.ppl == pytest.approx(10.0)
+    assert e.columns.tolist() == ["run_id", "flow_id", "jb_s", "base_owd_s", "loss_fraction", "burst_r", "ta_s", "r", "mos"]
+    assert row.jb_s == 0.040 and row.base_owd_s == 0.010 and row.ta_s == pytest.approx(0.070)   # 10 + 40 + 20 (G.711 20 ms)
+    assert row.loss_fraction == pytest.approx(0.10)               # 1 of 10 (G.107's Ppl = 10 %)
     # R R R R L R R R R R: p = 1/8, q = 1 → BurstR = 1/(9/8) = 8/9.
     assert row.burst_r == pytest.approx(8 / 9)
     assert row.r == pytest.approx(float(jm.emodel_r(70.0, 10.0, 8 / 9, codec="g711_plc")))
@@ -98,15 +99,15 @@ def test_best_jb_balances_delay_and_loss():
     # base 10 ms; in the window every OWD is 60 ms (excess 50): JB 40 loses all, JB 60 none,
     # JB 80 adds 20 ms more delay for nothing → best 60.
     df = media(cbr([10] * 5 + [60] * 10))
-    b = jm.best_jb(df, runs({1: (100, 280)}), jbs=[40, 60, 80])
-    assert b["jb_ms"].tolist() == [60.0]
-    e = jm.emodel_mos(df, runs({1: (100, 280)}), jbs=[40, 60, 80])
-    assert e["ppl"].tolist() == [100.0, 0.0, 0.0]
+    b = jm.best_jb(df, runs({1: (100, 280)}), jbs_ms=[40, 60, 80])
+    assert b["jb_s"].tolist() == [0.060]
+    e = jm.emodel_mos(df, runs({1: (100, 280)}), jbs_ms=[40, 60, 80])
+    assert e["loss_fraction"].tolist() == [1.0, 0.0, 0.0]
     assert e["mos"].iloc[0] < e["mos"].iloc[2] < e["mos"].iloc[1]
 
 
 def test_emodel_nothing_received_is_nan_and_skipped_by_best_jb():
     df = media(cbr([None] * 5))
-    e = jm.emodel_mos(df, runs({1: (0, 80)}), jbs=[40])
+    e = jm.emodel_mos(df, runs({1: (0, 80)}), jbs_ms=[40])
     assert np.isnan(e["mos"].iloc[0])
-    assert len(jm.best_jb(df, runs({1: (0, 80)}), jbs=[40])) == 0
+    assert len(jm.best_jb(df, runs({1: (0, 80)}), jbs_ms=[40])) == 0

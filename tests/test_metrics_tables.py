@@ -90,8 +90,10 @@ def test_bad_parameters_raise_value_error():
     df, r = media(cbr([5] * 3)), runs({1: (0, 40)})
     with pytest.raises(ValueError, match="window"):
         jm.owd(df, r, window="everything")
-    with pytest.raises(ValueError, match="jbs"):
-        jm.jb_loss(df, r, jbs=[])
+    with pytest.raises(ValueError, match="jbs_ms"):
+        jm.jb_loss(df, r, jbs_ms=[])
+    with pytest.raises(TypeError, match="jbs"):   # the unit is in the name: the old keyword is refused
+        jm.jb_loss(df, r, jbs=[40])
     with pytest.raises(ValueError, match="codec"):
         jm.emodel_mos(df, r, codec="opus")
     with pytest.raises(ValueError, match="interval"):
@@ -110,3 +112,37 @@ def test_overlap_window_table():
     assert w["duration_s"].iloc[0] == pytest.approx(0.2)
     assert w["start_ns"].isna().tolist() == [False, True, False]
     assert np.isnan(w["duration_s"].iloc[2])
+
+
+def test_one_unit_rule_for_every_returned_table():
+    """docs/tables.md: per-packet / one-packet columns integer ns (*_ns), summaries float seconds
+    (*_s), shares fractions in [0, 1]; no millisecond or percent column comes back."""
+    df = media(cbr([10] * 5 + [10, 60, None, 10, 10, 10, 10, 10, 10, 10]))
+    r = runs({1: (100, 280, {"iw": 3})})
+    p = jm.prepare(df, r)
+    tables = {
+        "overlap_window": jm.overlap_window(r), "owd": jm.owd(p), "owd_cdf": jm.owd_cdf(p),
+        "ipdv": jm.ipdv(p), "interarrival_jitter": jm.interarrival_jitter(p), "jitter_final": jm.jitter_final(p),
+        "base_delay": jm.base_delay(p), "jb_loss": jm.jb_loss(p), "jb_loss_summary": jm.jb_loss_summary(p, by="iw"),
+        "loss_levels": jm.loss_levels(p), "loss_periods": jm.loss_periods(p), "loss_period_stats": jm.loss_period_stats(p),
+        "levels_over_time": jm.levels_over_time(p), "acceptable_over_time": jm.acceptable_over_time(p),
+        "rtp_summary": jm.rtp_summary(p), "emodel_mos": jm.emodel_mos(p), "best_jb": jm.best_jb(p),
+    }
+    fractions = {"loss_rate", "loss_fraction", "packet_error_rate", "median", "p25", "p75"}
+    for name, t in tables.items():
+        for c in t.columns:
+            assert not c.endswith(("_ms", "_us", "_pct")) and c != "ppl", f"{name}.{c}: not the stated unit"
+            if c.endswith("_ns") and (name, c) != ("interarrival_jitter", "jitter_ns"):   # J: float ns
+                assert pd.api.types.is_integer_dtype(t[c].dtype), f"{name}.{c}: ns columns are integer"
+            if c.endswith("_s"):
+                assert pd.api.types.is_float_dtype(t[c].dtype), f"{name}.{c}: seconds are float"
+            if c in fractions:
+                v = t[c].dropna()
+                assert ((v >= 0) & (v <= 1)).all(), f"{name}.{c}: a fraction"
+    # The values in seconds: base 10 ms, JB 40 ms (default first), Ta = 10 + 40 + 20 ms.
+    e = tables["emodel_mos"].iloc[0]
+    assert (e.jb_s, e.base_owd_s, e.ta_s) == (0.040, 0.010, pytest.approx(0.070))
+    # window: packets 5..14 (10); seq 6 late (60 > 10 + 40), seq 7 pure → 2 of 10
+    assert e.loss_fraction == pytest.approx(0.2)
+    assert tables["jb_loss"]["jb_s"].tolist() == [j / 1000 for j in jm.DEFAULT_JBS_MS]
+    assert tables["loss_periods"]["duration_s"].tolist() == [0.02]   # pure loss only: seq 7, 1 × 20 ms

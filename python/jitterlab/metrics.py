@@ -5,6 +5,15 @@ Every function takes pandas DataFrames and returns DataFrames; the work is done 
 
 Pass ``prepare(media, runs)`` instead of ``media`` to reuse one prepared table across calls.
 
+Units (one rule, stated in ``docs/tables.md``): every name carries its unit. Per-packet columns
+and one packet's values (``owd_ns``, ``ipdv_ns``, ``base_owd_ns``) are integer nanoseconds, as
+in the raw tables (RFC 3550's running jitter J after each packet, ``jitter_ns``, is float ns);
+every summary column is a float in seconds (``*_s``: ``jb_s``, ``ta_s``, ``duration_s``,
+``jitter_s``, ``owd_s``, ``t_s``) and every share or rate of loss is a fraction in
+[0, 1] (``loss_rate``, ``loss_fraction``, ``packet_error_rate``, ``acceptable``). Parameters
+take milliseconds and say so (``jbs_ms``, ``jb_ms``, ``bin_ms``, ``span_ms``, ``interval_ms``,
+``base_window_ms``); ``emodel_r`` alone takes G.107's own units (``ta_ms``, ``ppl`` in percent).
+
 >>> import pandas as pd
 >>> media = pd.DataFrame({"run_id": [1, 1, 1], "flow_id": [7, 7, 7], "seq": [0, 1, 2],
 ...     "send_ns": [0, 20_000_000, 40_000_000],
@@ -279,11 +288,17 @@ def _warn_base(p: Prepared, pre_ns: int) -> None:
         )
 
 
-def _jbs_ns(jbs: Iterable[float]) -> list[int]:
-    out = [int(round(j * _NS_PER_MS)) for j in jbs]
+def _jbs_ns(jbs_ms: Iterable[float], name: str = "jbs_ms") -> list[int]:
+    out = [int(round(j * _NS_PER_MS)) for j in jbs_ms]
     if not out or any(j < 0 for j in out):
-        raise ValueError("parameter 'jbs': need at least one non-negative jitter buffer size (ms)")
+        raise ValueError(f"parameter '{name}': need at least one non-negative jitter buffer size (ms)")
     return out
+
+
+def _jb_s(jb_ns: list[int], repeat_each: int = 1, tile: int = 1) -> np.ndarray:
+    """Jitter buffer sizes as float seconds, from the integer ns used for the computation, so
+    equal sizes compare equal (40 ms → 0.04 exactly as the literal)."""
+    return np.tile(np.repeat(np.asarray(jb_ns, dtype=np.int64) / 1e9, repeat_each), tile)
 
 
 def overlap_window(runs: pd.DataFrame) -> pd.DataFrame:
@@ -375,9 +390,10 @@ def interarrival_jitter(media: Any, runs: pd.DataFrame | None = None, window: Wi
 
 
 def jitter_final(media: Any, runs: pd.DataFrame | None = None, window: Window = "all") -> pd.DataFrame:
-    """Final RFC 3550 jitter per stream (what Wireshark reports): run_id, flow_id, jitter_ns."""
+    """Final RFC 3550 jitter per stream (what Wireshark reports, here in seconds): run_id,
+    flow_id, jitter_s (NaN when nothing was received)."""
     p = _prep(media, runs)
-    return p.stream_frame({"jitter_ns": p.native.jitter_final(*_win(p, window))})
+    return p.stream_frame({"jitter_s": p.native.jitter_final(*_win(p, window)) / 1e9})
 
 
 # ----------------------------------------------------------------------------- loss
@@ -396,13 +412,13 @@ def base_delay(media: Any, runs: pd.DataFrame | None = None, base_window_ms: flo
     return p.stream_frame({"base_owd_ns": base, "source": _BASE_SOURCES[b["source"]]})
 
 
-def jb_loss(media: Any, runs: pd.DataFrame | None = None, jbs: Iterable[float] = DEFAULT_JBS_MS,
+def jb_loss(media: Any, runs: pd.DataFrame | None = None, jbs_ms: Iterable[float] = DEFAULT_JBS_MS,
             window: Window = "overlap", base_window_ms: float = 2000.0) -> pd.DataFrame:
-    """Loss behind each jitter buffer per stream: run_id, flow_id, jb_ms, packets (sent in the
-    window), pure, late (OWD > base + JB), loss_rate = (pure + late) / packets."""
+    """Loss behind each jitter buffer (``jbs_ms``, ms) per stream: run_id, flow_id, jb_s,
+    packets (sent in the window), pure, late (OWD > base + JB), loss_rate = (pure + late) /
+    packets (fraction)."""
     p = _prep(media, runs)
-    jbs = list(jbs)
-    jb_ns = _jbs_ns(jbs)
+    jb_ns = _jbs_ns(jbs_ms)
     pre = _base_window_ns(base_window_ms)
     r = p.native.jb_loss(*_win(p, window), pre, jb_ns)
     _warn_base(p, pre)
@@ -410,23 +426,24 @@ def jb_loss(media: Any, runs: pd.DataFrame | None = None, jbs: Iterable[float] =
     with np.errstate(invalid="ignore", divide="ignore"):
         rate = np.where(n > 0, (r["pure"] + r["late"]) / np.maximum(n, 1), np.nan)
     return p.stream_frame({
-        "jb_ms": np.tile(np.asarray(jbs, dtype=np.float64), len(p.streams["run"])),
+        "jb_s": _jb_s(jb_ns, tile=len(p.streams["run"])),
         "packets": n, "pure": r["pure"].astype(np.int64), "late": r["late"].astype(np.int64),
         "loss_rate": rate,
-    }, repeat=len(jbs))
+    }, repeat=len(jb_ns))
 
 
-def jb_loss_summary(media: Any, runs: pd.DataFrame | None = None, jbs: Iterable[float] = DEFAULT_JBS_MS,
+def jb_loss_summary(media: Any, runs: pd.DataFrame | None = None, jbs_ms: Iterable[float] = DEFAULT_JBS_MS,
                     by: Sequence[str] | str | None = None, window: Window = "overlap",
                     base_window_ms: float = 2000.0) -> pd.DataFrame:
-    """Fig. 5: median and 25th/75th percentiles of the per-replication loss rate for each JB
-    (and ``by`` group). Replications with no packet in the window are left out."""
+    """Fig. 5: median and 25th/75th percentiles of the per-replication loss rate (fractions)
+    for each JB (and ``by`` group): [by...], jb_s, replications, median, p25, p75.
+    Replications with no packet in the window are left out."""
     p = _prep(media, runs)
-    per = jb_loss(p, None, jbs, window, base_window_ms).dropna(subset=["loss_rate"])
+    per = jb_loss(p, None, jbs_ms, window, base_window_ms).dropna(subset=["loss_rate"])
     keys = ([] if by is None else ([by] if isinstance(by, str) else list(by)))
     if keys:
         per = per.merge(p.runs[["run_id", *keys]], on="run_id", how="left")
-    g = per.groupby([*keys, "jb_ms"], sort=True, dropna=False)["loss_rate"]
+    g = per.groupby([*keys, "jb_s"], sort=True, dropna=False)["loss_rate"]
     out = pd.DataFrame({
         "replications": g.size(),
         "median": g.median(),
@@ -436,16 +453,16 @@ def jb_loss_summary(media: Any, runs: pd.DataFrame | None = None, jbs: Iterable[
     return out.reset_index()
 
 
-def loss_levels(media: Any, runs: pd.DataFrame | None = None, jb: float | None = 40.0,
+def loss_levels(media: Any, runs: pd.DataFrame | None = None, jb_ms: float | None = 40.0,
                 window: Window = "overlap", interval_ms: float = 20.0,
                 base_window_ms: float = 2000.0) -> pd.DataFrame:
     """Loss period level 0–5 (PAM 2013 Table 2, by duration) of each packet sent in the window
-    behind jitter buffer ``jb`` ms (``None`` = pure loss only): run_id, flow_id, seq, send_ns,
+    behind jitter buffer ``jb_ms`` (``None`` = pure loss only): run_id, flow_id, seq, send_ns,
     lost, level. Periods are whole-stream, so one crossing the window edge keeps its length."""
     p = _prep(media, runs)
     pre = _base_window_ns(base_window_ms)
-    lv = p.native.levels(pre, None if jb is None else _jbs_ns([jb])[0], _interval_ns(interval_ms))
-    if jb is not None:
+    lv = p.native.levels(pre, None if jb_ms is None else _jbs_ns([jb_ms], "jb_ms")[0], _interval_ns(interval_ms))
+    if jb_ms is not None:
         _warn_base(p, pre)
     rows = np.flatnonzero(p.native.window_mask(*_win(p, window))["mask"])
     return p.frame(rows, {"send_ns": p.col("send_ns", rows), "lost": lv["lost"][rows], "level": lv["level"][rows]})
@@ -458,17 +475,17 @@ def _interval_ns(interval_ms: float) -> int:
     return v
 
 
-def loss_periods(media: Any, runs: pd.DataFrame | None = None, jb: float | None = None,
+def loss_periods(media: Any, runs: pd.DataFrame | None = None, jb_ms: float | None = None,
                  window: Window = "all", interval_ms: float = 20.0,
                  base_window_ms: float = 2000.0) -> pd.DataFrame:
-    """RFC 3357 loss periods touching the window (lost = pure, or late behind ``jb`` ms): run_id,
-    flow_id, start_seq, length, duration_ms, level, loss_distance (seq distance from the
+    """RFC 3357 loss periods touching the window (lost = pure, or late behind ``jb_ms``): run_id,
+    flow_id, start_seq, length, duration_s (length × interval), level, loss_distance (seq distance from the
     previous lost packet of the stream; 0 for the first)."""
     p = _prep(media, runs)
     pre = _base_window_ns(base_window_ms)
     iv = _interval_ns(interval_ms)
-    r = p.native.periods(*_win(p, window), pre, None if jb is None else _jbs_ns([jb])[0])
-    if jb is not None:
+    r = p.native.periods(*_win(p, window), pre, None if jb_ms is None else _jbs_ns([jb_ms], "jb_ms")[0])
+    if jb_ms is not None:
         _warn_base(p, pre)
     length = r["length"].astype(np.int64)
     dur_ns = length * iv
@@ -476,19 +493,19 @@ def loss_periods(media: Any, runs: pd.DataFrame | None = None, jb: float | None 
     df = p.frame(r["first_row"], {})
     df = df.rename(columns={"seq": "start_seq"})
     df["length"] = length
-    df["duration_ms"] = dur_ns / _NS_PER_MS
+    df["duration_s"] = dur_ns / 1e9
     df["level"] = level.astype(np.int64)
     df["loss_distance"] = r["distance"]
     return df
 
 
-def loss_period_stats(media: Any, runs: pd.DataFrame | None = None, jb: float | None = None,
+def loss_period_stats(media: Any, runs: pd.DataFrame | None = None, jb_ms: float | None = None,
                       window: Window = "all", interval_ms: float = 20.0,
                       base_window_ms: float = 2000.0) -> pd.DataFrame:
     """Per stream: periods (RFC 3357 loss period total), lost packets in them, mean and max
     period length. Streams without loss have zeros."""
     p = _prep(media, runs)
-    per = loss_periods(p, None, jb, window, interval_ms, base_window_ms)
+    per = loss_periods(p, None, jb_ms, window, interval_ms, base_window_ms)
     base = p.stream_frame({})
     g = per.groupby(["run_id", "flow_id"], sort=False)["length"]
     stats = pd.DataFrame({"periods": g.size(), "lost": g.sum(), "mean_length": g.mean(), "max_length": g.max()}).reset_index()
@@ -499,22 +516,22 @@ def loss_period_stats(media: Any, runs: pd.DataFrame | None = None, jb: float | 
     return out
 
 
-def _levels_multi(p: Prepared, jbs: list[float | None], bin_ms: float, span_ms: float, window: Window,
+def _levels_multi(p: Prepared, jbs_ms: list[float | None], bin_ms: float, span_ms: float, window: Window,
                   by: Any, interval_ms: float, base_window_ms: float) -> tuple[np.ndarray, np.ndarray, pd.DataFrame, int]:
     codes, labels = _groups(p, by)
     pre = _base_window_ns(base_window_ms)
     if not bin_ms > 0 or not span_ms > 0:
         raise ValueError("parameter 'bin_ms'/'span_ms': must be positive")
-    jb_ns = [None if jb is None else _jbs_ns([jb])[0] for jb in jbs]
+    jb_ns = [None if jb is None else _jbs_ns([jb], "jb_ms")[0] for jb in jbs_ms]
     r = p.native.levels_over_time_multi(*_win(p, window), pre, jb_ns, _interval_ns(interval_ms), codes,
                                         len(labels), int(round(bin_ms * _NS_PER_MS)), int(round(span_ms * _NS_PER_MS)))
-    if any(jb is not None for jb in jbs):
+    if any(jb is not None for jb in jbs_ms):
         _warn_base(p, pre)
     nb = int(r["n_bins"])
-    return r["normalised"].reshape(len(jbs), len(labels) * nb, 6), r["replications"].astype(np.int64), labels, nb
+    return r["normalised"].reshape(len(jbs_ms), len(labels) * nb, 6), r["replications"].astype(np.int64), labels, nb
 
 
-def levels_over_time(media: Any, runs: pd.DataFrame | None = None, jb: float | None = 40.0,
+def levels_over_time(media: Any, runs: pd.DataFrame | None = None, jb_ms: float | None = 40.0,
                      bin_ms: float = 20.0, span_ms: float = 2000.0, window: Window = "overlap",
                      by: Sequence[str] | str | None = None, interval_ms: float = 20.0,
                      base_window_ms: float = 2000.0) -> pd.DataFrame:
@@ -522,30 +539,29 @@ def levels_over_time(media: Any, runs: pd.DataFrame | None = None, jb: float | N
     the number of replications (runs with tcp_start_ns in the group): [by...], t_s (bin start),
     replications, level_0 … level_5."""
     p = _prep(media, runs)
-    mat, reps, labels, nb = _levels_multi(p, [jb], bin_ms, span_ms, window, by, interval_ms, base_window_ms)
+    mat, reps, labels, nb = _levels_multi(p, [jb_ms], bin_ms, span_ms, window, by, interval_ms, base_window_ms)
     frame = pd.DataFrame(mat[0], columns=[f"level_{k}" for k in range(6)])
     frame.insert(0, "t_s", np.tile(np.arange(nb) * bin_ms / 1000.0, len(labels)))
     frame.insert(1, "replications", np.repeat(reps, nb))
     return _with_labels(labels, by, frame, np.repeat(np.arange(len(labels)), nb))
 
 
-def acceptable_over_time(media: Any, runs: pd.DataFrame | None = None, jbs: Iterable[float] = DEFAULT_JBS_MS,
+def acceptable_over_time(media: Any, runs: pd.DataFrame | None = None, jbs_ms: Iterable[float] = DEFAULT_JBS_MS,
                          bin_ms: float = 20.0, span_ms: float = 2000.0, window: Window = "overlap",
                          by: Sequence[str] | str | None = None, interval_ms: float = 20.0,
                          base_window_ms: float = 2000.0) -> pd.DataFrame:
     """Fig. 7: per JB and time bin, (level 0 + level 1 packets) / replications:
-    [by...], jb_ms, t_s, acceptable."""
+    [by...], jb_s, t_s, acceptable (fraction of a replication's packets per bin)."""
     p = _prep(media, runs)
-    jbs = [float(j) for j in jbs]
-    if not jbs:
-        raise ValueError("parameter 'jbs': need at least one jitter buffer size (ms)")
+    jbs = [float(j) for j in jbs_ms]
+    jb_ns = _jbs_ns(jbs)
     mat, _, labels, nb = _levels_multi(p, list(jbs), bin_ms, span_ms, window, by, interval_ms, base_window_ms)
     ng = len(labels)
     acc = mat[:, :, 0] + mat[:, :, 1]  # (jb, group*bin)
     # Order: group, jb, bin.
     acc = acc.reshape(len(jbs), ng, nb).transpose(1, 0, 2).ravel()
     frame = pd.DataFrame({
-        "jb_ms": np.tile(np.repeat(np.asarray(jbs), nb), ng),
+        "jb_s": _jb_s(jb_ns, repeat_each=nb, tile=ng),
         "t_s": np.tile(np.arange(nb) * bin_ms / 1000.0, ng * len(jbs)),
         "acceptable": acc,
     })
@@ -645,29 +661,35 @@ def mos_from_r(r: Any) -> np.ndarray:
     return _native.mos_from_r(np.ascontiguousarray(a.ravel())).reshape(a.shape)
 
 
-def emodel_mos(media: Any, runs: pd.DataFrame | None = None, jbs: Iterable[float] = DEFAULT_JBS_MS,
+def emodel_mos(media: Any, runs: pd.DataFrame | None = None, jbs_ms: Iterable[float] = DEFAULT_JBS_MS,
                codec: str | dict[str, float] = "g711_plc", window: Window = "overlap",
                base_window_ms: float = 2000.0, params: dict[str, float] | None = None) -> pd.DataFrame:
     """E-model per stream and JB: Ta = base OWD + JB + codec delay; Ppl and BurstR from the loss
-    (pure + late) behind the JB in the window. Columns run_id, flow_id, jb_ms, base_owd_ms, ppl,
-    burst_r, ta_ms, r, mos (NaN when nothing was received)."""
+    (pure + late) behind the JB in the window. Columns run_id, flow_id, jb_s, base_owd_s,
+    loss_fraction (G.107's Ppl / 100), burst_r, ta_s, r, mos (NaN when nothing was received)."""
     p = _prep(media, runs)
     c = _codec(codec)
-    jbs = list(jbs)
+    jb_ns = _jbs_ns(jbs_ms)
     pre = _base_window_ns(base_window_ms)
-    r = p.native.emodel(*_win(p, window), pre, _jbs_ns(jbs), float(c["ie"]), float(c["bpl"]),
+    r = p.native.emodel(*_win(p, window), pre, jb_ns, float(c["ie"]), float(c["bpl"]),
                         float(c["delay_ms"]), params)
     _warn_base(p, pre)
-    extra = {"jb_ms": np.tile(np.asarray(jbs, dtype=np.float64), len(p.streams["run"]))}
-    extra.update({k: r[k] for k in ("base_owd_ms", "ppl", "burst_r", "ta_ms", "r", "mos")})
-    return p.stream_frame(extra, repeat=len(jbs))
+    # The native E-model works in G.107's units (ms, Ppl in percent); the table follows the rule.
+    return p.stream_frame({
+        "jb_s": _jb_s(jb_ns, tile=len(p.streams["run"])),
+        "base_owd_s": np.asarray(r["base_owd_ms"]) / 1e3,
+        "loss_fraction": np.asarray(r["ppl"]) / 100.0,
+        "burst_r": r["burst_r"],
+        "ta_s": np.asarray(r["ta_ms"]) / 1e3,
+        "r": r["r"], "mos": r["mos"],
+    }, repeat=len(jb_ns))
 
 
-def best_jb(media: Any, runs: pd.DataFrame | None = None, jbs: Iterable[float] = DEFAULT_JBS_MS,
+def best_jb(media: Any, runs: pd.DataFrame | None = None, jbs_ms: Iterable[float] = DEFAULT_JBS_MS,
             codec: str | dict[str, float] = "g711_plc", window: Window = "overlap",
             base_window_ms: float = 2000.0, params: dict[str, float] | None = None) -> pd.DataFrame:
-    """Per stream, the JB of ``jbs`` with the highest MOS (ties: the smaller JB); streams whose
+    """Per stream, the JB of ``jbs_ms`` with the highest MOS (ties: the smaller JB); streams whose
     MOS is undefined are left out. Same columns as ``emodel_mos``."""
-    e = emodel_mos(media, runs, jbs, codec, window, base_window_ms, params).dropna(subset=["mos"])
-    e = e.sort_values(["run_id", "flow_id", "mos", "jb_ms"], ascending=[True, True, False, True], kind="stable")
+    e = emodel_mos(media, runs, jbs_ms, codec, window, base_window_ms, params).dropna(subset=["mos"])
+    e = e.sort_values(["run_id", "flow_id", "mos", "jb_s"], ascending=[True, True, False, True], kind="stable")
     return e.drop_duplicates(["run_id", "flow_id"], keep="first").reset_index(drop=True)

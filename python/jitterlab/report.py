@@ -496,6 +496,12 @@ def _combine(outputs: list[Output]) -> tuple[dict[str, pd.DataFrame], list[str]]
     return out, order
 
 
+def _ms(jb_s: pd.Series) -> pd.Series:
+    """Jitter buffer sizes of a metrics table (seconds) in ms for display, rounded so that 0.07 s
+    shows as 70, not 70.00000000000001."""
+    return (jb_s * 1e3).round(6)
+
+
 def build(outputs: list[Output], out_dir: str | Path, title: str | None = None, jb_ms: float = 40.0) -> Path:
     """Writes the report of one or more outputs (overlaid: one curve per input and parameter
     point) into `out_dir` and returns the path of report.html.
@@ -553,17 +559,17 @@ def build(outputs: list[Output], out_dir: str | Path, title: str | None = None, 
 
             rep.section("Loss and quality behind a jitter buffer",
                         "A packet is lost when it never arrives or arrives later than the base delay plus the jitter buffer.")
-            jl = metrics.jb_loss_summary(prep, jbs=jbs, by="group", window=window)
-            series = [(g, d.jb_ms, d["median"] * 100, d.p25 * 100, d.p75 * 100) for g in order for d in [jl[jl.group == g]] if len(d)]
+            jl = metrics.jb_loss_summary(prep, jbs_ms=jbs, by="group", window=window)
+            series = [(g, _ms(d.jb_s), d["median"] * 100, d.p25 * 100, d.p75 * 100) for g in order for d in [jl[jl.group == g]] if len(d)]
             fig = plots.spread_figure(series, "jitter buffer (ms)", "loss incl. late packets (%)", "Loss vs jitter buffer", dodge=8.0)
             plots.caption(fig, caption)
             rep.figure(fig, "loss_vs_jb", f"Median and 25th–75th percentiles over runs of the loss rate behind each jitter buffer. {caption}")
             for g, x, med, _, _ in series:
                 summary[g][f"loss_{jb_ms:g}ms_jb_pct"] = float(np.interp(jb_ms, np.asarray(x, float), np.asarray(med, float)))
-            mos = metrics.emodel_mos(prep, jbs=jbs, window=window).merge(runs[["run_id", "group"]], on="run_id")
-            gm = mos.groupby(["group", "jb_ms"])["mos"]
+            mos = metrics.emodel_mos(prep, jbs_ms=jbs, window=window).merge(runs[["run_id", "group"]], on="run_id")
+            gm = mos.groupby(["group", "jb_s"])["mos"]
             ms = pd.DataFrame({"med": gm.median(), "p25": gm.quantile(0.25), "p75": gm.quantile(0.75)}).reset_index()
-            series = [(g, d.jb_ms, d.med, d.p25, d.p75) for g in order for d in [ms[ms.group == g]] if len(d)]
+            series = [(g, _ms(d.jb_s), d.med, d.p25, d.p75) for g in order for d in [ms[ms.group == g]] if len(d)]
             fig = plots.spread_figure(series, "jitter buffer (ms)", "MOS (G.107 E-model, G.711 with PLC)", "MOS vs jitter buffer",
                                       dodge=8.0, ylim=(1.0, 4.5))
             plots.caption(fig, caption)
@@ -574,7 +580,7 @@ def build(outputs: list[Output], out_dir: str | Path, title: str | None = None, 
             if has_tcp:
                 rep.section("Loss periods over time", f"Loss-period levels (PAM 2013 Table 2) behind a {jb_ms:g} ms jitter buffer, "
                             "per 20 ms bin since the competing TCP started, packets per replication.")
-                lv = metrics.levels_over_time(prep, jb=jb_ms, by="group")
+                lv = metrics.levels_over_time(prep, jb_ms=jb_ms, by="group")
                 panels = [(g, lv[lv.group == g]) for g in order if (lv.group == g).any()]
                 fig = plots.levels_figure(panels, f"Loss-period levels, {jb_ms:g} ms jitter buffer")
                 plots.caption(fig, caption)

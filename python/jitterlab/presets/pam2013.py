@@ -18,7 +18,7 @@ import pandas as pd
 
 from jitterlab import metrics as M
 from jitterlab import plots
-from jitterlab.presets.common import Options, caption, flat, run_experiment
+from jitterlab.presets.common import Options, caption, flat, jb_ms, run_experiment
 from jitterlab.presets import findings as F
 from jitterlab.presets.findings import Finding, write_csv
 from jitterlab.report import Report
@@ -324,7 +324,7 @@ def _figures(rep: Report, res: dict, reps: int, reps7: int, ln: Link, multi: boo
 
     # ---- Fig. 5: loss vs JB
     _section(rep, "Fig. 5 — loss behind the jitter buffer", "Pure + delay-based loss per replication; median and 25–75th percentiles.")
-    ls = M.jb_loss_summary(web_m, web_r, jbs=JBS, by=["n", "iw"])
+    ls = jb_ms(M.jb_loss_summary(web_m, web_r, jbs_ms=JBS, by=["n", "iw"]))
     fig, ax = plots.new()
     st = plots.styles()
     for (n, iw), g in ls.groupby(["n", "iw"]):
@@ -349,7 +349,7 @@ def _figures(rep: Report, res: dict, reps: int, reps7: int, ln: Link, multi: boo
     _section(rep, "Fig. 6 — loss period levels over time", "Packets per 20 ms bin since the TCP start, per loss period level, divided by the replication count.")
     cases = [(1, 3), (2, 3), (6, 3), (1, 10)]
     for jb in (40, 100):
-        lot = M.levels_over_time(web_m, web_r, jb=jb, by=["n", "iw"])
+        lot = M.levels_over_time(web_m, web_r, jb_ms=jb, by=["n", "iw"])
         fig, axes = plots.new(width=10, height=6.4, ncols=2, nrows=2, sharex=True, sharey=True)
         greys = plots.LEVEL_COLORS  # level 0 visible against white
         for ax, (n, iw), t in zip(axes.ravel(), cases, "abcd"):
@@ -365,7 +365,7 @@ def _figures(rep: Report, res: dict, reps: int, reps7: int, ln: Link, multi: boo
 
     # ---- Fig. 7: acceptable share
     _section(rep, "Fig. 7 — acceptable loss period level over time", f"Levels 0 and 1 together, n = 1, 2, 6 pooled, {reps7} replications per (n, IW).")
-    acc = M.acceptable_over_time(web7_m, web7_r, jbs=JBS, by="iw")
+    acc = jb_ms(M.acceptable_over_time(web7_m, web7_r, jbs_ms=JBS, by="iw"))
     fig, axes = plots.new(width=10, height=4, ncols=2, sharey=True)
     for ax, iw in zip(axes, (3, 10)):
         st = plots.styles()
@@ -384,12 +384,12 @@ def _figures(rep: Report, res: dict, reps: int, reps7: int, ln: Link, multi: boo
         with warnings.catch_warnings():
             # audio alone has no TCP start: its base delay is, by design, the whole-stream minimum
             warnings.simplefilter("ignore", M.MetricsWarning)
-            e = M.emodel_mos(m, r, jbs=JBS, window="all" if label == "audio only" else "overlap")
+            e = jb_ms(M.emodel_mos(m, r, jbs_ms=JBS, window="all" if label == "audio only" else "overlap"))
         for jb, g in e.groupby("jb_ms"):
-            rows.append({"workload": label, "jb_ms": jb, "mos_median": g.mos.median(), "ppl_median_pct": g.ppl.median()})
-    e = M.emodel_mos(web_m, web_r, jbs=JBS).merge(web_r[["run_id", "n", "iw"]], on="run_id")
+            rows.append({"workload": label, "jb_ms": jb, "mos_median": g.mos.median(), "ppl_median_pct": g.loss_fraction.median() * 100})
+    e = jb_ms(M.emodel_mos(web_m, web_r, jbs_ms=JBS)).merge(web_r[["run_id", "n", "iw"]], on="run_id")
     for (n, iw, jb), g in e.groupby(["n", "iw", "jb_ms"]):
-        rows.append({"workload": f"web n={n} IW{iw}", "jb_ms": jb, "mos_median": g.mos.median(), "ppl_median_pct": g.ppl.median()})
+        rows.append({"workload": f"web n={n} IW{iw}", "jb_ms": jb, "mos_median": g.mos.median(), "ppl_median_pct": g.loss_fraction.median() * 100})
     mos = pd.DataFrame(rows)
     best = mos.loc[mos.groupby("workload").mos_median.idxmax()][["workload", "jb_ms", "mos_median"]]
     fig, ax = plots.new()
@@ -427,7 +427,7 @@ def _per_run_owd(m, r, qs: list[float], window: str) -> pd.DataFrame:
 
 def _levels(m, r, jb: float) -> pd.DataFrame:
     """Loss period level of each packet in the overlap window, with t = seconds since the TCP start."""
-    lv = M.loss_levels(m, None if isinstance(m, M.Prepared) else r, jb=jb, window="overlap")
+    lv = M.loss_levels(m, None if isinstance(m, M.Prepared) else r, jb_ms=jb, window="overlap")
     st = r.set_index("run_id").tcp_start_ns
     return lv.assign(t=(lv.send_ns.to_numpy() - st.reindex(lv.run_id).to_numpy()) / 1e9)
 
@@ -591,7 +591,7 @@ def findings(res: dict, reps: int, reps7: int, ln: Link) -> list[Finding]:
                          [(f"n={n}", col("50", n, 10), col("50", n, 3)) for n in (1, 2, 6)], "above", 1e3, " ms"))
     out.append(F.ordering("Fig. 4: six flows delay the audio more than one (same IW)", "n = 6 > n = 1",
                          [(f"IW{iw}", col("50", 6, iw), col("50", 1, iw)) for iw in (3, 10)], "above", 1e3, " ms"))
-    jl = M.jb_loss(web_m, None, jbs=JBS).merge(web_r[["run_id", "n", "iw"]], on="run_id")
+    jl = jb_ms(M.jb_loss(web_m, None, jbs_ms=JBS)).merge(web_r[["run_id", "n", "iw"]], on="run_id")
 
     def loss(n: int, iw: int, jb: float, what: str = "loss_rate") -> np.ndarray:
         g = jl[(jl.n == n) & (jl.iw == iw) & (jl.jb_ms == jb)]

@@ -17,7 +17,7 @@ import pandas as pd
 from jitterlab import metrics as M
 from jitterlab import plots
 from jitterlab.presets import pam2013
-from jitterlab.presets.common import Options, caption, flat, run_experiment
+from jitterlab.presets.common import Options, caption, flat, jb_ms, run_experiment
 from jitterlab.presets import findings as F
 from jitterlab.presets.findings import Finding, write_csv
 from jitterlab.report import Report
@@ -99,7 +99,7 @@ def _tcp_per_run(res, keys: list[str]) -> pd.DataFrame:
 
 
 def _loss40(res, keys: list[str]) -> pd.DataFrame:
-    ls = M.jb_loss_summary(res["media_packets"], res["runs"], jbs=[40.0], by=keys)
+    ls = jb_ms(M.jb_loss_summary(res["media_packets"], res["runs"], jbs_ms=[40.0], by=keys))
     return ls.set_index(keys)
 
 
@@ -179,7 +179,7 @@ def _web(rep: Report, res, reps: int) -> None:
     keys = ["n", "iw", "mitigation"]
     rep.section("Audio with n short flows: moderation after / from the SYN, RED, IW3",
                 f"{WEB_TOTAL} over n parallel CUBIC flows with IW3 or IW10; loss behind a 40 ms jitter buffer (pure + late).")
-    ls = M.jb_loss_summary(m, r, jbs=JBS, by=keys)
+    ls = jb_ms(M.jb_loss_summary(m, r, jbs_ms=JBS, by=keys))
     l40 = ls[ls.jb_ms == 40.0].set_index(keys)
     pct = M.owd_percentiles(m, r, window="overlap", by=keys)
     tcp = _tcp_per_run(res, keys)
@@ -214,7 +214,7 @@ def _web(rep: Report, res, reps: int) -> None:
     greys = plots.LEVEL_COLORS  # level 0 visible against white
     fig, axes = plots.new(width=12, height=6.4, ncols=3, nrows=2, sharex=True, sharey=True)
     for row, jb in enumerate((40, 100)):
-        lot = M.levels_over_time(m, r, jb=jb, by=keys)
+        lot = M.levels_over_time(m, r, jb_ms=jb, by=keys)
         for col, mit in enumerate(MITIGATIONS[:3]):
             ax = axes[row, col]
             g = lot[(lot.n == 2) & (lot.iw == 10) & (lot.mitigation == mit)]
@@ -278,7 +278,7 @@ def findings(bulk, web) -> list[Finding]:
                                  "what the budget holds above the path's bandwidth-delay product stands in the buffer")))
 
     wm, wr = M.prepare(web["media_packets"], web["runs"]), web["runs"]
-    jl = M.jb_loss(wm, None, jbs=[40.0]).merge(wr[["run_id", "replication", "n", "iw", "mitigation"]], on="run_id")
+    jl = jb_ms(M.jb_loss(wm, None, jbs_ms=[40.0])).merge(wr[["run_id", "replication", "n", "iw", "mitigation"]], on="run_id")
     t = M.owd_percentiles(wm, None, window="overlap", by="run_id", q=[0.5])
     w = wr[["run_id", "replication", "n", "iw", "mitigation"]].merge(t.rename(columns={"50": "owd"}), left_on="run_id", right_index=True)
     c = M.tcp_summary(web["tcp_flows"], per="run")[["run_id", "completion_s"]]
