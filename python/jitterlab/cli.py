@@ -29,8 +29,13 @@ COMMANDS = [
 ]
 
 
-class UserError(Exception):
-    """A mistake in the user's input: printed as one line, exit status 2."""
+from jitterlab._native import JitterlabError as _JitterlabError
+
+
+class UserError(_JitterlabError):
+    """A mistake in the user's input: printed as one line, exit status 2. A JitterlabError, so the
+    handler recognises it even when this module runs as `python -m jitterlab.cli` (then a second
+    copy of this class exists)."""
 
 
 def version_line() -> str:
