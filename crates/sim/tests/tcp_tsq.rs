@@ -129,14 +129,16 @@ fn six_iw10_bursts_leave_interleaved() {
     assert_eq!(rexmit(&on), 0);
 }
 
-/// A host that holds a packet's completion back: the sender may not exceed the limit, and with
-/// `tsq = false` behaves as before (the same tables as a run that never asks for completions).
+/// Same scenario and seed, same tables, with and without TSQ (completions are ordinary events).
 #[test]
-fn tsq_off_is_the_old_sender() {
+fn deterministic_with_and_without_tsq() {
     let a = run(false);
     let b = run(false);
     assert_eq!(a.tcp_flows.end_ns, b.tcp_flows.end_ns);
+    assert_eq!(a.events, b.events);
     let on1 = run(true);
     let on2 = run(true);
     assert_eq!(on1.tcp_flows.end_ns, on2.tcp_flows.end_ns, "deterministic");
+    assert_eq!(on1.events, on2.events);
+    assert_ne!(on1.tcp_flows.end_ns, a.tcp_flows.end_ns);
 }

@@ -862,7 +862,14 @@ impl Sender {
         let srtt_us = self.rtt.srtt().map(|t| t.ns() / 1000);
         let rate = tsq::pacing_rate(mss, self.cs.cwnd, self.cs.ssthresh, self.segs.len() as u64, srtt_us);
         let lim = tsq::limit(tsq::truesize(mss as u32), rate, factor);
-        let pending: u64 = out.segs.iter().map(|s| tsq::truesize(s.size.saturating_sub(HEADER_BYTES))).sum();
+        // The segments of this call not yet handed over; summed only near the limit (each is at
+        // most one MSS), so a long burst under a large limit stays linear.
+        let n = out.segs.len() as u64;
+        let pending = if 1 + self.tsq.queued + n * tsq::truesize(mss as u32) <= lim {
+            0
+        } else {
+            out.segs.iter().map(|s| tsq::truesize(s.size.saturating_sub(HEADER_BYTES))).sum()
+        };
         let held = self.tsq.check(lim, pending, self.segs.len());
         if held {
             self.cwnd_limited = true;
