@@ -54,9 +54,11 @@ def pcaps() -> None:
 
 def scenarios() -> None:
     d = root / "scenario"
-    files = sorted(glob.glob("scenarios/*.toml") + glob.glob("scenarios/testbed/*.toml") + ["python/jitterlab/presets/pam2013.toml"])
+    from jitterlab.presets import pam2013
+
+    files = sorted(glob.glob("scenarios/*.toml") + glob.glob("scenarios/testbed/*.toml")) + ["pam2013"]
     for f in files:
-        sc = S.load(f)
+        sc = pam2013.base_scenario("fixed") if f == "pam2013" else S.load(f)
         sc["duration"] = "2s"
         # As the simulator receives it: trace files inlined as {"path", "data"}.
         (d / (Path(f).stem + ".json")).write_text(json.dumps(json.loads(S.to_json(sc)), indent=1, sort_keys=True) + "\n")

@@ -21,7 +21,7 @@ PRESETS = ROOT / "python/jitterlab/presets"
 
 
 def scenario(access: dict) -> dict:
-    sc = tomllib.loads((PRESETS / "pam2013.toml").read_text())
+    sc = tomllib.loads((PRESETS / "pam2013.toml").read_text())  # workloads; the link is `access`
     sc["access"] = access
     return sc
 

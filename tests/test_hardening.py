@@ -181,14 +181,17 @@ def test_devices_fifos_and_oversized_inputs_are_refused(tmp_path):
     user_error(run_cli("analyze", "--sender", "/dev/zero", "--receiver", "/dev/null"), "sender capture /dev/zero", "not a regular file")
 
 
-SHIPPED = sorted([*ROOT.glob("scenarios/*.toml"), *ROOT.glob("scenarios/testbed/*.toml"), ROOT / "python/jitterlab/presets/pam2013.toml"])
+SHIPPED = sorted([*ROOT.glob("scenarios/*.toml"), *ROOT.glob("scenarios/testbed/*.toml")]) + ["pam2013-fixed", "pam2013-cellular"]
 
 
-@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: getattr(p, "stem", p))
 def test_estimate_against_measured_counts(path):
     """estimate.rs states: measured / 2 <= estimated events <= 4 x measured; media rows are exact
     for CBR sources (count = active time / interval); TCP segments are bounded above by the
     estimate's capacity bound with the same factor."""
+    if isinstance(path, str):  # the pam2013 preset's scenario on one of its links
+        from jitterlab.presets import pam2013
+        path = pam2013.base_scenario(path.split("-")[1])
     est = sim.estimate(path)
     r = sim.simulate(path)
     ev = r.totals["events"]
@@ -519,11 +522,15 @@ def test_exported_unit_parsers_follow_tc():
 
 
 def test_shipped_files_use_accepted_units():
-    """No shipped scenario or preset uses a refused unit (they all load and expand)."""
+    """No shipped scenario or preset (with each of its links) uses a refused unit (they all load and
+    expand)."""
     from jitterlab import scenario
+    from jitterlab.presets import pam2013
 
-    for f in SHIPPED:
-        sc = scenario.load(f)
+    files = [f for f in SHIPPED if isinstance(f, Path)]
+    links = sorted(ROOT.glob("python/jitterlab/presets/links/*.toml"))
+    assert {p.stem for p in links} >= {"fixed", "cellular"}
+    for sc in [*(scenario.load(f) for f in files), *(pam2013.base_scenario(p.stem) for p in links)]:
         assert _native.estimate_json(scenario.to_json(sc))["events"] > 0
 
 

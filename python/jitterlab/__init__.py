@@ -32,3 +32,9 @@ __all__ += ["simulate", "Result"]
 from jitterlab.capture import analyze, analyze_pairs  # noqa: E402
 
 __all__ += ["analyze", "analyze_pairs"]
+
+# One result type for every source; `jitterlab.sweep(...)` runs a sweep (the module is callable).
+from jitterlab import sweep  # noqa: E402
+from jitterlab.tables import Tables, load  # noqa: E402
+
+__all__ += ["sweep", "Tables", "load"]

@@ -1,6 +1,14 @@
 """Type stubs of the native module (kept true by tests/test_stubs.py)."""
 
-from typing import Any, Callable
+from typing import Any, Callable, final
+
+__all__ = [
+    "__version__", "JitterlabError", "ScenarioError", "TableError", "CaptureError", "simulate_json",
+    "sim_registry", "expand_scenario", "channel_opportunities", "cellular_trace", "channel_loss_periods",
+    "MediaSet", "grouped_quantiles", "emodel_r", "mos_from_r", "analyze_pair", "PcapWriter", "testbed_link",
+    "testbed_set_realtime", "testbed_media_send", "testbed_media_recv", "capture_check", "parse_duration_ns",
+    "parse_rate_bps", "parse_size", "estimate_json",
+]
 
 __version__: str
 
@@ -26,8 +34,10 @@ def analyze_pair(
     progress: Callable[[str, int, int], Any] | None = None,
 ) -> dict[str, Any]: ...
 
+@final
 class PcapWriter:
-    def __init__(self, path: str, snaplen: int = 65535, nanos: bool = True) -> None: ...
+    # a PyO3 class: constructed by __new__ (#[new]), no __init__
+    def __new__(cls, path: str, snaplen: int = 65535, nanos: bool = True) -> PcapWriter: ...
     def write_rtp(
         self, ts_ns: int, src: str, dst: str, sport: int, dport: int, ssrc: int, seq: int, rtp_ts: int,
         ip_len: int, payload_type: int = 0, marker: bool = False, ecn: int = 0,
@@ -49,6 +59,7 @@ class PcapWriter:
 import numpy as np
 import numpy.typing as npt
 
+@final
 class MediaSet:
     """Prepared media_packets table: sorted by (run, flow, seq), duplicates dropped."""
 

@@ -1,9 +1,9 @@
 """Capture analysis from Python: `analyze(sender, receiver)` turns a pair of tcpdump captures (one
-at the media sender, one at the receiver) into the shared tables of design.md, as pandas
-DataFrames; `analyze_pairs` does it for many replications at once. The work happens in Rust
+at the media sender, one at the receiver) into the shared tables of docs/tables.md, as a
+`jitterlab.Tables` (pandas and Arrow views, as `simulate` returns); `analyze_pairs` does it for many replications at once. The work happens in Rust
 (`jitterlab-capture`), streaming, with the GIL released.
 
-Tables returned (dict of DataFrames):
+Tables returned:
 
 - ``media_packets``: run_id, flow_id, seq (extended), send_ns, recv_ns (Int64, null = lost), size
   (IP bytes), lost_where (always null for captures), ce.
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import csv
 import io
+import functools
 import json
 import os
 import stat
@@ -34,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from jitterlab import _io, _native
+from jitterlab.tables import Tables, to_arrow
 
 NULL_NS = np.iinfo(np.int64).min
 FORMAT_VERSION = 1
@@ -133,18 +135,45 @@ def analyze(
     run_id: int = 0,
     params: Mapping[str, Any] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
-) -> dict[str, pd.DataFrame]:
-    """Analyses one capture pair.
+) -> Tables:
+    """Analyses one capture pair into the shared tables.
 
-    `media`: ``auto`` (every RTP stream found), ``udp:PORT`` or ``rtp:SSRC``. `clock_offset`:
-    receiver clock minus sender clock, subtracted from receiver times (int ns or e.g. ``"3ms"``).
-    `tcp_start`: arrival of the competing traffic relative to the run start (default: first SYN).
-    `spike`, `loss_run`, `reorder_min`, `duplicate_min`: anomaly thresholds (see docs/capture.md).
-    `progress(phase, bytes_done, bytes_total)` is called every 32 MiB. Raises
-    jitterlab.CaptureError for unreadable captures (the message names the byte offset).
+    Parameters
+    ----------
+    sender, receiver : str or Path
+        Captures at the media sender and at the receiver (pcap or pcapng, may be gzipped).
+    media : str
+        ``auto`` (every RTP stream found), ``udp:PORT`` or ``rtp:SSRC``.
+    clock_offset : int or str
+        Receiver clock minus sender clock, subtracted from receiver times (int ns or ``"3ms"``).
+    t0_ns : int, optional
+        Absolute run start (ns since the epoch); default the first sender packet.
+    tcp_start : int or str, optional
+        Arrival of the competing traffic after the run start; default the first SYN.
+    clock_rate : int, optional
+        RTP clock rate (Hz) for a dynamic payload type.
+    spike, loss_run, reorder_min, duplicate_min
+        Anomaly thresholds (docs/capture.md).
+    run_id : int
+        Value of the ``run_id`` column.
+    params : mapping, optional
+        Extra columns of ``runs``.
+    progress : callable, optional
+        ``progress(phase, bytes_done, bytes_total)``, called every 32 MiB.
+
+    Returns
+    -------
+    Tables
+        media_packets, tcp_flows, runs, rtp_streams, media_flows, warnings (docs/tables.md),
+        ``source = "capture"``.
+
+    Raises
+    ------
+    jitterlab.CaptureError
+        An unreadable capture; the message names the byte offset.
     """
     sender, receiver = _capture_file(sender, "sender"), _capture_file(receiver, "receiver")
-    kw = dict(
+    kw: dict[str, Any] = dict(
         media=str(media),
         clock_offset_ns=duration_ns(clock_offset, "clock_offset"),
         t0_ns=None if t0_ns is None else _whole(t0_ns, "t0_ns", 0, I64_MAX),
@@ -163,7 +192,7 @@ def analyze(
         raw = _native.analyze_pair(sender, receiver, progress=progress, **kw)
     except _native.CaptureError as e:
         raise _which_side(e, sender, receiver) from None
-    return _tables(raw, run_id, sender, receiver, params or {})
+    return Tables.from_pandas(_tables(raw, run_id, sender, receiver, params or {}), "capture")
 
 
 def _tables(raw: dict, run_id: int, sender: str, receiver: str, params: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
@@ -323,12 +352,26 @@ def analyze_pairs(
     exclude_anomalous: bool = False,
     progress: Callable[[int, int, str, int, int], None] | None = None,
     **options: Any,
-) -> dict[str, pd.DataFrame]:
+) -> Tables:
     """Analyses many replications (one row per pair) into one dataset with run_id per pair.
 
-    With `exclude_anomalous`, pairs flagged anomalous keep their `runs` row (``excluded`` True) but
-    their packets and flows are left out of the other tables, as the PAM 2013 study filtered its
-    replications. `progress(i, n, phase, done, total)` reports per pair.
+    Parameters
+    ----------
+    pairs : str, Path or DataFrame
+        PAIRS.csv (see `read_pairs`) or the table itself.
+    exclude_anomalous : bool
+        Pairs flagged anomalous keep their ``runs`` row (``excluded`` True) but their packets
+        and flows are left out of the other tables, as the PAM 2013 study filtered its
+        replications.
+    progress : callable, optional
+        ``progress(i, n, phase, done, total)`` per pair.
+    **options
+        `analyze`'s keyword arguments for every pair (a pair's own columns win).
+
+    Returns
+    -------
+    Tables
+        The tables of all pairs concatenated, ``source = "capture"``.
     """
     df = read_pairs(pairs) if not isinstance(pairs, pd.DataFrame) else pairs
     if len(df) == 0:
@@ -366,7 +409,7 @@ def analyze_pairs(
             d = out[name]
             if len(d):
                 out[name] = d[~d["run_id"].isin(bad)].reset_index(drop=True)
-    return out
+    return Tables.from_pandas(out, "capture")
 
 
 def write(tables: Mapping[str, pd.DataFrame], out: str | Path, options: Mapping[str, Any] | None = None) -> Path:
@@ -379,14 +422,22 @@ def write(tables: Mapping[str, pd.DataFrame], out: str | Path, options: Mapping[
     except OSError as e:
         raise _io.OutputError(f"{out}: cannot create the output directory: {e.strerror}") from None
     files = {}
+    import pyarrow.parquet as pq
+
     for name, df in tables.items():
         path = out / f"{name}.parquet"
-        _io.write_atomic(path, lambda tmp, df=df: df.to_parquet(tmp, index=False))
+        # one Arrow schema for every source (text as string, not large_string): docs/tables.md
+        t = tables.arrow[name] if isinstance(tables, Tables) else to_arrow(df)
+        _io.write_atomic(path, functools.partial(pq.write_table, t))  # write_table(t, tmp)
         files[path.name] = {"rows": int(len(df)), "sha256": _io.sha256_file(path)}
+    from jitterlab import provenance
+
     runs = tables["runs"]
     manifest = {
         "format_version": FORMAT_VERSION,
+        "schema_version": provenance.SCHEMA_VERSION,
         "jitterlab_version": _native.__version__,
+        "provenance": provenance.collect(None, None),
         "source": "capture",
         "options": {k: (v if isinstance(v, (int, float, str, bool, type(None))) else str(v)) for k, v in (options or {}).items()},
         "runs": [
@@ -423,7 +474,7 @@ def media_to_pcap(
     df = media_packets.sort_values("send_ns", kind="stable")
     recv = df["recv_ns"].astype("Int64")
     rows = list(zip(df["flow_id"].astype(int), df["seq"].astype(int), df["send_ns"].astype(int), recv, df["size"].astype(int), df["ce"].astype(bool)))
-    arrivals = []
+    arrivals: list[tuple[int, int, tuple[Any, ...], bool]] = []
     with _native.PcapWriter(str(sender_path)) as w:
         for flow, seq, send, rv, size, ce in rows:
             args = (src, dst, base_port + 2 * flow, base_port + 2 * flow, ssrc_base + flow, seq & 0xFFFF, (seq * ticks_per_packet) & 0xFFFFFFFF, size)

@@ -24,12 +24,32 @@ COMMANDS = [
     "analyze",
     "testbed",
     "compare",
+    "report",
     "trace",
 ]
 
 
 class UserError(Exception):
     """A mistake in the user's input: printed as one line, exit status 2."""
+
+
+def version_line() -> str:
+    """``jitterlab X.Y.Z (commit C)``; the commit is left out when unknown."""
+    from jitterlab import provenance
+
+    c = provenance.commit()
+    return f"jitterlab {provenance.version()}" + (f" (commit {c})" if c else "")
+
+
+class _Version(argparse.Action):
+    """--version, computed only when asked (it may run git)."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kw: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help="print the version and git commit, then exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        print(version_line())
+        parser.exit()
 
 
 class Parser(argparse.ArgumentParser):
@@ -45,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="How competing TCP traffic hurts interactive media over a bottleneck: "
         "simulate, analyse captures, compute media-quality metrics.",
     )
+    p.add_argument("--version", action=_Version)
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for name in COMMANDS:
         mod = importlib.import_module(f"jitterlab.commands.{name}")
@@ -77,6 +98,11 @@ def main(argv: list[str] | None = None) -> int:
     except (UserError, JitterlabError, OSError) as e:
         print(f"{name}: error: {one_line(e)}", file=sys.stderr)
         return 2
+    except ModuleNotFoundError as e:
+        if e.name and e.name.split(".")[0] in ("matplotlib", "plotly"):
+            print(f"jitterlab {args.command}: error: figures need {e.name.split('.')[0]} (pip install matplotlib plotly)", file=sys.stderr)
+            return 2
+        raise
     except KeyboardInterrupt:
         print(f"{name}: interrupted", file=sys.stderr)
         return 130

@@ -343,7 +343,7 @@ def owd_cdf(media: Any, runs: pd.DataFrame | None = None, window: Window = "over
         raise ValueError("parameter 'points': need at least 2")
     p = _prep(media, runs)
     probs = np.linspace(0.0, 1.0, points)
-    mat, labels, _ = _pooled(p, "owd", window, by, probs)
+    mat, labels, _ = _pooled(p, "owd", window, by, probs.tolist())
     g = np.repeat(np.arange(len(labels)), points)
     frame = pd.DataFrame({"p": np.tile(probs, len(labels)), "owd_s": mat.ravel()})
     return _with_labels(labels, by, frame, g)

@@ -1,6 +1,14 @@
-"""One self-contained HTML report per experiment: figures embedded (PNG data URIs; PNG and SVG
-files written beside it), tables, every parameter, and each finding of a paper set against our
-measured value with a verdict that reads without colour ("agrees", "disagrees", "partly")."""
+"""One self-contained HTML report per experiment: interactive figures (hover values, zoom; plotly.js
+inlined, so the file works offline), PNG, SVG and CSV files of every figure written beside it and
+linked, tables, every parameter, the provenance block (`jitterlab.provenance`), and each finding of
+a paper set against our measured value with a verdict that reads without colour ("agrees",
+"disagrees", "partly").
+
+Every figure is drawn once with matplotlib (`jitterlab.plots`); the interactive view is built from
+the same artists (`plots.to_plotly`), and a figure the converter cannot take is embedded as PNG.
+Opening ``report.html#selftest`` runs a self-test (a zoom and a hover on the first figure) and
+records the outcome on ``<body>`` (data-selftest-zoom / data-selftest-hover): what the Chromium
+test reads."""
 from __future__ import annotations
 
 import base64
@@ -15,7 +23,9 @@ from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
-VERDICTS = {"agrees": "✔ agrees", "disagrees": "✘ disagrees", "partly": "≈ partly", "n/a": "– not measured"}
+VERDICTS = {"agrees": "✔ agrees", "disagrees": "✘ disagrees", "partly": "≈ partly", "inconclusive": "? inconclusive",
+            "n/a": "– not measured"}
+ROLE_LABELS = {"calibration": "calibration target", "held-out": "held-out prediction", "choice": "modelling choice"}
 
 
 @dataclass
@@ -51,6 +61,16 @@ def _slug(s: str) -> str:
 
 
 class Report:
+    """An HTML report under construction: sections of text, figures, tables and claims.
+
+    Parameters
+    ----------
+    title, subtitle : str
+        Heading of the page.
+    out_dir : str or Path
+        Where ``report.html``, ``figures/`` and the tables' CSV files go.
+    """
+
     def __init__(self, title: str, out_dir: str | Path, subtitle: str = ""):
         self.title, self.subtitle = title, subtitle
         self.out = Path(out_dir)
@@ -59,6 +79,8 @@ class Report:
         self.sections: list[Section] = []
         self.params: dict[str, Any] = {}
         self.figures: list[str] = []
+        self.csvs: list[str] = []
+        self.provenance: list[tuple[str, Mapping[str, Any]]] = []
 
     def section(self, title: str, intro: str = "") -> Section:
         s = Section(title, intro)
@@ -74,32 +96,56 @@ class Report:
         self._cur().blocks.append(_Block("text", text))
 
     def figure(self, fig: Any, name: str, caption: str) -> Path:
-        """Saves `fig` as figures/<name>.png and .svg and embeds the PNG."""
+        """Saves `fig` as figures/<name>.png, .svg and .csv (the plotted points, one row per point
+        and series) and adds it to the page: interactive when `plots.to_plotly` converts it,
+        else the PNG embedded. Returns the PNG's path."""
         import matplotlib.pyplot as plt
+
+        from jitterlab import plots
 
         png = self.fig_dir / f"{name}.png"
         fig.savefig(png, dpi=130, bbox_inches="tight")
         fig.savefig(self.fig_dir / f"{name}.svg", bbox_inches="tight")
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+        payload: Any = None
+        try:
+            spec = plots.to_plotly(fig)
+            payload = ("plotly", json.dumps(_clean(spec), separators=(",", ":"), allow_nan=False))
+            _points_csv(spec, self.fig_dir / f"{name}.csv")
+        except (ValueError, TypeError):  # an artist the converter does not know: the PNG it is
+            payload = None
+        if payload is None:
+            buf = io.BytesIO()
+            fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+            payload = ("png", base64.b64encode(buf.getvalue()).decode())
         plt.close(fig)
-        self._cur().blocks.append(_Block("figure", (name, caption, base64.b64encode(buf.getvalue()).decode())))
+        self._cur().blocks.append(_Block("figure", (name, caption, payload)))
         self.figures.append(name)
         return png
 
     def table(self, df: pd.DataFrame, caption: str, float_format: str = "{:.4g}", name: str | None = None) -> None:
+        """Adds a table; with `name` it is also written as <name>.csv and linked."""
         if name:
             df.to_csv(self.out / f"{name}.csv", index=False)
-        self._cur().blocks.append(_Block("table", (df, caption, float_format)))
+            self.csvs.append(f"{name}.csv")
+        self._cur().blocks.append(_Block("table", (df, caption, float_format, name)))
+
+    def add_provenance(self, label: str, prov: Mapping[str, Any]) -> None:
+        """Adds the provenance block of one input (a manifest's ``provenance``) to the page."""
+        self.provenance.append((label, dict(prov)))
 
     def claims(self, claims: Iterable[Claim]) -> None:
         self._cur().blocks.append(_Block("claims", list(claims)))
+
+    def findings(self, by_link: Mapping[str, Iterable[Any]]) -> None:
+        """The findings table (presets/findings.py `Finding`s), one measured / verdict column pair
+        per link, rows matched by the finding's text in the first link's order."""
+        self._cur().blocks.append(_Block("findings", {k: list(v) for k, v in by_link.items()}))
 
     def set_params(self, params: Mapping[str, Any]) -> None:
         self.params.update(params)
 
     # ------------------------------------------------------------------ rendering
-    def _render_table(self, df: pd.DataFrame, caption: str, ff: str) -> str:
+    def _render_table(self, df: pd.DataFrame, caption: str, ff: str, name: str | None = None) -> str:
         def fmt(v: Any) -> str:
             if isinstance(v, float):
                 return "" if v != v else ff.format(v)
@@ -107,7 +153,9 @@ class Report:
 
         head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
         rows = "".join("<tr>" + "".join(f"<td>{fmt(v)}</td>" for v in r) + "</tr>" for r in df.itertuples(index=False))
-        return f'<figure class="tbl"><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table><figcaption>{html.escape(caption)}</figcaption></figure>'
+        link = f' <a class=files href="{html.escape(name)}.csv">(CSV)</a>' if name else ""
+        return (f'<figure class="tbl"><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
+                f"<figcaption>{html.escape(caption)}{link}</figcaption></figure>")
 
     def _render_claims(self, claims: list[Claim]) -> str:
         rows = []
@@ -119,9 +167,78 @@ class Report:
         return ('<table class="claims"><thead><tr><th>Finding</th><th>Paper</th><th>jitterlab</th><th>Verdict</th>'
                 "<th>Why</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
 
+    def _render_figure(self, fname: str, cap: str, payload: tuple[str, str]) -> str:
+        kind, data = payload
+        f = html.escape(fname)
+        links = (f'<span class=files>files: <a href="figures/{f}.svg">SVG</a> · <a href="figures/{f}.png">PNG</a>'
+                 + (f' · <a href="figures/{f}.csv">CSV</a>' if kind == "plotly" else "") + "</span>")
+        if kind == "plotly":
+            body = (f'<div class="plot" id="plot-{f}"></div>'
+                    f'<script type="application/json" class="figspec" data-target="plot-{f}">{_script_safe(data)}</script>')
+        else:
+            body = f'<img alt="{html.escape(cap)}" src="data:image/png;base64,{data}">'
+        return f'<figure class="fig" id="fig-{f}">{body}<figcaption>{html.escape(cap)} {links}</figcaption></figure>'
+
+    def _render_provenance(self) -> str:
+        from jitterlab import provenance
+
+        found = list(self.provenance)
+        if not found:  # a preset: its sweeps live in OUT/<experiment>/sweep.json beside the report
+            for f in sorted(self.out.glob("*/sweep.json")) + sorted(self.out.glob("manifest.json")):
+                try:
+                    prov = json.loads(f.read_text()).get("provenance")
+                except (OSError, ValueError):
+                    prov = None
+                if isinstance(prov, dict):
+                    found.append((f.parent.name if f.name == "sweep.json" else "input", prov))
+        blocks = [*found, ("this report", provenance.collect())]
+        keys = list(provenance.LABELS)
+        extra = sorted({k for _, p in blocks for k in p} - set(keys))
+        head = "".join(f"<th>{html.escape(lab)}</th>" for lab, _ in blocks)
+        rows = []
+        for k in keys + extra:
+            cells = []
+            for _, p in blocks:
+                v = p.get(k)
+                if k == "seeds" and isinstance(v, list) and len(v) > 8:
+                    text = f"{len(v)} seeds: " + ", ".join(map(str, v[:4])) + ", …, " + str(v[-1])
+                else:
+                    text = "–" if v is None or v == [] else (v if isinstance(v, str) else json.dumps(v, default=str))
+                cells.append(f"<td><code>{html.escape(str(text))}</code></td>")
+            rows.append(f"<tr><th>{html.escape(provenance.LABELS.get(k, k))}</th>{''.join(cells)}</tr>")
+        return f'<table class="params prov"><thead><tr><th></th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+
+    def _render_findings(self, by_link: dict[str, list[Any]]) -> str:
+        links = list(by_link)
+        rows: dict[str, dict[str, Any]] = {}
+        for link in links:
+            for f in by_link[link]:
+                rows.setdefault(f.finding, {})[link] = f
+        head = "<th>Finding</th><th>Paper</th><th>Role</th><th>Rule</th>" + "".join(
+            f"<th>{html.escape(l)}: measured</th><th>{html.escape(l)}: verdict (why)</th>" for l in links)
+        body = []
+        for text, per in rows.items():
+            first = next(iter(per.values()))
+            cells = [html.escape(text), html.escape(first.paper), html.escape(ROLE_LABELS.get(first.role, first.role)),
+                     html.escape(first.rule)]
+            tds = "".join(f"<td>{c}</td>" for c in cells)
+            for l in links:
+                f = per.get(l)
+                if f is None:
+                    tds += "<td></td><td class=verdict>–</td>"
+                    continue
+                why = f'<div class=why>{html.escape(f.why)}</div>' if f.why else ""
+                tds += f'<td>{html.escape(f.measured)}</td><td class="verdict v-{f.verdict}">{VERDICTS[f.verdict]}{why}</td>'
+            body.append(f'<tr class="finding" data-role="{html.escape(first.role)}">{tds}</tr>')
+        return f'<table class="claims findings"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+
     def write(self, name: str = "report.html") -> Path:
+        """Writes the page (one self-contained HTML file) and returns its path."""
+        from jitterlab import plots
+
         parts = []
         toc = []
+        interactive = False
         for s in self.sections:
             sid = _slug(s.title)
             toc.append(f'<li><a href="#{sid}">{html.escape(s.title)}</a></li>')
@@ -132,45 +249,357 @@ class Report:
                 if b.kind == "text":
                     body.append(f"<p>{html.escape(b.payload)}</p>")
                 elif b.kind == "figure":
-                    fname, cap, data = b.payload
-                    body.append(f'<figure class="fig" id="fig-{fname}"><img alt="{html.escape(cap)}" src="data:image/png;base64,{data}">'
-                                f"<figcaption>{html.escape(cap)} <span class=files>(figures/{fname}.png, .svg)</span></figcaption></figure>")
+                    fname, cap, payload = b.payload
+                    interactive |= payload[0] == "plotly"
+                    body.append(self._render_figure(fname, cap, payload))
                 elif b.kind == "table":
                     body.append(self._render_table(*b.payload))
                 elif b.kind == "claims":
                     body.append(self._render_claims(b.payload))
+                elif b.kind == "findings":
+                    body.append(self._render_findings(b.payload))
             body.append("</section>")
             parts.append("\n".join(body))
         params = "".join(f"<tr><th>{html.escape(str(k))}</th><td><code>{html.escape(v if isinstance(v, str) else json.dumps(v, default=str))}</code></td></tr>"
                          for k, v in self.params.items())
+        files = [f'<li><a href="figures/{html.escape(f)}.svg">figures/{html.escape(f)}.svg</a> '
+                 f'(<a href="figures/{html.escape(f)}.png">PNG</a>'
+                 + (f', <a href="figures/{html.escape(f)}.csv">CSV</a>' if (self.fig_dir / f"{f}.csv").exists() else "") + ")</li>"
+                 for f in self.figures]
+        files += [f'<li><a href="{html.escape(c)}">{html.escape(c)}</a></li>' for c in self.csvs]
         now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        lib = f"<script>{_script_safe(plots.plotly_js())}</script>" if interactive else ""
         doc = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(self.title)}</title>
 <style>
 body {{ font: 15px/1.45 system-ui, sans-serif; max-width: 1100px; margin: 2em auto; padding: 0 1em; color: #111; }}
 h1 {{ margin-bottom: .2em; }} .sub {{ color: #444; margin-top: 0; }}
 figure {{ margin: 1.2em 0; }} figure.fig img {{ max-width: 100%; border: 1px solid #ccc; }}
+figure.fig .plot {{ max-width: 100%; overflow-x: auto; border: 1px solid #ccc; }}
 figcaption {{ font-size: 13px; color: #333; }} .files {{ color: #777; }}
 table {{ border-collapse: collapse; font-size: 13px; }} th, td {{ border: 1px solid #bbb; padding: 3px 6px; text-align: right; }}
 th {{ background: #eee; }} table.claims td {{ text-align: left; vertical-align: top; }}
 td.verdict {{ white-space: nowrap; font-weight: bold; }}
-tr.v-agrees td.verdict {{ background: #e3f4e3; }} tr.v-disagrees td.verdict {{ background: #f8dede; }} tr.v-partly td.verdict {{ background: #fbf3d9; }}
-table.params th {{ text-align: left; }} table.params td {{ text-align: left; }}
-</style></head>
+tr.v-agrees td.verdict, td.v-agrees {{ background: #e3f4e3; }} tr.v-disagrees td.verdict, td.v-disagrees {{ background: #f8dede; }}
+tr.v-partly td.verdict, td.v-partly, td.v-inconclusive {{ background: #fbf3d9; }} .why {{ font-weight: normal; white-space: normal; font-size: 12px; }}
+table.params th {{ text-align: left; }} table.params td {{ text-align: left; word-break: break-all; }}
+</style>{lib}</head>
 <body data-figures-total="{len(self.figures)}">
 <h1>{html.escape(self.title)}</h1><p class="sub">{html.escape(self.subtitle)} — generated {now}</p>
-<nav><ul>{''.join(toc)}<li><a href="#parameters">Parameters</a></li></ul></nav>
+<nav><ul>{''.join(toc)}<li><a href="#files">Files</a></li><li><a href="#provenance">Provenance</a></li><li><a href="#parameters">Parameters</a></li></ul></nav>
 {''.join(parts)}
+<section id="files"><h2>Files</h2><ul>{''.join(files)}</ul></section>
+<section id="provenance"><h2>Provenance</h2>{self._render_provenance()}</section>
 <section id="parameters"><h2>Parameters</h2><table class="params">{params}</table></section>
-<script>
-window.addEventListener("load", function () {{
-  var imgs = document.querySelectorAll("figure.fig img"), ok = 0;
-  for (var i = 0; i < imgs.length; i++) if (imgs[i].complete && imgs[i].naturalWidth > 0) ok++;
-  document.body.setAttribute("data-figures-loaded", String(ok));
-}});
-</script>
+<script>{_PAGE_JS}</script>
 </body></html>
 """
         path = self.out / name
         path.write_text(doc, encoding="utf-8")
         return path
+
+
+def _clean(o: Any) -> Any:
+    """A plotly figure dict as plain JSON values: numpy scalars and arrays to Python, NaN and
+    infinities to null (a gap, as matplotlib draws them)."""
+    import math
+
+    import numpy as np
+
+    if isinstance(o, dict):
+        return {k: _clean(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_clean(v) for v in o]
+    if isinstance(o, np.ndarray):
+        return [_clean(v) for v in o.tolist()]
+    if isinstance(o, np.generic):
+        o = o.item()
+    if isinstance(o, float) and not math.isfinite(o):
+        return None
+    return o
+
+
+def _script_safe(text: str) -> str:
+    """Text to put inside <script>: a literal "</" would end the element early."""
+    return text.replace("</", "<\\/")
+
+
+def _points_csv(spec: Mapping[str, Any], path: Path) -> None:
+    """The plotted points of a plotly figure dict: series, x, y (and base for bars)."""
+    rows = []
+    for i, tr in enumerate(spec["data"]):
+        name = tr.get("name") or f"series {i}"
+        for x, y in zip(tr.get("x", []), tr.get("y", [])):
+            if x is not None and y is not None:
+                rows.append((name, x, y))
+    pd.DataFrame(rows, columns=["series", "x", "y"]).to_csv(path, index=False)
+
+
+# Renders every figure, counts those drawn (data-figures-loaded), and with #selftest zooms and
+# hovers the first interactive figure and records the outcome on <body>.
+_PAGE_JS = r"""
+(function () {
+  var body = document.body, ok = 0, plotted = [];
+  var imgs = document.querySelectorAll("figure.fig img");
+  function done() {
+    for (var i = 0; i < imgs.length; i++) if (imgs[i].complete && imgs[i].naturalWidth > 0) ok++;
+    body.setAttribute("data-figures-loaded", String(ok));
+    if (location.hash === "#selftest") selftest();
+  }
+  function selftest() {
+    var gd = plotted[0];
+    if (!gd) { body.setAttribute("data-selftest-zoom", "no figure"); return; }
+    var r = gd._fullLayout.xaxis.range.slice(), mid = (r[0] + r[1]) / 2, want = [r[0], mid];
+    Plotly.relayout(gd, {"xaxis.range": want}).then(function () {
+      var got = gd._fullLayout.xaxis.range;
+      body.setAttribute("data-selftest-zoom", Math.abs(got[1] - mid) < 1e-9 * Math.max(1, Math.abs(mid)) ? "ok" : "failed");
+      for (var c = 0; c < gd.data.length; c++) {
+        var tr = gd.data[c];
+        if (tr.type !== "scatter" || !tr.x || (tr.xaxis && tr.xaxis !== "x")) continue;
+        for (var p = 0; p < tr.x.length; p++) {
+          var xl = tr.x[p] === null ? null : gd._fullLayout.xaxis.d2l(tr.x[p]);  // log axes: range in log10
+          if (xl !== null && tr.y[p] !== null && xl >= r[0] && xl <= mid) {
+            Plotly.Fx.hover(gd, [{curveNumber: c, pointNumber: p}]);
+            var t = gd.querySelector(".hoverlayer .hovertext");
+            body.setAttribute("data-selftest-hover", t ? "ok: " + t.textContent : "no tooltip");
+            return;
+          }
+        }
+      }
+      body.setAttribute("data-selftest-hover", "no point to hover");
+    });
+  }
+  var specs = document.querySelectorAll("script.figspec"), pending = specs.length;
+  if (!pending) { window.addEventListener("load", done); return; }
+  for (var i = 0; i < specs.length; i++) (function (el) {
+    var div = document.getElementById(el.getAttribute("data-target"));
+    var finish = function () { if (--pending === 0) done(); };
+    try {
+      var spec = JSON.parse(el.textContent);
+      Plotly.newPlot(div, spec.data, spec.layout, {displaylogo: false, responsive: true}).then(function () {
+        if (div.querySelector(".main-svg")) { ok++; plotted.push(div); }
+        finish();
+      }, function (e) { console.error("figure " + div.id + ": " + e); finish(); });
+    } catch (e) {
+      console.error("figure " + div.id + ": " + e);
+      finish();
+    }
+  })(specs[i]);
+})();
+"""
+
+
+# ------------------------------------------------------------------------------------------------
+# `jitterlab report DIR [DIR ...]`: the standard figures of any output directory
+
+
+@dataclass
+class Output:
+    """One result directory as the report reads it.
+
+    Attributes
+    ----------
+    path : Path
+    label : str
+        Name of the directory's curves in overlaid figures.
+    source : str
+        ``sim``, ``testbed``, ``capture`` or ``sweep``.
+    tables : dict of str to DataFrame
+        The tables found (media_packets, tcp_flows, runs, …).
+    params : list of str
+        Columns of ``runs`` that group the runs (a sweep's varied parameters).
+    manifest : dict
+        manifest.json or sweep.json as written.
+    """
+
+    path: Path
+    label: str
+    source: str
+    tables: dict[str, pd.DataFrame]
+    params: list[str]
+    manifest: dict[str, Any]
+
+    @property
+    def provenance(self) -> dict[str, Any]:
+        return dict(self.manifest.get("provenance") or {"note": "not recorded (written before provenance existed)"})
+
+
+class OutputError(ValueError):
+    """A directory that is not a jitterlab output."""
+
+
+def load_output(path: str | Path, label: str | None = None) -> Output:
+    """Reads a simulate, sweep, analyze or testbed output directory.
+
+    Raises
+    ------
+    OutputError
+        When `path` holds no manifest.json / sweep.json, or no media_packets and no tcp_flows.
+    """
+    import pyarrow.parquet as pq
+
+    from jitterlab.sim import to_pandas
+
+    p = Path(path)
+    if not p.is_dir():
+        raise OutputError(f"{p}: no such directory")
+    if (p / "sweep.json").is_file():
+        man = json.loads((p / "sweep.json").read_text())
+        source = "sweep"
+        params = [str(x) for x in man.get("params", [])]
+    elif (p / "manifest.json").is_file():
+        man = json.loads((p / "manifest.json").read_text())
+        source = str(man.get("source", "sim"))
+        params = []
+    else:
+        subs = sorted(d.name for d in p.iterdir() if d.is_dir() and ((d / "sweep.json").is_file() or (d / "manifest.json").is_file()))
+        hint = f"; it holds the outputs {', '.join(subs)}: give them as separate arguments" if subs else ""
+        raise OutputError(f"{p}: not a jitterlab output (no manifest.json or sweep.json){hint}")
+    tables = {}
+    for f in sorted(p.glob("*.parquet")):
+        tables[f.stem] = to_pandas(pq.read_table(f))
+    if "runs" not in tables or ("media_packets" not in tables and "tcp_flows" not in tables):
+        raise OutputError(f"{p}: no runs.parquet with media_packets.parquet or tcp_flows.parquet")
+    params = [c for c in params if c in tables["runs"].columns]
+    return Output(p, label or p.resolve().name, source, tables, params, man)
+
+
+def _combine(outputs: list[Output]) -> tuple[dict[str, pd.DataFrame], list[str]]:
+    """Tables of all outputs in one set: run ids made distinct, a `group` column in runs
+    (input label and sweep parameters), and the groups in order of appearance."""
+    tables: dict[str, list[pd.DataFrame]] = {"media_packets": [], "tcp_flows": [], "runs": []}
+    order: list[str] = []
+    offset = 0
+    for o in outputs:
+        runs = o.tables["runs"].copy()
+        ids = runs["run_id"].astype("int64")
+        parts = [runs[c].astype(str).radd(f"{c}=") for c in o.params]
+        if len(outputs) > 1 or not parts:
+            parts.insert(0, pd.Series([o.label] * len(runs), index=runs.index))
+        group = parts[0].astype(str)
+        for s in parts[1:]:
+            group = group + ", " + s
+        runs["group"] = group.to_numpy()
+        runs["run_id"] = ids + offset
+        for g in runs.sort_values("run_id")["group"]:
+            if g not in order:
+                order.append(g)
+        tables["runs"].append(runs[["run_id", "group", "tcp_start_ns", "tcp_end_ns"]])
+        for name in ("media_packets", "tcp_flows"):
+            t = o.tables.get(name)
+            if t is not None and len(t):
+                t = t.copy()
+                t["run_id"] = t["run_id"].astype("int64") + offset
+                tables[name].append(t)
+        offset += int(ids.max()) + 1 if len(ids) else 0
+    out = {k: pd.concat(v, ignore_index=True) if v else pd.DataFrame() for k, v in tables.items()}
+    return out, order
+
+
+def build(outputs: list[Output], out_dir: str | Path, title: str | None = None, jb_ms: float = 40.0) -> Path:
+    """Writes the report of one or more outputs (overlaid: one curve per input and parameter
+    point) into `out_dir` and returns the path of report.html.
+
+    Figures: OWD CDF, IPDV CDF, loss behind a jitter buffer, MOS (G.107 E-model) against the
+    jitter buffer, loss-period levels over time (runs with competing TCP), TCP goodput and
+    completion time. Delay metrics use the TCP overlap window when every run has competing TCP,
+    else the whole run.
+    """
+    import warnings
+
+    import numpy as np
+
+    from jitterlab import metrics, plots
+
+    if not outputs:
+        raise OutputError("no output directory given")
+    t, order = _combine(outputs)
+    media, runs, tcp = t["media_packets"], t["runs"], t["tcp_flows"]
+    names = " + ".join(o.label for o in outputs)
+    rep = Report(title or f"jitterlab report: {names}", out_dir,
+                 ", ".join(f"{o.label} ({o.source}, {len(o.tables['runs'])} runs)" for o in outputs))
+    for o in outputs:
+        rep.add_provenance(o.label, o.provenance)
+    rep.set_params({f"input {o.label}": {"path": str(o.path), "source": o.source, "runs": len(o.tables["runs"]),
+                                         "grouped by": o.params or None} for o in outputs})
+    has_tcp = bool(len(runs)) and bool(runs["tcp_start_ns"].notna().all())
+    window = "overlap" if has_tcp else "all"
+    wtext = "while the competing TCP ran (tcp_start_ns to tcp_end_ns)" if has_tcp else "over the whole run"
+    reps = runs.groupby("group")["run_id"].nunique().to_dict()
+    caption = f"{names} · window: {wtext} · runs per curve: " + ", ".join(f"{g}: {reps.get(g, 0)}" for g in order)
+    summary: dict[str, dict[str, Any]] = {g: {"group": g, "runs": reps.get(g, 0)} for g in order}
+    jbs = list(metrics.DEFAULT_JBS_MS)
+
+    rep.section("Media delay", f"One-way delay and IPDV of the media packets, {wtext}.")
+    if len(media):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", metrics.MetricsWarning)
+            prep = metrics.prepare(media, runs)
+            cdf = metrics.owd_cdf(prep, window=window, by="group")
+            curves = [(g, cdf.loc[cdf.group == g, "owd_s"].to_numpy() * 1e3, cdf.loc[cdf.group == g, "p"].to_numpy()) for g in order if (cdf.group == g).any()]
+            fig = plots.cdf_figure(curves, "one-way delay (ms)", "OWD CDF")
+            plots.caption(fig, caption)
+            rep.figure(fig, "owd_cdf", f"CDF of the one-way delay, pooled over runs. {caption}")
+            for g, x, p in curves:
+                summary[g]["owd_p50_ms"] = float(np.interp(0.5, p, x))
+                summary[g]["owd_p99_ms"] = float(np.interp(0.99, p, x))
+            ip = metrics.ipdv(prep, window=window).merge(runs[["run_id", "group"]], on="run_id")
+            probs = np.linspace(0, 1, 201)
+            icurves = [(g, np.quantile(ip.loc[ip.group == g, "ipdv_ns"].to_numpy(dtype=float), probs) / 1e6, probs)
+                       for g in order if (ip.group == g).any()]
+            fig = plots.cdf_figure(icurves, "IPDV (ms), RFC 3393 consecutive packets", "IPDV CDF")
+            plots.caption(fig, caption)
+            rep.figure(fig, "ipdv_cdf", f"CDF of the inter-packet delay variation. {caption}")
+
+            rep.section("Loss and quality behind a jitter buffer",
+                        "A packet is lost when it never arrives or arrives later than the base delay plus the jitter buffer.")
+            jl = metrics.jb_loss_summary(prep, jbs=jbs, by="group", window=window)
+            series = [(g, d.jb_ms, d["median"] * 100, d.p25 * 100, d.p75 * 100) for g in order for d in [jl[jl.group == g]] if len(d)]
+            fig = plots.spread_figure(series, "jitter buffer (ms)", "loss incl. late packets (%)", "Loss vs jitter buffer", dodge=8.0)
+            plots.caption(fig, caption)
+            rep.figure(fig, "loss_vs_jb", f"Median and 25th–75th percentiles over runs of the loss rate behind each jitter buffer. {caption}")
+            for g, x, med, _, _ in series:
+                summary[g][f"loss_{jb_ms:g}ms_jb_pct"] = float(np.interp(jb_ms, np.asarray(x, float), np.asarray(med, float)))
+            mos = metrics.emodel_mos(prep, jbs=jbs, window=window).merge(runs[["run_id", "group"]], on="run_id")
+            gm = mos.groupby(["group", "jb_ms"])["mos"]
+            ms = pd.DataFrame({"med": gm.median(), "p25": gm.quantile(0.25), "p75": gm.quantile(0.75)}).reset_index()
+            series = [(g, d.jb_ms, d.med, d.p25, d.p75) for g in order for d in [ms[ms.group == g]] if len(d)]
+            fig = plots.spread_figure(series, "jitter buffer (ms)", "MOS (G.107 E-model, G.711 with PLC)", "MOS vs jitter buffer",
+                                      dodge=8.0, ylim=(1.0, 4.5))
+            plots.caption(fig, caption)
+            rep.figure(fig, "mos_vs_jb", "Median and 25th–75th percentiles over streams of the MOS; series are spread "
+                       f"sideways so equal values stay visible. {caption}")
+            for g, x, med, _, _ in series:
+                summary[g]["mos_best_median"] = float(np.nanmax(np.asarray(med, float)))
+            if has_tcp:
+                rep.section("Loss periods over time", f"Loss-period levels (PAM 2013 Table 2) behind a {jb_ms:g} ms jitter buffer, "
+                            "per 20 ms bin since the competing TCP started, packets per replication.")
+                lv = metrics.levels_over_time(prep, jb=jb_ms, by="group")
+                panels = [(g, lv[lv.group == g]) for g in order if (lv.group == g).any()]
+                fig = plots.levels_figure(panels, f"Loss-period levels, {jb_ms:g} ms jitter buffer")
+                plots.caption(fig, caption)
+                rep.figure(fig, "levels_over_time", f"Level 0 = received in time; 1–5 = loss periods of growing length. {caption}")
+    else:
+        rep.text("No media packets in the input(s).")
+
+    if len(tcp):
+        rep.section("Competing TCP", "Goodput (bytes received × 8 / time from SYN to the last byte acknowledged) and completion time per flow.")
+        # captures cannot count drops (null); goodput and completion do not need them
+        ts = metrics.tcp_summary(tcp.assign(drops=tcp["drops"].fillna(0))).merge(runs[["run_id", "group"]], on="run_id")
+        groups = [(g, ts.loc[ts.group == g, "goodput_bps"].to_numpy() / 1e6) for g in order if (ts.group == g).any()]
+        fig = plots.points_figure(groups, "goodput (Mbit/s)", "TCP goodput per flow")
+        plots.caption(fig, caption)
+        rep.figure(fig, "tcp_goodput", f"Each point a flow; black: median and 25th–75th percentiles. {caption}")
+        comp = [(g, ts.loc[ts.group == g, "completion_s"].dropna().to_numpy()) for g in order]
+        curves = [(g, np.sort(c), np.arange(1, len(c) + 1) / len(c)) for g, c in comp if len(c)]
+        fig = plots.cdf_figure(curves, "completion time (s)", "TCP completion time")
+        fig.axes[0].set_ylabel("fraction of flows ≤ x")
+        plots.caption(fig, caption)
+        rep.figure(fig, "tcp_completion", f"CDF of the flows' completion times (unfinished flows left out). {caption}")
+        for g, v in groups:
+            fin = v[np.isfinite(v)]
+            summary[g]["tcp_flows"] = int((ts.group == g).sum())
+            summary[g]["goodput_median_Mbps"] = float(np.median(fin)) if len(fin) else float("nan")
+    rep.section("Summary")
+    rep.table(pd.DataFrame(list(summary.values())), "One row per curve.", name="summary")
+    return rep.write()

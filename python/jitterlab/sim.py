@@ -1,7 +1,8 @@
 """Running the built-in simulator from Python: `simulate(scenario, seed)` returns the shared tables
-(design.md) as pandas DataFrames built straight from the simulator's columns."""
+(docs/tables.md) as a `jitterlab.Tables` built straight from the simulator's columns."""
 from __future__ import annotations
 
+import functools
 import json
 import os
 from pathlib import Path
@@ -14,6 +15,7 @@ import pyarrow.parquet as pq
 
 from jitterlab import _io, _native
 from jitterlab import scenario as _scn
+from jitterlab.tables import Tables
 
 NULL_NS = np.iinfo(np.int64).min
 FORMAT_VERSION = 1
@@ -94,29 +96,26 @@ def to_pandas(t: pa.Table) -> pd.DataFrame:
     return df
 
 
-class Result:
-    """Tables of one run, held as Arrow tables; each attribute gives a pandas DataFrame.
-    `media_packets`, `tcp_flows`, `queue_samples`, `runs` follow design.md; `channels` and `flows`
-    describe the topology and traffic with end-of-run counters."""
+class Result(Tables):
+    """Tables of one run (`jitterlab.tables.Tables`: Arrow tables, pandas views), plus the
+    scenario as run, the seed and the run totals. `media_packets`, `tcp_flows`, `queue_samples`,
+    `runs` follow docs/tables.md; `channels` and `flows` describe the topology and traffic with
+    end-of-run counters."""
 
     NAMES = ("media_packets", "tcp_flows", "queue_samples", "runs", "channels", "flows", "tcp_series")
 
-    def __init__(self, arrow: dict[str, pa.Table], scenario: dict[str, Any], seed: int, totals: dict[str, Any]):
-        self.arrow = arrow
+    def __init__(self, arrow: dict[str, pa.Table], scenario: dict[str, Any], seed: int, totals: dict[str, Any],
+                 source: str = "sim"):
+        super().__init__(arrow, source)
         self.scenario = scenario
         self.seed = seed
         self.totals = totals
         self.pcap: dict[str, str] = {}
         self.pcap_epoch_ns = 0
-        self._pd: dict[str, pd.DataFrame] = {}
 
     def table(self, name: str) -> pd.DataFrame:
-        if name not in self._pd:
-            self._pd[name] = to_pandas(self.arrow[name])
-        return self._pd[name]
-
-    def tables(self) -> dict[str, pd.DataFrame]:
-        return {n: self.table(n) for n in self.NAMES if n in self.arrow}
+        """The table `name` as a pandas DataFrame (same as ``result[name]``)."""
+        return self[name]
 
     media_packets = property(lambda self: self.table("media_packets"))
     tcp_flows = property(lambda self: self.table("tcp_flows"))
@@ -127,9 +126,6 @@ class Result:
     #: per-ACK sender state of the TCP flows with `series = true`: t_ns, flow_id, cwnd, ssthresh
     #: (null while unset), srtt_ns (null before the first sample), inflight — bytes
     tcp_series = property(lambda self: self.table("tcp_series"))
-
-    def __repr__(self) -> str:
-        return f"Result(seed={self.seed}, " + ", ".join(f"{n}={t.num_rows} rows" for n, t in self.arrow.items()) + ")"
 
 
 def simulate(
@@ -143,14 +139,43 @@ def simulate(
     max_events: float | None = None,
     share: int = 1,
 ) -> Result:
-    """Runs a scenario (TOML path, TOML text or dict) on the simulator.
+    """Runs a scenario on the simulator.
 
-    `overrides` set dotted scenario keys before the run; `params` are extra columns for the
-    `runs` table (sweep parameters). With `pcap_dir`, the nodes listed in the scenario's
-    `output.pcap` get a capture each (`result.pcap`: node name -> path; packets at
-    `result.pcap_epoch_ns` + simulated time). Raises jitterlab.ScenarioError naming the key, and
-    ResourceError (before running) when the estimated cost exceeds `max_memory` / `max_events`
-    (see `check_cost`).
+    Parameters
+    ----------
+    scenario : str, Path or mapping
+        A TOML file, TOML text, or the scenario as a dict (docs/scenarios.md).
+    seed : int
+        Master seed (0 to 2**64 - 1); the same scenario and seed give identical tables.
+    run_id : int
+        Value of the ``run_id`` column in every table.
+    overrides : mapping, optional
+        Dotted scenario keys set before the run (``{"access.down_rate": "3Mbit"}``).
+    params : mapping, optional
+        Extra columns of the ``runs`` table (a sweep's parameters).
+    pcap_dir : str or Path, optional
+        Where the nodes listed in ``output.pcap`` get a capture each.
+    max_memory, max_events : float, optional
+        Cost limits checked before running (see `check_cost`).
+    share : int
+        Number of runs sharing the machine's memory (the cost check divides by it).
+
+    Returns
+    -------
+    Result
+        A `jitterlab.Tables` (media_packets, tcp_flows, queue_samples, runs, channels, flows,
+        tcp_series; docs/tables.md) with ``scenario``, ``seed``, ``totals``, and ``pcap`` (node
+        name -> path; packets at ``pcap_epoch_ns`` + simulated time).
+
+    Raises
+    ------
+    jitterlab.ScenarioError
+        A malformed scenario, naming the key.
+    ResourceError
+        Before running, when the estimated cost exceeds `max_memory` / `max_events`.
+
+    Examples
+    --------
 
     >>> r = simulate({"duration": "1s",
     ...               "links": {"l": {"from": "a", "to": "b", "rate": "1Mbit", "delay": "10ms"}},
@@ -269,8 +294,9 @@ def _to_result(raw: dict, sc: dict, seed: int, run_id: int, params: Mapping[str,
 
 
 def write(result: Result, out: str | Path, source: str = "sim", extra: Mapping[str, Any] | None = None) -> Path:
-    """Writes each table as Parquet plus manifest.json (format version, source, scenario, seed,
-    version, `extra` fields such as the testbed's pcaps, and each table's rows and SHA-256).
+    """Writes each table as Parquet plus manifest.json (format and schema version, source, scenario,
+    seed, version, provenance (`jitterlab.provenance.collect`), `extra` fields such as the
+    testbed's pcaps, and each table's rows and SHA-256).
 
     Each file is written under a temporary name and renamed when complete, so no file is ever
     half-written under its name, and a failure (ENOSPC) leaves the files not yet replaced as they
@@ -285,11 +311,15 @@ def write(result: Result, out: str | Path, source: str = "sim", extra: Mapping[s
     files = {}
     for name, t in result.arrow.items():
         path = out / f"{name}.parquet"
-        _io.write_atomic(path, lambda tmp, t=t: pq.write_table(t, tmp))
+        _io.write_atomic(path, functools.partial(pq.write_table, t))  # write_table(t, tmp)
         files[path.name] = {"rows": t.num_rows, "sha256": _io.sha256_file(path)}
+    from jitterlab import provenance
+
     manifest = {
         "format_version": FORMAT_VERSION,
+        "schema_version": provenance.SCHEMA_VERSION,
         "jitterlab_version": _native.__version__,
+        "provenance": provenance.collect(result.seed, result.scenario),
         "source": source,
         "seed": result.seed,
         "scenario": result.scenario,

@@ -36,6 +36,7 @@ when complete).
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import itertools
 import json
@@ -59,6 +60,7 @@ import pyarrow.parquet as pq
 from jitterlab import _io
 from jitterlab import scenario as _scn
 from jitterlab._native import ScenarioError
+from jitterlab.tables import Tables
 
 TABLES = ("media_packets", "tcp_flows", "queue_samples", "runs", "channels", "flows", "tcp_series")
 SWEEP_FORMAT = 1
@@ -112,11 +114,12 @@ class Sweep:
             n = len(self.zipped[0].labels)
             z = []
             for i in range(n):
-                cols, sets = {}, {}
+                zcols: dict[str, Any] = {}
+                zsets: dict[str, Any] = {}
                 for p in self.zipped:
-                    cols[p.name] = p.labels[i]
-                    sets.update(p.sets[i])
-                z.append((cols, sets))
+                    zcols[p.name] = p.labels[i]
+                    zsets.update(p.sets[i])
+                z.append((zcols, zsets))
             axes.append(z)
         out = []
         for combo in itertools.product(*axes) if axes else [()]:
@@ -258,7 +261,7 @@ def from_dict(doc: Mapping[str, Any], base: Path | None = None) -> Sweep:
     backend = sw.get("backend", "sim")
     if backend not in ("sim", "testbed"):
         raise SweepError(f"sweep.backend: must be \"sim\" or \"testbed\", got {backend!r}")
-    s = Sweep(sw.get("name", sc.get("name", "sweep")), sc, seed, reps, params, zipped, dict(random), backend)
+    s = Sweep(str(sw.get("name", sc.get("name", "sweep"))), sc, seed, reps, params, zipped, dict(random), backend)
     derive(seed, 0, s.random)  # validates the random specs now rather than in a worker
     return s
 
@@ -327,23 +330,17 @@ class Progress:
             print(msg, file=sys.stderr, flush=True)
 
 
-class SweepResult:
-    """The combined tables of a sweep (Arrow; `result[name]` gives pandas), failures, counts."""
+class SweepResult(Tables):
+    """The combined tables of a sweep (`jitterlab.tables.Tables`; a table no run stored reads as
+    an empty DataFrame), plus the output directory, the failed runs and the counts of runs done
+    now and skipped (finished before)."""
 
     def __init__(self, out: Path, arrow: dict[str, pa.Table], failures: pd.DataFrame, ran: int, skipped: int):
-        self.out, self.arrow, self.failures, self.ran, self.skipped = out, arrow, failures, ran, skipped
-        self._pd: dict[str, pd.DataFrame] = {}
+        super().__init__(arrow, "sweep")
+        self.out, self.failures, self.ran, self.skipped = out, failures, ran, skipped
 
     def __getitem__(self, name: str) -> pd.DataFrame:
-        if name not in self._pd:
-            from jitterlab.sim import to_pandas
-
-            self._pd[name] = to_pandas(self.arrow[name]) if name in self.arrow else pd.DataFrame()
-        return self._pd[name]
-
-    @property
-    def tables(self) -> dict[str, pd.DataFrame]:
-        return {n: self[n] for n in self.arrow}
+        return super().__getitem__(name) if name in self.arrow else pd.DataFrame()
 
 
 def _run_dir(out: Path, run_id: int) -> Path:
@@ -439,7 +436,11 @@ def _check_out(out: Path, specs: list[RunSpec], sweep: Sweep) -> None:
             raise SweepError(f"{out}: holds results of a different sweep (its parameters, seeds or scenario differ); use another --out or delete it")
         return
     out.mkdir(parents=True, exist_ok=True)
-    _io.write_text_atomic(man, json.dumps({"format_version": SWEEP_FORMAT, "name": sweep.name, "digest": digest, "runs": len(specs),
+    from jitterlab import provenance
+
+    prov = provenance.collect(sorted({s.seed for s in specs}), sweep.scenario, sweep_seed=sweep.seed)
+    _io.write_text_atomic(man, json.dumps({"format_version": SWEEP_FORMAT, "schema_version": provenance.SCHEMA_VERSION,
+                               "provenance": prov, "source": sweep.backend, "name": sweep.name, "digest": digest, "runs": len(specs),
                                "seed": sweep.seed, "replications": sweep.replications, "scenario": sweep.scenario,
                                "params": [p.name for p in sweep.params] + [p.name for p in sweep.zipped],
                                "random": sweep.random, "tables": list(sweep.tables)}, indent=2, sort_keys=True, default=str) + "\n")
@@ -571,8 +572,40 @@ def collect(out: str | Path, tables: Iterable[str] = TABLES, fresh: Mapping[int,
                 parts.append(t)
         t = pa.concat_tables(parts, promote_options="default") if parts else pa.table({"run_id": pa.array([], type=pa.int64())})
         combined[name] = t
-        _io.write_atomic(out / f"{name}.parquet", lambda tmp, t=t: pq.write_table(t, tmp))
+        _io.write_atomic(out / f"{name}.parquet", functools.partial(pq.write_table, t))  # write_table(t, tmp)
     fails = [{"run_id": int(d.name), "error": (d / "error.txt").read_text().split("\n", 1)[0]} for d in dirs if (d / "error.txt").exists()]
     failures = pd.DataFrame(fails, columns=["run_id", "error"])
     _io.write_atomic(out / "failures.csv", lambda tmp: failures.to_csv(tmp, index=False))
     return SweepResult(out, combined, failures, ran, skipped)
+
+
+def sweep(spec: str | Path | Mapping[str, Any] | Sweep, out: str | Path, **options: Any) -> SweepResult:
+    """Runs a sweep: ``jitterlab.sweep("file.toml", "out/dir", jobs=4)``.
+
+    Parameters
+    ----------
+    spec : str, Path, mapping or Sweep
+        A sweep file, the parsed TOML document as a dict, or a loaded `Sweep`.
+    out : str or Path
+        Output directory (resumable: finished runs are skipped).
+    **options
+        `run`'s keyword arguments: jobs, executor, scheduler, progress, on_result.
+
+    Returns
+    -------
+    SweepResult
+        The combined tables (`jitterlab.tables.Tables`), failures and counts.
+    """
+    sw = spec if isinstance(spec, Sweep) else load(spec) if isinstance(spec, (str, Path)) else from_dict(spec)
+    return run(sw, out, **options)
+
+
+class _CallableModule(type(sys)):  # type: ignore[misc]
+    """Makes the module itself callable, so `jitterlab.sweep(...)` runs a sweep while
+    `jitterlab.sweep.load`, `.run` … stay where they are."""
+
+    def __call__(self, spec: str | Path | Mapping[str, Any] | Sweep, out: str | Path, **options: Any) -> SweepResult:
+        return sweep(spec, out, **options)
+
+
+sys.modules[__name__].__class__ = _CallableModule

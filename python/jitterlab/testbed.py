@@ -209,7 +209,8 @@ def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path
             _wait_ready(net, pl)
             # captures at the media/TCP sender and receiver hosts
             ends = []
-            for x in [*pl.media, *pl.tcp]:
+            endpoints: list[Any] = [*pl.media, *pl.tcp]
+            for x in endpoints:
                 for h in (x.src, x.dst):
                     if h not in ends:
                         ends.append(h)
@@ -278,10 +279,10 @@ def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path
                     d.kill()
             net.teardown()
     errors = []
-    for f in sorted(tmp.glob("*.stderr")):
-        txt = f.read_text().strip()
+    for ef in sorted(tmp.glob("*.stderr")):
+        txt = ef.read_text().strip()
         if txt:
-            errors.append(f"{f.name}: {txt.splitlines()[-1]}")
+            errors.append(f"{ef.name}: {txt.splitlines()[-1]}")
     res = _tables(pl, sc, seed, run_id, params or {}, t0, media_out, tcp_out, info)
     res.testbed = info  # type: ignore[attr-defined]
     res.capture = _capture_tables(pl, out, t0, run_id, errors)  # type: ignore[attr-defined]
@@ -487,16 +488,16 @@ def _tables(pl: Plan, sc: dict, seed: int, run_id: int, params: Mapping[str, Any
     # --- channels: configuration plus the kernel qdisc's counters
     crow = []
     ul = {c.get("name"): c for c in info.get("delay_line", {}).get("channels", [])}
-    for c in pl.channels():
-        st = info.get("channels", {}).get(c.name, {})
-        u = ul.get(c.name, {})
-        cr = {"run_id": run_id, "name": c.name, "from": c.src, "to": c.dst, "qdisc": c.queue.qdisc(), "rate_bps": c.rate_bps,
-               "delay_ns": c.delay_ns, "tx_pkts": int(st.get("packets", 0)), "tx_bytes": int(st.get("bytes", 0)),
+    for ch in pl.channels():
+        st = info.get("channels", {}).get(ch.name, {})
+        u = ul.get(ch.name, {})
+        cr = {"run_id": run_id, "name": ch.name, "from": ch.src, "to": ch.dst, "qdisc": ch.queue.qdisc(), "rate_bps": ch.rate_bps,
+               "delay_ns": ch.delay_ns, "tx_pkts": int(st.get("packets", 0)), "tx_bytes": int(st.get("bytes", 0)),
                "dropped_pkts": int(st.get("drops", 0)), "overlimits": int(st.get("overlimits", 0)),
                "backlog_pkts": int(st.get("qlen", 0)), "backlog_bytes": int(st.get("backlog", 0)),
-               "capacity": c.capacity, "lost_pkts": int(u.get("lost", 0))}
-        if c.userspace:  # the userspace link's queue: its counters (rate_bps is the mean rate)
-            cr.update({"qdisc": "userspace-" + c.queue.qdisc(), "tx_pkts": int(u.get("accepted", 0)),
+               "capacity": ch.capacity, "lost_pkts": int(u.get("lost", 0))}
+        if ch.userspace:  # the userspace link's queue: its counters (rate_bps is the mean rate)
+            cr.update({"qdisc": "userspace-" + ch.queue.qdisc(), "tx_pkts": int(u.get("accepted", 0)),
                         "tx_bytes": int(u.get("accepted_bytes", 0)), "dropped_pkts": int(u.get("dropped", 0)), "overlimits": 0,
                         "backlog_pkts": 0, "backlog_bytes": 0})
         crow.append(cr)
@@ -510,13 +511,11 @@ def _tables(pl: Plan, sc: dict, seed: int, run_id: int, params: Mapping[str, Any
                        "backlog_pkts": np.array([x[2] for x in smp], dtype=np.int64),
                        "backlog_bytes": np.array([x[3] for x in smp], dtype=np.int64),
                        "drops": np.array([x[4] for x in smp], dtype=np.int64), "marks": np.array([x[5] for x in smp], dtype=np.int64)})
-    import pyarrow as pa
-
-    def arrow(df: pd.DataFrame) -> pa.Table:
-        return pa.Table.from_pandas(df, preserve_index=False) if len(df.columns) else pa.table({"run_id": pa.array([], type=pa.int64())})
+    from jitterlab.tables import to_arrow as arrow  # the Arrow schema every source writes
 
     tables = {"media_packets": media, "tcp_flows": tcp, "queue_samples": qs, "runs": runs, "channels": channels, "flows": flows}
-    return Result({k: arrow(v) for k, v in tables.items()}, sc, seed, {"tcp_start_ns": row["tcp_start_ns"], "tcp_end_ns": row["tcp_end_ns"]})
+    return Result({k: arrow(v) for k, v in tables.items()}, sc, seed, {"tcp_start_ns": row["tcp_start_ns"], "tcp_end_ns": row["tcp_end_ns"]},
+                  source="testbed")
 
 
 def _empty_media() -> pd.DataFrame:
@@ -555,7 +554,7 @@ def accuracy(out: str | Path | None = None, duration: str = "20s") -> dict[str, 
         j += (abs(x) - j) / 16
     res["audio_alone"] = {"packets": int(len(owd)), "expected_ms": expected / 1e6,
                           "error_us": {k: float(np.percentile(err, q)) for k, q in (("p1", 1), ("p50", 50), ("p99", 99), ("p100", 100))},
-                          "rfc3550_jitter_us": j / 1e3, "delay_line": a.testbed["delay_line"]}  # type: ignore[attr-defined]
+                          "rfc3550_jitter_us": j / 1e3, "delay_line": a.testbed["delay_line"]}
     b = run(here / "audio-bulk.toml", out=base / "bulk")
-    res["audio_bulk"] = {"delay_line": b.testbed["delay_line"]}  # type: ignore[attr-defined]
+    res["audio_bulk"] = {"delay_line": b.testbed["delay_line"]}
     return res

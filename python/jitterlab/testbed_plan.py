@@ -16,7 +16,7 @@ from __future__ import annotations
 import ipaddress
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable, overload
 
 from jitterlab import _native
 from jitterlab._native import ScenarioError
@@ -192,7 +192,7 @@ class Plan:
 QUEUE_KINDS = {"droptail", "red", "codel", "fq_codel", "pie", "cake"}
 
 
-def _check_keys(d: dict, allowed: set[str], where: str) -> None:
+def _check_keys(d: Iterable[str], allowed: set[str], where: str) -> None:
     for k in d:
         if k not in allowed:
             raise ScenarioError(f"{where}{k}: unknown key (known: {', '.join(sorted(allowed))})")
@@ -218,9 +218,9 @@ def _start_ns(v: Any, key: str, rng: Any) -> int:
     w = key + "."
     if d == "uniform":
         lo, hi = _x_ns(v, "min", w, 0), _x_ns(v, "max", w)
-        if hi is None or hi < lo:  # type: ignore[operator]
+        if hi is None or hi < lo:
             raise ScenarioError(f"{key}.max: must be given and >= min")
-        return int(lo + (hi - lo) * rng.random())  # type: ignore[operator]
+        return int(lo + (hi - lo) * rng.random())
     if d == "exponential":
         return int(rng.exponential(_x_ns(v, "mean", w, 0)))
     if d == "normal":
@@ -240,6 +240,10 @@ def _user_keys(t: dict) -> set[str]:
     return out
 
 
+@overload
+def _x_ns(t: dict, key: str, where: str, default: int) -> int: ...
+@overload
+def _x_ns(t: dict, key: str, where: str, default: None = None) -> int | None: ...
 def _x_ns(t: dict, key: str, where: str, default: int | None = None) -> int | None:
     if f"{key}_ns" in t:
         return int(t[f"{key}_ns"])
@@ -258,6 +262,10 @@ def _x_size(t: dict, key: str, where: str) -> tuple[int, str] | None:
     return None
 
 
+@overload
+def _x_bytes(t: dict, key: str, where: str, default: int) -> int: ...
+@overload
+def _x_bytes(t: dict, key: str, where: str, default: None = None) -> int | None: ...
 def _x_bytes(t: dict, key: str, where: str, default: int | None = None) -> int | None:
     v = _x_size(t, key, where)
     if v is None:
@@ -394,6 +402,7 @@ def plan(sc: dict[str, Any], seed: int = 1) -> Plan:
         for k, v in (("from", src), ("to", dst)):
             if v not in hosts:
                 raise ScenarioError(f"{where}{k}: must name a host of the topology ({', '.join(hosts)}), got {v!r}")
+        src, dst = str(src), str(dst)  # host names (checked above)
         start = _x_ns(t, "start", where, 0) if kind in ("audio", "video") else 0
         stop = _x_ns(t, "stop", where, duration)
         name = t.get("name")
@@ -493,9 +502,10 @@ def plan(sc: dict[str, Any], seed: int = 1) -> Plan:
         _check_keys(_user_keys(rw), {"budget", "split", "from_syn", "only_with_media", "media_idle", "enabled", "weights"}, where)
         if rw.get("enabled", True) is False:
             continue
-        for key, ok in (("split", "equal"), ("from_syn", True), ("only_with_media", False)):
-            if key in rw and rw[key] != ok:
-                raise ScenarioError(f"{where}{key}: the testbed supports only {key} = {ok!r} (SO_RCVBUF set before connect), got {rw[key]!r}")
+        fixed: tuple[tuple[str, object], ...] = (("split", "equal"), ("from_syn", True), ("only_with_media", False))
+        for key, only in fixed:
+            if key in rw and rw[key] != only:
+                raise ScenarioError(f"{where}{key}: the testbed supports only {key} = {only!r} (SO_RCVBUF set before connect), got {rw[key]!r}")
         if "weights" in rw:
             raise ScenarioError(f"{where}weights: the testbed splits the budget equally only")
         b_ = _x_bytes(rw, "budget", where)

@@ -18,6 +18,7 @@ import struct
 import sys
 import threading
 import time
+from typing import Any
 
 import numpy as np
 
@@ -73,7 +74,8 @@ def _media_send(a: dict) -> None:
                                      int(a["ip_size"]), per_tick=int(a["per_tick"]), spacing_ns=int(a["spacing_ns"]),
                                      ssrc=int(a["ssrc"]), payload_type=int(a.get("pt", 0)), tos=int(a.get("tos", 0)),
                                      fifo_prio=int(a.get("fifo_prio", 60)))
-    np.savez(a["out"], **{k: np.asarray(v) for k, v in log.items()})
+    cols: dict[str, Any] = {k: np.asarray(v) for k, v in log.items()}
+    np.savez(a["out"], **cols)
 
 
 def _media_recv(a: dict) -> None:
@@ -82,7 +84,8 @@ def _media_recv(a: dict) -> None:
     sock = a.pop("_sock", None)
     log = _native.testbed_media_recv(int(a["port"]), int(a["stop_ns"]), fifo_prio=int(a.get("fifo_prio", 60)),
                                      fd=sock.fileno() if sock is not None else None)
-    np.savez(a["out"], **{k: np.asarray(v) for k, v in log.items()})
+    cols: dict[str, Any] = {k: np.asarray(v) for k, v in log.items()}
+    np.savez(a["out"], **cols)
 
 
 # ---------------------------------------------------------------------------------------------

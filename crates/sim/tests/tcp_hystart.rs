@@ -5,7 +5,7 @@ mod common;
 use common::*;
 use jitterlab_sim::scenario;
 use jitterlab_sim::tcp::cc::cubic::HystartExit;
-use jitterlab_sim::tcp::cc::Cc;
+use jitterlab_sim::tcp::cc::Cubic;
 use jitterlab_sim::tcp::{TcpConfig, TcpSenderAgent};
 use jitterlab_sim::{Rate, Time};
 use serde_json::json;
@@ -19,7 +19,7 @@ fn hystart_state(path: &Path, cfg: TcpConfig, size: u64, until: Time) -> (Option
     let mut run = build(path, cfg, Some(size), Time::ZERO, pass());
     run.sim.run_until(until);
     let snd = run.sim.agent_as::<TcpSenderAgent>(run.conn.sender).unwrap();
-    let Cc::Cubic(c) = snd.core.cc() else { panic!("not cubic") };
+    let Some(c) = snd.core.cc().as_any().downcast_ref::<Cubic>() else { panic!("not cubic") };
     let maxq = run.log.borrow().iter().map(|a| a.backlog as u64).max().unwrap_or(0);
     (c.hystart.found, c.hystart.exit_cwnd.map(|w| w / MSS as u64), snd.core.ssthresh(), maxq)
 }

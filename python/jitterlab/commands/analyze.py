@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import Any
+from typing import Any, Mapping
 
 from jitterlab.commands import options
 
@@ -108,20 +108,20 @@ def run(args: argparse.Namespace) -> int:
         if args.exclude_anomalous:
             raise UserError("--exclude-anomalous applies to --pairs (many replications)")
         tables = capture.analyze(args.sender, args.receiver, progress=prog, **opts)
-        tables["runs"]["excluded"] = False
+        tables["runs"] = tables["runs"].assign(excluded=False)
 
     for w in tables["warnings"].itertuples():
         print(f"jitterlab analyze: warning: run {w.run_id} {w.side}: {w.message}", file=sys.stderr)
     if not args.quiet:
         _summary(tables)
-    if args.out:
+    if out_dir is not None:
         out = capture.write(tables, out_dir, {**opts, "pairs": args.pairs, "exclude_anomalous": args.exclude_anomalous})
         if not args.quiet:
             print(f"wrote {', '.join(sorted(tables))} to {out}")
     return 0
 
 
-def _summary(t: dict) -> None:
+def _summary(t: Mapping[str, Any]) -> None:
     runs = t["runs"]
     for r in runs.to_dict("records"):
         flags = [k[5:] for k in ("flag_delay_spike", "flag_loss_run", "flag_reordering", "flag_duplication") if r[k]]

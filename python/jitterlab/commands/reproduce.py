@@ -1,4 +1,4 @@
-"""`jitterlab reproduce pam2013|rwnd|elastic [--reps N] [--out DIR]`: a study as one command."""
+"""`jitterlab reproduce pam2013|rwnd|elastic [--reps N] [--out DIR] [--link fixed|cellular|trace:PATH]`: a study as one command."""
 from __future__ import annotations
 
 import argparse
@@ -22,6 +22,10 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, default=None, help="local worker processes (default: all cores)")
     p.add_argument("--executor", choices=["local", "dask"], default="local")
     p.add_argument("--scheduler", default=None, help="Dask scheduler address (with --executor dask)")
+    p.add_argument("--link", action="append", default=None, metavar="LINK",
+                   help="pam2013 only: the access link, fixed (default, calibrated), cellular (jitterlab's cellular model) or "
+                   "trace:PATH (the fixed path with a Mahimahi downlink trace); repeat or comma-separate for several links "
+                   "side by side in one report (OUT/<link>/ each)")
     p.add_argument("--quiet", action="store_true")
     return p
 
@@ -35,8 +39,18 @@ def run(args: argparse.Namespace) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise UserError(f"--jobs: must be >= 1, got {args.jobs}")
     mod = get(args.preset)
+    extra = {}
+    if args.link is not None:
+        if args.preset != "pam2013":
+            raise UserError(f"--link: only the pam2013 preset runs over alternative links, not {args.preset}")
+        from jitterlab.presets.pam2013 import load_link, parse_links
+
+        specs = parse_links(args.link)
+        for s in specs:  # every link checked before the first run starts
+            load_link(s)
+        extra["links"] = specs
     t0 = time.perf_counter()
     path = mod.run(args.out or f"out/{args.preset}", reps=args.reps, jobs=args.jobs, executor=args.executor,
-                   scheduler=args.scheduler, progress=not args.quiet)
+                   scheduler=args.scheduler, progress=not args.quiet, **extra)
     print(f"{args.preset}: done in {time.perf_counter() - t0:.1f} s; open {path}", file=sys.stderr)
     return 0

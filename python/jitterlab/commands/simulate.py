@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     res = sim.simulate(args.scenario, seed=args.seed, overrides=overrides, pcap_dir=Path(out) / "pcap",
                        max_memory=args.max_memory, max_events=args.max_events)
     out = sim.write(res, out)
-    tot = res.totals  # type: ignore[attr-defined]
+    tot = res.totals
     m = res.arrow["media_packets"]
     recv = m.num_rows - m.column("recv_ns").null_count
     print(

@@ -64,11 +64,11 @@ def run(args: argparse.Namespace) -> int:
     m = res.media_packets
     recv = m["recv_ns"].notna().sum()
     owd = (m["recv_ns"] - m["send_ns"]).dropna().astype("int64") / 1e6
-    dl = res.testbed.get("delay_line", {})  # type: ignore[attr-defined]
+    dl = res.testbed.get("delay_line", {})
     print(f"{res.runs['scenario'].iloc[0]}: testbed run in {time.perf_counter() - t0:.1f} s; media {len(m)} sent / {recv} received"
           + (f", OWD median {owd.median():.1f} ms p99 {owd.quantile(0.99):.1f} ms" if len(owd) else "")
           + f"; tcp flows {len(res.tcp_flows)}; delay line lateness p50 {dl.get('lateness_p50_us', float('nan')):.0f} us "
           f"p99 {dl.get('lateness_p99_us', float('nan')):.0f} us; tables and pcaps in {out}/", file=sys.stderr)
-    for e in res.testbed.get("worker_errors", []):  # type: ignore[attr-defined]
-        print(f"warning: worker: {e}", file=sys.stderr)
+    for err in res.testbed.get("worker_errors", []):
+        print(f"warning: worker: {err}", file=sys.stderr)
     return 0

@@ -50,7 +50,7 @@ pub struct TcpConfig {
     pub mss: u32,
     /// Initial window in segments (RFC 3390: 3 for MSS 1095..2190; RFC 6928: 10).
     pub iw: u32,
-    /// Congestion control: a name in [`cc::KINDS`].
+    /// Congestion control: a name in [`cc::REGISTRY`].
     pub cc: String,
     pub recovery: Recovery,
     /// RFC 3042 limited transmit.
@@ -98,6 +98,9 @@ pub struct TcpConfig {
     pub tsq: bool,
     /// Record cwnd/ssthresh/srtt/in-flight rows in `Tables::tcp_series`.
     pub series: bool,
+    /// Seed of the algorithm's own randomness (BBR's gain-cycle start phase); the scenario
+    /// builder draws it per connection from the run's seed.
+    pub cc_seed: u64,
 }
 
 impl Default for TcpConfig {
@@ -131,6 +134,7 @@ impl Default for TcpConfig {
             initial_ssthresh: u64::MAX / 4,
             tsq: true,
             series: false,
+            cc_seed: 0,
         }
     }
 }

@@ -8,7 +8,8 @@
 //! [`Output`] (segments, timer requests); nothing here touches the engine.
 use std::collections::VecDeque;
 
-use super::cc::{AckSample, Cc, CcState, CongestionControl};
+use super::cc::{self, AckSample, Cc, CcState, CongestionControl, RateSample};
+pub use super::cc::CaState;
 use super::rtt::RttEstimator;
 use super::{Recovery, TcpConfig, TimerCmd, DUP_THRESH, HEADER_BYTES};
 use crate::packet::{tcp_flags as F, TcpHeader};
@@ -30,16 +31,6 @@ pub enum State {
     TimeWait,
 }
 
-/// Loss-recovery phase (Linux calls these ca_state).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum CaState {
-    Open,
-    /// Fast recovery after DupThresh duplicate ACKs (RFC 6675 §5 / RFC 6582 §3.2).
-    Recovery,
-    /// After a retransmission timeout, until RecoveryPoint is acknowledged.
-    Loss,
-}
-
 /// One segment in flight (scoreboard entry, RFC 6675 §3).
 #[derive(Clone, Debug)]
 pub struct Seg {
@@ -58,6 +49,46 @@ pub struct Seg {
     pub ever_rexmit: bool,
     /// SND.NXT when it was last retransmitted (Linux's lost-retransmission detection).
     pub rexmit_nxt: u64,
+    /// Delivery-rate state at the last transmission (`tcp_skb_cb.tx`, `tcp_rate_skb_sent`).
+    pub tx: TxRate,
+}
+
+/// What `tcp_rate.c` stamps on a segment when it is (re)sent.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct TxRate {
+    /// The connection's `delivered` then.
+    pub delivered: u64,
+    /// The connection's `delivered_time` then; None once the segment was counted as delivered by
+    /// a SACK (Linux zeroes `delivered_mstamp`), so that it is not sampled twice.
+    pub delivered_time: Option<Time>,
+    /// Send time of the first segment of the flight it belongs to (`first_tx_mstamp`).
+    pub first_tx: Time,
+    /// The connection was application-limited then.
+    pub app_limited: bool,
+}
+
+impl Seg {
+    fn new(seq: u64, len: u32, fin: bool, now: Time) -> Seg {
+        Seg { seq, len, fin, sent: now, sacked: false, lost: false, rexmit: false, ever_rexmit: false, rexmit_nxt: 0, tx: TxRate::default() }
+    }
+}
+
+/// One ACK's accumulators for its rate sample (`tcp_rate_skb_delivered` fills them).
+#[derive(Clone, Debug, Default)]
+struct RateAcc {
+    prior_delivered: u64,
+    prior_time: Option<Time>,
+    is_app_limited: bool,
+    last_end_seq: u64,
+    /// Send phase: send time of the newest delivered segment minus its flight's first send.
+    send_elapsed: Time,
+    /// Send time of the newest never-retransmitted segment delivered (for the RTT).
+    rtt_sent: Option<Time>,
+    prior_in_flight: u64,
+    prior_ca: Option<CaState>,
+    cwnd_limited: bool,
+    delivered_before: u64,
+    lost_before: u64,
 }
 
 impl Seg {
@@ -152,6 +183,14 @@ pub struct Sender {
     prr_out: u64,
     recover_fs: u64,
     fin_sent: bool,
+    /// Pace segments (the `pacing` key, or an algorithm that needs pacing).
+    pacing: bool,
+    /// `tcp_sock.first_tx_mstamp` of `tcp_rate.c`.
+    first_tx: Time,
+    /// Bytes ever marked lost (`tcp_sock.lost`).
+    lost_total: u64,
+    acc: RateAcc,
+    last_rs: Option<RateSample>,
     /// Peer's sequence space: next byte expected from it (1 after its SYN, 2 after its FIN).
     rcv_nxt: u64,
     /// TCP Small Queues (`tsq.rs`); the agent counts what it hands to the host and completions.
@@ -160,25 +199,23 @@ pub struct Sender {
 }
 
 impl Sender {
-    /// A sender for `size` payload bytes (None: unlimited, as an FTP source).
-    pub fn new(cfg: TcpConfig, size: Option<u64>) -> Sender {
-        let mut cc = Cc::by_name(&cfg.cc).unwrap_or(Cc::Reno(Default::default()));
-        if let Cc::Cubic(c) = &mut cc {
-            c.hystart.enabled = cfg.hystart;
-            c.hystart.pacing = cfg.pacing;
-            c.hystart.linux_round_fix = cfg.hystart_round_fix;
-        }
+    /// A sender for `size` payload bytes (None: unlimited, as an FTP source). Panics on a `cc`
+    /// name not in [`cc::REGISTRY`] (scenarios are validated before; see [`Sender::try_new`]).
+    pub fn new(cfg: TcpConfig, size: Option<u64>) -> Sender { Sender::try_new(cfg, size).unwrap_or_else(|e| panic!("{e}")) }
+
+    /// A sender, or the registry's error for an unknown `cc` name.
+    pub fn try_new(cfg: TcpConfig, size: Option<u64>) -> Result<Sender, String> {
+        let cc = cc::build(&cfg.cc, &cfg)?;
+        Ok(Sender::with_cc(cfg, size, cc))
+    }
+
+    /// A sender driven by a congestion controller built by the caller (`cfg.cc` is not read), as
+    /// quinn's `TransportConfig::congestion_controller_factory`: for tests and out-of-tree
+    /// algorithms.
+    pub fn with_cc(cfg: TcpConfig, size: Option<u64>, cc: Cc) -> Sender {
         let mss = cfg.mss.max(1) as u64;
-        let cs = CcState {
-            mss,
-            cwnd: cfg.iw.max(1) as u64 * mss,
-            ssthresh: cfg.initial_ssthresh,
-            now: Time::ZERO,
-            srtt: None,
-            min_rtt: None,
-            flight: 0,
-            abc_l: cfg.abc,
-        };
+        let cs = CcState { ssthresh: cfg.initial_ssthresh, abc_l: cfg.abc, ..CcState::new(mss, cfg.iw.max(1) as u64 * mss) };
+        let pacing = cfg.pacing || cc.needs_pacing();
         let (data_end, unlimited) = match size {
             Some(s) => (1 + s, false),
             None => (u64::MAX / 2, true),
@@ -217,6 +254,11 @@ impl Sender {
             prr_out: 0,
             recover_fs: 0,
             fin_sent: false,
+            pacing,
+            first_tx: Time::ZERO,
+            lost_total: 0,
+            acc: RateAcc::default(),
+            last_rs: None,
             rcv_nxt: 0,
             tsq: Default::default(),
             stats: SenderStats::default(),
@@ -229,7 +271,13 @@ impl Sender {
     pub fn srtt(&self) -> Option<Time> { self.rtt.srtt() }
     pub fn rto(&self) -> Time { self.rtt.rto() }
     pub fn cc_name(&self) -> &'static str { self.cc.name() }
-    pub fn cc(&self) -> &Cc { &self.cc }
+    pub fn cc(&self) -> &dyn CongestionControl { self.cc.as_ref() }
+    /// The state the algorithm sees (cwnd, delivery counters, …).
+    pub fn cc_state(&self) -> &CcState { &self.cs }
+    /// The rate sample handed to the algorithm on the last ACK.
+    pub fn last_rate_sample(&self) -> Option<RateSample> { self.last_rs }
+    /// The algorithm's pacing rate now (bytes/s), when it has one.
+    pub fn pacing_rate(&self) -> Option<f64> { self.cc.pacing_rate(&self.cs) }
     pub fn ecn_ok(&self) -> bool { self.ecn_ok }
     pub fn is_unlimited(&self) -> bool { self.unlimited }
     /// Payload bytes the transfer is to move (None when unlimited).
@@ -256,6 +304,13 @@ impl Sender {
             }
         }
         p
+    }
+
+    /// Linux's `tcp_packets_in_flight` in bytes: RFC 6675's pipe (SACKed and lost segments out,
+    /// retransmissions in) whatever the recovery state, where [`Sender::pipe`] uses FlightSize
+    /// outside recovery as RFC 5681 does.
+    pub fn packets_in_flight(&self) -> u64 {
+        self.segs.iter().filter(|s| !s.sacked).map(|s| if s.lost { 0 } else { s.len as u64 } + if s.rexmit { s.len as u64 } else { 0 }).sum()
     }
 
     /// Starts the connection: RFC 9293 §3.10.1 OPEN in CLOSED → send SYN, SYN-SENT.
@@ -380,6 +435,10 @@ impl Sender {
                     g.sacked = true;
                     newly += g.len as u64;
                     self.high_sacked = self.high_sacked.max(g.end());
+                    self.cs.delivered += g.len as u64;
+                    rate_delivered(&mut self.acc, &mut self.first_tx, g);
+                    // Counted now: not sampled again when cumulatively acknowledged.
+                    g.tx.delivered_time = None;
                 }
             }
         }
@@ -397,6 +456,9 @@ impl Sender {
                 n_above += 1;
                 bytes_above += g.len as u64;
             } else if n_above >= DUP_THRESH || bytes_above > (DUP_THRESH as u64 - 1) * mss {
+                if !g.lost {
+                    self.lost_total += g.len as u64;
+                }
                 g.lost = true;
             }
         }
@@ -435,6 +497,14 @@ impl Sender {
             self.stats.ece_acks += 1;
         }
         self.ack_ece = ece;
+        self.acc = RateAcc {
+            prior_in_flight: self.pipe(),
+            prior_ca: Some(self.ca),
+            cwnd_limited: self.cwnd_limited,
+            delivered_before: self.cs.delivered,
+            lost_before: self.lost_total,
+            ..RateAcc::default()
+        };
         let newly_sacked = if self.sack { self.update_sack(hdr) } else { 0 };
         let acked = ackno - self.snd_una;
         if acked > 0 {
@@ -463,11 +533,60 @@ impl Sender {
         if self.prr_active() {
             self.prr_update(acked + newly_sacked);
         }
+        // Linux's tcp_rate_gen then tcp_cong_control: every ACK reaches the algorithm.
+        let rs = self.rate_gen(acked, now);
+        self.cs.now = now;
+        // (The O(window) count only for algorithms that read it: Reno and CUBIC do not.)
+        self.cs.pipe = if self.cc.owns_cwnd() { self.packets_in_flight() } else { self.pipe() };
+        self.cs.ca = self.ca;
+        self.cs.next_send = self.next_send;
+        self.cc.on_ack(&mut self.cs, &rs);
+        self.last_rs = Some(rs);
         self.transmit(now, out);
     }
 
+    /// `tcp_rate_gen` (net/ipv4/tcp_rate.c): the ACK's delivery-rate sample from what
+    /// [`rate_delivered`] recorded.
+    fn rate_gen(&mut self, newly_acked: u64, now: Time) -> RateSample {
+        let a = &self.acc;
+        let delivered_now = self.cs.delivered - a.delivered_before;
+        // The app-limited stretch ends once everything sent in it is delivered.
+        if self.cs.app_limited != 0 && self.cs.delivered > self.cs.app_limited {
+            self.cs.app_limited = 0;
+        }
+        if delivered_now > 0 {
+            self.cs.delivered_time = now;
+        }
+        let mut rs = RateSample {
+            prior_delivered: a.prior_delivered,
+            prior_time: a.prior_time.unwrap_or(Time::ZERO),
+            delivered: None,
+            interval: None,
+            is_app_limited: a.is_app_limited,
+            rtt: a.rtt_sent.map(|t| now - t),
+            acked_sacked: delivered_now,
+            newly_acked,
+            losses: self.lost_total - a.lost_before,
+            prior_in_flight: a.prior_in_flight,
+            prior_ca: a.prior_ca,
+            cwnd_limited: a.cwnd_limited,
+            ece: self.ack_ece,
+        };
+        let Some(prior_time) = a.prior_time else { return rs };
+        rs.delivered = Some(self.cs.delivered - a.prior_delivered);
+        // The longer of the send and ACK phases, so that neither ACK compression nor a burst of
+        // sends inflates the rate.
+        let interval = a.send_elapsed.max(now - prior_time);
+        // Shorter than the minimum RTT: a bogus sample (e.g. from a spurious retransmission).
+        if self.rtt.min_rtt().is_some_and(|m| interval < m) {
+            rs.delivered = None;
+            return rs;
+        }
+        rs.interval = Some(interval);
+        rs
+    }
+
     fn on_new_ack(&mut self, ackno: u64, acked: u64, now: Time, out: &mut Output) {
-        let was_cwnd_limited = self.cwnd_limited;
         self.cs.flight = self.flight_size();
         // Remove fully acknowledged segments; RTT sample per Karn's rule (RFC 6298 §3): only when
         // none of them was retransmitted or already SACKed, from the earliest one (as Linux).
@@ -482,6 +601,10 @@ impl Sender {
             let g = self.segs.pop_front().expect("front exists");
             if g.ever_rexmit || g.sacked {
                 clean = false;
+            }
+            if !g.sacked {
+                self.cs.delivered += g.len as u64;
+                rate_delivered(&mut self.acc, &mut self.first_tx, &g);
             }
             if earliest.is_none() {
                 earliest = Some(g.sent);
@@ -529,14 +652,15 @@ impl Sender {
                 if !self.sack {
                     // RFC 6582 §3.2 step 3 option 1: cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS).
                     self.cs.cwnd = self.cs.ssthresh.min(self.flight_size().max(self.cs.mss) + self.cs.mss);
-                } else if self.cfg.prr {
-                    // RFC 6937: at the end of recovery cwnd = ssthresh.
+                } else if self.cfg.prr && !self.cc.owns_cwnd() {
+                    // RFC 6937: at the end of recovery cwnd = ssthresh (not for an algorithm
+                    // that sets cwnd itself: Linux's tcp_end_cwnd_reduction).
                     self.cs.cwnd = self.cs.ssthresh;
                 }
                 self.clear_episode();
             }
             CaState::Recovery => {
-                if !self.sack {
+                if !self.sack && !self.cc.owns_cwnd() {
                     // RFC 6582 §3.2 step 4 (partial ACK): retransmit the first unacknowledged
                     // segment, deflate cwnd by the amount acknowledged, add back one SMSS if that
                     // was at least one SMSS. (Timer restarted above: the "Slow-but-Steady" variant.)
@@ -550,22 +674,16 @@ impl Sender {
                 // RFC 6675: a partial ACK needs no special action; pipe and NextSeg do the rest.
             }
             CaState::Loss => {
-                // After an RTO the sender slow-starts (RFC 5681 §3.1) until RecoveryPoint (not on
-                // an ECN-Echo ACK, RFC 3168 §6.1.2).
-                if !self.ack_ece {
-                    self.cc.on_ack(&mut self.cs, acked);
-                }
+                // After an RTO the sender slow-starts (RFC 5681 §3.1) until RecoveryPoint; the
+                // algorithm's on_ack does it at the end of the ACK (RateSample::may_raise_cwnd).
                 if ackno >= self.recover {
                     self.ca = CaState::Open;
                     self.clear_episode();
                 }
             }
-            CaState::Open => {
-                // RFC 3168 §6.1.2: no window increase in response to an ECN-Echo ACK.
-                if was_cwnd_limited && !self.ack_ece {
-                    self.cc.on_ack(&mut self.cs, acked);
-                }
-            }
+            // Growth (cwnd-limited, no ECN-Echo: RFC 7661, RFC 3168 §6.1.2) is the algorithm's
+            // on_ack at the end of the ACK.
+            CaState::Open => {}
         }
     }
 
@@ -587,7 +705,7 @@ impl Sender {
                 }
             }
             CaState::Recovery => {
-                if !self.sack {
+                if !self.sack && !self.cc.owns_cwnd() {
                     // RFC 6582 §3.2 step 4 / RFC 5681 step 4: inflate cwnd by one SMSS.
                     self.cs.cwnd += self.cs.mss;
                 }
@@ -596,7 +714,7 @@ impl Sender {
         }
     }
 
-    fn prr_active(&self) -> bool { self.cfg.prr && self.sack && self.ca == CaState::Recovery }
+    fn prr_active(&self) -> bool { self.cfg.prr && self.sack && self.ca == CaState::Recovery && !self.cc.owns_cwnd() }
 
     /// RFC 6937 §3 on each ACK in recovery: spread the reduction to ssthresh over the round trip
     /// (proportional part while pipe > ssthresh, then slow-start reduction bound, PRR-SSRB).
@@ -618,7 +736,7 @@ impl Sender {
         self.cs.flight = self.flight_size().saturating_sub(self.lt_bytes);
         // Step 4.2: ssthresh = cwnd = max(FlightSize/2, 2·SMSS) (or the algorithm's β).
         self.cc.on_congestion_event(&mut self.cs);
-        if !self.sack {
+        if !self.sack && !self.cc.owns_cwnd() {
             // RFC 6582 §3.2 step 3 / RFC 5681 §3.2 step 3: cwnd = ssthresh + 3·SMSS.
             self.cs.cwnd = self.cs.ssthresh + DUP_THRESH as u64 * self.cs.mss;
         }
@@ -632,6 +750,9 @@ impl Sender {
         self.ecn_recover = self.snd_nxt;
         // Step 4.3: retransmit the first segment presumed dropped.
         if let Some(g) = self.segs.front_mut() {
+            if !g.lost {
+                self.lost_total += g.len as u64;
+            }
             g.lost = true;
         }
         self.retransmit_front(now, out);
@@ -696,6 +817,7 @@ impl Sender {
                 self.stats.timeouts += 1;
                 self.cs.flight = self.flight_size();
                 // RFC 5681 §3.1: ssthresh from eq. 4 (held on repeated timeouts), cwnd = 1 SMSS.
+                self.cs.pipe = self.pipe();
                 self.cc.on_rto(&mut self.cs, self.rto_series == 0);
                 self.rto_series += 1;
                 // RFC 6298 §5.5: back off the timer.
@@ -704,6 +826,9 @@ impl Sender {
                 for g in self.segs.iter_mut() {
                     g.rexmit = false;
                     if !g.sacked {
+                        if !g.lost {
+                            self.lost_total += g.len as u64;
+                        }
                         g.lost = true;
                     }
                 }
@@ -749,7 +874,7 @@ impl Sender {
         }
         let mss = self.cs.mss;
         loop {
-            if self.cfg.pacing && now < self.next_send {
+            if self.pacing && now < self.next_send {
                 out.pace = TimerCmd::Set(self.next_send);
                 break;
             }
@@ -810,7 +935,7 @@ impl Sender {
                     self.lt_bytes += len;
                 }
                 self.snd_nxt += len;
-                self.segs.push_back(Seg { seq, len: len as u32, fin: false, sent: now, sacked: false, lost: false, rexmit: false, ever_rexmit: false, rexmit_nxt: 0 });
+                self.segs.push_back(Seg::new(seq, len as u32, false, now));
                 let i = self.segs.len() - 1;
                 self.send_seg(i, false, now, out);
                 continue;
@@ -823,7 +948,7 @@ impl Sender {
                 self.fin_sent = true;
                 let seq = self.snd_nxt;
                 self.snd_nxt += 1;
-                self.segs.push_back(Seg { seq, len: 1, fin: true, sent: now, sacked: false, lost: false, rexmit: false, ever_rexmit: false, rexmit_nxt: 0 });
+                self.segs.push_back(Seg::new(seq, 1, true, now));
                 let i = self.segs.len() - 1;
                 self.send_seg(i, false, now, out);
                 self.state = State::FinWait1;
@@ -839,8 +964,13 @@ impl Sender {
                     continue;
                 }
             }
-            // Application-limited.
+            // Application-limited: tcp_rate_check_app_limited (less than a segment to send, not
+            // cwnd-limited, no lost segment waiting): samples until what is in flight now is
+            // delivered are marked app-limited.
             self.cwnd_limited = false;
+            if self.next_lost().is_none() {
+                self.cs.app_limited = (self.cs.delivered + self.packets_in_flight()).max(1);
+            }
             break;
         }
         // RFC 6298 §5.1: start the timer when data is outstanding and it is not running.
@@ -860,7 +990,12 @@ impl Sender {
         }
         let mss = self.cs.mss;
         let srtt_us = self.rtt.srtt().map(|t| t.ns() / 1000);
-        let rate = tsq::pacing_rate(mss, self.cs.cwnd, self.cs.ssthresh, self.segs.len() as u64, srtt_us);
+        // BBR sets sk_pacing_rate itself (its cong_control replaces tcp_update_pacing_rate).
+        let rate = if self.cc.needs_pacing() {
+            self.cc.pacing_rate(&self.cs).map(|r| r.max(0.0) as u64)
+        } else {
+            tsq::pacing_rate(mss, self.cs.cwnd, self.cs.ssthresh, self.segs.len() as u64, srtt_us)
+        };
         let lim = tsq::limit(tsq::truesize(mss as u32), rate, factor);
         // The segments of this call not yet handed over; summed only near the limit (each is at
         // most one MSS), so a long burst under a large limit stays linear.
@@ -880,8 +1015,16 @@ impl Sender {
     /// Puts segment `i` of the scoreboard on the wire (a retransmission if it was sent before).
     fn send_seg(&mut self, i: usize, is_rexmit: bool, now: Time, out: &mut Output) {
         let rcv_nxt = self.rcv_nxt;
+        // Bytes in flight before this transmission (a new segment is already in SND.NXT).
+        let in_flight = if is_rexmit { self.flight_size() } else { self.flight_size() - self.segs[i].len as u64 };
+        if in_flight == 0 {
+            // tcp_rate_skb_sent: a flight starts from idle.
+            self.first_tx = now;
+            self.cs.delivered_time = now;
+        }
         let g = &mut self.segs[i];
         let g_len = g.len as u64;
+        g.tx = TxRate { delivered: self.cs.delivered, delivered_time: Some(self.cs.delivered_time), first_tx: self.first_tx, app_limited: self.cs.app_limited != 0 };
         if is_rexmit {
             g.rexmit = true;
             g.ever_rexmit = true;
@@ -921,13 +1064,37 @@ impl Sender {
             // unacknowledged segment is retransmitted, so it times that retransmission.
             self.arm_rto(now, out);
         }
-        if self.cfg.pacing {
+        self.cs.now = now;
+        self.cc.on_sent(&mut self.cs, g_len, in_flight);
+        if self.pacing {
             if let Some(rate) = self.cc.pacing_rate(&self.cs) {
-                if rate > 0.0 {
-                    self.next_send = now + Time::from_secs_f64(size as f64 / rate);
+                // Linux (tcp_update_skb_after_send) spaces by the payload and leaves the first
+                // nine data segments unpaced ("sch_fq does not pace first 10 MSS").
+                let linux = self.cc.paces_payload();
+                if rate > 0.0 && !(linux && self.stats.segments_sent < 10) {
+                    let bytes = if linux { payload } else { size };
+                    self.next_send = now + Time::from_secs_f64(bytes as f64 / rate);
                 }
             }
         }
+    }
+}
+
+/// `tcp_rate_skb_delivered`: segment `g` is newly delivered by this ACK; the newest-sent one
+/// delivered (send time, then sequence) gives the sample its starting point.
+fn rate_delivered(acc: &mut RateAcc, first_tx: &mut Time, g: &Seg) {
+    let Some(dt) = g.tx.delivered_time else { return };
+    if !g.ever_rexmit {
+        acc.rtt_sent = Some(acc.rtt_sent.map_or(g.sent, |t| t.max(g.sent)));
+    }
+    let sent_after = g.sent > *first_tx || (g.sent == *first_tx && g.end() > acc.last_end_seq);
+    if acc.prior_delivered == 0 || sent_after {
+        acc.prior_delivered = g.tx.delivered;
+        acc.prior_time = Some(dt);
+        acc.is_app_limited = g.tx.app_limited;
+        acc.last_end_seq = g.end();
+        *first_tx = g.sent;
+        acc.send_elapsed = g.sent - g.tx.first_tx;
     }
 }
 

@@ -13,7 +13,7 @@
 //! from the stream "traffic:NAME" of the run's seed.
 //!
 //! TCP keys shared by the three kinds (defaults from [`TcpConfig::default`]): `mss`, `iw`, `cc`
-//! (reno | cubic), `recovery` (sack | newreno) or `sack` (bool), `limited_transmit`, `prr`, `lost_retransmit`, `min_rto`, `rto` (rfc6298 | linux), `delack` (a duration, a
+//! (reno | cubic | bbr), `recovery` (sack | newreno) or `sack` (bool), `limited_transmit`, `prr`, `lost_retransmit`, `min_rto`, `rto` (rfc6298 | linux), `delack` (a duration, a
 //! number of ms, or "off"), `quickack` (segments, 0 = off), `rcvbuf` or its alias `rwnd` (bytes, or "20pkt" = 20 MSS), `wscale` (bool or shift), `ecn`, `pacing`, `hystart` (CUBIC's, default true), `hystart_round_fix` (default true: HyStart rounds as Linux since early 2025), `abc` (false, true = L 2, or L), `tsq` (TCP Small Queues, default true), `ssthresh`
 //! (initial, bytes), `series` (record `tcp_series`).
 use serde_json::Value;
@@ -88,7 +88,8 @@ pub fn tcp_config(p: &mut Params) -> Result<TcpConfig, ConfigError> {
     if iw == 0 || iw > 1000 {
         return Err(p.err("iw", format!("must be between 1 and 1000 segments, got {iw}")));
     }
-    let cc = p.choice("cc", cc::KINDS, Some(&d.cc))?;
+    // The registry's names: an unknown one is refused with the list of known ones.
+    let cc = p.choice("cc", &cc::kinds(), Some(&d.cc))?;
     let recovery = match p.choice("recovery", &["sack", "newreno"], Some("sack"))?.as_str() {
         "sack" => Recovery::Sack,
         _ => Recovery::NewReno,
@@ -183,7 +184,7 @@ pub fn tcp_config(p: &mut Params) -> Result<TcpConfig, ConfigError> {
     };
     let tsq = p.bool_or("tsq", d.tsq)?;
     let series = p.bool_or("series", false)?;
-    Ok(TcpConfig { mss: mss as u32, iw: iw as u32, cc, recovery, limited_transmit, prr, lost_retransmit, min_rto, rto_linux, delack, quickack: quickack as u32, rcvbuf, wscale, wscale_shift, ecn, pacing, hystart, hystart_round_fix, abc, initial_ssthresh, tsq, series })
+    Ok(TcpConfig { mss: mss as u32, iw: iw as u32, cc, recovery, limited_transmit, prr, lost_retransmit, min_rto, rto_linux, delack, quickack: quickack as u32, rcvbuf, wscale, wscale_shift, ecn, pacing, hystart, hystart_round_fix, abc, initial_ssthresh, tsq, series, cc_seed: 0 })
 }
 
 struct Common {
@@ -222,7 +223,10 @@ fn add_flows(b: &mut Build, c: Common, role: &str, sizes: &[Option<u64>]) {
         let extra = c.stagger.as_ref().map_or(Time::ZERO, |d| d.draw(&mut rng));
         let name = if sizes.len() == 1 { c.name.clone() } else { format!("{}.{i}", c.name) };
         let policy = moderated.as_ref().map(|(m, _)| m.clone() as SharedWindowPolicy);
-        let conn = add_connection(b.sim, ConnSpec { name, role: role.into(), from: c.from, to: c.to, start: t0 + extra, size: *size, cfg: c.cfg.clone(), policy });
+        // The algorithm's own randomness (BBR's gain-cycle phase) from a stream per connection,
+        // so that it never shifts the traffic draws above.
+        let cfg = TcpConfig { cc_seed: Rng::stream(b.seed, &format!("cc:{name}")).next_u64(), ..c.cfg.clone() };
+        let conn = add_connection(b.sim, ConnSpec { name, role: role.into(), from: c.from, to: c.to, start: t0 + extra, size: *size, cfg, policy });
         if let Some((m, w)) = &moderated {
             m.borrow_mut().register(conn.flow, *w, c.cfg.mss);
         }

@@ -5,7 +5,27 @@
 //! RTT increase, before the queue overflows. Windows inside this module are in segments (f64), as
 //! in the RFC; the connection's cwnd stays in bytes.
 use super::{slow_start, AckSample, CcState, CongestionControl};
+use crate::tcp::TcpConfig;
 use crate::time::Time;
+
+/// CUBIC's options (Linux's `tcp_cubic.c` module parameters the scenario exposes).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CubicConfig {
+    /// `hystart` (the `hystart` key).
+    pub hystart: bool,
+    /// The connection paces (HyStart's ACK-train test then uses Linux's paced threshold).
+    pub pacing: bool,
+    /// HyStart rounds as Linux since early 2025 (the `hystart_round_fix` key).
+    pub hystart_round_fix: bool,
+    /// RFC 9438 §4.7 fast convergence (Linux's `fast_convergence = 1`).
+    pub fast_convergence: bool,
+}
+
+impl CubicConfig {
+    pub fn from_tcp(c: &TcpConfig) -> CubicConfig {
+        CubicConfig { hystart: c.hystart, pacing: c.pacing, hystart_round_fix: c.hystart_round_fix, fast_convergence: true }
+    }
+}
 
 /// RFC 9438 §5: C = 0.4.
 pub const C: f64 = 0.4;
@@ -156,6 +176,14 @@ impl Default for Cubic {
 }
 
 impl Cubic {
+    pub fn new(c: CubicConfig) -> Cubic {
+        let mut x = Cubic { fast_convergence: c.fast_convergence, ..Cubic::default() };
+        x.hystart.enabled = c.hystart;
+        x.hystart.pacing = c.pacing;
+        x.hystart.linux_round_fix = c.hystart_round_fix;
+        x
+    }
+
     /// RFC 9438 eq. 1: W_cubic(t) = C·(t − K)³ + W_max, t in seconds.
     pub fn w_cubic(&self, t: f64) -> f64 { C * (t - self.k).powi(3) + self.w_max }
 
@@ -207,7 +235,7 @@ impl CongestionControl for Cubic {
         }
     }
 
-    fn on_ack(&mut self, st: &mut CcState, acked: u64) {
+    fn cong_avoid(&mut self, st: &mut CcState, acked: u64) {
         if st.in_slow_start() {
             slow_start(st, acked);
             return;
@@ -273,7 +301,7 @@ mod tests {
     use crate::tcp::cc::CcState;
 
     fn st(cwnd_segs: u64) -> CcState {
-        CcState { mss: 1000, cwnd: cwnd_segs * 1000, ssthresh: u64::MAX, now: Time::ZERO, srtt: Some(Time::from_ms(100)), min_rtt: None, flight: cwnd_segs * 1000, abc_l: None }
+        CcState { ssthresh: u64::MAX, srtt: Some(Time::from_ms(100)), flight: cwnd_segs * 1000, ..CcState::new(1000, cwnd_segs * 1000) }
     }
 
     /// A slow-start sender seen by HyStart: `in_flight` segments of 1000 B outstanding with cwnd =
@@ -300,7 +328,7 @@ mod tests {
             self.acks += 1;
             let smp = AckSample { rtt: Time::from_us(rtt_us), snd_una: self.una, snd_nxt: self.nxt, recovery: false };
             self.c.on_ack_sample(&mut self.s, &smp);
-            self.c.on_ack(&mut self.s, 1000);
+            self.c.cong_avoid(&mut self.s, 1000);
             self.nxt += 2000;
             before
         }
@@ -510,7 +538,7 @@ mod tests {
             for i in 0..n {
                 s.now = Time::from_ms(round * 100) + Time(rtt.0 * i / n);
                 let mss = s.mss;
-                c.on_ack(&mut s, mss);
+                c.cong_avoid(&mut s, mss);
             }
             t += rtt;
             if round % 10 == 9 {
@@ -541,12 +569,12 @@ mod tests {
         let mut s = CcState { ssthresh: 10_000, ..st(20) };
         // First ACK in congestion avoidance opens the epoch: K = ∛((100 − 20)/0.4) = ∛200 s, and
         // W_cubic(0) = 20 < W_est, so cwnd follows the Reno-friendly estimate (a few bytes).
-        c.on_ack(&mut s, 1000);
+        c.cong_avoid(&mut s, 1000);
         let before = s.cwnd;
         assert!(before - 20_000 < 100, "{before}");
         // 10 s later W_cubic(10.1 s) ≈ 131 segments ≫ 1.5·cwnd.
         s.now = Time::from_secs(10);
-        c.on_ack(&mut s, 1000);
+        c.cong_avoid(&mut s, 1000);
         let grew = s.cwnd - before;
         assert!((499..=501).contains(&grew), "grew by {grew} B for 1000 B acked");
     }

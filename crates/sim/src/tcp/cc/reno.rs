@@ -1,6 +1,15 @@
 //! Reno (RFC 5681): slow start, congestion avoidance, multiplicative decrease to
 //! max(FlightSize/2, 2·SMSS); optional byte counting (RFC 3465).
 use super::{cong_avoid_ai, half_flight, slow_start, CcState, CongestionControl};
+use crate::tcp::TcpConfig;
+
+/// Reno has no options of its own (byte counting is the connection's `abc`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RenoConfig {}
+
+impl RenoConfig {
+    pub fn from_tcp(_c: &TcpConfig) -> RenoConfig { RenoConfig {} }
+}
 
 #[derive(Clone, Debug, Default)]
 pub struct Reno {
@@ -8,9 +17,13 @@ pub struct Reno {
     acc: u64,
 }
 
+impl Reno {
+    pub fn new(_c: RenoConfig) -> Reno { Reno::default() }
+}
+
 impl CongestionControl for Reno {
     fn name(&self) -> &'static str { "reno" }
-    fn on_ack(&mut self, st: &mut CcState, acked: u64) {
+    fn cong_avoid(&mut self, st: &mut CcState, acked: u64) {
         if st.in_slow_start() {
             slow_start(st, acked);
         } else {

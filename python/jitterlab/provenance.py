@@ -1,0 +1,122 @@
+"""Provenance: what produced a result, recorded in every manifest (simulate, sweep, analyze,
+testbed) and shown in every report — Flent's metadata block, for jitterlab.
+
+`collect()` is the one function every writer calls. Its fields:
+
+- ``schema_version``: version of the table layout (docs/tables.md); bumped when a column changes.
+- ``jitterlab_version``, ``commit`` (git commit of the source tree when known: a checkout, or the
+  commit baked into a wheel at build time; ``null`` otherwise), ``python``.
+- ``command_line`` (``sys.argv`` as one shell-quoted string), ``host``, ``kernel`` (``uname -r``),
+  ``time_utc`` (ISO 8601, seconds).
+- ``seeds`` (the master seed or seeds used; ``[]`` for captures) and ``scenario_sha256`` (SHA-256
+  of the scenario as canonical JSON — sorted keys, no spaces — or ``null`` without a scenario).
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import functools
+import hashlib
+import json
+import platform
+import shlex
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+#: Version of the table layout described in docs/tables.md; every manifest records it.
+SCHEMA_VERSION = 2
+
+
+def scenario_hash(scenario: Mapping[str, Any] | None) -> str | None:
+    """SHA-256 (hex) of the scenario as canonical JSON: sorted keys, ``(",", ":")`` separators.
+
+    >>> scenario_hash({"b": 1, "a": "x"}) == hashlib.sha256(b'{"a":"x","b":1}').hexdigest()
+    True
+    """
+    if scenario is None:
+        return None
+    text = json.dumps(scenario, sort_keys=True, separators=(",", ":"), default=str, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@functools.lru_cache(maxsize=1)
+def commit() -> str | None:
+    """The git commit of the source tree this package runs from: a file ``_commit.txt`` baked
+    into a wheel at build time, else ``git rev-parse HEAD`` when the package sits in a checkout
+    (with ``-dirty`` for uncommitted changes), else ``None``."""
+    here = Path(__file__).resolve().parent
+    baked = here / "_commit.txt"
+    if baked.is_file():
+        text = baked.read_text().strip()
+        return text or None
+    try:
+        root = subprocess.run(["git", "-C", str(here), "rev-parse", "--show-toplevel"], capture_output=True, text=True, timeout=5)
+        if root.returncode != 0 or not (Path(root.stdout.strip()) / "python" / "jitterlab").resolve() == here:
+            return None  # not our checkout (e.g. installed into a venv inside some other repository)
+        head = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
+        if head.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "-C", str(here), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10)
+        return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def version() -> str:
+    """The jitterlab version (the native module's, which is the wheel's)."""
+    from jitterlab import _native
+
+    return str(_native.__version__)
+
+
+def collect(seeds: Iterable[int] | int | None = None, scenario: Mapping[str, Any] | None = None,
+            **extra: Any) -> dict[str, Any]:
+    """The provenance block of one result.
+
+    Parameters
+    ----------
+    seeds : int or iterable of int, optional
+        The master seed(s) of the run(s); ``None`` for inputs without a seed (captures).
+    scenario : mapping, optional
+        The scenario as run; its canonical-JSON SHA-256 is recorded.
+    **extra
+        Further fields (e.g. ``sweep_seed``), added as given.
+
+    Returns
+    -------
+    dict
+        JSON-serialisable: schema_version, jitterlab_version, commit, python, command_line, host,
+        kernel, time_utc, seeds, scenario_sha256 and the extra fields.
+    """
+    if seeds is None:
+        seed_list: list[int] = []
+    elif isinstance(seeds, int):
+        seed_list = [int(seeds)]
+    else:
+        seed_list = [int(s) for s in seeds]
+    uname = platform.uname()
+    out: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "jitterlab_version": version(),
+        "commit": commit(),
+        "python": platform.python_version(),
+        "command_line": shlex.join([Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python", *sys.argv[1:]]),
+        "host": socket.gethostname(),
+        "kernel": f"{uname.system} {uname.release}",
+        "time_utc": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "seeds": seed_list,
+        "scenario_sha256": scenario_hash(scenario),
+    }
+    out.update(extra)
+    return out
+
+
+#: Field order and labels for the report's provenance block.
+LABELS = {
+    "jitterlab_version": "jitterlab version", "commit": "commit", "schema_version": "table schema version",
+    "command_line": "command line", "host": "host", "kernel": "kernel", "python": "Python",
+    "time_utc": "time (UTC)", "seeds": "seeds", "scenario_sha256": "scenario SHA-256",
+}

@@ -1,0 +1,131 @@
+"""The one result type of every source: `Tables`, Arrow tables with pandas views of the same data.
+
+`jitterlab.simulate` (`sim.Result`), `jitterlab.analyze` / `analyze_pairs`, `jitterlab.testbed.run`
+and `jitterlab.sweep` (`sweep.SweepResult`) all return a `Tables`; `load(DIR)` reads any output
+directory back into one. ``res["media_packets"]`` or ``res.media_packets`` is a pandas DataFrame
+(nullable integers as ``Int64``, text as ``string``); ``res.arrow["media_packets"]`` the Arrow
+table. Every source writes the same Arrow types for the columns they share (`to_arrow`: text is
+``string``, never ``large_string``; times are ``int64`` ns), so the tables of simulate, analyze and
+testbed concatenate with ``pyarrow.concat_tables`` without casting. Columns: docs/tables.md.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+import pandas as pd
+import pyarrow as pa
+
+
+def to_arrow(df: pd.DataFrame) -> pa.Table:
+    """A pandas table as Arrow with jitterlab's canonical types: ``large_string`` becomes
+    ``string``. The pandas metadata stays (``pandas.read_parquet`` then restores ``Int64``
+    columns); ``pyarrow.concat_tables`` ignores it.
+
+    >>> import pandas as pd
+    >>> to_arrow(pd.DataFrame({"s": pd.array(["a", None], dtype="string")})).schema.field("s").type
+    DataType(string)
+    """
+    if not len(df.columns):
+        return pa.table({"run_id": pa.array([], type=pa.int64())})
+    t = pa.Table.from_pandas(df, preserve_index=False)
+    return canonical(t)
+
+
+def canonical(t: pa.Table) -> pa.Table:
+    """`t` with ``large_string`` columns as ``string`` (metadata kept)."""
+    if not any(pa.types.is_large_string(f.type) for f in t.schema):
+        return t
+    fields = [pa.field(f.name, pa.string() if pa.types.is_large_string(f.type) else f.type, f.nullable, f.metadata) for f in t.schema]
+    return t.cast(pa.schema(fields, metadata=t.schema.metadata))
+
+
+class Tables(Mapping[str, pd.DataFrame]):
+    """Tables of one result, held as Arrow; each is also a pandas DataFrame.
+
+    Parameters
+    ----------
+    arrow : dict of str to pyarrow.Table
+        The tables by name (media_packets, tcp_flows, runs, …; docs/tables.md).
+    source : str
+        ``sim``, ``testbed``, ``capture`` or ``sweep``.
+
+    Notes
+    -----
+    ``res[name]`` returns the same DataFrame object each time (cached). To change a table, assign
+    it (``res[name] = df``), which replaces both views; editing the DataFrame in place leaves
+    ``res.arrow`` as it was.
+    """
+
+    def __init__(self, arrow: Mapping[str, pa.Table], source: str = "sim"):
+        self.arrow: dict[str, pa.Table] = dict(arrow)
+        self.source = source
+        self._pd: dict[str, pd.DataFrame] = {}
+
+    @classmethod
+    def from_pandas(cls, tables: Mapping[str, pd.DataFrame], source: str) -> "Tables":
+        """A `Tables` from pandas tables (converted with `to_arrow`; the frames are kept as views)."""
+        res = cls({n: to_arrow(df) for n, df in tables.items()}, source)
+        res._pd.update(tables)
+        return res
+
+    def __getitem__(self, name: str) -> pd.DataFrame:
+        if name not in self._pd:
+            from jitterlab.sim import to_pandas
+
+            self._pd[name] = to_pandas(self.arrow[name])
+        return self._pd[name]
+
+    def __setitem__(self, name: str, df: pd.DataFrame) -> None:
+        self.arrow[name] = to_arrow(df)
+        self._pd[name] = df
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.arrow
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.arrow)
+
+    def __len__(self) -> int:
+        return len(self.arrow)
+
+    def __getattr__(self, name: str) -> pd.DataFrame:
+        # called only when normal lookup fails: table names as attributes (res.media_packets)
+        arrow = self.__dict__.get("arrow")
+        if arrow is not None and name in arrow:
+            return self[name]
+        raise AttributeError(name)
+
+    @property
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """All tables as pandas DataFrames."""
+        return {n: self[n] for n in self.arrow}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(source={self.source!r}, " + ", ".join(f"{n}={t.num_rows} rows" for n, t in self.arrow.items()) + ")"
+
+
+def load(path: str | Path) -> Tables:
+    """Reads an output directory (simulate, sweep, analyze or testbed) back.
+
+    Parameters
+    ----------
+    path : str or Path
+        A directory holding manifest.json or sweep.json and the tables as Parquet.
+
+    Returns
+    -------
+    Tables
+        Its tables; ``source`` from the manifest (``sweep`` for a sweep).
+    """
+    import pyarrow.parquet as pq
+
+    p = Path(path)
+    if (p / "sweep.json").is_file():
+        source = "sweep"
+    elif (p / "manifest.json").is_file():
+        source = str(json.loads((p / "manifest.json").read_text()).get("source", "sim"))
+    else:
+        raise FileNotFoundError(f"{p}: not a jitterlab output (no manifest.json or sweep.json)")
+    return Tables({f.stem: canonical(pq.read_table(f)) for f in sorted(p.glob("*.parquet"))}, source)
