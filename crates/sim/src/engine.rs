@@ -23,6 +23,9 @@ pub trait Agent: Any {
     fn on_timer(&mut self, _key: u32, _ctx: &mut Ctx) {}
     /// The run ended: write table rows.
     fn finish(&mut self, _ctx: &mut Ctx) {}
+    /// TX completion of one of this agent's packets (`size` bytes), once it asked for them with
+    /// [`Ctx::watch_tx_completion`].
+    fn on_tx_complete(&mut self, _size: u32, _ctx: &mut Ctx) {}
     fn as_any(&self) -> &dyn Any;
     fn as_any_mut(&mut self) -> &mut dyn Any;
 }
@@ -68,6 +71,9 @@ pub struct Core {
     agent_rng: Vec<Rng>,
     sample_every: Option<Time>,
     scratch: Vec<QueuedDrop>,
+    /// Per flow id: the agent told when a packet of that flow sent from the agent's node leaves the
+    /// node's first link (TX completion, for TCP Small Queues); u32::MAX: nobody.
+    tx_watch: Vec<AgentId>,
     pub tables: Tables,
     events_done: u64,
 }
@@ -109,6 +115,17 @@ impl<'a> Ctx<'a> {
     pub fn rng(&mut self) -> &mut Rng { &mut self.core.agent_rng[self.me as usize] }
     pub fn tables(&mut self) -> &mut Tables { &mut self.core.tables }
     pub fn seed(&self) -> u64 { self.core.seed }
+    /// From now on, tell this agent (its `on_tx_complete` hook) when a packet of `flow` that it
+    /// sent leaves its node: at the end of its serialisation on the node's first link (a NIC's TX
+    /// completion), or when that link's queue or loss drops it (Linux frees the skb then too).
+    /// One agent per flow; packets of the flow sent from other nodes (the peer's ACKs) are ignored.
+    pub fn watch_tx_completion(&mut self, flow: u32) {
+        let w = &mut self.core.tx_watch;
+        if w.len() <= flow as usize {
+            w.resize(flow as usize + 1, u32::MAX);
+        }
+        w[flow as usize] = self.me;
+    }
 }
 
 impl Core {
@@ -127,6 +144,8 @@ impl Core {
         if src == dst {
             // Loopback: deliver through an immediate zero-delay event so hooks never nest.
             self.events.push(self.now, Ev::Arrive(u32::MAX, id));
+            // No link to leave: the packet is complete at once.
+            self.tx_complete(src, id, self.now);
             return;
         }
         self.forward(src, id);
@@ -182,6 +201,7 @@ impl Core {
     }
 
     fn drop_pkt(&mut self, id: PktId, ch: ChanId, _why: DropReason) {
+        self.tx_complete(self.chans[ch as usize].from, id, self.now);
         let pkt = self.pool.remove(id);
         self.account_drop(&pkt, ch);
     }
@@ -225,6 +245,7 @@ impl Core {
     /// after the propagation delay and jitter (FIFO kept unless `reorder`).
     #[inline(always)]
     fn transmitted(&mut self, ch: ChanId, id: PktId, depart: Time) {
+        self.tx_complete(self.chans[ch as usize].from, id, depart.max(self.now));
         let size = self.pool.get(id).size;
         let c = &mut self.chans[ch as usize];
         c.tx_pkts += 1;
@@ -249,6 +270,24 @@ impl Core {
         }
         c.last_arrival = c.last_arrival.max(arrive);
         self.events.push(arrive, Ev::Arrive(ch, id));
+    }
+
+    /// Schedules the TX completion of packet `id` at `at` if it is leaving its source node `node`
+    /// (its first link) and its flow is watched by an agent on that node.
+    #[inline(always)]
+    fn tx_complete(&mut self, node: NodeId, id: PktId, at: Time) {
+        if self.tx_watch.is_empty() {
+            return;
+        }
+        let p = self.pool.get(id);
+        if p.src != node {
+            return;
+        }
+        if let Some(&a) = self.tx_watch.get(p.flow as usize) {
+            if a != u32::MAX && self.agent_node[a as usize] == node {
+                self.events.push(at, Ev::TxComplete(a, p.size));
+            }
+        }
     }
 
     /// Mahimahi's rationalize(now) for an opportunity-driven channel: uses, in order, every
@@ -359,6 +398,7 @@ impl Sim {
                 agent_rng: vec![],
                 sample_every: None,
                 scratch: vec![],
+                tx_watch: vec![],
                 tables: Tables { tcp_start_ns: NULL_NS, tcp_end_ns: NULL_NS, ..Default::default() },
                 events_done: 0,
             },
@@ -584,6 +624,10 @@ impl Sim {
             Ev::Start(a) => {
                 let mut ctx = Ctx { core: &mut self.core, me: a };
                 self.agents[a as usize].start(&mut ctx);
+            }
+            Ev::TxComplete(a, size) => {
+                let mut ctx = Ctx { core: &mut self.core, me: a };
+                self.agents[a as usize].on_tx_complete(size, &mut ctx);
             }
             Ev::Sample => {
                 self.core.sample_queues();

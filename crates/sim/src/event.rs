@@ -18,6 +18,9 @@ pub enum Ev {
     Sample,
     /// Start of an agent (its `start` hook).
     Start(AgentId),
+    /// TX completion: a packet of `size` bytes that the agent sent has left its host's first link
+    /// (see [`crate::engine::Ctx::watch_tx_completion`]).
+    TxComplete(AgentId, u32),
 }
 
 #[derive(Debug)]

@@ -79,7 +79,8 @@ impl Harness {
     }
 }
 
-fn harness_cfg() -> TcpConfig { TcpConfig { mss: MSS as u32, iw: 100, delack: None, ..TcpConfig::default() } }
+/// No TCP Small Queues: the harness plays the network and reports no TX completions.
+fn harness_cfg() -> TcpConfig { TcpConfig { mss: MSS as u32, iw: 100, delack: None, tsq: false, ..TcpConfig::default() } }
 
 /// tcp_rate.c on a paced flight: segments of 1000 B payload (1040 B on the wire) paced at
 /// 1.04 MB/s leave 1 ms apart; the path returns each ACK 50 ms after its segment. Segment k ≥ 50

@@ -48,7 +48,11 @@ pub fn sender_port(flow: u32) -> u16 { 32_768 + (flow % 28_232) as u16 }
 
 impl TcpSenderAgent {
     fn flush(&mut self, ctx: &mut Ctx) {
+        let tsq = self.core.config().tsq;
         for mut s in self.out.segs.drain(..) {
+            if tsq {
+                self.core.tsq.sent(s.size.saturating_sub(HEADER_BYTES));
+            }
             s.hdr.src_port = sender_port(self.flow);
             s.hdr.dst_port = RECEIVER_PORT;
             let pkt = Packet {
@@ -82,7 +86,19 @@ impl TcpSenderAgent {
 
 impl Agent for TcpSenderAgent {
     fn name(&self) -> &str { &self.name }
-    fn start(&mut self, ctx: &mut Ctx) { ctx.set_timer(T_START, self.start); }
+    fn start(&mut self, ctx: &mut Ctx) {
+        if self.core.config().tsq {
+            ctx.watch_tx_completion(self.flow);
+        }
+        ctx.set_timer(T_START, self.start);
+    }
+    /// TSQ: one of this connection's packets left the host (tcp_wfree → tcp_tsq_write).
+    fn on_tx_complete(&mut self, size: u32, ctx: &mut Ctx) {
+        if self.core.tsq.completed(size.saturating_sub(HEADER_BYTES)) {
+            self.core.on_pace(ctx.now(), &mut self.out);
+            self.flush(ctx);
+        }
+    }
     fn on_packet(&mut self, pkt: Packet, ctx: &mut Ctx) {
         if let Body::Tcp(h) = &pkt.body {
             self.core.process(h, ctx.now(), &mut self.out);

@@ -20,6 +20,7 @@ pub mod moderation;
 pub mod receiver;
 pub mod rtt;
 pub mod sender;
+pub mod tsq;
 pub mod workload;
 
 pub use agent::{add_connection, ConnSpec, Connection, TcpReceiverAgent, TcpSenderAgent};
@@ -91,6 +92,10 @@ pub struct TcpConfig {
     pub abc: Option<u64>,
     /// Initial ssthresh in bytes (RFC 5681 §3.1: arbitrarily high).
     pub initial_ssthresh: u64,
+    /// TCP Small Queues as Linux (`tsq.rs`): at most ~2 packets (or ~1 ms at the pacing rate) of
+    /// this connection queued below TCP at its host; more on TX completion. false: the whole
+    /// window goes to the host's queue at once (ns-2, older simulator behaviour).
+    pub tsq: bool,
     /// Record cwnd/ssthresh/srtt/in-flight rows in `Tables::tcp_series`.
     pub series: bool,
     /// Seed of the algorithm's own randomness (BBR's gain-cycle start phase); the scenario
@@ -102,7 +107,7 @@ impl Default for TcpConfig {
     /// Linux-like defaults: MSS 1460 (1500-byte packets), IW10, CUBIC with HyStart, SACK recovery with PRR
     /// and Linux's lost-retransmission detection, limited transmit,
     /// min RTO 200 ms applied as Linux does (to the variance term), delayed ACK 40 ms with 16
-    /// quick ACKs,
+    /// quick ACKs, TCP Small Queues,
     /// 3 MiB receive window (tcp_rmem max 6 MiB with
     /// tcp_adv_win_scale = 1), window scaling on, ECN and pacing off.
     fn default() -> Self {
@@ -127,6 +132,7 @@ impl Default for TcpConfig {
             hystart_round_fix: true,
             abc: None,
             initial_ssthresh: u64::MAX / 4,
+            tsq: true,
             series: false,
             cc_seed: 0,
         }

@@ -193,6 +193,8 @@ pub struct Sender {
     last_rs: Option<RateSample>,
     /// Peer's sequence space: next byte expected from it (1 after its SYN, 2 after its FIN).
     rcv_nxt: u64,
+    /// TCP Small Queues (`tsq.rs`); the agent counts what it hands to the host and completions.
+    pub tsq: super::tsq::Tsq,
     pub stats: SenderStats,
 }
 
@@ -258,6 +260,7 @@ impl Sender {
             acc: RateAcc::default(),
             last_rs: None,
             rcv_nxt: 0,
+            tsq: Default::default(),
             stats: SenderStats::default(),
         }
     }
@@ -892,6 +895,9 @@ impl Sender {
             // Rule (1): retransmit a lost segment (in Recovery with SACK, or after an RTO).
             if in_recovery && (self.sack || self.ca == CaState::Loss) {
                 if let Some(i) = self.next_lost() {
+                    if self.tsq_holds(1, out) {
+                        break;
+                    }
                     self.send_seg(i, true, now, out);
                     continue;
                 }
@@ -921,6 +927,9 @@ impl Sender {
                         break;
                     }
                 }
+                if self.tsq_holds(0, out) {
+                    break;
+                }
                 let seq = self.snd_nxt;
                 if lt > 0 && pipe + mss > self.cc.window(&self.cs) {
                     self.lt_bytes += len;
@@ -933,6 +942,9 @@ impl Sender {
             }
             // The FIN follows the last payload byte (RFC 9293 §3.10.4 CLOSE).
             if !self.unlimited && !self.fin_sent && self.snd_nxt == self.data_end {
+                if self.tsq_holds(0, out) {
+                    break;
+                }
                 self.fin_sent = true;
                 let seq = self.snd_nxt;
                 self.snd_nxt += 1;
@@ -945,6 +957,9 @@ impl Sender {
             // Rule (3): with SACK in recovery, resend an unSACKed segment below HighSACK.
             if self.sack && self.ca == CaState::Recovery {
                 if let Some(i) = self.next_rule3() {
+                    if self.tsq_holds(1, out) {
+                        break;
+                    }
                     self.send_seg(i, true, now, out);
                     continue;
                 }
@@ -962,6 +977,39 @@ impl Sender {
         if self.snd_nxt > self.snd_una && self.rto_at.is_none() {
             self.arm_rto(now, out);
         }
+    }
+
+    /// TCP Small Queues gate (`tsq.rs`, Linux's `tcp_small_queue_check(sk, skb, factor)`; factor 1
+    /// for retransmissions): true if this connection already holds its limit at its host, counting
+    /// the segments of this call not yet handed over. A held sender is not application-limited, so
+    /// it counts as cwnd-limited for window growth; the next TX completion calls `on_pace`.
+    fn tsq_holds(&mut self, factor: u32, out: &Output) -> bool {
+        use super::tsq;
+        if !self.cfg.tsq {
+            return false;
+        }
+        let mss = self.cs.mss;
+        let srtt_us = self.rtt.srtt().map(|t| t.ns() / 1000);
+        // BBR sets sk_pacing_rate itself (its cong_control replaces tcp_update_pacing_rate).
+        let rate = if self.cc.needs_pacing() {
+            self.cc.pacing_rate(&self.cs).map(|r| r.max(0.0) as u64)
+        } else {
+            tsq::pacing_rate(mss, self.cs.cwnd, self.cs.ssthresh, self.segs.len() as u64, srtt_us)
+        };
+        let lim = tsq::limit(tsq::truesize(mss as u32), rate, factor);
+        // The segments of this call not yet handed over; summed only near the limit (each is at
+        // most one MSS), so a long burst under a large limit stays linear.
+        let n = out.segs.len() as u64;
+        let pending = if 1 + self.tsq.queued + n * tsq::truesize(mss as u32) <= lim {
+            0
+        } else {
+            out.segs.iter().map(|s| tsq::truesize(s.size.saturating_sub(HEADER_BYTES))).sum()
+        };
+        let held = self.tsq.check(lim, pending, self.segs.len());
+        if held {
+            self.cwnd_limited = true;
+        }
+        held
     }
 
     /// Puts segment `i` of the scoreboard on the wire (a retransmission if it was sent before).
