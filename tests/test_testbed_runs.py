@@ -371,3 +371,27 @@ def test_loss_bursts_hit_the_same_packets_on_both_backends(tmp_path):
     lost_tb = set(tb.media_packets[tb.media_packets.recv_ns.isna()].seq)
     lost_sim = set(sm.media_packets[sm.media_packets.recv_ns.isna()].seq)
     assert len(lost_sim) >= 3 and len(lost_tb ^ lost_sim) <= 1, (sorted(lost_sim), sorted(lost_tb))
+
+
+def test_report_on_the_testbeds_captures_works_in_chromium(bulk_runs, tmp_path):
+    """`jitterlab report` on the analysis of the testbed's own tcpdump captures, overlaid with the
+    tables the testbed's workers wrote: one interactive page that renders in Chromium, every figure
+    drawn, zoom and hover working, both inputs in the same figures."""
+    from test_report import chromium
+    from test_report_cmd import page_state
+
+    from jitterlab import testbed
+
+    _, moderated, run_dir = bulk_runs
+    assert (run_dir / "capture" / "manifest.json").is_file()
+    testbed.write(moderated, run_dir)  # what `jitterlab testbed --out` does after the run
+    out = tmp_path / "r"
+    run_cli("report", str(run_dir), str(run_dir / "capture"), "--label", "testbed", "--label", "capture", "--out", str(out), check=True)
+    summary = (out / "summary.csv").read_text()
+    assert "testbed" in summary and "capture" in summary
+    if not chromium():
+        pytest.skip("chromium is not installed (Debian package 'chromium')")
+    attrs, errors = page_state(out / "report.html")
+    assert not errors, errors
+    assert int(attrs["data-figures-total"]) >= 5 and attrs["data-figures-loaded"] == attrs["data-figures-total"]
+    assert attrs["data-selftest-zoom"] == "ok" and attrs["data-selftest-hover"].startswith("ok:")

@@ -314,10 +314,9 @@ def _capture_tables(pl: Plan, out: Path, t0: int, run_id: int, errors: list[str]
             tables["tcp_flows"].append(t["tcp_flows"])
     res = {k: pd.concat(v, ignore_index=True) for k, v in tables.items() if v}
     if res:
-        d = out / "capture"
-        d.mkdir(exist_ok=True)
-        for k, df in res.items():
-            df.to_parquet(d / f"{k}.parquet", index=False)
+        # Written as `jitterlab analyze` writes (canonical Arrow schema, manifest with checksums),
+        # so `jitterlab report OUT/capture` and `jitterlab.load` read it like any analyze output.
+        capture.write(res, out / "capture", options={"from": "testbed", "t0_ns": t0})
     return res
 
 
