@@ -20,3 +20,23 @@ def run_cli(*args: str, check: bool = False) -> subprocess.CompletedProcess:
     if check and p.returncode != 0:
         raise AssertionError(f"jitterlab {' '.join(args)} failed ({p.returncode}):\n{p.stderr}")
     return p
+
+
+def testbed_skip_reason() -> str | None:
+    """Why the testbed cannot run here (None when it can): root, ip/tc/tcpdump, network namespaces
+    and /dev/net/tun are needed."""
+    import shutil
+
+    if os.geteuid() != 0:
+        return "the testbed needs root"
+    for tool in ("ip", "tc", "tcpdump"):
+        if shutil.which(tool) is None:
+            return f"`{tool}` is not installed"
+    name = f"jl-probe-{os.getpid()}"
+    p = subprocess.run(["ip", "netns", "add", name], capture_output=True, text=True)
+    if p.returncode != 0:
+        return f"network namespaces are unavailable: {p.stderr.strip()}"
+    subprocess.run(["ip", "netns", "del", name], capture_output=True)
+    if not Path("/dev/net/tun").exists():
+        return "/dev/net/tun is missing"
+    return None

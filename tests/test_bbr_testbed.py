@@ -7,33 +7,12 @@ audio OWD far below what the 500-packet buffer allows. The audio OWD percentiles
 within 15 % (Linux's max filter keeps noisy high rate samples and it queues more); that miss is
 documented, not asserted.
 """
-import os
-import shutil
-import subprocess
-from pathlib import Path
-
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, testbed_skip_reason
 
 
-def _skip_reason() -> str | None:
-    if os.geteuid() != 0:
-        return "the testbed needs root"
-    for tool in ("ip", "tc", "tcpdump"):
-        if shutil.which(tool) is None:
-            return f"`{tool}` is not installed"
-    name = f"jl-probe-bbr-{os.getpid()}"
-    p = subprocess.run(["ip", "netns", "add", name], capture_output=True, text=True)
-    if p.returncode != 0:
-        return f"network namespaces are unavailable: {p.stderr.strip()}"
-    subprocess.run(["ip", "netns", "del", name], capture_output=True)
-    if not Path("/dev/net/tun").exists():
-        return "/dev/net/tun is missing"
-    return None
-
-
-_reason = _skip_reason()
+_reason = testbed_skip_reason()
 pytestmark = pytest.mark.skipif(_reason is not None, reason=_reason or "")
 
 

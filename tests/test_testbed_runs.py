@@ -14,26 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import ROOT, run_cli
+from conftest import ROOT, run_cli, testbed_skip_reason
 
 
-def _skip_reason() -> str | None:
-    if os.geteuid() != 0:
-        return "the testbed needs root"
-    for tool in ("ip", "tc", "tcpdump"):
-        if shutil.which(tool) is None:
-            return f"`{tool}` is not installed"
-    name = f"jl-probe-{os.getpid()}"
-    p = subprocess.run(["ip", "netns", "add", name], capture_output=True, text=True)
-    if p.returncode != 0:
-        return f"network namespaces are unavailable: {p.stderr.strip()}"
-    subprocess.run(["ip", "netns", "del", name], capture_output=True)
-    if not Path("/dev/net/tun").exists():
-        return "/dev/net/tun is missing"
-    return None
-
-
-_reason = _skip_reason()
+_reason = testbed_skip_reason()
 pytestmark = pytest.mark.skipif(_reason is not None, reason=_reason or "")
 
 SC = ROOT / "scenarios" / "testbed"
