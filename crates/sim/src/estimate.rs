@@ -86,21 +86,9 @@ fn dur(t: &Value, k: &str) -> Option<f64> { s(t, k).and_then(|x| duration_ns(x).
 fn rate(t: &Value, k: &str) -> Option<f64> { s(t, k).and_then(|x| rate_bps(x).ok()).map(|b| b as f64) }
 fn bytes(t: &Value, k: &str) -> Option<f64> { s(t, k).and_then(|x| size_value(x).ok()).filter(|(_, p)| !p).map(|(n, _)| n as f64) }
 
-/// Mean capacity of a Mahimahi trace: one 1504-byte opportunity per line, over the period (the last
-/// timestamp, in ms).
-fn trace_bps(text: &str) -> Option<f64> {
-    let mut n = 0u64;
-    let mut last = 0u64;
-    for l in text.lines() {
-        let l = l.trim();
-        if l.is_empty() {
-            continue;
-        }
-        last = last.max(l.parse().ok()?);
-        n += 1;
-    }
-    (n > 0 && last > 0).then(|| n as f64 * 1504.0 * 8.0 / (last as f64 * 1e-3))
-}
+/// Mean capacity of a Mahimahi trace, read by the links' own parser (None when it does not parse:
+/// the build reports that error, naming the key).
+fn trace_bps(text: &str) -> Option<f64> { crate::link::Trace::parse(text).ok().map(|t| t.mean_bps()) }
 
 /// Capacity of one direction written with prefix `p` ("" for `rate`, "down_" for `down_rate` …).
 fn capacity(t: &Value, p: &str) -> Option<f64> {

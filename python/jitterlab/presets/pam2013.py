@@ -76,31 +76,20 @@ class Link:
     source: str
 
 
-def _trace_mean_bps(path: Path) -> float:
-    """Mean capacity of a Mahimahi trace: 1504 bytes per line over the period (last timestamp)."""
-    ms = [int(x) for x in path.read_text().split()]
-    return len(ms) * 1504 * 8 / (ms[-1] / 1000.0)
-
-
 def _mean_bps(access: dict[str, Any], base: Path) -> float:
-    if "down_trace" in access:
-        p = Path(access["down_trace"])
-        return _trace_mean_bps(p if p.is_absolute() else base / p)
-    if "down_rate" in access:
-        from jitterlab import _native
+    """Mean downlink capacity of an [access] table, from the Rust expansion of the scenario (the one
+    reader of rates, traces and the cellular model; a bad table fails here, naming its key). A
+    relative `down_trace` is relative to `base`."""
+    from jitterlab import scenario as _scn
 
-        return float(_native.parse_rate_bps(access["down_rate"]))  # the scenario's own unit rules
-    # the cellular model's mean comes from the Rust expansion (a bad table fails here, naming its key)
-    import json
-
-    from jitterlab import _native, scenario as _scn
-
-    sc = {**_workloads(), "access": access}
-    exp = json.loads(_native.expand_scenario(_scn.to_json(_scn.load(sc))))
+    access = dict(access)
+    if isinstance(access.get("down_trace"), str) and not Path(access["down_trace"]).is_absolute():
+        access["down_trace"] = str(base / access["down_trace"])
+    exp = _scn.expand({**_workloads(), "access": access})
     for ln in exp["links"]:
         cap = ln["forward"]["capacity"]
-        if ln["to"] == access.get("client", "mobile") and cap.get("mean_bps"):
-            return float(cap["mean_bps"])
+        if ln["to"] == access.get("client", "mobile"):
+            return float(cap.get("mean_bps", cap.get("bps", float("nan"))))
     return float("nan")
 
 
@@ -116,7 +105,7 @@ def load_link(spec: str) -> Link:
         access.pop("down_rate", None)
         access["down_trace"] = str(path.resolve())
         label = "trace-" + re.sub(r"[^A-Za-z0-9._-]+", "_", path.name)
-        return Link(spec, label, access, _trace_mean_bps(path), f"{LINKS_DIR / 'fixed.toml'} with down_trace = {path}")
+        return Link(spec, label, access, _mean_bps(access, path.parent), f"{LINKS_DIR / 'fixed.toml'} with down_trace = {path}")
     f = LINKS_DIR / f"{spec}.toml"
     if not f.is_file():
         raise _user_error(f"--link {spec}: {f} not found (the {spec} link model is not part of this build)")
