@@ -21,13 +21,7 @@ const RTP_CLOCK_HZ: i64 = 8_000;
 /// Address of node `i`: 10.0.x.y, unique for up to 62 500 nodes.
 pub fn node_addr(i: u32) -> Ipv4Addr { Ipv4Addr::new(10, (i / 62_500) as u8, ((i / 250) % 250) as u8, (i % 250 + 1) as u8) }
 
-fn ecn_bits(e: Ecn) -> u8 {
-    match e {
-        Ecn::NotEct => 0,
-        Ecn::Ect0 => 2,
-        Ecn::Ce => 3,
-    }
-}
+fn ecn_bits(e: Ecn) -> u8 { e.bits() }
 
 /// Writes `<dir>/<node>.pcap` for every tapped node; returns (node name, path) pairs.
 pub fn write_taps(t: &Tables, node_names: &[String], dir: &Path) -> io::Result<Vec<(String, PathBuf)>> {

@@ -230,7 +230,18 @@ impl Core {
         }
         self.scratch = scratch;
         let Some(id) = next else {
-            self.chans[ch as usize].busy = false;
+            let c = &mut self.chans[ch as usize];
+            c.busy = false;
+            // A non-work-conserving discipline holding packets names when to ask again.
+            if c.qdisc.backlog_pkts() > 0 {
+                if let Some(t) = c.qdisc.next_wakeup(now) {
+                    let t = t.max(now);
+                    if c.wakeup.is_none_or(|w| w > t || w < now) {
+                        c.wakeup = Some(t);
+                        self.events.push(t, Ev::Wakeup(ch));
+                    }
+                }
+            }
             return;
         };
         let size = self.pool.get(id).size;
@@ -439,6 +450,7 @@ impl Sim {
             loss: s.loss,
             loss_bursts: None,
             busy: false,
+            wakeup: None,
             last_arrival: Time::ZERO,
             rng,
             tx_pkts: 0,
@@ -582,6 +594,15 @@ impl Sim {
                 }
                 None => self.core.start_tx(ch),
             },
+            Ev::Wakeup(ch) => {
+                let c = &mut self.core.chans[ch as usize];
+                if c.wakeup == Some(self.core.now) {
+                    c.wakeup = None;
+                    if !c.busy && c.opp.is_none() {
+                        self.core.start_tx(ch);
+                    }
+                }
+            }
             Ev::Arrive(ch, id) => {
                 let node = if ch == u32::MAX { self.core.pool.get(id).src } else { self.core.chans[ch as usize].to };
                 let dst = self.core.pool.get(id).dst;

@@ -10,6 +10,8 @@ use crate::time::Time;
 pub enum Ev {
     /// A channel finished serialising its current packet.
     TxDone(ChanId),
+    /// The qdisc watchdog of an idle channel (see [`crate::qdisc::Qdisc::next_wakeup`]).
+    Wakeup(ChanId),
     /// A packet reaches the far end of a channel.
     Arrive(ChanId, PktId),
     /// An agent's timer `key`; stale unless `gen` matches the timer table (cancellation by key).

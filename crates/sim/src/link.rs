@@ -231,6 +231,9 @@ pub struct Channel {
     /// With `loss_burst`: losses come in bursts (the process replaces independent draws).
     pub loss_bursts: Option<LossBursts>,
     pub(crate) busy: bool,
+    /// The armed qdisc watchdog (see [`crate::qdisc::Qdisc::next_wakeup`]); a Wakeup event at any
+    /// other time is stale.
+    pub(crate) wakeup: Option<Time>,
     pub(crate) last_arrival: Time,
     pub(crate) rng: Rng,
     pub tx_pkts: u64,

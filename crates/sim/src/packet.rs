@@ -5,17 +5,38 @@ pub type NodeId = u32;
 pub type AgentId = u32;
 pub type ChanId = u32;
 
-/// The two ECN bits of the IP header (RFC 3168 §5). ECT(1) is not used by any model here.
+/// The two ECN bits of the IP header (RFC 3168 §5). ECT(1) is the L4S identifier (RFC 9331):
+/// scalable senders (DCTCP, Prague) set it and an L4S-aware queue (DualPI2) classifies by it.
 #[derive(Copy, Clone, PartialEq, Eq, Debug, Default)]
 pub enum Ecn {
     #[default]
     NotEct,
     Ect0,
+    Ect1,
     Ce,
 }
 
 impl Ecn {
+    /// ECN-capable transport: a queue may mark instead of dropping (RFC 3168 §6.1.1.1).
     pub fn is_ect(self) -> bool { !matches!(self, Ecn::NotEct) }
+    /// The two bits as they appear in the IP header's TOS byte (RFC 3168 §5).
+    pub fn bits(self) -> u8 {
+        match self {
+            Ecn::NotEct => 0b00,
+            Ecn::Ect1 => 0b01,
+            Ecn::Ect0 => 0b10,
+            Ecn::Ce => 0b11,
+        }
+    }
+    /// The codepoint of the two bits `b & 3`.
+    pub fn from_bits(b: u8) -> Ecn {
+        match b & 3 {
+            0b00 => Ecn::NotEct,
+            0b01 => Ecn::Ect1,
+            0b10 => Ecn::Ect0,
+            _ => Ecn::Ce,
+        }
+    }
 }
 
 /// TCP flag bits (RFC 9293 §3.1, RFC 3168 §6.1).

@@ -218,6 +218,7 @@ impl jitterlab_sim::qdisc::Qdisc for SynDropper {
         self.inner.enqueue(id, pool, now, d)
     }
     fn dequeue(&mut self, pool: &mut jitterlab_sim::packet::PacketPool, now: Time, d: &mut Vec<jitterlab_sim::qdisc::QueuedDrop>) -> Option<jitterlab_sim::packet::PktId> { self.inner.dequeue(pool, now, d) }
+    fn peek(&self) -> Option<jitterlab_sim::packet::PktId> { self.inner.peek() }
     fn backlog_pkts(&self) -> usize { self.inner.backlog_pkts() }
     fn backlog_bytes(&self) -> u64 { self.inner.backlog_bytes() }
     fn stats(&self) -> &jitterlab_sim::qdisc::QueueStats { self.inner.stats() }

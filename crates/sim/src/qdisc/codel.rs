@@ -293,6 +293,7 @@ impl Qdisc for Codel {
         Some(id)
     }
 
+    fn peek(&self) -> Option<PktId> { self.fifo.q.front().map(|h| h.0) }
     fn backlog_pkts(&self) -> usize { self.fifo.len() }
     fn backlog_bytes(&self) -> u64 { self.fifo.bytes }
     fn stats(&self) -> &QueueStats { &self.stats }

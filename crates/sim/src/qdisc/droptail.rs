@@ -63,6 +63,7 @@ impl Qdisc for DropTail {
         Some(id)
     }
 
+    fn peek(&self) -> Option<PktId> { self.q.front().map(|h| h.0) }
     fn backlog_pkts(&self) -> usize { self.q.len() }
     fn backlog_bytes(&self) -> u64 { self.bytes }
     fn stats(&self) -> &QueueStats { &self.stats }

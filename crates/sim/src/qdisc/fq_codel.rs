@@ -226,6 +226,11 @@ impl Qdisc for FqCodel {
         }
     }
 
+    /// Head of the flow at the front of the new list, else of the old list. Dequeue may serve
+    /// another flow when this one's deficit is spent or CoDel drops its head.
+    fn peek(&self) -> Option<PktId> {
+        self.new_flows.iter().chain(self.old_flows.iter()).find_map(|&f| self.flows[f].fifo.q.front().map(|h| h.0))
+    }
     fn backlog_pkts(&self) -> usize { self.pkts }
     fn backlog_bytes(&self) -> u64 { self.bytes }
     fn stats(&self) -> &QueueStats { &self.stats }

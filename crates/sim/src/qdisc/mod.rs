@@ -147,6 +147,15 @@ pub trait Qdisc {
     fn enqueue(&mut self, id: PktId, pool: &mut PacketPool, now: Time, dropped: &mut Vec<QueuedDrop>) -> Verdict;
     /// Next packet for the link, or None when empty. Packets dropped at dequeue go to `dropped`.
     fn dequeue(&mut self, pool: &mut PacketPool, now: Time, dropped: &mut Vec<QueuedDrop>) -> Option<PktId>;
+    /// The packet at the head of the queue that `dequeue` would serve next, without side effects
+    /// (Linux's `->peek`, `qdisc_peek_head` for FIFO-based disciplines). An AQM may still drop it
+    /// when it is dequeued.
+    fn peek(&self) -> Option<PktId>;
+    /// When a discipline that holds packets but returned None from `dequeue` (a shaper out of
+    /// tokens, a time-driven scheduler) wants to be asked again; the engine arms this watchdog
+    /// whenever the link goes idle (Linux's `qdisc_watchdog_schedule_ns`). None: only the next
+    /// arrival wakes the link, which is right for every work-conserving discipline.
+    fn next_wakeup(&self, _now: Time) -> Option<Time> { None }
     fn backlog_pkts(&self) -> usize;
     fn backlog_bytes(&self) -> u64;
     fn stats(&self) -> &QueueStats;

@@ -74,6 +74,7 @@ impl Qdisc for Probe {
         v
     }
     fn dequeue(&mut self, pool: &mut PacketPool, now: Time, dropped: &mut Vec<QueuedDrop>) -> Option<PktId> { self.inner.dequeue(pool, now, dropped) }
+    fn peek(&self) -> Option<PktId> { self.inner.peek() }
     fn backlog_pkts(&self) -> usize { self.inner.backlog_pkts() }
     fn backlog_bytes(&self) -> u64 { self.inner.backlog_bytes() }
     fn stats(&self) -> &QueueStats { self.inner.stats() }
