@@ -50,6 +50,7 @@ main(int argc, char* argv[])
     bool pacing = false;
     uint32_t mss = 1460;
     uint32_t iw = 10;
+    uint32_t delAck = 2;
     std::string minRto = "200ms";
     CommandLine cmd;
     cmd.AddValue("flows", "bulk TCP flows", flows);
@@ -67,12 +68,13 @@ main(int argc, char* argv[])
     cmd.AddValue("mss", "TCP segment size (payload bytes)", mss);
     cmd.AddValue("iw", "initial window in segments", iw);
     cmd.AddValue("minRto", "minimum RTO", minRto);
+    cmd.AddValue("delAck", "segments per delayed ACK (1: every segment)", delAck);
     cmd.Parse(argc, argv);
 
     Config::SetDefault("ns3::TcpL4Protocol::SocketType", StringValue("ns3::" + tcp));
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(mss));
     Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(iw));
-    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(2));
+    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(delAck));
     Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(1 << 24));
     Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(1 << 24));
     // Options as jitterlab's ns-3-like TCP: SACK, no timestamps (so a 1460-byte segment is a 1500-byte packet).
