@@ -178,6 +178,7 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("fq_codel", fq_codel::build),
     ("pie", pie::build),
     ("cake", cake::build),
+    ("fq_pie", fq_pie::build),
 ];
 
 pub fn kinds() -> Vec<&'static str> { REGISTRY.iter().map(|(k, _)| *k).collect() }
