@@ -1016,6 +1016,37 @@ mod tests {
         h.check();
     }
 
+    /// CoDel's drop times through the whole qdisc (unshaped, one flow, 20 packets standing, one
+    /// in and one out per ms, refilled so the sojourn stays ≈ 20 ms). The queue is fresh (Linux
+    /// zeroes the vars: 1/√count = 0), so the first excursion above 5 ms, at 6 ms, is signalled at
+    /// the next dequeue (7 ms); then drop_next = 6 ms + 100 ms · cache[count]/2³² for count 2, 3, 4:
+    /// 76.71, 134.45, 184.45 ms → dequeues at 77, 135, 185 ms.
+    #[test]
+    fn codel_drop_times_through_cake() {
+        let mut h = cake(CakeParams { flow_mode: FLOW_FLOWS, ..Default::default() });
+        let ms = Time::from_ms(1);
+        let mut t = Time::ZERO;
+        for _ in 0..20 {
+            offer(&mut h, t, 1, 0, 1, 1500, Ecn::NotEct);
+        }
+        let mut drops = vec![];
+        for _ in 0..200 {
+            t += ms;
+            offer(&mut h, t, 1, 0, 1, 1500, Ecn::NotEct);
+            while h.q.backlog_pkts() < 21 {
+                offer(&mut h, t, 1, 0, 1, 1500, Ecn::NotEct);
+            }
+            let before = h.q.stats().dropped_pkts();
+            h.take(t).unwrap();
+            if h.q.stats().dropped_pkts() > before {
+                drops.push(t.0 / 1_000_000);
+            }
+            h.check();
+        }
+        assert_eq!(drops, vec![7, 77, 135, 185]);
+        assert_eq!(h.q.stats().drops_by_reason[DropReason::Codel.index()], 4);
+    }
+
     /// Over the memory limit CAKE drops from the head of the fattest flow, one packet at a time,
     /// and that flow's BLUE steps up by 1/256.
     #[test]
