@@ -17,11 +17,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import ROOT, testbed_skip_reason
+from conftest import ROOT
+from conftest import testbed_skip_reason as _testbed_skip_reason  # aliased: pytest would collect it
 
 
 def _skip_reason() -> str | None:
-    r = testbed_skip_reason()
+    r = _testbed_skip_reason()
     if r is not None:
         return r
     try:
