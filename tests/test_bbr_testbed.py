@@ -4,22 +4,73 @@ docs/validation.md ("BBR against real Linux BBR"): on the 4 Mbit/s, 500-packet p
 `scenarios/testbed/audio-bulk.toml` the goodputs agree within 5 % (the simulator is ~2 % faster:
 1460 B of payload per 1500 B packet against Linux's 1448 B per 1514 B frame), and both keep the
 audio OWD far below what the 500-packet buffer allows. The audio OWD percentiles do NOT agree
-within 15 % (Linux's max filter keeps noisy high rate samples and it queues more); that miss is
-documented, not asserted.
+within 15 % against the shipped testbed, and that miss is documented, not asserted: its HTB
+bottleneck releases two frames back to back after every idle period (burst 1600 B ≥ one frame),
+which together with Linux's two-segment GSO skbs gives BBR a 10 % high bandwidth sample in
+STARTUP. This test checks, from the run's captures, the two mechanisms the explanation rests on:
+Linux sends its segments in GSO pairs (which the simulator now models, `tso_segs`), and the
+testbed's HTB hands over back-to-back frame pairs when the link has been idle.
 """
+import struct
+from pathlib import Path
+
+import numpy as np
 import pytest
 
-from conftest import ROOT, testbed_skip_reason
+from conftest import ROOT
+from conftest import testbed_skip_reason as _testbed_skip_reason  # aliased: pytest would collect it
 
 
-_reason = testbed_skip_reason()
+def _skip_reason() -> str | None:
+    r = _testbed_skip_reason()
+    if r is not None:
+        return r
+    try:
+        cc = Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
+    except OSError as e:
+        return f"cannot read the kernel's congestion controls: {e}"
+    return None if "bbr" in cc else f"the kernel offers no bbr (tcp_bbr module not loaded; available: {' '.join(cc)})"
+
+
+_reason = _skip_reason()
 pytestmark = pytest.mark.skipif(_reason is not None, reason=_reason or "")
 
 
-def test_bbr_goodput_matches_linux_bbr():
+def _tcp_frames(path: Path) -> list[tuple[float, int, int, int]]:
+    """(time s, source port, destination port, payload bytes) of every Ethernet/IPv4/TCP frame of
+    a classic pcap file (tcpdump -w; µs or ns timestamps)."""
+    data = path.read_bytes()
+    magic = struct.unpack("<I", data[:4])[0]
+    end, scale = {0xA1B2C3D4: ("<", 1e-6), 0xA1B23C4D: ("<", 1e-9), 0xD4C3B2A1: (">", 1e-6), 0x4D3CB2A1: (">", 1e-9)}[magic]
+    assert struct.unpack(end + "I", data[20:24])[0] == 1, "Ethernet captures expected"
+    out, off = [], 24
+    while off + 16 <= len(data):
+        sec, frac, incl, _ = struct.unpack(end + "IIII", data[off:off + 16])
+        pkt = data[off + 16:off + 16 + incl]
+        off += 16 + incl
+        if len(pkt) < 54 or pkt[12:14] != b"\x08\x00" or pkt[23] != 6:
+            continue
+        ihl = (pkt[14] & 15) * 4
+        total = struct.unpack("!H", pkt[16:18])[0]
+        tcp = pkt[14 + ihl:]
+        sport, dport = struct.unpack("!HH", tcp[:4])
+        out.append((sec + frac * scale, sport, dport, total - ihl - (tcp[12] >> 4) * 4))
+    return out
+
+
+def _bulk_data(frames: list[tuple[float, int, int, int]]) -> np.ndarray:
+    """Times of the data frames of the connection that carried the most payload."""
+    by_flow: dict[tuple[int, int], int] = {}
+    for _, s, d, n in frames:
+        by_flow[(s, d)] = by_flow.get((s, d), 0) + n
+    flow = max(by_flow, key=by_flow.__getitem__)
+    return np.array([t for t, s, d, n in frames if (s, d) == flow and n > 0])
+
+
+def test_bbr_goodput_matches_linux_bbr_and_the_mechanisms_behind_the_owd_gap(tmp_path):
     from jitterlab.compare import compare
 
-    df = compare(ROOT / "scenarios" / "testbed" / "audio-bulk.toml", seed=1, cc="bbr")
+    df = compare(ROOT / "scenarios" / "testbed" / "audio-bulk.toml", seed=1, cc="bbr", out=tmp_path)
     assert not df.attrs["errors"], df.attrs["errors"]
     g = df.loc["tcp_goodput_mbps"]
     # 3 MB at 4 Mbit/s: both near the link's payload rate, within 5 % of each other.
@@ -29,3 +80,21 @@ def test_bbr_goodput_matches_linux_bbr():
     # 15.2 ms of path delay plus about 2 BDP (2 x 11 packets x 3 ms).
     for side in ("sim", "testbed"):
         assert df.loc["owd_p50_ms", side] < 15.2 + 66.0, df
+
+    # Linux's GSO pairs (tcp_tso_segs = 2 at this rate): every other gap between the bulk flow's
+    # departures is the software segmentation of one skb (µs), the rest one skb's pacing time,
+    # 2 x 1448 B at 0.99 x ~327 packets/s of 1448 B = 6.2 ms (5.5-7 ms: the estimate moves).
+    sent = _bulk_data(_tcp_frames(tmp_path / "testbed" / "server.pcap"))
+    gaps = np.diff(sent)
+    paired = float(np.mean(gaps < 1e-4))
+    assert 0.40 < paired <= 0.5 + 1e-3, paired
+    assert 5.5e-3 < float(np.median(gaps[gaps >= 1e-4])) < 7.0e-3
+
+    # HTB hands over two frames back to back when its tokens were full (idle link): the IW10 burst
+    # reaches an idle bottleneck, so within STARTUP's first rounds some pair of data frames arrives
+    # far closer than one frame time (3.03 ms at 4 Mbit/s); once the link is busy the spacing is
+    # the frame time.
+    got = _bulk_data(_tcp_frames(tmp_path / "testbed" / "client.pcap"))
+    early = np.diff(got[got < got[0] + 0.2])
+    assert float(early.min()) < 0.5e-3, early
+    assert 2.9e-3 < float(np.median(np.diff(got))) < 3.2e-3

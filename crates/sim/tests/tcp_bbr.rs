@@ -205,9 +205,11 @@ fn app_limited_marking_as_tcp_rate() {
 }
 
 /// The sender paces BBR as Linux does: IW10 leaves at once (the first nine data segments are
-/// unpaced and the tenth sets the first gap), then segments leave 1000 B / 285,662 B/s =
-/// 3.500641 ms apart — BBR's initial rate (see `initial_pacing_rate_from_srtt`), which the first
-/// ACK (10 packets in 100 ms: bw 1677 again) leaves as it is while cwnd doubles to 20.
+/// unpaced and the tenth sets the first gap), then GSO skbs of two segments (tcp_tso_segs with
+/// bbr_min_tso_segs: 285,662 B/s >> 10 = 278 B is less than a segment, and the rate is above
+/// 1.2 Mbit/s, so 2) leave back to back, 2000 B / 285,662 B/s = 7.001281 ms apart — BBR's initial
+/// rate (see `initial_pacing_rate_from_srtt`), which the first ACK (10 packets in 100 ms: bw 1677
+/// again) leaves as it is while cwnd doubles to 20: ten skbs fill it.
 #[test]
 fn sender_paces_bbr_at_its_rate() {
     let mut h = Harness::new(TcpConfig { iw: 10, cc: "bbr".into(), ..harness_cfg() }, None, cc::build("bbr", &TcpConfig::default()).unwrap());
@@ -217,12 +219,13 @@ fn sender_paces_bbr_at_its_rate() {
     h.ack(1 + 10 * MSS, None);
     assert_eq!(h.s.cwnd(), 20 * MSS);
     assert_eq!(h.s.pacing_rate(), Some(285_662.0));
-    let gap = Time::from_secs_f64(1000.0 / 285_662.0);
-    assert_eq!(gap, Time::from_ns(3_500_641));
+    let gap = Time::from_secs_f64(2000.0 / 285_662.0);
+    assert_eq!(gap, Time::from_ns(7_001_281));
     let mut times = vec![];
     for _ in 0..10 {
         let sent = h.take();
-        assert_eq!(sent.len(), 1, "one segment per pacing slot at {}", h.now);
+        assert_eq!(sent.len(), 2, "one two-segment skb per pacing slot at {}", h.now);
+        assert_eq!(sent[1].0, sent[0].0 + MSS, "in sequence");
         times.push(h.now);
         match h.out.pace {
             jitterlab_sim::tcp::TimerCmd::Set(t) => h.now = t,
@@ -232,6 +235,30 @@ fn sender_paces_bbr_at_its_rate() {
     }
     let gaps: Vec<Time> = times.windows(2).map(|w| w[1] - w[0]).collect();
     assert_eq!(gaps, vec![gap; 9]);
+    assert!(h.take().is_empty(), "cwnd (20) is full");
+}
+
+/// tcp_tso_segs = tcp_tso_autosize(pacing_rate >> 10 bytes, plus GSO_MAX_SIZE >> (min_rtt_us >> 9)
+/// on short paths, at most 65,536 B) in MSS units, at least bbr_min_tso_segs: 2 at 285,662 B/s
+/// (≥ 150,000 B/s = 1.2 Mbit/s), 1 at 28,446 B/s (10 packets per second: bw 167, the initial
+/// rate's arithmetic). With a 2 ms min RTT (2000 >> 9 = 3) the skb grows by 65536 >> 3 = 8192 B:
+/// (278 + 8192) / 1000 = 8 segments; at 1 ms, 32,768 B more: 33; above 8.7 ms (>> 9 ≥ 17)
+/// nothing is added.
+#[test]
+fn gso_skb_size_as_tcp_tso_autosize() {
+    let m = Model::new(1);
+    let segs = |rtt_us: u64| m.b.gso_segs(MSS, Some(Time::from_us(rtt_us)));
+    assert_eq!(segs(100_000), 2);
+    assert_eq!(segs(2_000), 8);
+    assert_eq!(segs(1_000), 33);
+    assert_eq!(segs(10_000), 2);
+    assert_eq!(m.b.tso_segs(&m.st), 2);
+    let mut st = CcState::new(MSS, 10 * MSS);
+    st.srtt = Some(Time::from_secs(1));
+    let mut b = Bbr::new(BbrConfig { seed: 1 });
+    b.init(&mut st);
+    assert_eq!(b.pacing_rate(&st), Some(28_446.0));
+    assert_eq!(b.gso_segs(MSS, Some(Time::from_secs(1))), 1);
 }
 
 /// bbr_update_bw's max filter (lib/minmax.c, 10 rounds): a round at 120 packets per 100 ms

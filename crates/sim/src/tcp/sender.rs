@@ -167,6 +167,11 @@ pub struct Sender {
     /// Consecutive timeouts without progress (RFC 5681: ssthresh held on repeats).
     rto_series: u32,
     next_send: Time,
+    /// The GSO skb being built (Linux sends up to `tcp_tso_segs` segments as one paced unit):
+    /// its departure time, segments and payload bytes so far.
+    skb_at: Option<Time>,
+    skb_segs: u64,
+    skb_bytes: u64,
     /// The last transmit attempt stopped because of cwnd (RFC 7661: grow only then).
     cwnd_limited: bool,
     /// Bytes sent by limited transmit since the last new ACK (RFC 5681 §3.2 step 2: not part of
@@ -245,6 +250,9 @@ impl Sender {
             rto_at: None,
             rto_series: 0,
             next_send: Time::ZERO,
+            skb_at: None,
+            skb_segs: 0,
+            skb_bytes: 0,
             cwnd_limited: false,
             lt_bytes: 0,
             persist: false,
@@ -874,7 +882,10 @@ impl Sender {
         }
         let mss = self.cs.mss;
         loop {
-            if self.pacing && now < self.next_send {
+            // Linux paces GSO skbs: new segments may join the skb that left at this instant
+            // (up to `tso_segs`) whatever the pacing timer says; anything else waits for it.
+            let paced_out = self.pacing && now < self.next_send;
+            if paced_out && !(self.skb_at == Some(now) && self.skb_segs < self.cc.tso_segs(&self.cs)) {
                 out.pace = TimerCmd::Set(self.next_send);
                 break;
             }
@@ -895,6 +906,10 @@ impl Sender {
             // Rule (1): retransmit a lost segment (in Recovery with SACK, or after an RTO).
             if in_recovery && (self.sack || self.ca == CaState::Loss) {
                 if let Some(i) = self.next_lost() {
+                    if paced_out {
+                        out.pace = TimerCmd::Set(self.next_send);
+                        break;
+                    }
                     if self.tsq_holds(1, out) {
                         break;
                     }
@@ -957,6 +972,10 @@ impl Sender {
             // Rule (3): with SACK in recovery, resend an unSACKed segment below HighSACK.
             if self.sack && self.ca == CaState::Recovery {
                 if let Some(i) = self.next_rule3() {
+                    if paced_out {
+                        out.pace = TimerCmd::Set(self.next_send);
+                        break;
+                    }
                     if self.tsq_holds(1, out) {
                         break;
                     }
@@ -1069,11 +1088,22 @@ impl Sender {
         if self.pacing {
             if let Some(rate) = self.cc.pacing_rate(&self.cs) {
                 // Linux (tcp_update_skb_after_send) spaces by the payload and leaves the first
-                // nine data segments unpaced ("sch_fq does not pace first 10 MSS").
+                // nine data segments unpaced ("sch_fq does not pace first 10 MSS"). New data
+                // leaves in GSO skbs of up to `tso_segs` segments (tcp_write_xmit splits its
+                // queue at tcp_tso_segs); the gap after an skb is its whole length at the rate.
                 let linux = self.cc.paces_payload();
+                let bytes = if linux { payload } else { size };
+                let tso = self.cc.tso_segs(&self.cs);
+                if tso > 1 && !is_rexmit && self.skb_at == Some(now) && self.skb_segs < tso {
+                    self.skb_segs += 1;
+                    self.skb_bytes += bytes as u64;
+                } else {
+                    self.skb_at = Some(now);
+                    self.skb_segs = 1;
+                    self.skb_bytes = bytes as u64;
+                }
                 if rate > 0.0 && !(linux && self.stats.segments_sent < 10) {
-                    let bytes = if linux { payload } else { size };
-                    self.next_send = now + Time::from_secs_f64(bytes as f64 / rate);
+                    self.next_send = now + Time::from_secs_f64(self.skb_bytes as f64 / rate);
                 }
             }
         }

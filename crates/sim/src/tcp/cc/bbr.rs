@@ -64,6 +64,11 @@ pub const EXTRA_ACKED_MAX_US: u64 = 100_000;
 pub const TCP_INIT_CWND: u64 = 10;
 /// Linux's default `sk_pacing_shift` = 10: TSO budget of 1/1024 s of data (tcp_init_sock).
 pub const PACING_SHIFT: u32 = 10;
+/// `GSO_LEGACY_MAX_SIZE` = 65536: a device's default `gso_max_size` (veth), tcp_tso_autosize's cap.
+pub const GSO_MAX_SIZE: u64 = 65_536;
+/// `net.ipv4.tcp_tso_rtt_log` = 9 (Linux 5.19+): short paths get bigger GSO skbs,
+/// `GSO_MAX_SIZE >> (min_rtt_us >> 9)` bytes more (nothing from 17·512 µs ≈ 8.7 ms up).
+pub const TSO_RTT_LOG: u32 = 9;
 /// `GSO_MAX_SIZE` (65536) − 1 − `MAX_TCP_HEADER` (320 on x86-64): bbr_tso_segs_goal's byte cap.
 pub const TSO_MAX_BYTES: u64 = 65_536 - 1 - 320;
 
@@ -277,6 +282,20 @@ impl Bbr {
         let bytes = (self.pacing_rate >> PACING_SHIFT).min(TSO_MAX_BYTES);
         let min_segs = if self.pacing_rate < MIN_TSO_RATE_BPS >> 3 { 1 } else { 2 };
         (bytes / mss).max(min_segs).min(0x7F)
+    }
+
+    /// Segments per GSO skb: Linux's `tcp_tso_segs` = `tcp_tso_autosize(sk, mss, min_tso_segs)`
+    /// with BBR's `bbr_min_tso_segs` (1 below 1.2 Mbit/s, else 2): 1/1024 s of data at the pacing
+    /// rate, plus `GSO_MAX_SIZE >> (min_rtt_us >> tcp_tso_rtt_log)` on short paths (Linux 5.19+),
+    /// at most `GSO_MAX_SIZE` bytes. `min_rtt` is the connection's (`tcp_min_rtt`), not BBR's.
+    pub fn gso_segs(&self, mss: u64, min_rtt: Option<Time>) -> u64 {
+        let mut bytes = self.pacing_rate >> PACING_SHIFT;
+        if let Some(r) = min_rtt.map(|t| us(t) >> TSO_RTT_LOG).filter(|&r| r < 32) {
+            bytes += GSO_MAX_SIZE >> r;
+        }
+        let bytes = bytes.min(GSO_MAX_SIZE);
+        let min_segs = if self.pacing_rate < MIN_TSO_RATE_BPS >> 3 { 1 } else { 2 };
+        (bytes / mss).max(min_segs)
     }
 
     fn save_cwnd(&mut self, st: &CcState) {
@@ -608,4 +627,7 @@ impl CongestionControl for Bbr {
     /// The rate is bw·mss·gain in payload bytes, and Linux spaces a segment by its `skb->len`
     /// (payload; `tcp_update_skb_after_send`), so segments leave at 0.99·gain·bw packets/s.
     fn paces_payload(&self) -> bool { true }
+    /// Linux builds GSO skbs of `tcp_tso_segs` segments (with BBR's `min_tso_segs`) and paces
+    /// each as one unit: two back-to-back segments per pacing slot on the 4 Mbit/s paths here.
+    fn tso_segs(&self, st: &CcState) -> u64 { self.gso_segs(st.mss, st.min_rtt) }
 }

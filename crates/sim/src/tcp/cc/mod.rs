@@ -212,6 +212,9 @@ pub trait CongestionControl: AsAny {
     /// unpaced. Default false: the simulator's pacing for Reno and CUBIC keeps its IP-byte
     /// spacing from the first segment, so that their outputs did not move (docs/tcp.md).
     fn paces_payload(&self) -> bool { false }
+    /// Segments the sender puts on the wire as one unit (Linux's `tcp_tso_segs`: a GSO skb,
+    /// paced as one). Default 1.
+    fn tso_segs(&self, _st: &CcState) -> u64 { 1 }
     /// The window the sender may use.
     fn window(&self, st: &CcState) -> u64 { st.cwnd }
     /// Pacing rate in bytes/s when pacing is on. Default: Linux's `tcp_update_pacing_rate`,
