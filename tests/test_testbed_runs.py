@@ -14,10 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import ROOT, run_cli, testbed_skip_reason
+from conftest import ROOT, run_cli
+from conftest import testbed_skip_reason as _testbed_skip_reason  # aliased: pytest collects any test* name
 
 
-_reason = testbed_skip_reason()
+_reason = _testbed_skip_reason()
 pytestmark = pytest.mark.skipif(_reason is not None, reason=_reason or "")
 
 SC = ROOT / "scenarios" / "testbed"
