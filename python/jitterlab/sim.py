@@ -197,13 +197,14 @@ def simulate(
 
 def _to_result(raw: dict, sc: dict, seed: int, run_id: int, params: Mapping[str, Any]) -> Result:
     chans = raw["channels"]
-    names = np.array([c["name"] for c in chans], dtype=object)
+    names = pa.array([c["name"] for c in chans], type=pa.string())
 
     def name_of(idx: np.ndarray) -> pa.Array:
+        # a gather in Arrow (a null index gives a null name), not a Python object array
         idx = np.asarray(idx, dtype=np.int64)
-        valid = idx >= 0
-        vals = np.where(valid, names[np.clip(idx, 0, max(len(names) - 1, 0))] if len(names) else None, None)
-        return pa.array(vals, type=pa.string(), mask=~valid)
+        if not len(names):
+            return pa.nulls(len(idx), type=pa.string())
+        return names.take(pa.array(idx, mask=idx < 0))
 
     def rid(n: int) -> np.ndarray:
         return np.full(n, run_id, dtype=np.int64)
@@ -291,6 +292,45 @@ def _to_result(raw: dict, sc: dict, seed: int, run_id: int, params: Mapping[str,
     arrow = {"media_packets": media, "tcp_flows": tcp, "queue_samples": qs, "runs": runs,
              "channels": records(chans), "flows": records(raw["flows"]), "tcp_series": series}
     return Result(arrow, sc, seed, t)
+
+
+_BASE_JSON: dict[str, str] = {}
+
+
+def run_json(base: Mapping[str, Any], overrides: Mapping[str, Any] | None, cache_key: str | None = None) -> tuple[dict[str, Any], str]:
+    """The scenario `base` (already `scenario.load`ed) with `overrides` set, and its JSON for the
+    core, as `scenario.to_json(scenario.with_overrides(base, overrides))` gives them. A sweep runs
+    one base many times: with `cache_key` the base's trace files are read and it is serialised
+    once per process, and each run only parses that JSON back (a fresh copy, in C) and sets its
+    overrides (checked like a scenario's values, trace files read)."""
+    text = _BASE_JSON.get(cache_key) if cache_key else None
+    if text is None:
+        text = _scn.to_json(base)
+        if cache_key:
+            _BASE_JSON.clear()  # one sweep at a time per process: bounded memory
+            _BASE_JSON[cache_key] = text
+    sc = json.loads(text)
+    for k, v in (overrides or {}).items():
+        _scn.check_values({k: v}, "<override>")
+        last = _scn.split_path(k)[-1]
+        if isinstance(v, str) and isinstance(last, str) and _scn._is_trace_key(last):
+            v = _scn._read_traces({last: v}, k.rsplit(".", 1)[0] if "." in k else "")[last]
+        else:
+            v = _scn._read_traces(v, k)
+        _scn.set_path(sc, k, v)
+    return sc, json.dumps(sc, sort_keys=True)
+
+
+def simulate_run(base: Mapping[str, Any], overrides: Mapping[str, Any] | None, seed: int, run_id: int,
+                 params: Mapping[str, Any], cache_key: str | None = None) -> Result:
+    """One run of a sweep: `simulate(base, seed, run_id, overrides, params)` without the cost
+    check (the sweep checked every parameter point before starting) and with the base scenario
+    prepared once per process (`run_json`). Same tables as `simulate`."""
+    if seed < 0 or seed >= 2**64:
+        raise _native.ScenarioError(f"seed: must be between 0 and 2^64-1, got {seed}")
+    sc, js = run_json(base, overrides, cache_key)
+    raw = _native.simulate_json(js, int(seed), None)
+    return _to_result(raw, sc, int(seed), run_id, params)
 
 
 def write(result: Result, out: str | Path, source: str = "sim", extra: Mapping[str, Any] | None = None) -> Path:

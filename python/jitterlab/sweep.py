@@ -104,6 +104,10 @@ class Sweep:
     backend: str = "sim"
     #: tables stored per run (presets keep only what their figures read)
     tables: tuple[str, ...] = TABLES
+    #: computed in the worker from each run's full tables (a top-level function, so it pickles):
+    #: returns aggregate tables {name: pyarrow.Table}, stored with the run when their names are in
+    #: `tables`, so the per-packet tables they summarise need not be stored at all
+    reduce: Callable[[Tables], Mapping[str, pa.Table]] | None = None
 
     def points(self) -> list[tuple[dict[str, Any], dict[str, Any]]]:
         """(column values, scenario overrides) of every parameter point, in a fixed order."""
@@ -276,7 +280,7 @@ def execute(payload: dict[str, Any]) -> dict[str, Any]:
     or the error. Top-level so it pickles."""
     from jitterlab import sim
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     try:
         params = {**payload["params"], "replication": payload["rep"], "point": payload["point"]}
         if payload.get("backend", "sim") == "testbed":
@@ -286,17 +290,36 @@ def execute(payload: dict[str, Any]) -> dict[str, Any]:
             res = testbed.run(payload["scenario"], seed=payload["seed"], run_id=payload["run_id"], overrides=payload["overrides"],
                               params=params, out=payload.get("testbed_out"))
         else:
-            res = sim.simulate(payload["scenario"], seed=payload["seed"], run_id=payload["run_id"],
-                               overrides=payload["overrides"], params=params)
-        out = {"run_id": payload["run_id"], "ok": True, "tables": {n: res.arrow[n] for n in payload["tables"] if n in res.arrow},
-               "wall_s": time.perf_counter() - t0, "stored": False}
+            res = sim.simulate_run(payload["scenario"], payload["overrides"], payload["seed"], payload["run_id"], params,
+                                   payload.get("scenario_key"))
+        tables = {n: res.arrow[n] for n in payload["tables"] if n in res.arrow}
+        if payload.get("reduce") is not None:
+            tables.update(payload["reduce"](res))
+        out = {"run_id": payload["run_id"], "ok": True, "tables": {n: t for n, t in tables.items() if n in payload["tables"]},
+               "requested": list(payload["tables"]), "wall_s": time.perf_counter() - t0, "stored": False}
     except Exception as e:  # recorded with the run; the sweep goes on
         out = {"run_id": payload["run_id"], "ok": False, "error": f"{type(e).__name__}: {e}",
                "traceback": traceback.format_exc(), "wall_s": time.perf_counter() - t0, "stored": False}
     if payload.get("out"):
         _store(Path(payload["out"]), out)
         out["stored"] = True
+        out["wall_s"] = time.perf_counter() - t0  # storing is the worker's work too
+        if payload.get("receipt"):
+            # the tables are on the shared storage: only a receipt travels back to the client
+            out["rows"] = {n: t.num_rows for n, t in out.pop("tables", {}).items()}
+    out["cpu_s"] = time.process_time() - c0
+    out["rss_bytes"] = _peak_rss()
     return out
+
+
+def _peak_rss() -> int:
+    """Peak resident memory of this process in bytes (a worker's bound, reported by the benchmark)."""
+    try:
+        import resource
+
+        return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
+    except (ImportError, OSError):  # pragma: no cover - not Linux
+        return 0
 
 
 class Progress:
@@ -338,6 +361,10 @@ class SweepResult(Tables):
     def __init__(self, out: Path, arrow: dict[str, pa.Table], failures: pd.DataFrame, ran: int, skipped: int):
         super().__init__(arrow, "sweep")
         self.out, self.failures, self.ran, self.skipped = out, failures, ran, skipped
+        #: where the wall time went (set by `run`): wall_s, prepare_s, runs_wall_s, client_s,
+        #: collect_s, serial_s (prepare + client + collect: see `serial_fraction`), run_s and
+        #: run_cpu_s (summed over the runs, in the workers), workers, worker_peak_rss_bytes
+        self.timing: dict[str, float] = {}
 
     def __getitem__(self, name: str) -> pd.DataFrame:
         return super().__getitem__(name) if name in self.arrow else pd.DataFrame()
@@ -366,10 +393,13 @@ def _write_run(tmp: Path, d: Path, res: dict[str, Any]) -> None:
         for name, t in res["tables"].items():
             if t.num_rows:  # an absent file is an empty table (its absence is recorded below)
                 f = tmp / f"{name}.parquet"
-                pq.write_table(t, f, compression="snappy", write_statistics=False)
+                # dictionary pages only for text (names repeat); for numbers they cost time, not space
+                pq.write_table(t, f, compression="snappy", write_statistics=False,
+                               use_dictionary=[c.name for c in t.schema if pa.types.is_string(c.type)])
                 files[f.name] = {"rows": t.num_rows, "sha256": _io.sha256_file(f)}
         # written last: the record that certifies the run's files
-        (tmp / "done").write_text(json.dumps({"wall_s": res["wall_s"], "files": files, "tables": sorted(res["tables"])}) + "\n")
+        (tmp / "done").write_text(json.dumps({"wall_s": res["wall_s"], "files": files, "tables": sorted(res["tables"]),
+                                              "requested": sorted(res.get("requested", res["tables"]))}) + "\n")
     else:
         (tmp / "error.txt").write_text(res["error"] + "\n\n" + res.get("traceback", ""))
     if d.exists():
@@ -377,9 +407,11 @@ def _write_run(tmp: Path, d: Path, res: dict[str, Any]) -> None:
     os.replace(tmp, d)  # atomic: a run directory is either complete or absent
 
 
-def verify_run(d: Path) -> str | None:
-    """None when run directory `d` is finished and every file matches its `done` record (rows and
-    SHA-256); otherwise why not, in a few words (for the "redone" line)."""
+def verify_run(d: Path, need: Iterable[str] = ()) -> str | None:
+    """None when run directory `d` is finished, stored every table of `need` (a run stored without
+    a table asked for now, e.g. `--keep packets` added later, is done again) and every file
+    matches its `done` record (rows and SHA-256); otherwise why not, in a few words (for the
+    "redone" line)."""
     done = d / "done"
     if not done.is_file():
         return "not finished"
@@ -390,6 +422,9 @@ def verify_run(d: Path) -> str | None:
     files = rec.get("files") if isinstance(rec, dict) else None
     if not isinstance(files, dict):
         return "written by an older jitterlab without checksums"
+    missing = sorted(set(need) - set(rec.get("requested", need)))
+    if missing:
+        return f"stored without {', '.join(missing)}"
     for name, meta in files.items():
         f = d / name
         if not f.is_file():
@@ -456,10 +491,12 @@ def run(sweep: Sweep, out: str | Path, jobs: int | None = None, executor: str = 
     parallel jobs). Runs whose files no longer match their checksums are redone."""
     # the command line refuses a foreign non-empty --out (without --force) before this; here only a
     # file, an unwritable place or another kind of result is refused
+    t_start = time.perf_counter()
     out = _io.prepare_out(out, "sweep", force=True)
     specs = sweep.runs()
+    key = _scenario_key(sweep.scenario)
     if sweep.backend == "sim":
-        from jitterlab import sim
+        from jitterlab import _native, sim
 
         share = 1 if executor != "local" else min(jobs or os.cpu_count() or 1, max(len(specs), 1))
         # one estimate per parameter point (its first replication): random draws such as start
@@ -470,7 +507,7 @@ def run(sweep: Sweep, out: str | Path, jobs: int | None = None, executor: str = 
                 continue
             seen.add(sp.point)
             try:
-                sim.check_cost(sim.estimate(sweep.scenario, sp.overrides), max_memory, max_events, share)
+                sim.check_cost(dict(_native.estimate_json(sim.run_json(sweep.scenario, sp.overrides, key)[1])), max_memory, max_events, share)
             except ScenarioError as e:
                 raise SweepError(f"run {sp.run_id} ({', '.join(f'{k}={v}' for k, v in sp.params.items()) or 'base'}): {e}") from None
     _check_out(out, specs, sweep)
@@ -479,16 +516,21 @@ def run(sweep: Sweep, out: str | Path, jobs: int | None = None, executor: str = 
     for s in specs:
         d = _run_dir(out, s.run_id)
         if (d / "done").exists():
-            why = verify_run(d)
+            why = verify_run(d, sweep.tables)
             if why is None:
                 continue
             print(f"{sweep.name}: run {s.run_id:06d}: {why}; running it again", file=sys.stderr)
         todo.append(s)
     skipped = len(specs) - len(todo)
     local = executor == "local"
-    payloads = [{"scenario": sweep.scenario, "seed": s.seed, "run_id": s.run_id, "rep": s.rep, "point": s.point,
-                 "overrides": s.overrides, "params": s.params, "tables": list(sweep.tables),
-                 "out": str(out) if local else None, "backend": sweep.backend,
+    n_workers = 1 if sweep.backend == "testbed" else (jobs or os.cpu_count() or 1) if local else 0
+    inline = local and (n_workers == 1 or len(todo) <= 1)
+    # Workers store their runs themselves (on storage shared with the client: this machine's disk,
+    # or for Dask a directory every worker mounts) and send back a receipt; only a run done in
+    # this process hands its tables over in memory.
+    payloads = [{"scenario": sweep.scenario, "scenario_key": key, "seed": s.seed, "run_id": s.run_id, "rep": s.rep, "point": s.point,
+                 "overrides": s.overrides, "params": s.params, "tables": list(sweep.tables), "reduce": sweep.reduce,
+                 "out": str(out), "receipt": not inline, "backend": sweep.backend,
                  "testbed_out": str(out / "testbed" / f"{s.run_id:06d}")} for s in todo]
     if sweep.backend == "testbed":
         if not local:
@@ -496,15 +538,47 @@ def run(sweep: Sweep, out: str | Path, jobs: int | None = None, executor: str = 
         jobs = 1  # one real-time run at a time, never in parallel
     bar = Progress(len(todo), skipped, sweep.name, progress)
     fresh: dict[int, dict[str, pa.Table]] = {}
-    for res in _executor(executor, jobs, scheduler)(payloads):
-        if not res["stored"]:
-            _store(out, res)
-        if res["ok"]:
+    t_runs = time.perf_counter()
+    client_s = run_s = cpu_s = 0.0
+    peak_rss = 0
+    it = iter(_executor(executor, jobs, scheduler)(payloads))
+    while True:
+        t0 = time.perf_counter()
+        res = next(it, None)
+        t1 = time.perf_counter()
+        if res is None:
+            break
+        if inline:  # the run itself was done in next(): its wall time is the worker's, the rest is ours
+            client_s += max(t1 - t0 - res["wall_s"], 0.0)
+        if res["ok"] and "tables" in res:
             fresh[res["run_id"]] = res["tables"]
+        run_s += res["wall_s"]
+        cpu_s += res.get("cpu_s", 0.0)
+        peak_rss = max(peak_rss, res.get("rss_bytes", 0))
         bar.update(res["ok"])
         if on_result:
             on_result(res)
-    return collect(out, sweep.tables, fresh, ran=len(todo), skipped=skipped, verified=True)
+        client_s += time.perf_counter() - t1
+    t_collect = time.perf_counter()
+    result = collect(out, sweep.tables, fresh, ran=len(todo), skipped=skipped, verified=True)
+    t_end = time.perf_counter()
+    result.timing = {"wall_s": t_end - t_start, "prepare_s": t_runs - t_start, "runs_wall_s": t_collect - t_runs,
+                     "client_s": client_s, "collect_s": t_end - t_collect, "run_s": run_s, "run_cpu_s": cpu_s,
+                     "serial_s": (t_runs - t_start) + client_s + (t_end - t_collect), "workers": n_workers,
+                     "worker_peak_rss_bytes": peak_rss, "runs": len(todo)}
+    return result
+
+
+def serial_fraction(timing: Mapping[str, float]) -> float:
+    """The share of a sweep's wall time spent outside the workers (`SweepResult.timing`): planning
+    and checks before the first run, the client's handling of each result, collecting the tables.
+    With one worker the rest is the runs themselves, so this is the serial part of Amdahl's law."""
+    return timing["serial_s"] / timing["wall_s"] if timing["wall_s"] > 0 else 0.0
+
+
+def _scenario_key(sc: Mapping[str, Any]) -> str:
+    """A digest of the base scenario (workers cache its prepared JSON under it)."""
+    return hashlib.sha256(json.dumps(sc, sort_keys=True, default=str).encode()).hexdigest()[:32]
 
 
 def _executor(kind: str, jobs: int | None, scheduler: str | None) -> Callable[[list[dict]], Iterable[dict]]:
@@ -550,6 +624,7 @@ def collect(out: str | Path, tables: Iterable[str] = TABLES, fresh: Mapping[int,
     files match their checksums are used (`verified`: `run` has just checked them)."""
     out = Path(out)
     fresh = fresh or {}
+    tables = tuple(tables)
     dirs = sorted(p for p in (out / "runs").glob("[0-9]*") if p.is_dir() and ".tmp" not in p.name)
     done = [d for d in dirs if (d / "done").exists()]
     if not verified:
@@ -558,25 +633,36 @@ def collect(out: str | Path, tables: Iterable[str] = TABLES, fresh: Mapping[int,
             if why is not None:
                 print(f"run {d.name}: {why}; left out of the combined tables (run the sweep again to redo it)", file=sys.stderr)
         done = [d for d in done if bad.get(d) is None]
-    combined: dict[str, pa.Table] = {}
-    for name in tables:
+    from concurrent.futures import ThreadPoolExecutor
+
+    def read(d: Path, name: str) -> pa.Table | None:
+        f = d / f"{name}.parquet"
+        return pq.ParquetFile(f).read() if f.exists() else None
+
+    def combine(name: str) -> pa.Table:
         parts = []
-        for d in done:
-            rid = int(d.name)
-            if rid in fresh:
-                t = fresh[rid].get(name)
-            else:
-                f = d / f"{name}.parquet"
-                t = pq.read_table(f) if f.exists() else None
+        for d, t in zip(done, pool.map(lambda d: fresh[int(d.name)].get(name) if int(d.name) in fresh else read(d, name), done)):
             if t is not None and t.num_rows:
                 parts.append(t)
         t = pa.concat_tables(parts, promote_options="default") if parts else pa.table({"run_id": pa.array([], type=pa.int64())})
-        combined[name] = t
-        _io.write_atomic(out / f"{name}.parquet", functools.partial(pq.write_table, t))  # write_table(t, tmp)
+        _io.write_atomic(out / f"{name}.parquet", functools.partial(pq.write_table, t, **_combined_options(t)))  # write_table(t, tmp, ...)
+        return t
+
+    # Reading and writing Parquet release the GIL: the runs' files are read, and the tables
+    # combined and written, on threads (one per table, plus readers), so this client-side step
+    # uses the client's cores rather than one.
+    with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1) + 1) as pool, ThreadPoolExecutor(max_workers=len(tables) or 1) as tpool:
+        combined = dict(zip(tables, tpool.map(combine, tables)))
     fails = [{"run_id": int(d.name), "error": (d / "error.txt").read_text().split("\n", 1)[0]} for d in dirs if (d / "error.txt").exists()]
     failures = pd.DataFrame(fails, columns=["run_id", "error"])
     _io.write_atomic(out / "failures.csv", lambda tmp: failures.to_csv(tmp, index=False))
     return SweepResult(out, combined, failures, ran, skipped)
+
+
+def _combined_options(t: pa.Table) -> dict[str, Any]:
+    """Parquet options of the combined tables: dictionary pages only for text columns (names
+    repeat; for numbers they cost time and rarely space), statistics kept (readers filter on them)."""
+    return {"use_dictionary": [c.name for c in t.schema if pa.types.is_string(c.type)]}
 
 
 def sweep(spec: str | Path | Mapping[str, Any] | Sweep, out: str | Path, **options: Any) -> SweepResult:
