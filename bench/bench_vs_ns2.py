@@ -113,6 +113,43 @@ def run_ns2(out: str, duration: int, st: list[float]) -> int:
     return acked
 
 
+def split(sweep_path: str, out: str) -> dict[str, float]:
+    """Where jitterlab's CPU time goes in the same sweep, run in this process with the stages
+    wrapped: the simulator call (Rust: scenario build, event loop, columns), Arrow conversion,
+    storing the runs, collecting, and the rest (planning, seeds, overrides); plus the imports a
+    fresh `jitterlab` process pays, timed in a child."""
+    from jitterlab import _native, sim, sweep
+
+    acc: dict[str, float] = {}
+
+    def wrap(mod, name, key):
+        f = getattr(mod, name)
+
+        def g(*a, **k):
+            t = time.process_time()
+            try:
+                return f(*a, **k)
+            finally:
+                acc[key] = acc.get(key, 0.0) + time.process_time() - t
+        setattr(mod, name, g)
+        return f
+
+    saved = [(m, n, wrap(m, n, k)) for m, n, k in ((_native, "simulate_json", "simulator call (Rust)"), (sim, "_to_result", "Arrow tables"),
+                                                  (sweep, "_store", "storing runs (Parquet, SHA-256)"), (sweep, "collect", "combined tables"))]
+    shutil.rmtree(out, ignore_errors=True)
+    try:
+        t = time.process_time()
+        sweep.run(sweep.load(sweep_path), out, jobs=1, progress=False)
+        total = time.process_time() - t
+    finally:
+        for m, n, f in saved:
+            setattr(m, n, f)
+    acc["planning, seeds, overrides, checks"] = total - sum(acc.values())
+    imp = timed(lambda: subprocess.run([sys.executable, "-c", "import jitterlab.cli, jitterlab.commands.sweep, jitterlab.sweep"], check=True))[1]
+    acc["interpreter start and imports"] = imp
+    return acc
+
+
 def du(path: str) -> int:
     return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs)
 
@@ -122,6 +159,7 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=1, help="alternating jitterlab/ns-2 pairs; the best of each is kept")
     ap.add_argument("--duration", type=int, default=60, help="simulated seconds per point")
     ap.add_argument("--keep", default=None, help="leave both sides' outputs in this directory")
+    ap.add_argument("--no-split", action="store_true", help="skip the in-process split of jitterlab's time by stage")
     a = ap.parse_args()
     work = a.keep or tempfile.mkdtemp(prefix="vs-ns2-")
     os.makedirs(work, exist_ok=True)
@@ -139,13 +177,19 @@ def main() -> None:
         print(f"126 Chodorek points × {a.duration} s simulated, one core each, whole processes, results on disk; best of {a.pairs}")
         print(f"jitterlab sweep --jobs 1: wall {j[0]:.2f} s, CPU {j[1]:.2f} s, {j[2]} TCP packets acked, "
               f"{du(os.path.join(work, 'jitterlab')) / 1e6:.1f} MB written")
-        if not have_ns:
+        if have_ns:
+            n = min(ns, key=lambda x: x[0])
+            print(f"ns-2.35 (126 processes): wall {n[0]:.2f} s, CPU {n[1]:.2f} s, {n[2]} TCP packets acked, "
+                  f"{du(os.path.join(work, 'ns2')) / 1e6:.1f} MB written")
+            print(f"ratio ns-2 / jitterlab: wall {n[0] / j[0]:.1f}×, CPU {n[1] / j[1]:.1f}×")
+        else:
             print("ns-2: skipped (`ns` not found on PATH; Debian/Ubuntu: apt-get install ns2)")
-            return
-        n = min(ns, key=lambda x: x[0])
-        print(f"ns-2.35 (126 processes): wall {n[0]:.2f} s, CPU {n[1]:.2f} s, {n[2]} TCP packets acked, "
-              f"{du(os.path.join(work, 'ns2')) / 1e6:.1f} MB written")
-        print(f"ratio ns-2 / jitterlab: wall {n[0] / j[0]:.1f}×, CPU {n[1] / j[1]:.1f}×")
+        if not a.no_split:
+            acc = split(sw, os.path.join(work, "split"))
+            tot = sum(acc.values())
+            print(f"jitterlab's CPU time by stage (the same sweep in one process, plus a fresh process's imports; {tot:.2f} s):")
+            for k, v in acc.items():
+                print(f"  {k:38s} {v:6.2f} s  {100 * v / tot:5.1f} %")
     finally:
         if not a.keep:
             shutil.rmtree(work, ignore_errors=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any, Mapping
@@ -56,14 +57,15 @@ def estimate(scenario: str | Path | Mapping[str, Any], overrides: Mapping[str, A
     return dict(_native.estimate_json(_scn.to_json(sc)))
 
 
-def check_cost(est: Mapping[str, float], max_memory: float | None = None, max_events: float | None = None, share: int = 1) -> None:
+def check_cost(est: Mapping[str, float], max_memory: float | None = None, max_events: float | None = None, share: int = 1,
+               available: int | None = None) -> None:
     """Raises ResourceError when the estimate exceeds the limits: `max_memory` bytes (default half
-    of the available memory, divided among `share` parallel runs) and `max_events`
-    (default DEFAULT_MAX_EVENTS)."""
+    of the available memory (`available`, read now when not given), divided among `share`
+    parallel runs) and `max_events` (default DEFAULT_MAX_EVENTS)."""
     what = (f"{est['events']:.3g} events, {est['media_rows']:.3g} media rows, {est['nodes']:.0f} nodes, "
             f"{est['flows']:.0f} flows over {est['duration_ns'] / 1e9:.6g} s simulated")
     if max_memory is None:
-        mem_limit, how = available_memory() / 2 / max(share, 1), "half the available memory" + (f" shared by {share} parallel runs" if share > 1 else "")
+        mem_limit, how = (available_memory() if available is None else available) / 2 / max(share, 1), "half the available memory" + (f" shared by {share} parallel runs" if share > 1 else "")
     else:
         mem_limit, how = float(max_memory), "--max-memory"
     if est["memory_bytes"] > mem_limit:
@@ -311,14 +313,56 @@ def run_json(base: Mapping[str, Any], overrides: Mapping[str, Any] | None, cache
             _BASE_JSON[cache_key] = text
     sc = json.loads(text)
     for k, v in (overrides or {}).items():
-        _scn.check_values({k: v}, "<override>")
-        last = _scn.split_path(k)[-1]
+        parts = _split(k)
+        last = parts[-1]
         if isinstance(v, str) and isinstance(last, str) and _scn._is_trace_key(last):
             v = _scn._read_traces({last: v}, k.rsplit(".", 1)[0] if "." in k else "")[last]
-        else:
+        elif not _plain(v):
+            _scn.check_values({k: v}, "<override>")
             v = _scn._read_traces(v, k)
-        _scn.set_path(sc, k, v)
+        if not _set_fast(sc, parts, v):
+            _scn.set_path(sc, k, v)  # the slow path names what is wrong with the key
     return sc, json.dumps(sc, sort_keys=True)
+
+
+@functools.lru_cache(maxsize=4096)
+def _split_cached(dotted: str) -> tuple[str | int, ...]:
+    return tuple(_scn.split_path(dotted))
+
+
+def _split(dotted: str) -> tuple[str | int, ...]:
+    # a sweep sets the same few keys in every run: parse each once
+    return _split_cached(dotted) if isinstance(dotted, str) else tuple(_scn.split_path(dotted))
+
+
+def _plain(v: Any) -> bool:
+    """A value `scenario.check_values` would accept as it is (no walk needed)."""
+    if isinstance(v, (str, bool)) or v is None:
+        return True
+    if isinstance(v, int):
+        return -(2**63) <= v < 2**64
+    return isinstance(v, float) and math.isfinite(v)
+
+
+def _set_fast(sc: dict[str, Any], parts: tuple[str | int, ...], value: Any) -> bool:
+    """`scenario.set_path` for a path whose every step exists with the right type; False (nothing
+    changed) otherwise, so the caller takes the slow path and its error messages."""
+    cur: Any = sc
+    for p in parts[:-1]:
+        if isinstance(p, int):
+            if not (isinstance(cur, list) and p < len(cur)):
+                return False
+        elif not (isinstance(cur, dict) and p in cur):
+            return False
+        cur = cur[p]
+    p = parts[-1]
+    if isinstance(p, int):
+        if not (isinstance(cur, list) and p < len(cur)):
+            return False
+    elif not isinstance(cur, dict):
+        return False
+    cur[p] = value
+    return True
 
 
 def simulate_run(base: Mapping[str, Any], overrides: Mapping[str, Any] | None, seed: int, run_id: int,

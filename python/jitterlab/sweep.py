@@ -24,11 +24,15 @@ Seeds: replication r of every parameter point gets the same simulator seed and t
 draws (common random numbers), so points are compared on paired runs. Both derive from
 (sweep seed, r) through numpy's SeedSequence; nothing depends on execution order or executor.
 
-Storage: each finished run is written at once under OUT/runs/<run_id>/ (one Parquet file per
-table, then a `done` marker listing each file's row count and SHA-256, written into a temporary
-directory renamed into place); a failed run leaves `error.txt` there and the sweep goes on. Running
+Storage: each finished run is written at once, by the worker that ran it, under OUT/runs/<run_id>/
+(one Parquet file per table asked for in `Sweep.tables`, including the aggregates `Sweep.reduce`
+computes in the worker, then a `done` marker listing each file's row count and SHA-256 and the
+tables asked for, written into a temporary directory renamed into place); workers send back a
+receipt, not the tables (with Dask, OUT must be storage every worker shares with the client). A
+failed run leaves `error.txt` there and the sweep goes on. Running
 the same sweep into the same OUT skips finished runs whose files still match their `done` record,
-redoes damaged ones (a flipped bit, a truncated or deleted file) with a line saying so, retries
+redoes damaged ones (a flipped bit, a truncated or deleted file) and ones stored without a table
+asked for now, with a line saying so, retries
 failed ones and removes the temporary directories of killed runs; at the end the verified runs'
 tables are concatenated into OUT/<table>.parquet (each written under a temporary name, renamed
 when complete).
@@ -138,9 +142,11 @@ class Sweep:
     def runs(self) -> list[RunSpec]:
         specs = []
         pts = self.points()
+        # replication r's seed and draws are the same at every point (common random numbers)
+        per_rep = [derive(self.seed, r, self.random) for r in range(self.replications)]
         for pi, (cols, sets) in enumerate(pts):
             for r in range(self.replications):
-                seed, draws = derive(self.seed, r, self.random)
+                seed, draws = per_rep[r]
                 params = {**cols, **{k: v for k, v in draws.items()}}
                 specs.append(RunSpec(pi * self.replications + r, pi, r, seed, params, {**sets, **draws}))
         return specs
@@ -276,8 +282,9 @@ def from_dict(doc: Mapping[str, Any], base: Path | None = None) -> Sweep:
 
 def execute(payload: dict[str, Any]) -> dict[str, Any]:
     """Runs one run (in a worker). When `payload["out"]` is set (a filesystem shared with the
-    driver) the worker stores the run itself; it always returns the Arrow tables (cheap to pickle)
-    or the error. Top-level so it pickles."""
+    client) the worker stores the run itself; with `payload["receipt"]` it then returns only a
+    receipt (run id, rows per table, times, peak memory), otherwise also the Arrow tables (for a
+    run done in the client's own process). Top-level so it pickles."""
     from jitterlab import sim
 
     t0, c0 = time.perf_counter(), time.process_time()
@@ -502,12 +509,13 @@ def run(sweep: Sweep, out: str | Path, jobs: int | None = None, executor: str = 
         # one estimate per parameter point (its first replication): random draws such as start
         # times move the cost little, and a point's keys are all checked this way
         seen: set[int] = set()
+        avail = sim.available_memory()
         for sp in specs:
             if sp.point in seen:
                 continue
             seen.add(sp.point)
             try:
-                sim.check_cost(dict(_native.estimate_json(sim.run_json(sweep.scenario, sp.overrides, key)[1])), max_memory, max_events, share)
+                sim.check_cost(dict(_native.estimate_json(sim.run_json(sweep.scenario, sp.overrides, key)[1])), max_memory, max_events, share, avail)
             except ScenarioError as e:
                 raise SweepError(f"run {sp.run_id} ({', '.join(f'{k}={v}' for k, v in sp.params.items()) or 'base'}): {e}") from None
     _check_out(out, specs, sweep)
