@@ -29,21 +29,24 @@ def _digests(out: Path) -> dict[str, str]:
 
 def test_result_files_identical_for_1_and_2_workers_and_dask(tmp_path):
     f = write(tmp_path)
-    receipts: dict[str, list[dict]] = {"a": [], "b": [], "c": []}
+    receipts: dict[str, list[dict]] = {k: [] for k in "abcd"}
     sweep.run(sweep.load(f), tmp_path / "a", jobs=1, progress=False, on_result=receipts["a"].append)
-    sweep.run(sweep.load(f), tmp_path / "b", jobs=2, progress=False, on_result=receipts["b"].append)
+    sweep.run(sweep.load(f), tmp_path / "b", jobs=2, progress=False, on_result=receipts["b"].append, inline_bytes=0)
+    sweep.run(sweep.load(f), tmp_path / "d", jobs=2, progress=False, on_result=receipts["d"].append)
     distributed = pytest.importorskip("dask.distributed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
         sweep.run(sweep.load(f), tmp_path / "c", executor="dask", scheduler=cluster.scheduler_address, progress=False,
-                  on_result=receipts["c"].append)
-    a, b, c = (_digests(tmp_path / k) for k in "abc")
+                  on_result=receipts["c"].append, inline_bytes=0)
+    a, b, c, d = (_digests(tmp_path / k) for k in "abcd")
     assert len(a) == 7 + 1 + 12 * 4  # 7 combined tables, failures.csv, 12 runs x 4 non-empty tables
-    assert a == b == c
+    assert a == b == c == d
     # the run done in the client hands its tables over in memory; workers send a receipt only
     assert all("tables" in r for r in receipts["a"])
     for k in "bc":
         assert len(receipts[k]) == 12 and all("tables" not in r and r["stored"] for r in receipts[k])
         assert all(r["rows"]["media_packets"] >= 97 for r in receipts[k])
+    # ... carrying the tables when they are small (a few kB here, under INLINE_BYTES)
+    assert all(r["stored"] and r["tables"]["media_packets"].num_rows == r["rows"]["media_packets"] for r in receipts["d"])
 
 
 def _summary(res) -> dict[str, pa.Table]:

@@ -68,6 +68,9 @@ from jitterlab.tables import Tables
 
 TABLES = ("media_packets", "tcp_flows", "queue_samples", "runs", "channels", "flows", "tcp_series")
 SWEEP_FORMAT = 1
+#: A receipt carries the run's tables when they hold at most this many bytes in memory (a tiny
+#: run's few kB cost less to send than to read back from its files); larger ones stay on storage.
+INLINE_BYTES = 64 * 1024
 
 
 class SweepError(ScenarioError):
@@ -312,21 +315,30 @@ def execute(payload: dict[str, Any]) -> dict[str, Any]:
         out["stored"] = True
         out["wall_s"] = time.perf_counter() - t0  # storing is the worker's work too
         if payload.get("receipt"):
-            # the tables are on the shared storage: only a receipt travels back to the client
-            out["rows"] = {n: t.num_rows for n, t in out.pop("tables", {}).items()}
+            # the tables are on the shared storage: only a receipt travels back to the client,
+            # carrying them too when they are small (reading many small files back would cost
+            # the client more than the bytes: a tiny run's tables are a few kB)
+            tables = out.pop("tables", {})
+            out["rows"] = {n: t.num_rows for n, t in tables.items()}
+            if tables and sum(t.nbytes for t in tables.values()) <= payload.get("inline_bytes", 0):
+                out["tables"] = tables
     out["cpu_s"] = time.process_time() - c0
     out["rss_bytes"] = _peak_rss()
     return out
 
 
 def _peak_rss() -> int:
-    """Peak resident memory of this process in bytes (a worker's bound, reported by the benchmark)."""
+    """Peak resident memory of this process in bytes (a worker's bound, reported by the benchmark):
+    Linux's VmHWM, which starts afresh at exec (getrusage's ru_maxrss would carry the parent's
+    peak into a spawned worker); 0 where unknown."""
     try:
-        import resource
-
-        return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
-    except (ImportError, OSError):  # pragma: no cover - not Linux
-        return 0
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
 
 
 class Progress:
@@ -491,8 +503,11 @@ def _check_out(out: Path, specs: list[RunSpec], sweep: Sweep) -> None:
 def run(sweep: Sweep, out: str | Path, jobs: int | None = None, executor: str = "local",
         scheduler: str | None = None, progress: bool = True,
         on_result: Callable[[dict[str, Any]], None] | None = None,
-        max_memory: float | None = None, max_events: float | None = None) -> SweepResult:
+        max_memory: float | None = None, max_events: float | None = None, inline_bytes: int = INLINE_BYTES) -> SweepResult:
     """Runs every run of the sweep not yet finished in `out`, then collects the tables.
+
+    Workers store each run under `out` (storage they share with the client) and send back a
+    receipt, with the run's tables only when they total at most `inline_bytes` (0: never).
 
     Before anything runs: `out` must not hold another kind of result, and every parameter point's estimated cost must fit the limits (sim.check_cost, memory shared among the
     parallel jobs). Runs whose files no longer match their checksums are redone."""
@@ -521,7 +536,12 @@ def run(sweep: Sweep, out: str | Path, jobs: int | None = None, executor: str = 
     _check_out(out, specs, sweep)
     _remove_stale_tmp(out)
     todo = []
+    # one directory listing, not a stat per run (sweeps of 10,000 tiny runs)
+    present = set(os.listdir(out / "runs")) if (out / "runs").is_dir() else set()
     for s in specs:
+        if f"{s.run_id:06d}" not in present:
+            todo.append(s)
+            continue
         d = _run_dir(out, s.run_id)
         if (d / "done").exists():
             why = verify_run(d, sweep.tables)
@@ -536,10 +556,11 @@ def run(sweep: Sweep, out: str | Path, jobs: int | None = None, executor: str = 
     # Workers store their runs themselves (on storage shared with the client: this machine's disk,
     # or for Dask a directory every worker mounts) and send back a receipt; only a run done in
     # this process hands its tables over in memory.
+    names, out_s, testbed = list(sweep.tables), str(out), sweep.backend == "testbed"
     payloads = [{"scenario": sweep.scenario, "scenario_key": key, "seed": s.seed, "run_id": s.run_id, "rep": s.rep, "point": s.point,
-                 "overrides": s.overrides, "params": s.params, "tables": list(sweep.tables), "reduce": sweep.reduce,
-                 "out": str(out), "receipt": not inline, "backend": sweep.backend,
-                 "testbed_out": str(out / "testbed" / f"{s.run_id:06d}")} for s in todo]
+                 "overrides": s.overrides, "params": s.params, "tables": names, "reduce": sweep.reduce,
+                 "out": out_s, "receipt": not inline, "inline_bytes": inline_bytes, "backend": sweep.backend,
+                 "testbed_out": os.path.join(out_s, "testbed", f"{s.run_id:06d}") if testbed else None} for s in todo]
     if sweep.backend == "testbed":
         if not local:
             raise SweepError("sweep.backend = \"testbed\": runs need this machine's namespaces; use --executor local")
