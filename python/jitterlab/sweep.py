@@ -620,13 +620,17 @@ def _executor(kind: str, jobs: int | None, scheduler: str | None) -> Callable[[l
                     yield execute(p)
                 return
             import multiprocessing as mp
-            from concurrent.futures import ProcessPoolExecutor, as_completed
+            from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
             # spawn: workers do not inherit the parent's threads (pyarrow's pools) or locks
             with ProcessPoolExecutor(max_workers=n, mp_context=mp.get_context("spawn")) as ex:
-                futs = [ex.submit(execute, p) for p in payloads]
-                for f in as_completed(futs):
-                    yield f.result()
+                pending = {ex.submit(execute, p) for p in payloads}
+                while pending:
+                    # finished futures are dropped as they are handed on: the client holds no
+                    # more receipts than it keeps
+                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    for f in done:
+                        yield f.result()
 
         return local
     if kind == "dask":
@@ -638,9 +642,10 @@ def _executor(kind: str, jobs: int | None, scheduler: str | None) -> Callable[[l
             if not scheduler:
                 raise SweepError("--executor dask needs --scheduler ADDRESS (e.g. tcp://host:8786)")
             with Client(scheduler) as client:
-                futs = client.map(execute, payloads, pure=False)
-                for f in as_completed(futs):
-                    yield f.result()
+                for f in as_completed(client.map(execute, payloads, pure=False)):
+                    res = f.result()
+                    f.release()  # the cluster forgets each receipt once the client has it
+                    yield res
 
         return dask
     raise SweepError(f"executor: must be local or dask, got {kind!r}")
