@@ -111,3 +111,16 @@ def test_elastic_like_sweep_stays_small_on_disk(tmp_path):
     assert full["media_packets"].groupby("run_id").size().between(13_700, 13_800).all()
     assert size < 40_000 * 6 and full_size > 3 * size, (size, full_size)
     pd.testing.assert_frame_equal(res["rtp_summary"], full["rtp_summary"])
+
+
+def test_dask_receipt_for_a_run_the_client_cannot_see_is_an_error(tmp_path, monkeypatch):
+    """Workers on other machines writing to their own disks: the client says so at the first
+    receipt instead of collecting nothing."""
+    f = write(tmp_path)
+
+    def elsewhere(kind, jobs, scheduler):
+        return lambda payloads: iter([{"run_id": p["run_id"], "ok": True, "stored": True, "wall_s": 0.1, "rows": {}} for p in payloads])
+
+    monkeypatch.setattr(sweep, "_executor", elsewhere)
+    with pytest.raises(sweep.SweepError, match="a Dask worker stored run 0 where this client cannot see it; --out must be a directory every worker shares"):
+        sweep.run(sweep.load(f), tmp_path / "o", executor="dask", scheduler="tcp://nowhere:1", progress=False)

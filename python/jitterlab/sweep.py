@@ -579,6 +579,10 @@ def run(sweep: Sweep, out: str | Path, jobs: int | None = None, executor: str = 
             break
         if inline:  # the run itself was done in next(): its wall time is the worker's, the rest is ours
             client_s += max(t1 - t0 - res["wall_s"], 0.0)
+        if not local and res.get("stored") and run_s == 0.0 and not (_run_dir(out, res["run_id"]) / ("done" if res["ok"] else "error.txt")).exists():
+            # checked on the first receipt: a worker wrote somewhere this client does not see
+            raise SweepError(f"{out}: a Dask worker stored run {res['run_id']} where this client cannot see it; "
+                             "--out must be a directory every worker shares with the client (same path)")
         if res["ok"] and "tables" in res:
             fresh[res["run_id"]] = res["tables"]
         run_s += res["wall_s"]
