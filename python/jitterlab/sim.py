@@ -307,7 +307,7 @@ def run_json(base: Mapping[str, Any], overrides: Mapping[str, Any] | None, cache
     overrides (checked like a scenario's values, trace files read)."""
     text = _BASE_JSON.get(cache_key) if cache_key else None
     if text is None:
-        text = _scn.to_json(base)
+        text = _scn.to_json(dict(base))
         if cache_key:
             _BASE_JSON.clear()  # one sweep at a time per process: bounded memory
             _BASE_JSON[cache_key] = text

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from typing import Any
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -42,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise UserError(f"--jobs: must be >= 1, got {args.jobs}")
     mod = get(args.preset)
-    extra = {}
+    extra: dict[str, Any] = {}
     if args.link is not None:
         if args.preset != "pam2013":
             raise UserError(f"--link: only the pam2013 preset runs over alternative links, not {args.preset}")
