@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any, Mapping
@@ -56,14 +57,15 @@ def estimate(scenario: str | Path | Mapping[str, Any], overrides: Mapping[str, A
     return dict(_native.estimate_json(_scn.to_json(sc)))
 
 
-def check_cost(est: Mapping[str, float], max_memory: float | None = None, max_events: float | None = None, share: int = 1) -> None:
+def check_cost(est: Mapping[str, float], max_memory: float | None = None, max_events: float | None = None, share: int = 1,
+               available: int | None = None) -> None:
     """Raises ResourceError when the estimate exceeds the limits: `max_memory` bytes (default half
-    of the available memory, divided among `share` parallel runs) and `max_events`
-    (default DEFAULT_MAX_EVENTS)."""
+    of the available memory (`available`, read now when not given), divided among `share`
+    parallel runs) and `max_events` (default DEFAULT_MAX_EVENTS)."""
     what = (f"{est['events']:.3g} events, {est['media_rows']:.3g} media rows, {est['nodes']:.0f} nodes, "
             f"{est['flows']:.0f} flows over {est['duration_ns'] / 1e9:.6g} s simulated")
     if max_memory is None:
-        mem_limit, how = available_memory() / 2 / max(share, 1), "half the available memory" + (f" shared by {share} parallel runs" if share > 1 else "")
+        mem_limit, how = (available_memory() if available is None else available) / 2 / max(share, 1), "half the available memory" + (f" shared by {share} parallel runs" if share > 1 else "")
     else:
         mem_limit, how = float(max_memory), "--max-memory"
     if est["memory_bytes"] > mem_limit:
@@ -197,13 +199,14 @@ def simulate(
 
 def _to_result(raw: dict, sc: dict, seed: int, run_id: int, params: Mapping[str, Any]) -> Result:
     chans = raw["channels"]
-    names = np.array([c["name"] for c in chans], dtype=object)
+    names = pa.array([c["name"] for c in chans], type=pa.string())
 
     def name_of(idx: np.ndarray) -> pa.Array:
+        # a gather in Arrow (a null index gives a null name), not a Python object array
         idx = np.asarray(idx, dtype=np.int64)
-        valid = idx >= 0
-        vals = np.where(valid, names[np.clip(idx, 0, max(len(names) - 1, 0))] if len(names) else None, None)
-        return pa.array(vals, type=pa.string(), mask=~valid)
+        if not len(names):
+            return pa.nulls(len(idx), type=pa.string())
+        return names.take(pa.array(idx, mask=idx < 0))
 
     def rid(n: int) -> np.ndarray:
         return np.full(n, run_id, dtype=np.int64)
@@ -291,6 +294,87 @@ def _to_result(raw: dict, sc: dict, seed: int, run_id: int, params: Mapping[str,
     arrow = {"media_packets": media, "tcp_flows": tcp, "queue_samples": qs, "runs": runs,
              "channels": records(chans), "flows": records(raw["flows"]), "tcp_series": series}
     return Result(arrow, sc, seed, t)
+
+
+_BASE_JSON: dict[str, str] = {}
+
+
+def run_json(base: Mapping[str, Any], overrides: Mapping[str, Any] | None, cache_key: str | None = None) -> tuple[dict[str, Any], str]:
+    """The scenario `base` (already `scenario.load`ed) with `overrides` set, and its JSON for the
+    core, as `scenario.to_json(scenario.with_overrides(base, overrides))` gives them. A sweep runs
+    one base many times: with `cache_key` the base's trace files are read and it is serialised
+    once per process, and each run only parses that JSON back (a fresh copy, in C) and sets its
+    overrides (checked like a scenario's values, trace files read)."""
+    text = _BASE_JSON.get(cache_key) if cache_key else None
+    if text is None:
+        text = _scn.to_json(dict(base))
+        if cache_key:
+            _BASE_JSON.clear()  # one sweep at a time per process: bounded memory
+            _BASE_JSON[cache_key] = text
+    sc = json.loads(text)
+    for k, v in (overrides or {}).items():
+        parts = _split(k)
+        last = parts[-1]
+        if isinstance(v, str) and isinstance(last, str) and _scn._is_trace_key(last):
+            v = _scn._read_traces({last: v}, k.rsplit(".", 1)[0] if "." in k else "")[last]
+        elif not _plain(v):
+            _scn.check_values({k: v}, "<override>")
+            v = _scn._read_traces(v, k)
+        if not _set_fast(sc, parts, v):
+            _scn.set_path(sc, k, v)  # the slow path names what is wrong with the key
+    return sc, json.dumps(sc, sort_keys=True)
+
+
+@functools.lru_cache(maxsize=4096)
+def _split_cached(dotted: str) -> tuple[str | int, ...]:
+    return tuple(_scn.split_path(dotted))
+
+
+def _split(dotted: str) -> tuple[str | int, ...]:
+    # a sweep sets the same few keys in every run: parse each once
+    return _split_cached(dotted) if isinstance(dotted, str) else tuple(_scn.split_path(dotted))
+
+
+def _plain(v: Any) -> bool:
+    """A value `scenario.check_values` would accept as it is (no walk needed)."""
+    if isinstance(v, (str, bool)) or v is None:
+        return True
+    if isinstance(v, int):
+        return -(2**63) <= v < 2**64
+    return isinstance(v, float) and math.isfinite(v)
+
+
+def _set_fast(sc: dict[str, Any], parts: tuple[str | int, ...], value: Any) -> bool:
+    """`scenario.set_path` for a path whose every step exists with the right type; False (nothing
+    changed) otherwise, so the caller takes the slow path and its error messages."""
+    cur: Any = sc
+    for p in parts[:-1]:
+        if isinstance(p, int):
+            if not (isinstance(cur, list) and p < len(cur)):
+                return False
+        elif not (isinstance(cur, dict) and p in cur):
+            return False
+        cur = cur[p]
+    p = parts[-1]
+    if isinstance(p, int):
+        if not (isinstance(cur, list) and p < len(cur)):
+            return False
+    elif not isinstance(cur, dict):
+        return False
+    cur[p] = value
+    return True
+
+
+def simulate_run(base: Mapping[str, Any], overrides: Mapping[str, Any] | None, seed: int, run_id: int,
+                 params: Mapping[str, Any], cache_key: str | None = None) -> Result:
+    """One run of a sweep: `simulate(base, seed, run_id, overrides, params)` without the cost
+    check (the sweep checked every parameter point before starting) and with the base scenario
+    prepared once per process (`run_json`). Same tables as `simulate`."""
+    if seed < 0 or seed >= 2**64:
+        raise _native.ScenarioError(f"seed: must be between 0 and 2^64-1, got {seed}")
+    sc, js = run_json(base, overrides, cache_key)
+    raw = _native.simulate_json(js, int(seed), None)
+    return _to_result(raw, sc, int(seed), run_id, params)
 
 
 def write(result: Result, out: str | Path, source: str = "sim", extra: Mapping[str, Any] | None = None) -> Path:

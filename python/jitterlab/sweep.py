@@ -24,11 +24,15 @@ Seeds: replication r of every parameter point gets the same simulator seed and t
 draws (common random numbers), so points are compared on paired runs. Both derive from
 (sweep seed, r) through numpy's SeedSequence; nothing depends on execution order or executor.
 
-Storage: each finished run is written at once under OUT/runs/<run_id>/ (one Parquet file per
-table, then a `done` marker listing each file's row count and SHA-256, written into a temporary
-directory renamed into place); a failed run leaves `error.txt` there and the sweep goes on. Running
+Storage: each finished run is written at once, by the worker that ran it, under OUT/runs/<run_id>/
+(one Parquet file per table asked for in `Sweep.tables`, including the aggregates `Sweep.reduce`
+computes in the worker, then a `done` marker listing each file's row count and SHA-256 and the
+tables asked for, written into a temporary directory renamed into place); workers send back a
+receipt, not the tables (with Dask, OUT must be storage every worker shares with the client). A
+failed run leaves `error.txt` there and the sweep goes on. Running
 the same sweep into the same OUT skips finished runs whose files still match their `done` record,
-redoes damaged ones (a flipped bit, a truncated or deleted file) with a line saying so, retries
+redoes damaged ones (a flipped bit, a truncated or deleted file) and ones stored without a table
+asked for now, with a line saying so, retries
 failed ones and removes the temporary directories of killed runs; at the end the verified runs'
 tables are concatenated into OUT/<table>.parquet (each written under a temporary name, renamed
 when complete).
@@ -64,6 +68,9 @@ from jitterlab.tables import Tables
 
 TABLES = ("media_packets", "tcp_flows", "queue_samples", "runs", "channels", "flows", "tcp_series")
 SWEEP_FORMAT = 1
+#: A receipt carries the run's tables when they hold at most this many bytes in memory (a tiny
+#: run's few kB cost less to send than to read back from its files); larger ones stay on storage.
+INLINE_BYTES = 64 * 1024
 
 
 class SweepError(ScenarioError):
@@ -104,6 +111,10 @@ class Sweep:
     backend: str = "sim"
     #: tables stored per run (presets keep only what their figures read)
     tables: tuple[str, ...] = TABLES
+    #: computed in the worker from each run's full tables (a top-level function, so it pickles):
+    #: returns aggregate tables {name: pyarrow.Table}, stored with the run when their names are in
+    #: `tables`, so the per-packet tables they summarise need not be stored at all
+    reduce: Callable[[Tables], Mapping[str, pa.Table]] | None = None
 
     def points(self) -> list[tuple[dict[str, Any], dict[str, Any]]]:
         """(column values, scenario overrides) of every parameter point, in a fixed order."""
@@ -134,9 +145,11 @@ class Sweep:
     def runs(self) -> list[RunSpec]:
         specs = []
         pts = self.points()
+        # replication r's seed and draws are the same at every point (common random numbers)
+        per_rep = [derive(self.seed, r, self.random) for r in range(self.replications)]
         for pi, (cols, sets) in enumerate(pts):
             for r in range(self.replications):
-                seed, draws = derive(self.seed, r, self.random)
+                seed, draws = per_rep[r]
                 params = {**cols, **{k: v for k, v in draws.items()}}
                 specs.append(RunSpec(pi * self.replications + r, pi, r, seed, params, {**sets, **draws}))
         return specs
@@ -272,11 +285,12 @@ def from_dict(doc: Mapping[str, Any], base: Path | None = None) -> Sweep:
 
 def execute(payload: dict[str, Any]) -> dict[str, Any]:
     """Runs one run (in a worker). When `payload["out"]` is set (a filesystem shared with the
-    driver) the worker stores the run itself; it always returns the Arrow tables (cheap to pickle)
-    or the error. Top-level so it pickles."""
+    client) the worker stores the run itself; with `payload["receipt"]` it then returns only a
+    receipt (run id, rows per table, times, peak memory), otherwise also the Arrow tables (for a
+    run done in the client's own process). Top-level so it pickles."""
     from jitterlab import sim
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     try:
         params = {**payload["params"], "replication": payload["rep"], "point": payload["point"]}
         if payload.get("backend", "sim") == "testbed":
@@ -286,17 +300,45 @@ def execute(payload: dict[str, Any]) -> dict[str, Any]:
             res = testbed.run(payload["scenario"], seed=payload["seed"], run_id=payload["run_id"], overrides=payload["overrides"],
                               params=params, out=payload.get("testbed_out"))
         else:
-            res = sim.simulate(payload["scenario"], seed=payload["seed"], run_id=payload["run_id"],
-                               overrides=payload["overrides"], params=params)
-        out = {"run_id": payload["run_id"], "ok": True, "tables": {n: res.arrow[n] for n in payload["tables"] if n in res.arrow},
-               "wall_s": time.perf_counter() - t0, "stored": False}
+            res = sim.simulate_run(payload["scenario"], payload["overrides"], payload["seed"], payload["run_id"], params,
+                                   payload.get("scenario_key"))
+        tables = {n: res.arrow[n] for n in payload["tables"] if n in res.arrow}
+        if payload.get("reduce") is not None:
+            tables.update(payload["reduce"](res))
+        out = {"run_id": payload["run_id"], "ok": True, "tables": {n: t for n, t in tables.items() if n in payload["tables"]},
+               "requested": list(payload["tables"]), "wall_s": time.perf_counter() - t0, "stored": False}
     except Exception as e:  # recorded with the run; the sweep goes on
         out = {"run_id": payload["run_id"], "ok": False, "error": f"{type(e).__name__}: {e}",
                "traceback": traceback.format_exc(), "wall_s": time.perf_counter() - t0, "stored": False}
     if payload.get("out"):
         _store(Path(payload["out"]), out)
         out["stored"] = True
+        out["wall_s"] = time.perf_counter() - t0  # storing is the worker's work too
+        if payload.get("receipt"):
+            # the tables are on the shared storage: only a receipt travels back to the client,
+            # carrying them too when they are small (reading many small files back would cost
+            # the client more than the bytes: a tiny run's tables are a few kB)
+            tables = out.pop("tables", {})
+            out["rows"] = {n: t.num_rows for n, t in tables.items()}
+            if tables and sum(t.nbytes for t in tables.values()) <= payload.get("inline_bytes", 0):
+                out["tables"] = tables
+    out["cpu_s"] = time.process_time() - c0
+    out["rss_bytes"] = _peak_rss()
     return out
+
+
+def _peak_rss() -> int:
+    """Peak resident memory of this process in bytes (a worker's bound, reported by the benchmark):
+    Linux's VmHWM, which starts afresh at exec (getrusage's ru_maxrss would carry the parent's
+    peak into a spawned worker); 0 where unknown."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
 
 
 class Progress:
@@ -338,6 +380,10 @@ class SweepResult(Tables):
     def __init__(self, out: Path, arrow: dict[str, pa.Table], failures: pd.DataFrame, ran: int, skipped: int):
         super().__init__(arrow, "sweep")
         self.out, self.failures, self.ran, self.skipped = out, failures, ran, skipped
+        #: where the wall time went (set by `run`): wall_s, prepare_s, runs_wall_s, client_s,
+        #: collect_s, serial_s (prepare + client + collect: see `serial_fraction`), run_s and
+        #: run_cpu_s (summed over the runs, in the workers), workers, worker_peak_rss_bytes
+        self.timing: dict[str, float] = {}
 
     def __getitem__(self, name: str) -> pd.DataFrame:
         return super().__getitem__(name) if name in self.arrow else pd.DataFrame()
@@ -366,10 +412,13 @@ def _write_run(tmp: Path, d: Path, res: dict[str, Any]) -> None:
         for name, t in res["tables"].items():
             if t.num_rows:  # an absent file is an empty table (its absence is recorded below)
                 f = tmp / f"{name}.parquet"
-                pq.write_table(t, f, compression="snappy", write_statistics=False)
+                # dictionary pages only for text (names repeat); for numbers they cost time, not space
+                pq.write_table(t, f, compression="snappy", write_statistics=False,
+                               use_dictionary=[c.name for c in t.schema if pa.types.is_string(c.type)])
                 files[f.name] = {"rows": t.num_rows, "sha256": _io.sha256_file(f)}
         # written last: the record that certifies the run's files
-        (tmp / "done").write_text(json.dumps({"wall_s": res["wall_s"], "files": files, "tables": sorted(res["tables"])}) + "\n")
+        (tmp / "done").write_text(json.dumps({"wall_s": res["wall_s"], "files": files, "tables": sorted(res["tables"]),
+                                              "requested": sorted(res.get("requested", res["tables"]))}) + "\n")
     else:
         (tmp / "error.txt").write_text(res["error"] + "\n\n" + res.get("traceback", ""))
     if d.exists():
@@ -377,9 +426,11 @@ def _write_run(tmp: Path, d: Path, res: dict[str, Any]) -> None:
     os.replace(tmp, d)  # atomic: a run directory is either complete or absent
 
 
-def verify_run(d: Path) -> str | None:
-    """None when run directory `d` is finished and every file matches its `done` record (rows and
-    SHA-256); otherwise why not, in a few words (for the "redone" line)."""
+def verify_run(d: Path, need: Iterable[str] = ()) -> str | None:
+    """None when run directory `d` is finished, stored every table of `need` (a run stored without
+    a table asked for now, e.g. `--keep packets` added later, is done again) and every file
+    matches its `done` record (rows and SHA-256); otherwise why not, in a few words (for the
+    "redone" line)."""
     done = d / "done"
     if not done.is_file():
         return "not finished"
@@ -390,6 +441,9 @@ def verify_run(d: Path) -> str | None:
     files = rec.get("files") if isinstance(rec, dict) else None
     if not isinstance(files, dict):
         return "written by an older jitterlab without checksums"
+    missing = sorted(set(need) - set(rec.get("requested", need)))
+    if missing:
+        return f"stored without {', '.join(missing)}"
     for name, meta in files.items():
         f = d / name
         if not f.is_file():
@@ -449,62 +503,115 @@ def _check_out(out: Path, specs: list[RunSpec], sweep: Sweep) -> None:
 def run(sweep: Sweep, out: str | Path, jobs: int | None = None, executor: str = "local",
         scheduler: str | None = None, progress: bool = True,
         on_result: Callable[[dict[str, Any]], None] | None = None,
-        max_memory: float | None = None, max_events: float | None = None) -> SweepResult:
+        max_memory: float | None = None, max_events: float | None = None, inline_bytes: int = INLINE_BYTES) -> SweepResult:
     """Runs every run of the sweep not yet finished in `out`, then collects the tables.
+
+    Workers store each run under `out` (storage they share with the client) and send back a
+    receipt, with the run's tables only when they total at most `inline_bytes` (0: never).
 
     Before anything runs: `out` must not hold another kind of result, and every parameter point's estimated cost must fit the limits (sim.check_cost, memory shared among the
     parallel jobs). Runs whose files no longer match their checksums are redone."""
     # the command line refuses a foreign non-empty --out (without --force) before this; here only a
     # file, an unwritable place or another kind of result is refused
+    t_start = time.perf_counter()
     out = _io.prepare_out(out, "sweep", force=True)
     specs = sweep.runs()
+    key = _scenario_key(sweep.scenario)
     if sweep.backend == "sim":
-        from jitterlab import sim
+        from jitterlab import _native, sim
 
         share = 1 if executor != "local" else min(jobs or os.cpu_count() or 1, max(len(specs), 1))
         # one estimate per parameter point (its first replication): random draws such as start
         # times move the cost little, and a point's keys are all checked this way
         seen: set[int] = set()
+        avail = sim.available_memory()
         for sp in specs:
             if sp.point in seen:
                 continue
             seen.add(sp.point)
             try:
-                sim.check_cost(sim.estimate(sweep.scenario, sp.overrides), max_memory, max_events, share)
+                sim.check_cost(dict(_native.estimate_json(sim.run_json(sweep.scenario, sp.overrides, key)[1])), max_memory, max_events, share, avail)
             except ScenarioError as e:
                 raise SweepError(f"run {sp.run_id} ({', '.join(f'{k}={v}' for k, v in sp.params.items()) or 'base'}): {e}") from None
     _check_out(out, specs, sweep)
     _remove_stale_tmp(out)
     todo = []
+    # one directory listing, not a stat per run (sweeps of 10,000 tiny runs)
+    present = set(os.listdir(out / "runs")) if (out / "runs").is_dir() else set()
     for s in specs:
+        if f"{s.run_id:06d}" not in present:
+            todo.append(s)
+            continue
         d = _run_dir(out, s.run_id)
         if (d / "done").exists():
-            why = verify_run(d)
+            why = verify_run(d, sweep.tables)
             if why is None:
                 continue
             print(f"{sweep.name}: run {s.run_id:06d}: {why}; running it again", file=sys.stderr)
         todo.append(s)
     skipped = len(specs) - len(todo)
     local = executor == "local"
-    payloads = [{"scenario": sweep.scenario, "seed": s.seed, "run_id": s.run_id, "rep": s.rep, "point": s.point,
-                 "overrides": s.overrides, "params": s.params, "tables": list(sweep.tables),
-                 "out": str(out) if local else None, "backend": sweep.backend,
-                 "testbed_out": str(out / "testbed" / f"{s.run_id:06d}")} for s in todo]
+    n_workers = 1 if sweep.backend == "testbed" else (jobs or os.cpu_count() or 1) if local else 0
+    inline = local and (n_workers == 1 or len(todo) <= 1)
+    # Workers store their runs themselves (on storage shared with the client: this machine's disk,
+    # or for Dask a directory every worker mounts) and send back a receipt; only a run done in
+    # this process hands its tables over in memory.
+    names, out_s, testbed = list(sweep.tables), str(out), sweep.backend == "testbed"
+    payloads = [{"scenario": sweep.scenario, "scenario_key": key, "seed": s.seed, "run_id": s.run_id, "rep": s.rep, "point": s.point,
+                 "overrides": s.overrides, "params": s.params, "tables": names, "reduce": sweep.reduce,
+                 "out": out_s, "receipt": not inline, "inline_bytes": inline_bytes, "backend": sweep.backend,
+                 "testbed_out": os.path.join(out_s, "testbed", f"{s.run_id:06d}") if testbed else None} for s in todo]
     if sweep.backend == "testbed":
         if not local:
             raise SweepError("sweep.backend = \"testbed\": runs need this machine's namespaces; use --executor local")
         jobs = 1  # one real-time run at a time, never in parallel
     bar = Progress(len(todo), skipped, sweep.name, progress)
     fresh: dict[int, dict[str, pa.Table]] = {}
-    for res in _executor(executor, jobs, scheduler)(payloads):
-        if not res["stored"]:
-            _store(out, res)
-        if res["ok"]:
+    t_runs = time.perf_counter()
+    client_s = run_s = cpu_s = 0.0
+    peak_rss = 0
+    it = iter(_executor(executor, jobs, scheduler)(payloads))
+    while True:
+        t0 = time.perf_counter()
+        res = next(it, None)
+        t1 = time.perf_counter()
+        if res is None:
+            break
+        if inline:  # the run itself was done in next(): its wall time is the worker's, the rest is ours
+            client_s += max(t1 - t0 - res["wall_s"], 0.0)
+        if not local and res.get("stored") and run_s == 0.0 and not (_run_dir(out, res["run_id"]) / ("done" if res["ok"] else "error.txt")).exists():
+            # checked on the first receipt: a worker wrote somewhere this client does not see
+            raise SweepError(f"{out}: a Dask worker stored run {res['run_id']} where this client cannot see it; "
+                             "--out must be a directory every worker shares with the client (same path)")
+        if res["ok"] and "tables" in res:
             fresh[res["run_id"]] = res["tables"]
+        run_s += res["wall_s"]
+        cpu_s += res.get("cpu_s", 0.0)
+        peak_rss = max(peak_rss, res.get("rss_bytes", 0))
         bar.update(res["ok"])
         if on_result:
             on_result(res)
-    return collect(out, sweep.tables, fresh, ran=len(todo), skipped=skipped, verified=True)
+        client_s += time.perf_counter() - t1
+    t_collect = time.perf_counter()
+    result = collect(out, sweep.tables, fresh, ran=len(todo), skipped=skipped, verified=True)
+    t_end = time.perf_counter()
+    result.timing = {"wall_s": t_end - t_start, "prepare_s": t_runs - t_start, "runs_wall_s": t_collect - t_runs,
+                     "client_s": client_s, "collect_s": t_end - t_collect, "run_s": run_s, "run_cpu_s": cpu_s,
+                     "serial_s": (t_runs - t_start) + client_s + (t_end - t_collect), "workers": n_workers,
+                     "worker_peak_rss_bytes": peak_rss, "runs": len(todo)}
+    return result
+
+
+def serial_fraction(timing: Mapping[str, float]) -> float:
+    """The share of a sweep's wall time spent outside the workers (`SweepResult.timing`): planning
+    and checks before the first run, the client's handling of each result, collecting the tables.
+    With one worker the rest is the runs themselves, so this is the serial part of Amdahl's law."""
+    return timing["serial_s"] / timing["wall_s"] if timing["wall_s"] > 0 else 0.0
+
+
+def _scenario_key(sc: Mapping[str, Any]) -> str:
+    """A digest of the base scenario (workers cache its prepared JSON under it)."""
+    return hashlib.sha256(json.dumps(sc, sort_keys=True, default=str).encode()).hexdigest()[:32]
 
 
 def _executor(kind: str, jobs: int | None, scheduler: str | None) -> Callable[[list[dict]], Iterable[dict]]:
@@ -517,13 +624,17 @@ def _executor(kind: str, jobs: int | None, scheduler: str | None) -> Callable[[l
                     yield execute(p)
                 return
             import multiprocessing as mp
-            from concurrent.futures import ProcessPoolExecutor, as_completed
+            from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
             # spawn: workers do not inherit the parent's threads (pyarrow's pools) or locks
             with ProcessPoolExecutor(max_workers=n, mp_context=mp.get_context("spawn")) as ex:
-                futs = [ex.submit(execute, p) for p in payloads]
-                for f in as_completed(futs):
-                    yield f.result()
+                pending = {ex.submit(execute, p) for p in payloads}
+                while pending:
+                    # finished futures are dropped as they are handed on: the client holds no
+                    # more receipts than it keeps
+                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    for f in done:
+                        yield f.result()
 
         return local
     if kind == "dask":
@@ -535,9 +646,10 @@ def _executor(kind: str, jobs: int | None, scheduler: str | None) -> Callable[[l
             if not scheduler:
                 raise SweepError("--executor dask needs --scheduler ADDRESS (e.g. tcp://host:8786)")
             with Client(scheduler) as client:
-                futs = client.map(execute, payloads, pure=False)
-                for f in as_completed(futs):
-                    yield f.result()
+                for f in as_completed(client.map(execute, payloads, pure=False)):
+                    res = f.result()
+                    f.release()  # the cluster forgets each receipt once the client has it
+                    yield res
 
         return dask
     raise SweepError(f"executor: must be local or dask, got {kind!r}")
@@ -550,6 +662,7 @@ def collect(out: str | Path, tables: Iterable[str] = TABLES, fresh: Mapping[int,
     files match their checksums are used (`verified`: `run` has just checked them)."""
     out = Path(out)
     fresh = fresh or {}
+    tables = tuple(tables)
     dirs = sorted(p for p in (out / "runs").glob("[0-9]*") if p.is_dir() and ".tmp" not in p.name)
     done = [d for d in dirs if (d / "done").exists()]
     if not verified:
@@ -558,25 +671,36 @@ def collect(out: str | Path, tables: Iterable[str] = TABLES, fresh: Mapping[int,
             if why is not None:
                 print(f"run {d.name}: {why}; left out of the combined tables (run the sweep again to redo it)", file=sys.stderr)
         done = [d for d in done if bad.get(d) is None]
-    combined: dict[str, pa.Table] = {}
-    for name in tables:
+    from concurrent.futures import ThreadPoolExecutor
+
+    def read(d: Path, name: str) -> pa.Table | None:
+        f = d / f"{name}.parquet"
+        return pq.ParquetFile(f).read() if f.exists() else None
+
+    def combine(name: str) -> pa.Table:
         parts = []
-        for d in done:
-            rid = int(d.name)
-            if rid in fresh:
-                t = fresh[rid].get(name)
-            else:
-                f = d / f"{name}.parquet"
-                t = pq.read_table(f) if f.exists() else None
+        for d, t in zip(done, pool.map(lambda d: fresh[int(d.name)].get(name) if int(d.name) in fresh else read(d, name), done)):
             if t is not None and t.num_rows:
                 parts.append(t)
         t = pa.concat_tables(parts, promote_options="default") if parts else pa.table({"run_id": pa.array([], type=pa.int64())})
-        combined[name] = t
-        _io.write_atomic(out / f"{name}.parquet", functools.partial(pq.write_table, t))  # write_table(t, tmp)
+        _io.write_atomic(out / f"{name}.parquet", functools.partial(pq.write_table, t, **_combined_options(t)))  # write_table(t, tmp, ...)
+        return t
+
+    # Reading and writing Parquet release the GIL: the runs' files are read, and the tables
+    # combined and written, on threads (one per table, plus readers), so this client-side step
+    # uses the client's cores rather than one.
+    with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1) + 1) as pool, ThreadPoolExecutor(max_workers=len(tables) or 1) as tpool:
+        combined = dict(zip(tables, tpool.map(combine, tables)))
     fails = [{"run_id": int(d.name), "error": (d / "error.txt").read_text().split("\n", 1)[0]} for d in dirs if (d / "error.txt").exists()]
     failures = pd.DataFrame(fails, columns=["run_id", "error"])
     _io.write_atomic(out / "failures.csv", lambda tmp: failures.to_csv(tmp, index=False))
     return SweepResult(out, combined, failures, ran, skipped)
+
+
+def _combined_options(t: pa.Table) -> dict[str, Any]:
+    """Parquet options of the combined tables: dictionary pages only for text columns (names
+    repeat; for numbers they cost time and rarely space), statistics kept (readers filter on them)."""
+    return {"use_dictionary": [c.name for c in t.schema if pa.types.is_string(c.type)]}
 
 
 def sweep(spec: str | Path | Mapping[str, Any] | Sweep, out: str | Path, **options: Any) -> SweepResult:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from typing import Any
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -26,6 +27,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="pam2013 only: the access link, fixed (default, calibrated), cellular (jitterlab's cellular model) or "
                    "trace:PATH (the fixed path with a Mahimahi downlink trace); repeat or comma-separate for several links "
                    "side by side in one report (OUT/<link>/ each)")
+    p.add_argument("--keep", action="append", default=None, choices=["packets"],
+                   help="elastic: also store every run's per-packet tables (media_packets, queue_samples, tcp_series); by default "
+                   "it stores the per-run aggregates its figures read (pam2013 and rwnd keep packets: their figures need them)")
     p.add_argument("--quiet", action="store_true")
     return p
 
@@ -39,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise UserError(f"--jobs: must be >= 1, got {args.jobs}")
     mod = get(args.preset)
-    extra = {}
+    extra: dict[str, Any] = {}
     if args.link is not None:
         if args.preset != "pam2013":
             raise UserError(f"--link: only the pam2013 preset runs over alternative links, not {args.preset}")
@@ -49,6 +53,8 @@ def run(args: argparse.Namespace) -> int:
         for s in specs:  # every link checked before the first run starts
             load_link(s)
         extra["links"] = specs
+    if args.keep and args.preset == "elastic":
+        extra["keep"] = tuple(args.keep)
     t0 = time.perf_counter()
     path = mod.run(args.out or f"out/{args.preset}", reps=args.reps, jobs=args.jobs, executor=args.executor,
                    scheduler=args.scheduler, progress=not args.quiet, **extra)

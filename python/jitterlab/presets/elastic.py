@@ -64,6 +64,33 @@ def _mode_param() -> Param:
     return Param("mode", ["bursty", "paced"], [{"traffic[0].mode": m} for m in ("bursty", "paced")])
 
 
+#: tables every run stores: the figures and findings read only per-run aggregates (RTP from
+#: `rtp_summary`, computed in the worker by `reduce_run`; TCP from `tcp_flows`); the per-packet
+#: media table (~100k rows per run) is kept only with `--keep packets`
+AGGREGATES = ("runs", "tcp_flows", "flows", "channels", "rtp_summary")
+PACKET_TABLES = ("media_packets", "queue_samples", "tcp_series")
+RTP_WINDOW_NS = (WARMUP_S * 1_000_000_000, (DURATION_S - 1) * 1_000_000_000)
+
+
+def reduce_run(res: Any) -> dict[str, Any]:
+    """Per run, in the worker: Chodorek's RTP throughput and packet error rate over the measuring
+    window (`metrics.rtp_summary`; packets sent in the last second may still be in the network
+    when the run stops)."""
+    from jitterlab.tables import to_arrow
+
+    return {"rtp_summary": to_arrow(M.rtp_summary(res["media_packets"], res["runs"], window=RTP_WINDOW_NS))}
+
+
+def stored_tables(keep: tuple[str, ...] = ()) -> tuple[str, ...]:
+    return AGGREGATES + (PACKET_TABLES if "packets" in keep else ())
+
+
+def _with_storage(sw: Sweep, keep: tuple[str, ...]) -> Sweep:
+    sw.tables = stored_tables(keep)
+    sw.reduce = reduce_run
+    return sw
+
+
 def sweeps(reps: int) -> dict[str, Sweep]:
     start = {f"traffic[{i + 1}].start": {"dist": "uniform", "min": "0s", "max": "1s"} for i in range(MAX_N)}
     n_param = Param("N", list(range(MAX_N + 1)),
@@ -217,10 +244,9 @@ def _metrics(res, x: str) -> pd.DataFrame:
 
 def _per_run(res, x: str) -> pd.DataFrame:
     """Per run: RTP throughput and PER over [warm-up, end], TCP total throughput and PER."""
-    media, runs, tcp = res["media_packets"], res["runs"], res["tcp_flows"]
-    # packets sent in the last second may still be in the network when the run stops
-    win = (WARMUP_S * 1_000_000_000, (DURATION_S - 1) * 1_000_000_000)
-    rtp = M.rtp_summary(media, runs, window=win)[["run_id", "throughput_bps", "packet_error_rate"]]
+    runs, tcp = res["runs"], res["tcp_flows"]
+    summary = res["rtp_summary"] if "rtp_summary" in res.arrow else M.rtp_summary(res["media_packets"], runs, window=RTP_WINDOW_NS)
+    rtp = summary[["run_id", "throughput_bps", "packet_error_rate"]]
     rtp = rtp.rename(columns={"throughput_bps": "rtp_bps", "packet_error_rate": "rtp_per"})
     if len(tcp):
         t = tcp.groupby("run_id").agg(acked=("bytes_acked", "sum"), segs=("segments_sent", "sum"), drops=("drops", "sum")).reset_index()
@@ -260,10 +286,12 @@ def _panel_figure(rep: Report, df: pd.DataFrame, x: str, ycols: tuple[str, str],
 
 
 def run(out: str | Path, reps: int | None = None, jobs: int | None = None, executor: str = "local",
-        scheduler: str | None = None, progress: bool = True, reps_choice: int | None = None) -> Path:
+        scheduler: str | None = None, progress: bool = True, reps_choice: int | None = None, keep: tuple[str, ...] = ()) -> Path:
+    """Runs the preset into `out`; `keep=("packets",)` also stores each run's per-packet tables
+    (media_packets, queue_samples, tcp_series), which no figure needs."""
     reps = reps or 10
     opt = Options(Path(out), jobs, executor, scheduler, progress)
-    res = {k: run_experiment(s, k, opt) for k, s in sweeps(reps).items()}
+    res = {k: run_experiment(_with_storage(s, keep), k, opt) for k, s in sweeps(reps).items()}
     e1 = _metrics(res["exp1"], "N")
     e2 = _metrics(res["exp2"], "B")
     rep = Report("Chodorek et al. reproduced: elastic and inelastic traffic in a shared link", opt.out,
@@ -279,7 +307,7 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
     _panel_figure(rep, e2, "B", ("rtp_per", "tcp_per"), "packet error rate (%)", 100, "fig5_per_vs_B", "Fig. 5: RTP and TCP packet error rate vs B", reps, "elastic-exp2 (10 Mb/s, N = 1)")
     rep.table(e2, "Experiment 2 per (queue, mode, B): means over replications (_p25/_p75: percentiles)", "{:.4g}", name="exp2")
 
-    choice = {k: run_experiment(sw, k, opt) for k, sw in choice_sweeps(reps_choice or max(2, min(reps, 4))).items()}
+    choice = {k: run_experiment(_with_storage(sw, keep), k, opt) for k, sw in choice_sweeps(reps_choice or max(2, min(reps, 4))).items()}
     per = {"preset": _per_run(res["exp1"], "N"), "plain sinks": _per_run(choice["exp1-plain-sinks"], "N"),
            "RED packet mode": _per_run(choice["exp1-red-packets"], "N")}
     fs = findings(_per_run(res["exp1"], "N"), _per_run(res["exp2"], "B"), per)

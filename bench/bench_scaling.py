@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Sweep scaling (issue 14): a sweep's wall time and serial fraction for 1..N workers through the
+local executor and a Dask LocalCluster, then a sweep of many tiny runs through both (runs/s and
+the cost per run), with each worker's peak memory.
+
+The medium sweep is `bench/run vs-ns2`'s 126 Chodorek points (--duration s simulated each,
+--reps replications). The serial part is what the client does outside the workers (planning and
+cost checks, handling each receipt, collecting the tables: `SweepResult.timing`); its fraction of
+the 1-worker wall time bounds the speed-up on many cores (Amdahl). Dask clusters are started
+before the clock starts (a cluster is long-lived); the local pool's start is inside the timing.
+
+    python3 bench/bench_scaling.py [--workers 1,2] [--duration 30] [--reps 1] [--tiny-runs 10000]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+
+TINY = {
+    "name": "tiny", "duration": "100ms",
+    "links": {"l": {"from": "a", "to": "b", "rate": "1Mbit", "delay": "10ms"}},
+    "traffic": [{"kind": "audio", "from": "a", "to": "b"}],
+}
+
+
+def measure(sw, out: str, executor: str, workers: int, cluster=None) -> dict:
+    from jitterlab import sweep
+
+    shutil.rmtree(out, ignore_errors=True)
+    if executor == "dask":
+        res = sweep.run(sw, out, executor="dask", scheduler=cluster.scheduler_address, progress=False)
+    else:
+        res = sweep.run(sw, out, jobs=workers, progress=False)
+    t = dict(res.timing)
+    t["serial_fraction"] = sweep.serial_fraction(t)
+    t["workers"] = workers
+    if len(res.failures):
+        raise SystemExit(f"{len(res.failures)} runs failed: {res.failures.iloc[0].error}")
+    return t
+
+
+def row(label: str, executor: str, t: dict, base: dict | None) -> str:
+    n = t["runs"]
+    speed = base["wall_s"] / t["wall_s"] if base else 1.0
+    return (f"| {label} | {executor} | {t['workers']} | {n} | {t['wall_s']:.2f} | {speed:.2f}× | {t['serial_s']:.2f} | "
+            f"{100 * t['serial_fraction']:.1f} % | {n / t['wall_s']:.0f} | {1e3 * t['wall_s'] * t['workers'] / n:.2f} | "
+            f"{1e3 * t['run_s'] / n:.2f} | {t['worker_peak_rss_bytes'] / 2**20:.0f} |")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--workers", default=None, help="comma-separated worker counts (default 1..cores)")
+    ap.add_argument("--duration", type=int, default=30)
+    ap.add_argument("--reps", type=int, default=1)
+    ap.add_argument("--tiny-runs", type=int, default=10_000)
+    ap.add_argument("--no-dask", action="store_true")
+    a = ap.parse_args()
+    counts = [int(x) for x in a.workers.split(",")] if a.workers else list(range(1, (os.cpu_count() or 1) + 1))
+    import bench_vs_ns2
+    from jitterlab import sweep
+
+    work = tempfile.mkdtemp(prefix="scaling-")
+    try:
+        f = os.path.join(work, "medium.toml")
+        bench_vs_ns2.sweep_file(f, a.duration)
+        medium = sweep.load(f)
+        medium.replications = a.reps
+        tiny = sweep.from_dict({"sweep": {"name": "tiny", "seed": 1, "replications": a.tiny_runs}, "scenario": TINY})
+        print(f"{os.cpu_count()} cores; medium sweep: 126 points x {a.reps} replications x {a.duration} s; tiny: {a.tiny_runs} runs of 0.1 s audio")
+        print("| sweep | executor | workers | runs | wall s | speed-up | serial s | serial fraction | runs/s | cost/run ms (wall x workers / runs) | in worker ms/run | worker peak RSS MB |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        executors = ["local"] + ([] if a.no_dask else ["dask"])
+        for label, sw in (("medium", medium), ("tiny", tiny)):
+            for ex in executors:
+                base = None
+                for w in (counts if label == "medium" else [max(counts)]):
+                    if ex == "dask":
+                        from dask.distributed import LocalCluster
+
+                        with LocalCluster(n_workers=w, threads_per_worker=1, processes=True, dashboard_address=None) as cl:
+                            t = measure(sw, os.path.join(work, "out"), ex, w, cl)
+                    else:
+                        t = measure(sw, os.path.join(work, "out"), ex, w)
+                    base = base or t
+                    print(row(label, ex, t, base), flush=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

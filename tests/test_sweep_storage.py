@@ -1,0 +1,126 @@
+"""Sweeps at scale: workers store their runs and send back receipts; result files are identical
+whatever the executor; runs store only the tables asked for (plus aggregates computed in the
+worker); the serial fraction of a sweep; the elastic preset's disk footprint."""
+import hashlib
+import json
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from jitterlab import sweep
+from conftest import run_cli
+from test_sweep import write
+
+
+def _digests(out: Path) -> dict[str, str]:
+    """SHA-256 of every result file: combined tables, failures, and each run's stored files (as
+    certified by its done record)."""
+    d = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(out.glob("*.parquet"))}
+    d["failures.csv"] = hashlib.sha256((out / "failures.csv").read_bytes()).hexdigest()
+    for done in sorted((out / "runs").glob("*/done")):
+        rec = json.loads(done.read_text())
+        for name, meta in rec["files"].items():
+            d[f"{done.parent.name}/{name}"] = meta["sha256"]
+            assert hashlib.sha256((done.parent / name).read_bytes()).hexdigest() == meta["sha256"]
+    return d
+
+
+def test_result_files_identical_for_1_and_2_workers_and_dask(tmp_path):
+    f = write(tmp_path)
+    receipts: dict[str, list[dict]] = {k: [] for k in "abcd"}
+    sweep.run(sweep.load(f), tmp_path / "a", jobs=1, progress=False, on_result=receipts["a"].append)
+    sweep.run(sweep.load(f), tmp_path / "b", jobs=2, progress=False, on_result=receipts["b"].append, inline_bytes=0)
+    sweep.run(sweep.load(f), tmp_path / "d", jobs=2, progress=False, on_result=receipts["d"].append)
+    distributed = pytest.importorskip("dask.distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        sweep.run(sweep.load(f), tmp_path / "c", executor="dask", scheduler=cluster.scheduler_address, progress=False,
+                  on_result=receipts["c"].append, inline_bytes=0)
+    a, b, c, d = (_digests(tmp_path / k) for k in "abcd")
+    assert len(a) == 7 + 1 + 12 * 4  # 7 combined tables, failures.csv, 12 runs x 4 non-empty tables
+    assert a == b == c == d
+    # the run done in the client hands its tables over in memory; workers send a receipt only
+    assert all("tables" in r for r in receipts["a"])
+    for k in "bc":
+        assert len(receipts[k]) == 12 and all("tables" not in r and r["stored"] for r in receipts[k])
+        assert all(r["rows"]["media_packets"] >= 97 for r in receipts[k])
+    # ... carrying the tables when they are small (a few kB here, under INLINE_BYTES)
+    assert all(r["stored"] and r["tables"]["media_packets"].num_rows == r["rows"]["media_packets"] for r in receipts["d"])
+
+
+def _summary(res) -> dict[str, pa.Table]:
+    df = res["media_packets"]
+    return {"media_count": pa.table({"run_id": pa.array([int(df.run_id.iloc[0])]), "packets": pa.array([len(df)])})}
+
+
+def test_runs_store_only_the_tables_asked_for_and_aggregates(tmp_path, capsys):
+    f = write(tmp_path)
+    sw = sweep.load(f)
+    sw.tables = ("runs", "media_count")
+    sw.reduce = _summary
+    res = sweep.run(sw, tmp_path / "o", jobs=2, progress=False)
+    assert sorted(p.name for p in (tmp_path / "o").glob("*.parquet")) == ["media_count.parquet", "runs.parquet"]
+    for d in (tmp_path / "o" / "runs").iterdir():
+        assert sorted(p.name for p in d.glob("*.parquet")) == ["media_count.parquet", "runs.parquet"]
+    counts = res["media_count"]
+    # 2 s of 20 ms audio minus a start in [0, 50) ms: 98-100 packets per run
+    assert list(counts.run_id) == list(range(12)) and counts.packets.between(98, 100).all()
+    # asking for more later redoes the runs stored without it, and only once
+    sw2 = sweep.load(f)
+    sw2.tables = ("runs", "media_count", "media_packets")
+    sw2.reduce = _summary
+    res2 = sweep.run(sw2, tmp_path / "o", jobs=1, progress=False)
+    assert res2.ran == 12 and "run 000000: stored without media_packets; running it again" in capsys.readouterr().err
+    assert (res2["media_packets"].groupby("run_id").size().to_numpy() == counts.packets.to_numpy()).all()
+    assert sweep.run(sw2, tmp_path / "o", jobs=1, progress=False).ran == 0
+    # and asking for less reuses them
+    assert sweep.run(sw, tmp_path / "o", jobs=1, progress=False).ran == 0
+
+
+def test_serial_fraction_is_the_time_outside_the_workers(tmp_path):
+    f = write(tmp_path)
+    res = sweep.run(sweep.load(f), tmp_path / "o", jobs=1, progress=False)
+    t = res.timing
+    assert t["runs"] == 12 and t["workers"] == 1
+    assert t["serial_s"] == pytest.approx(t["prepare_s"] + t["client_s"] + t["collect_s"])
+    # one worker: the wall time is the serial part plus the runs themselves (each timed in the worker)
+    assert t["serial_s"] + t["run_s"] == pytest.approx(t["wall_s"], rel=0.05, abs=0.05)
+    assert sweep.serial_fraction(t) == pytest.approx(t["serial_s"] / t["wall_s"])
+    assert sweep.serial_fraction({"serial_s": 1.0, "wall_s": 40.0}) == 0.025
+    assert 0 < t["worker_peak_rss_bytes"]
+
+
+def test_elastic_like_sweep_stays_small_on_disk(tmp_path):
+    """The elastic preset's storage: per run, the aggregates its figures read; no media rows."""
+    from jitterlab.presets import elastic as E
+
+    sw = E.sweeps(1)["exp2"]
+    sw.scenario["duration"] = "11s"  # 1 s inside the preset's measuring window (from 10 s)
+    b = next(p for p in sw.params if p.name == "B")
+    b.labels, b.sets = b.labels[-1:], b.sets[-1:]  # B = 10 Mb/s only: 3 queues x 2 modes
+    lean = E._with_storage(sw, ())
+    res = sweep.run(lean, tmp_path / "lean", jobs=2, progress=False)
+    assert len(res["runs"]) == 6 and set(res.arrow) == set(E.AGGREGATES)
+    # 10 Mb/s of 1000-byte packets: 1 250 a second, sent in [10 s, 11 s) (one 40 ms frame of slack)
+    assert res["rtp_summary"].sent.between(1200, 1300).all()
+    size = sum(p.stat().st_size for p in (tmp_path / "lean").rglob("*") if p.is_file())
+    full = sweep.run(E._with_storage(sw, ("packets",)), tmp_path / "full", jobs=2, progress=False)
+    full_size = sum(p.stat().st_size for p in (tmp_path / "full").rglob("*") if p.is_file())
+    # 275 frames of 50 packets in 11 s
+    assert full["media_packets"].groupby("run_id").size().between(13_700, 13_800).all()
+    assert size < 40_000 * 6 and full_size > 3 * size, (size, full_size)
+    pd.testing.assert_frame_equal(res["rtp_summary"], full["rtp_summary"])
+
+
+def test_dask_receipt_for_a_run_the_client_cannot_see_is_an_error(tmp_path, monkeypatch):
+    """Workers on other machines writing to their own disks: the client says so at the first
+    receipt instead of collecting nothing."""
+    f = write(tmp_path)
+
+    def elsewhere(kind, jobs, scheduler):
+        return lambda payloads: iter([{"run_id": p["run_id"], "ok": True, "stored": True, "wall_s": 0.1, "rows": {}} for p in payloads])
+
+    monkeypatch.setattr(sweep, "_executor", elsewhere)
+    with pytest.raises(sweep.SweepError, match="a Dask worker stored run 0 where this client cannot see it; --out must be a directory every worker shares"):
+        sweep.run(sweep.load(f), tmp_path / "o", executor="dask", scheduler="tcp://nowhere:1", progress=False)
