@@ -63,8 +63,9 @@ pub struct Core {
     pub(crate) chans: Vec<Channel>,
     /// route[node][dst] = channel to take.
     route: Vec<Vec<Option<ChanId>>>,
-    /// timer generation per agent per key (cancellation by key).
-    timers: Vec<Vec<u32>>,
+    /// Timer slot per agent per key (u32::MAX: never set), indexing `slots`.
+    timer_slot: Vec<Vec<u32>>,
+    slots: Vec<TimerSlot>,
     agent_node: Vec<NodeId>,
     /// Nodes whose sent and received packets are recorded (pcap export).
     tapped: Vec<bool>,
@@ -76,6 +77,23 @@ pub struct Core {
     tx_watch: Vec<AgentId>,
     pub tables: Tables,
     events_done: u64,
+    /// Sequence number of the event being dispatched (with `now`, its place in the order).
+    cur: u64,
+}
+
+/// One agent's timer key. Re-arming a timer later (TCP's RTO on every ACK) queues no event: the
+/// event already queued for the earlier time finds the new setting when it pops and re-queues
+/// itself under the setting's own (time, sequence number), so the timer fires exactly where an
+/// event queued by the last `set_timer` would have fired. Cancelled settings leave no stale event
+/// behind beyond the one already queued.
+#[derive(Debug)]
+struct TimerSlot {
+    agent: AgentId,
+    key: u32,
+    /// The setting that will fire: (time, sequence number drawn by `set_timer`); None: cancelled.
+    armed: Option<(Time, u64)>,
+    /// The queued event that speaks for this slot; queued events under any other key are stale.
+    carrier: Option<(Time, u64)>,
 }
 
 /// An agent's handle on the network during a hook.
@@ -95,20 +113,28 @@ impl<'a> Ctx<'a> {
         self.core.inject(pkt);
     }
     /// Sets timer `key` to fire at `at` (>= now), replacing any pending setting of that key.
+    /// Timers that fire at the same instant as other events run in the order of their `set_timer`
+    /// calls among the other events' scheduling (see [`crate::event`]).
     pub fn set_timer(&mut self, key: u32, at: Time) {
         let at = at.max(self.core.now);
-        let gens = &mut self.core.timers[self.me as usize];
-        if gens.len() <= key as usize {
-            gens.resize(key as usize + 1, 0);
+        let slot = self.core.timer_slot(self.me, key);
+        let core = &mut *self.core;
+        let seq = core.events.reserve();
+        let sl = &mut core.slots[slot as usize];
+        sl.armed = Some((at, seq));
+        // An event queued for this slot no later than `at` will re-queue itself for this setting.
+        if !sl.carrier.is_some_and(|(t, _)| t <= at) {
+            sl.carrier = Some((at, seq));
+            core.events.push_reserved(at, seq, Ev::Timer(slot));
         }
-        gens[key as usize] = gens[key as usize].wrapping_add(1);
-        let g = gens[key as usize];
-        self.core.events.push(at, Ev::Timer(self.me, key, g));
     }
     /// Cancels timer `key` if pending.
     pub fn cancel_timer(&mut self, key: u32) {
-        if let Some(g) = self.core.timers[self.me as usize].get_mut(key as usize) {
-            *g = g.wrapping_add(1);
+        let me = self.me as usize;
+        if let Some(&slot) = self.core.timer_slot[me].get(key as usize) {
+            if slot != u32::MAX {
+                self.core.slots[slot as usize].armed = None;
+            }
         }
     }
     /// This agent's random stream.
@@ -129,6 +155,69 @@ impl<'a> Ctx<'a> {
 }
 
 impl Core {
+    fn timer_slot(&mut self, agent: AgentId, key: u32) -> u32 {
+        let keys = &mut self.timer_slot[agent as usize];
+        if keys.len() <= key as usize {
+            keys.resize(key as usize + 1, u32::MAX);
+        }
+        if keys[key as usize] == u32::MAX {
+            keys[key as usize] = self.slots.len() as u32;
+            self.slots.push(TimerSlot { agent, key, armed: None, carrier: None });
+        }
+        keys[key as usize]
+    }
+
+    /// A popped timer event: fire, re-queue for a later setting, or drop a stale one.
+    fn timer_event(&mut self, slot: u32, k: (Time, u64)) -> Option<(AgentId, u32)> {
+        let sl = &mut self.slots[slot as usize];
+        if sl.carrier != Some(k) {
+            return None;
+        }
+        sl.carrier = None;
+        match sl.armed {
+            Some(a) if a == k => {
+                sl.armed = None;
+                Some((sl.agent, sl.key))
+            }
+            Some((at, seq)) => {
+                sl.carrier = Some((at, seq));
+                self.events.push_reserved(at, seq, Ev::Timer(slot));
+                None
+            }
+            None => None,
+        }
+    }
+
+    /// Makes the deferred empty dequeue of `ch` if the TxDone it stands for would have run before
+    /// the event being dispatched (see `Channel::idle_at`).
+    #[inline(always)]
+    fn settle(&mut self, ch: ChanId) {
+        if let Some(k) = self.chans[ch as usize].idle_at {
+            if k < (self.now, self.cur) {
+                self.idle_dequeue(ch);
+            }
+        }
+    }
+
+    /// Settles every channel whose deferred TxDone is due at or before `until` (end of a run).
+    fn settle_until(&mut self, until: Time) {
+        for ch in 0..self.chans.len() {
+            if self.chans[ch].idle_at.is_some_and(|(t, _)| t <= until) {
+                self.idle_dequeue(ch as ChanId);
+            }
+        }
+    }
+
+    /// What the deferred TxDone's `start_tx` would have done: an empty dequeue at its own time.
+    fn idle_dequeue(&mut self, ch: ChanId) {
+        let c = &mut self.chans[ch as usize];
+        let Some((t, _)) = c.idle_at.take() else { return };
+        c.busy = false;
+        let got = c.qdisc.dequeue(&mut self.pool, t, &mut self.scratch);
+        // The discipline promised this (idle_dequeue_deferrable); anything else is a broken invariant.
+        assert!(got.is_none() && self.scratch.is_empty() && c.qdisc.backlog_pkts() == 0, "queue discipline {} broke its idle_dequeue_deferrable promise", c.qdisc.kind());
+    }
+
     fn inject(&mut self, pkt: Packet) {
         let c = self.tables.counters_mut(pkt.flow);
         c.sent_pkts += 1;
@@ -169,6 +258,7 @@ impl Core {
                 self.run_opportunities(ch);
             }
         }
+        self.settle(ch);
         let mut scratch = std::mem::take(&mut self.scratch);
         let verdict = {
             let c = &mut self.chans[ch as usize];
@@ -194,6 +284,9 @@ impl Core {
                     }
                 } else if !c.busy {
                     self.start_tx(ch);
+                } else if let Some((t, seq)) = c.idle_at.take() {
+                    // The packet on the wire now has one behind it: its TxDone must run.
+                    self.events.push_reserved(t, seq, Ev::TxDone(ch));
                 }
             }
             Verdict::Dropped(why) => self.drop_pkt(id, ch, why),
@@ -247,8 +340,22 @@ impl Core {
         let size = self.pool.get(id).size;
         let c = &mut self.chans[ch as usize];
         c.busy = true;
-        let depart = now + c.rate.tx_time(size as u64 + c.overhead as u64);
-        self.events.push(depart, Ev::TxDone(ch));
+        let bytes = size as u64 + c.overhead as u64;
+        let tx = if c.tx_memo.0 == c.rate.0 && c.tx_memo.1 == bytes {
+            c.tx_memo.2
+        } else {
+            let tx = c.rate.tx_time(bytes);
+            c.tx_memo = (c.rate.0, bytes, tx);
+            tx
+        };
+        let depart = now + tx;
+        let seq = self.events.reserve();
+        if c.qdisc.backlog_pkts() == 0 && c.qdisc.idle_dequeue_deferrable() {
+            // Nothing waits behind this packet: its TxDone would only find the queue empty.
+            c.idle_at = Some((depart, seq));
+        } else {
+            self.events.push_reserved(depart, seq, Ev::TxDone(ch));
+        }
         self.transmitted(ch, id, depart);
     }
 
@@ -368,6 +475,11 @@ impl Core {
     }
 
     fn sample_queues(&mut self) {
+        for ch in 0..self.chans.len() {
+            if self.chans[ch].sampled {
+                self.settle(ch as ChanId);
+            }
+        }
         let t = self.now.ns() as i64;
         for (i, c) in self.chans.iter().enumerate() {
             if !c.sampled {
@@ -403,7 +515,8 @@ impl Sim {
                 nodes: vec![],
                 chans: vec![],
                 route: vec![],
-                timers: vec![],
+                timer_slot: vec![],
+                slots: vec![],
                 agent_node: vec![],
                 tapped: vec![],
                 agent_rng: vec![],
@@ -412,6 +525,7 @@ impl Sim {
                 tx_watch: vec![],
                 tables: Tables { tcp_start_ns: NULL_NS, tcp_end_ns: NULL_NS, ..Default::default() },
                 events_done: 0,
+                cur: 0,
             },
             agents: vec![],
             started: false,
@@ -450,6 +564,8 @@ impl Sim {
             loss: s.loss,
             loss_bursts: None,
             busy: false,
+            idle_at: None,
+            tx_memo: (0, 0, Time::ZERO),
             wakeup: None,
             last_arrival: Time::ZERO,
             rng,
@@ -475,7 +591,7 @@ impl Sim {
         self.agents.push(agent);
         self.core.agent_node.push(node);
         self.core.agent_rng.push(rng);
-        self.core.timers.push(vec![]);
+        self.core.timer_slot.push(vec![]);
         id
     }
     pub fn agent(&self, id: AgentId) -> &dyn Agent { self.agents[id as usize].as_ref() }
@@ -564,19 +680,37 @@ impl Sim {
             if t > until {
                 break;
             }
-            let (t, ev) = self.core.events.pop().expect("peeked");
+            let (t, seq, ev) = self.core.events.pop().expect("peeked");
             self.core.now = t;
+            self.core.cur = seq;
             self.core.events_done += 1;
             self.dispatch(ev);
         }
+        // TxDone events left out (links that went idle) up to `until` would have run in this call.
+        self.core.settle_until(until);
         self.core.now = self.core.now.max(until);
     }
 
     /// Runs until no event is left (beware: periodic sources never stop on their own).
     pub fn run(&mut self) {
         self.ensure_started();
-        while let Some((t, ev)) = self.core.events.pop() {
+        loop {
+            let Some((t, seq, ev)) = self.core.events.pop() else {
+                // The TxDone events left out are the last ones; run them as events, as they were.
+                let mut any = false;
+                for ch in 0..self.core.chans.len() {
+                    if let Some((t, seq)) = self.core.chans[ch].idle_at.take() {
+                        self.core.events.push_reserved(t, seq, Ev::TxDone(ch as ChanId));
+                        any = true;
+                    }
+                }
+                if any {
+                    continue;
+                }
+                break;
+            };
             self.core.now = t;
+            self.core.cur = seq;
             self.core.events_done += 1;
             self.dispatch(ev);
         }
@@ -595,6 +729,7 @@ impl Sim {
                 None => self.core.start_tx(ch),
             },
             Ev::Wakeup(ch) => {
+                self.core.settle(ch);
                 let c = &mut self.core.chans[ch as usize];
                 if c.wakeup == Some(self.core.now) {
                     c.wakeup = None;
@@ -635,9 +770,9 @@ impl Sim {
                     self.core.forward(node, id);
                 }
             }
-            Ev::Timer(a, key, g) => {
-                let live = self.core.timers[a as usize].get(key as usize).copied() == Some(g);
-                if live {
+            Ev::Timer(slot) => {
+                let k = (self.core.now, self.core.cur);
+                if let Some((a, key)) = self.core.timer_event(slot, k) {
                     let mut ctx = Ctx { core: &mut self.core, me: a };
                     self.agents[a as usize].on_timer(key, &mut ctx);
                 }
@@ -662,6 +797,8 @@ impl Sim {
     /// Lets agents write their rows, records channel counters and the conservation totals.
     pub fn finish(mut self) -> Tables {
         self.ensure_started();
+        let now = self.core.now;
+        self.core.settle_until(now);
         for a in 0..self.agents.len() {
             let mut ctx = Ctx { core: &mut self.core, me: a as AgentId };
             self.agents[a].finish(&mut ctx);

@@ -11,9 +11,11 @@
 //!   smallest capacity on the path (fixed rate, or a trace's mean rate), i.e. a transfer cannot
 //!   outrun its bottleneck; ftp has no size, so only the capacity bound applies. `acks = segments`
 //!   (one per segment, an upper bound: delayed ACKs halve it).
-//! - Events: every packet costs a transmission-done and an arrival event per hop
-//!   ([`EVENTS_PER_HOP`]) plus one at the source ([`EVENTS_PER_SEND`]: the CBR timer, TCP's
-//!   send/ACK processing and timer re-arms).
+//! - Events: every packet costs an arrival event per hop ([`EVENTS_PER_HOP`]), plus a
+//!   transmission-done event on the hops where another packet waits behind it (bursty video on
+//!   its first two hops, TCP data at the bottleneck), plus one at the source ([`EVENTS_PER_SEND`]:
+//!   the CBR timer — one per frame for bursty video —, TCP's send/ACK processing and timers); the
+//!   queue sampler is one event per interval.
 //! - Queue samples: `duration / interval` rows per sampled channel.
 //! - Memory: rows × bytes per row (the Rust columns, their growth slack, the Arrow and pandas
 //!   copies made while the tables are handed out and written), the routing table
@@ -27,8 +29,16 @@ use serde_json::Value;
 
 use crate::config::{duration_ns, rate_bps, size_value};
 
-/// Events per packet per hop: TxDone at the sender side of the channel, Arrive at its far end.
-pub const EVENTS_PER_HOP: f64 = 2.0;
+/// Events per packet per hop: its arrival at the channel's far end. The channel's end of
+/// transmission is an event only when another packet waits behind it (the engine leaves it out
+/// otherwise): see [`QUEUED_HOPS_BURSTY`] and [`QUEUED_HOPS_TCP`].
+pub const EVENTS_PER_HOP: f64 = 1.0;
+/// Hops on which a bursty video frame queues behind its first packet: the first link (the frame
+/// leaves at one instant) and the bottleneck it reaches next; later, faster links see it spaced.
+pub const QUEUED_HOPS_BURSTY: f64 = 2.0;
+/// Hops on which a TCP data segment finds another one queued behind it (the bottleneck's standing
+/// queue); ACKs are spaced by the data they acknowledge and queue nowhere.
+pub const QUEUED_HOPS_TCP: f64 = 1.0;
 /// Events per packet at its source (timer or transmission scheduling).
 pub const EVENTS_PER_SEND: f64 = 1.0;
 /// Peak bytes per `media_packets` row: 37 B of Rust columns with Vec growth slack, then the Arrow
@@ -215,6 +225,7 @@ pub fn estimate(v: &Value) -> Estimate {
     let mut e = Estimate { duration_ns: duration, nodes: n_nodes as u64, channels: n_chans as u64, ..Default::default() };
     let mut pkt_hops = 0.0;
     let mut sends = 0.0;
+    let mut queued = 0.0;
     if let Some(Value::Array(tr)) = v.get("traffic") {
         for t in tr {
             if t.get("enabled").and_then(Value::as_bool) == Some(false) {
@@ -237,11 +248,20 @@ pub fn estimate(v: &Value) -> Estimate {
                 }
                 "video" => {
                     let size = bytes(t, "packet_size").unwrap_or(1000.0).max(1.0);
-                    let n = active_s * rate(t, "rate").unwrap_or(0.0) / (8.0 * size);
+                    let bps = rate(t, "rate").unwrap_or(0.0);
+                    let n = active_s * bps / (8.0 * size);
                     e.media_rows += n;
                     e.flows += 1;
                     pkt_hops += n * hops;
-                    sends += n;
+                    if s(t, "mode").unwrap_or("bursty") == "paced" {
+                        sends += n;
+                    } else {
+                        // one timer per frame; all but the frame's first packet wait behind another
+                        let fi = dur(t, "frame_interval").unwrap_or(40e6).max(1.0) * 1e-9;
+                        let k = (bps * fi / (8.0 * size)).round().max(1.0);
+                        sends += n / k;
+                        queued += n * (k - 1.0) / k * hops.min(QUEUED_HOPS_BURSTY);
+                    }
                 }
                 kind @ ("bulk" | "web" | "ftp") => {
                     let flows = t.get("flows").and_then(Value::as_u64).unwrap_or(1).max(1) as f64;
@@ -258,6 +278,7 @@ pub fn estimate(v: &Value) -> Estimate {
                     e.tcp_segments += segs;
                     pkt_hops += 2.0 * segs * hops; // data one way, one ACK per segment back
                     sends += 2.0 * segs;
+                    queued += segs * hops.min(QUEUED_HOPS_TCP);
                     if t.get("series").and_then(Value::as_bool) == Some(true) {
                         e.series_rows += 2.0 * segs;
                     }
@@ -267,12 +288,15 @@ pub fn estimate(v: &Value) -> Estimate {
         }
     }
     let out = v.get("output");
+    let mut sample_events = 0.0;
     if let Some(iv) = out.and_then(|o| dur(o, "queue_sample_interval")).filter(|x| *x > 0.0) {
         let sampled = match out.and_then(|o| o.get("queues")).and_then(Value::as_array) {
             Some(q) => q.len() as f64,
             None => n_chans / 2.0,
         };
         e.sample_rows = (duration / iv + 1.0) * sampled;
+        // one sampling event per interval, whatever the number of queues sampled
+        sample_events = duration / iv + 1.0;
     }
     if let Some(taps) = out.and_then(|o| o.get("pcap")).and_then(Value::as_array) {
         if !taps.is_empty() {
@@ -282,7 +306,7 @@ pub fn estimate(v: &Value) -> Estimate {
             e.tap_bytes = tap_pkts * (snap + TAP_OVERHEAD);
         }
     }
-    e.events = pkt_hops * EVENTS_PER_HOP + sends * EVENTS_PER_SEND + e.sample_rows / (n_chans / 2.0).max(1.0);
+    e.events = pkt_hops * EVENTS_PER_HOP + queued + sends * EVENTS_PER_SEND + sample_events;
     let n = n_nodes;
     let queues: f64 = chans.iter().map(|c| c.queue_bytes.min(1e12)).sum::<f64>() + more_queue.min(1e15);
     e.memory_bytes = BASE_BYTES
@@ -314,10 +338,10 @@ mod tests {
 
     #[test]
     fn audio_rows_and_events_by_hand() {
-        // 10 s at one packet per 20 ms = 500 packets, one hop: 500·(2·1 + 1) = 1500 events
+        // 10 s at one packet per 20 ms = 500 packets, one hop, no queue: 500·(1·1 + 1) = 1000 events
         let e = estimate(&sc(json!({})));
         assert_eq!(e.media_rows, 500.0);
-        assert_eq!(e.events, 1500.0);
+        assert_eq!(e.events, 1000.0);
         assert_eq!((e.nodes, e.channels, e.flows), (2, 2, 1));
     }
 
