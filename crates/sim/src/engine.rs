@@ -834,5 +834,7 @@ impl Sim {
 
     /// Events processed so far.
     pub fn events_done(&self) -> u64 { self.core.events_done }
+    /// Events queued and not yet run (stale ones included).
+    pub fn pending_events(&self) -> usize { self.core.events.len() }
     pub fn tables(&self) -> &Tables { &self.core.tables }
 }

@@ -123,28 +123,37 @@ impl EventQueue {
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, u64, Ev)> {
         let last = self.heap.pop()?;
-        let top = if self.heap.is_empty() {
+        let n = self.heap.len();
+        let top = if n == 0 {
             last
         } else {
-            let top = self.heap[0];
-            // Sift the last entry down from the root with a hole.
-            let n = self.heap.len();
-            let k = last.key();
+            let h = &mut self.heap[..];
+            let top = h[0];
+            // Floyd's variant (as std's BinaryHeap::pop): walk the hole down to a leaf along the
+            // smaller children, one comparison per level, then sift the last entry up from there.
+            // The last entry is usually late (a far timer), so it rarely climbs far.
             let mut i = 0;
-            loop {
-                let l = 2 * i + 1;
-                if l >= n {
-                    break;
-                }
-                let r = l + 1;
-                let c = if r < n && self.heap[r].key() < self.heap[l].key() { r } else { l };
-                if k <= self.heap[c].key() {
-                    break;
-                }
-                self.heap[i] = self.heap[c];
+            let mut c = 1;
+            while c + 1 < n {
+                c += (h[c + 1].key() < h[c].key()) as usize;
+                h[i] = h[c];
+                i = c;
+                c = 2 * c + 1;
+            }
+            if c + 1 == n {
+                h[i] = h[c];
                 i = c;
             }
-            self.heap[i] = last;
+            let k = last.key();
+            while i > 0 {
+                let p = (i - 1) / 2;
+                if h[p].key() <= k {
+                    break;
+                }
+                h[i] = h[p];
+                i = p;
+            }
+            h[i] = last;
             top
         };
         Some((Time(top.t), top.s >> TAG_BITS, Ev::unpack(top.s & ((1 << TAG_BITS) - 1), top.a, top.b)))
