@@ -61,8 +61,10 @@ pub struct Core {
     pool: PacketPool,
     pub(crate) nodes: Vec<Node>,
     pub(crate) chans: Vec<Channel>,
-    /// route[node][dst] = channel to take.
-    route: Vec<Vec<Option<ChanId>>>,
+    /// route[node · n + dst] = channel to take (u32::MAX: none), n = `route_n` nodes; one flat
+    /// table, so a hop costs one lookup.
+    route: Vec<ChanId>,
+    route_n: usize,
     /// Timer slot per agent per key (u32::MAX: never set), indexing `slots`.
     timer_slot: Vec<Vec<u32>>,
     slots: Vec<TimerSlot>,
@@ -242,11 +244,10 @@ impl Core {
 
     fn forward(&mut self, at: NodeId, id: PktId) {
         let dst = self.pool.get(id).dst;
-        match self.route[at as usize][dst as usize] {
-            Some(ch) => self.enqueue(ch, id),
-            // Routes are checked when the scenario is built; this is a broken invariant.
-            None => panic!("no route from node {at} to node {dst}"),
-        }
+        let ch = self.route[at as usize * self.route_n + dst as usize];
+        // Routes are checked when the scenario is built; a missing one is a broken invariant.
+        assert!(ch != u32::MAX, "no route from node {at} to node {dst}");
+        self.enqueue(ch, id);
     }
 
     fn enqueue(&mut self, ch: ChanId, id: PktId) {
@@ -259,15 +260,8 @@ impl Core {
             }
         }
         self.settle(ch);
-        let mut scratch = std::mem::take(&mut self.scratch);
-        let verdict = {
-            let c = &mut self.chans[ch as usize];
-            c.qdisc.enqueue(id, &mut self.pool, now, &mut scratch)
-        };
-        for (victim, why) in scratch.drain(..) {
-            self.drop_pkt(victim, ch, why);
-        }
-        self.scratch = scratch;
+        let verdict = self.chans[ch as usize].qdisc.enqueue(id, &mut self.pool, now, &mut self.scratch);
+        self.drop_scratch(ch);
         match verdict {
             Verdict::Queued | Verdict::Marked => {
                 let c = &mut self.chans[ch as usize];
@@ -293,6 +287,18 @@ impl Core {
         }
     }
 
+    /// Frees and accounts the packets a discipline removed from inside its queue.
+    #[inline(always)]
+    fn drop_scratch(&mut self, ch: ChanId) {
+        if !self.scratch.is_empty() {
+            let mut scratch = std::mem::take(&mut self.scratch);
+            for (victim, why) in scratch.drain(..) {
+                self.drop_pkt(victim, ch, why);
+            }
+            self.scratch = scratch;
+        }
+    }
+
     fn drop_pkt(&mut self, id: PktId, ch: ChanId, _why: DropReason) {
         self.tx_complete(self.chans[ch as usize].from, id, self.now);
         let pkt = self.pool.remove(id);
@@ -313,15 +319,8 @@ impl Core {
     /// Takes the next packet off the channel's queue and puts it on the wire.
     fn start_tx(&mut self, ch: ChanId) {
         let now = self.now;
-        let mut scratch = std::mem::take(&mut self.scratch);
-        let next = {
-            let c = &mut self.chans[ch as usize];
-            c.qdisc.dequeue(&mut self.pool, now, &mut scratch)
-        };
-        for (victim, why) in scratch.drain(..) {
-            self.drop_pkt(victim, ch, why);
-        }
-        self.scratch = scratch;
+        let next = self.chans[ch as usize].qdisc.dequeue(&mut self.pool, now, &mut self.scratch);
+        self.drop_scratch(ch);
         let Some(id) = next else {
             let c = &mut self.chans[ch as usize];
             c.busy = false;
@@ -515,6 +514,7 @@ impl Sim {
                 nodes: vec![],
                 chans: vec![],
                 route: vec![],
+                route_n: 0,
                 timer_slot: vec![],
                 slots: vec![],
                 agent_node: vec![],
@@ -620,7 +620,7 @@ impl Sim {
         for (i, c) in self.core.chans.iter().enumerate() {
             out_chans[c.from as usize].push(i as ChanId);
         }
-        let mut route = vec![vec![None; n]; n];
+        let mut route = vec![u32::MAX; n * n];
         let mut missing = vec![];
         for src in 0..n {
             // first hop channel for every destination reached from src
@@ -651,9 +651,12 @@ impl Sim {
                     missing.push((src as NodeId, dst as NodeId));
                 }
             }
-            route[src] = first;
+            for (dst, ch) in first.into_iter().enumerate() {
+                route[src * n + dst] = ch.unwrap_or(u32::MAX);
+            }
         }
         self.core.route = route;
+        self.core.route_n = n;
         missing
     }
 
@@ -662,7 +665,7 @@ impl Sim {
             return;
         }
         self.started = true;
-        if self.core.route.len() != self.core.nodes.len() {
+        if self.core.route_n != self.core.nodes.len() || self.core.route.is_empty() {
             self.compute_routes();
         }
         for a in 0..self.agents.len() {
