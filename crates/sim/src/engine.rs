@@ -1,6 +1,21 @@
 //! The discrete-event engine: nodes joined by channels, agents (traffic sources, sinks, TCP
 //! endpoints) attached to nodes, one event queue. Single-threaded and deterministic: all randomness
 //! comes from named streams of the run's seed, and simultaneous events run in scheduling order.
+//!
+//! Events left out (issue 14), each without changing any table: every event keeps the sequence
+//! number of the moment it was decided ([`crate::event::EventQueue::reserve`]), so one that is
+//! queued late, or not at all, cannot move the others.
+//! - A fixed-rate link that finishes a packet with nothing queued behind it schedules no TxDone
+//!   when its discipline allows it ([`crate::qdisc::Qdisc::idle_dequeue_deferrable`]): the empty
+//!   dequeue that event would have made is made with the same `now` when the link is next used — an
+//!   enqueue, a watchdog, a queue sample, the end of `run_until` — if its (time, sequence number)
+//!   comes before the event running then; a packet queued behind it queues the TxDone under its
+//!   reserved number instead. Links that queue (a bottleneck) still make one TxDone per packet.
+//! - A timer re-armed later before it fires (TCP's RTO on every ACK) queues nothing: the event
+//!   already queued finds the new setting and re-queues itself under that setting's number.
+//!
+//! `events_done` (the `events` total of a run) counts events popped from the queue and dispatched,
+//! stale timer events included.
 use std::any::Any;
 use std::collections::VecDeque;
 
