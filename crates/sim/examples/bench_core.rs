@@ -14,7 +14,7 @@
 //! counted. Events per delivered packet and ns per delivered packet are printed beside events/s, so
 //! that fewer events per packet show as a gain and cannot inflate the figure.
 //!
-//! Run: `bench/run core`, or `cargo run --release -p jitterlab-sim --example bench_core -- [secs] [reps]`.
+//! Run: `bench/run core`, or `cargo run --release -p jitterlab-sim --example bench_core -- [secs] [reps] [overload|tcp]`.
 use std::time::Instant;
 
 use jitterlab_sim::record::Tables;
@@ -73,6 +73,11 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let secs: u64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(60);
     let reps: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(5).max(1);
-    bench("overload", "20 x 1 Mbit/s paced video into 10 Mbit/s DropTail(100)", &overload(secs), secs, reps);
-    bench("tcp", "bursty 1 Mbit/s video + 10 SACK FTP flows over 2 Mbit/s RED(5, 15)", &tcp(secs), secs, reps);
+    let only = args.next().unwrap_or_default();
+    if only.is_empty() || only == "overload" {
+        bench("overload", "20 x 1 Mbit/s paced video into 10 Mbit/s DropTail(100)", &overload(secs), secs, reps);
+    }
+    if only.is_empty() || only == "tcp" {
+        bench("tcp", "bursty 1 Mbit/s video + 10 SACK FTP flows over 2 Mbit/s RED(5, 15)", &tcp(secs), secs, reps);
+    }
 }
