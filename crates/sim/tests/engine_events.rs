@@ -112,3 +112,22 @@ mod timers {
         assert_eq!(log, vec![(10, "x", 0), (10, "y", 0)]);
     }
 }
+
+#[test]
+fn run_to_the_end_stops_at_the_last_arrival_with_the_links_idle() {
+    // Five 80 B packets (0..80 ms) over 1 Mbit/s (640 us) and 10 ms: the last arrives at 90.64 ms;
+    // the link's last end of transmission (80.64 ms, left out as an event) must not move the clock
+    // back, and `run` must leave the link idle as its TxDone would have.
+    let v = json!({
+        "duration": "1s",
+        "links": {"l": {"from": "a", "to": "b", "rate": "1Mbit", "delay": "10ms", "queue": {"kind": "red", "limit": "50pkt"}}},
+        "traffic": [{"kind": "audio", "from": "a", "to": "b", "stop": "100ms"}],
+    });
+    let mut b = scenario::build(&v, 1).unwrap();
+    b.sim.run();
+    assert_eq!(b.sim.now(), jitterlab_sim::Time::from_us(90_640));
+    let t = b.sim.finish();
+    assert_eq!(t.media.recv_ns, vec![10_640_000, 30_640_000, 50_640_000, 70_640_000, 90_640_000]);
+    assert_eq!(t.end_ns, 90_640_000);
+    assert_eq!(t.events, 2 + 5 * 2);
+}
