@@ -130,8 +130,8 @@ impl<'a> Ctx<'a> {
         self.core.inject(pkt);
     }
     /// Sets timer `key` to fire at `at` (>= now), replacing any pending setting of that key.
-    /// Timers that fire at the same instant as other events run in the order of their `set_timer`
-    /// calls among the other events' scheduling (see [`crate::event`]).
+    /// Among events at the same instant the timer runs where the last `set_timer` call put it, as
+    /// if it had been scheduled then (see [`crate::event`]).
     pub fn set_timer(&mut self, key: u32, at: Time) {
         let at = at.max(self.core.now);
         let slot = self.core.timer_slot(self.me, key);
