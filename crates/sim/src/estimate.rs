@@ -33,6 +33,8 @@ use crate::config::{duration_ns, rate_bps, size_value};
 /// transmission is an event only when another packet waits behind it (the engine leaves it out
 /// otherwise): see [`QUEUED_HOPS_BURSTY`] and [`QUEUED_HOPS_TCP`].
 pub const EVENTS_PER_HOP: f64 = 1.0;
+/// (A link driven by delivery opportunities — a trace, the cellular model — makes one event per
+/// packet it sends, queue or not: counted per opportunity-driven hop of a media packet's path.)
 /// Hops on which a bursty video frame queues behind its first packet: the first link (the frame
 /// leaves at one instant) and the bottleneck it reaches next; later, faster links see it spaced.
 pub const QUEUED_HOPS_BURSTY: f64 = 2.0;
@@ -89,6 +91,8 @@ struct Chan {
     to: String,
     bps: f64,
     queue_bytes: f64,
+    /// Driven by delivery opportunities (trace, cellular): one event per packet it sends.
+    opp: bool,
 }
 
 fn s<'a>(t: &'a Value, k: &str) -> Option<&'a str> { t.get(k).and_then(Value::as_str) }
@@ -116,6 +120,10 @@ fn capacity(t: &Value, p: &str) -> Option<f64> {
     None
 }
 
+/// Whether the direction written with prefix `p` runs on delivery opportunities (a trace or the
+/// cellular model), whose link schedules an event per packet even with nothing queued.
+fn is_opp(t: &Value, p: &str) -> bool { t.get(format!("{p}trace")).is_some() || t.get(format!("{p}cellular")).is_some() }
+
 fn queue_bytes(q: Option<&Value>) -> f64 {
     let limit = q.and_then(|q| s(q, "limit")).and_then(|x| size_value(x).ok());
     match limit {
@@ -125,10 +133,11 @@ fn queue_bytes(q: Option<&Value>) -> f64 {
     }
 }
 
-fn link(out: &mut Vec<Chan>, from: &str, to: &str, fwd: Option<f64>, rev: Option<f64>, qf: f64, qr: f64) {
+#[allow(clippy::too_many_arguments)]
+fn link(out: &mut Vec<Chan>, from: &str, to: &str, fwd: Option<f64>, rev: Option<f64>, qf: f64, qr: f64, (of, or): (bool, bool)) {
     let f = fwd.unwrap_or(UNKNOWN_RATE_BPS);
-    out.push(Chan { from: from.into(), to: to.into(), bps: f, queue_bytes: qf });
-    out.push(Chan { from: to.into(), to: from.into(), bps: rev.unwrap_or(f), queue_bytes: qr });
+    out.push(Chan { from: from.into(), to: to.into(), bps: f, queue_bytes: qf, opp: of });
+    out.push(Chan { from: to.into(), to: from.into(), bps: rev.unwrap_or(f), queue_bytes: qr, opp: or });
 }
 
 /// Pairs of a dumbbell laid out as channels; the rest are counted (the builder refuses more than
@@ -146,7 +155,12 @@ fn channels(v: &Value) -> (Vec<Chan>, f64, f64, f64) {
             let rev = l.get("reverse").and_then(|r| capacity(r, "")).or(fwd);
             let q = queue_bytes(l.get("queue"));
             let qr = l.get("reverse").and_then(|r| r.get("queue")).map(|x| queue_bytes(Some(x))).unwrap_or(q);
-            link(&mut out, a, b, fwd, rev, q, qr);
+            let of = is_opp(l, "");
+            let or = match l.get("reverse") {
+                Some(r) if capacity(r, "").is_some() => is_opp(r, ""),
+                _ => of,
+            };
+            link(&mut out, a, b, fwd, rev, q, qr, (of, or));
         }
     }
     if let Some(a) = v.get("access") {
@@ -154,10 +168,13 @@ fn channels(v: &Value) -> (Vec<Chan>, f64, f64, f64) {
         let router = s(a, "router").unwrap_or("router");
         let client = s(a, "client").unwrap_or("client");
         let qc = queue_bytes(a.get("core_queue"));
-        link(&mut out, server, router, capacity(a, "core_"), None, qc, qc);
+        let oc = is_opp(a, "core_");
+        link(&mut out, server, router, capacity(a, "core_"), None, qc, qc, (oc, oc));
         let down = capacity(a, "down_");
         let qd = queue_bytes(a.get("down_queue"));
-        link(&mut out, router, client, down, capacity(a, "up_").or(down), qd, a.get("up_queue").map(|q| queue_bytes(Some(q))).unwrap_or(qd));
+        let od = is_opp(a, "down_");
+        let ou = if capacity(a, "up_").is_some() { is_opp(a, "up_") } else { od };
+        link(&mut out, router, client, down, capacity(a, "up_").or(down), qd, a.get("up_queue").map(|q| queue_bytes(Some(q))).unwrap_or(qd), (od, ou));
     }
     if let Some(d) = v.get("dumbbell") {
         let pairs = d.get("pairs").and_then(Value::as_u64).unwrap_or(1);
@@ -168,27 +185,30 @@ fn channels(v: &Value) -> (Vec<Chan>, f64, f64, f64) {
         more_nodes += 2.0 * rest;
         more_chans += 4.0 * rest;
         more_queue += 4.0 * rest * qa;
+        let oa = is_opp(d, "access_");
         for i in 1..=n {
-            link(&mut out, &format!("s{i}"), "r1", acc, acc, qa, qa);
-            link(&mut out, "r2", &format!("d{i}"), acc, acc, qa, qa);
+            link(&mut out, &format!("s{i}"), "r1", acc, acc, qa, qa, (oa, oa));
+            link(&mut out, "r2", &format!("d{i}"), acc, acc, qa, qa, (oa, oa));
         }
         let q = queue_bytes(d.get("queue"));
-        link(&mut out, "r1", "r2", capacity(d, "bottleneck_"), None, q, q);
+        let ob = is_opp(d, "bottleneck_");
+        link(&mut out, "r1", "r2", capacity(d, "bottleneck_"), None, q, q, (ob, ob));
     }
     (out, more_nodes, more_chans, more_queue)
 }
 
-/// Shortest-hop paths (as the simulator routes) from one node: per destination, (hops, min capacity).
-fn paths_from(src: &str, adj: &HashMap<&str, Vec<usize>>, chans: &[Chan]) -> HashMap<String, (u32, f64)> {
-    let mut best: HashMap<String, (u32, f64)> = HashMap::new();
-    best.insert(src.to_string(), (0, f64::INFINITY));
+/// Shortest-hop paths (as the simulator routes) from one node: per destination, (hops, min
+/// capacity, opportunity-driven hops).
+fn paths_from(src: &str, adj: &HashMap<&str, Vec<usize>>, chans: &[Chan]) -> HashMap<String, (u32, f64, u32)> {
+    let mut best: HashMap<String, (u32, f64, u32)> = HashMap::new();
+    best.insert(src.to_string(), (0, f64::INFINITY, 0));
     let mut q = VecDeque::from([src.to_string()]);
     while let Some(u) = q.pop_front() {
-        let (h, c) = best[&u];
+        let (h, c, o) = best[&u];
         for &ci in adj.get(u.as_str()).map(|v| v.as_slice()).unwrap_or(&[]) {
             let ch = &chans[ci];
             if !best.contains_key(&ch.to) {
-                best.insert(ch.to.clone(), (h + 1, c.min(ch.bps)));
+                best.insert(ch.to.clone(), (h + 1, c.min(ch.bps), o + ch.opp as u32));
                 q.push_back(ch.to.clone());
             }
         }
@@ -208,16 +228,17 @@ pub fn estimate(v: &Value) -> Estimate {
         adj.entry(c.from.as_str()).or_default().push(i);
     }
     let max_bps = chans.iter().map(|c| c.bps).fold(0.0, f64::max);
-    let mut cache: HashMap<String, HashMap<String, (u32, f64)>> = HashMap::new();
+    let mut cache: HashMap<String, HashMap<String, (u32, f64, u32)>> = HashMap::new();
     // Paths are searched per distinct source node; past this many searches the bound falls back to
     // the fastest channel and the diameter of the graph (over-estimating, never under).
     const MAX_SEARCHES: usize = 64;
-    let mut path = |a: &str, b: &str| -> (f64, f64) {
+    let any_opp = chans.iter().any(|c| c.opp) as u32 as f64;
+    let mut path = |a: &str, b: &str| -> (f64, f64, f64) {
         if !cache.contains_key(a) && cache.len() >= MAX_SEARCHES {
-            return (nodes.len().min(64) as f64, max_bps);
+            return (nodes.len().min(64) as f64, max_bps, any_opp);
         }
         let p = cache.entry(a.to_string()).or_insert_with(|| paths_from(a, &adj, &chans));
-        p.get(b).map(|(h, c)| (*h as f64, *c)).unwrap_or((1.0, max_bps))
+        p.get(b).map(|(h, c, o)| (*h as f64, *c, *o as f64)).unwrap_or((1.0, max_bps, any_opp))
     };
 
     let n_nodes = nodes.len() as f64 + more_nodes;
@@ -235,7 +256,7 @@ pub fn estimate(v: &Value) -> Estimate {
             let start = dur(t, "start").unwrap_or(0.0).min(duration);
             let stop = dur(t, "stop").unwrap_or(duration).min(duration);
             let active_s = (stop - start).max(0.0) * 1e-9;
-            let (hops, cap) = path(a, b);
+            let (hops, cap, opp_hops) = path(a, b);
             let cap = if cap.is_finite() && cap > 0.0 { cap } else { UNKNOWN_RATE_BPS };
             match s(t, "kind").unwrap_or("") {
                 "audio" => {
@@ -245,6 +266,7 @@ pub fn estimate(v: &Value) -> Estimate {
                     e.flows += 1;
                     pkt_hops += n * hops;
                     sends += n;
+                    queued += n * opp_hops;
                 }
                 "video" => {
                     let size = bytes(t, "packet_size").unwrap_or(1000.0).max(1.0);
@@ -253,6 +275,7 @@ pub fn estimate(v: &Value) -> Estimate {
                     e.media_rows += n;
                     e.flows += 1;
                     pkt_hops += n * hops;
+                    queued += n * opp_hops;
                     if s(t, "mode").unwrap_or("bursty") == "paced" {
                         sends += n;
                     } else {
