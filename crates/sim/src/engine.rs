@@ -1,6 +1,21 @@
 //! The discrete-event engine: nodes joined by channels, agents (traffic sources, sinks, TCP
 //! endpoints) attached to nodes, one event queue. Single-threaded and deterministic: all randomness
 //! comes from named streams of the run's seed, and simultaneous events run in scheduling order.
+//!
+//! Events left out (issue 14), each without changing any table: every event keeps the sequence
+//! number of the moment it was decided ([`crate::event::EventQueue::reserve`]), so one that is
+//! queued late, or not at all, cannot move the others.
+//! - A fixed-rate link that finishes a packet with nothing queued behind it schedules no TxDone
+//!   when its discipline allows it ([`crate::qdisc::Qdisc::idle_dequeue_deferrable`]): the empty
+//!   dequeue that event would have made is made with the same `now` when the link is next used — an
+//!   enqueue, a watchdog, a queue sample, the end of `run_until` — if its (time, sequence number)
+//!   comes before the event running then; a packet queued behind it queues the TxDone under its
+//!   reserved number instead. Links that queue (a bottleneck) still make one TxDone per packet.
+//! - A timer re-armed later before it fires (TCP's RTO on every ACK) queues nothing: the event
+//!   already queued finds the new setting and re-queues itself under that setting's number.
+//!
+//! `events_done` (the `events` total of a run) counts events popped from the queue and dispatched,
+//! stale timer events included.
 use std::any::Any;
 use std::collections::VecDeque;
 
@@ -61,10 +76,13 @@ pub struct Core {
     pool: PacketPool,
     pub(crate) nodes: Vec<Node>,
     pub(crate) chans: Vec<Channel>,
-    /// route[node][dst] = channel to take.
-    route: Vec<Vec<Option<ChanId>>>,
-    /// timer generation per agent per key (cancellation by key).
-    timers: Vec<Vec<u32>>,
+    /// route[node · n + dst] = channel to take (u32::MAX: none), n = `route_n` nodes; one flat
+    /// table, so a hop costs one lookup.
+    route: Vec<ChanId>,
+    route_n: usize,
+    /// Timer slot per agent per key (u32::MAX: never set), indexing `slots`.
+    timer_slot: Vec<Vec<u32>>,
+    slots: Vec<TimerSlot>,
     agent_node: Vec<NodeId>,
     /// Nodes whose sent and received packets are recorded (pcap export).
     tapped: Vec<bool>,
@@ -76,6 +94,23 @@ pub struct Core {
     tx_watch: Vec<AgentId>,
     pub tables: Tables,
     events_done: u64,
+    /// Sequence number of the event being dispatched (with `now`, its place in the order).
+    cur: u64,
+}
+
+/// One agent's timer key. Re-arming a timer later (TCP's RTO on every ACK) queues no event: the
+/// event already queued for the earlier time finds the new setting when it pops and re-queues
+/// itself under the setting's own (time, sequence number), so the timer fires exactly where an
+/// event queued by the last `set_timer` would have fired. Cancelled settings leave no stale event
+/// behind beyond the one already queued.
+#[derive(Debug)]
+struct TimerSlot {
+    agent: AgentId,
+    key: u32,
+    /// The setting that will fire: (time, sequence number drawn by `set_timer`); None: cancelled.
+    armed: Option<(Time, u64)>,
+    /// The queued event that speaks for this slot; queued events under any other key are stale.
+    carrier: Option<(Time, u64)>,
 }
 
 /// An agent's handle on the network during a hook.
@@ -95,20 +130,28 @@ impl<'a> Ctx<'a> {
         self.core.inject(pkt);
     }
     /// Sets timer `key` to fire at `at` (>= now), replacing any pending setting of that key.
+    /// Among events at the same instant the timer runs where the last `set_timer` call put it, as
+    /// if it had been scheduled then (see [`crate::event`]).
     pub fn set_timer(&mut self, key: u32, at: Time) {
         let at = at.max(self.core.now);
-        let gens = &mut self.core.timers[self.me as usize];
-        if gens.len() <= key as usize {
-            gens.resize(key as usize + 1, 0);
+        let slot = self.core.timer_slot(self.me, key);
+        let core = &mut *self.core;
+        let seq = core.events.reserve();
+        let sl = &mut core.slots[slot as usize];
+        sl.armed = Some((at, seq));
+        // An event queued for this slot no later than `at` will re-queue itself for this setting.
+        if !sl.carrier.is_some_and(|(t, _)| t <= at) {
+            sl.carrier = Some((at, seq));
+            core.events.push_reserved(at, seq, Ev::Timer(slot));
         }
-        gens[key as usize] = gens[key as usize].wrapping_add(1);
-        let g = gens[key as usize];
-        self.core.events.push(at, Ev::Timer(self.me, key, g));
     }
     /// Cancels timer `key` if pending.
     pub fn cancel_timer(&mut self, key: u32) {
-        if let Some(g) = self.core.timers[self.me as usize].get_mut(key as usize) {
-            *g = g.wrapping_add(1);
+        let me = self.me as usize;
+        if let Some(&slot) = self.core.timer_slot[me].get(key as usize) {
+            if slot != u32::MAX {
+                self.core.slots[slot as usize].armed = None;
+            }
         }
     }
     /// This agent's random stream.
@@ -129,6 +172,69 @@ impl<'a> Ctx<'a> {
 }
 
 impl Core {
+    fn timer_slot(&mut self, agent: AgentId, key: u32) -> u32 {
+        let keys = &mut self.timer_slot[agent as usize];
+        if keys.len() <= key as usize {
+            keys.resize(key as usize + 1, u32::MAX);
+        }
+        if keys[key as usize] == u32::MAX {
+            keys[key as usize] = self.slots.len() as u32;
+            self.slots.push(TimerSlot { agent, key, armed: None, carrier: None });
+        }
+        keys[key as usize]
+    }
+
+    /// A popped timer event: fire, re-queue for a later setting, or drop a stale one.
+    fn timer_event(&mut self, slot: u32, k: (Time, u64)) -> Option<(AgentId, u32)> {
+        let sl = &mut self.slots[slot as usize];
+        if sl.carrier != Some(k) {
+            return None;
+        }
+        sl.carrier = None;
+        match sl.armed {
+            Some(a) if a == k => {
+                sl.armed = None;
+                Some((sl.agent, sl.key))
+            }
+            Some((at, seq)) => {
+                sl.carrier = Some((at, seq));
+                self.events.push_reserved(at, seq, Ev::Timer(slot));
+                None
+            }
+            None => None,
+        }
+    }
+
+    /// Makes the deferred empty dequeue of `ch` if the TxDone it stands for would have run before
+    /// the event being dispatched (see `Channel::idle_at`).
+    #[inline(always)]
+    fn settle(&mut self, ch: ChanId) {
+        if let Some(k) = self.chans[ch as usize].idle_at {
+            if k < (self.now, self.cur) {
+                self.idle_dequeue(ch);
+            }
+        }
+    }
+
+    /// Settles every channel whose deferred TxDone is due at or before `until` (end of a run).
+    fn settle_until(&mut self, until: Time) {
+        for ch in 0..self.chans.len() {
+            if self.chans[ch].idle_at.is_some_and(|(t, _)| t <= until) {
+                self.idle_dequeue(ch as ChanId);
+            }
+        }
+    }
+
+    /// What the deferred TxDone's `start_tx` would have done: an empty dequeue at its own time.
+    fn idle_dequeue(&mut self, ch: ChanId) {
+        let c = &mut self.chans[ch as usize];
+        let Some((t, _)) = c.idle_at.take() else { return };
+        c.busy = false;
+        let got = c.qdisc.dequeue(&mut self.pool, t, &mut self.scratch);
+        // The discipline promised this (idle_dequeue_deferrable); anything else is a broken invariant.
+        assert!(got.is_none() && self.scratch.is_empty() && c.qdisc.backlog_pkts() == 0, "queue discipline {} broke its idle_dequeue_deferrable promise", c.qdisc.kind());
+    }
+
     fn inject(&mut self, pkt: Packet) {
         let c = self.tables.counters_mut(pkt.flow);
         c.sent_pkts += 1;
@@ -153,11 +259,10 @@ impl Core {
 
     fn forward(&mut self, at: NodeId, id: PktId) {
         let dst = self.pool.get(id).dst;
-        match self.route[at as usize][dst as usize] {
-            Some(ch) => self.enqueue(ch, id),
-            // Routes are checked when the scenario is built; this is a broken invariant.
-            None => panic!("no route from node {at} to node {dst}"),
-        }
+        let ch = self.route[at as usize * self.route_n + dst as usize];
+        // Routes are checked when the scenario is built; a missing one is a broken invariant.
+        assert!(ch != u32::MAX, "no route from node {at} to node {dst}");
+        self.enqueue(ch, id);
     }
 
     fn enqueue(&mut self, ch: ChanId, id: PktId) {
@@ -169,15 +274,9 @@ impl Core {
                 self.run_opportunities(ch);
             }
         }
-        let mut scratch = std::mem::take(&mut self.scratch);
-        let verdict = {
-            let c = &mut self.chans[ch as usize];
-            c.qdisc.enqueue(id, &mut self.pool, now, &mut scratch)
-        };
-        for (victim, why) in scratch.drain(..) {
-            self.drop_pkt(victim, ch, why);
-        }
-        self.scratch = scratch;
+        self.settle(ch);
+        let verdict = self.chans[ch as usize].qdisc.enqueue(id, &mut self.pool, now, &mut self.scratch);
+        self.drop_scratch(ch);
         match verdict {
             Verdict::Queued | Verdict::Marked => {
                 let c = &mut self.chans[ch as usize];
@@ -194,9 +293,24 @@ impl Core {
                     }
                 } else if !c.busy {
                     self.start_tx(ch);
+                } else if let Some((t, seq)) = c.idle_at.take() {
+                    // The packet on the wire now has one behind it: its TxDone must run.
+                    self.events.push_reserved(t, seq, Ev::TxDone(ch));
                 }
             }
             Verdict::Dropped(why) => self.drop_pkt(id, ch, why),
+        }
+    }
+
+    /// Frees and accounts the packets a discipline removed from inside its queue.
+    #[inline(always)]
+    fn drop_scratch(&mut self, ch: ChanId) {
+        if !self.scratch.is_empty() {
+            let mut scratch = std::mem::take(&mut self.scratch);
+            for (victim, why) in scratch.drain(..) {
+                self.drop_pkt(victim, ch, why);
+            }
+            self.scratch = scratch;
         }
     }
 
@@ -220,15 +334,8 @@ impl Core {
     /// Takes the next packet off the channel's queue and puts it on the wire.
     fn start_tx(&mut self, ch: ChanId) {
         let now = self.now;
-        let mut scratch = std::mem::take(&mut self.scratch);
-        let next = {
-            let c = &mut self.chans[ch as usize];
-            c.qdisc.dequeue(&mut self.pool, now, &mut scratch)
-        };
-        for (victim, why) in scratch.drain(..) {
-            self.drop_pkt(victim, ch, why);
-        }
-        self.scratch = scratch;
+        let next = self.chans[ch as usize].qdisc.dequeue(&mut self.pool, now, &mut self.scratch);
+        self.drop_scratch(ch);
         let Some(id) = next else {
             let c = &mut self.chans[ch as usize];
             c.busy = false;
@@ -247,8 +354,22 @@ impl Core {
         let size = self.pool.get(id).size;
         let c = &mut self.chans[ch as usize];
         c.busy = true;
-        let depart = now + c.rate.tx_time(size as u64 + c.overhead as u64);
-        self.events.push(depart, Ev::TxDone(ch));
+        let bytes = size as u64 + c.overhead as u64;
+        let tx = if c.tx_memo.0 == c.rate.0 && c.tx_memo.1 == bytes {
+            c.tx_memo.2
+        } else {
+            let tx = c.rate.tx_time(bytes);
+            c.tx_memo = (c.rate.0, bytes, tx);
+            tx
+        };
+        let depart = now + tx;
+        let seq = self.events.reserve();
+        if c.qdisc.backlog_pkts() == 0 && c.qdisc.idle_dequeue_deferrable() {
+            // Nothing waits behind this packet: its TxDone would only find the queue empty.
+            c.idle_at = Some((depart, seq));
+        } else {
+            self.events.push_reserved(depart, seq, Ev::TxDone(ch));
+        }
         self.transmitted(ch, id, depart);
     }
 
@@ -368,6 +489,11 @@ impl Core {
     }
 
     fn sample_queues(&mut self) {
+        for ch in 0..self.chans.len() {
+            if self.chans[ch].sampled {
+                self.settle(ch as ChanId);
+            }
+        }
         let t = self.now.ns() as i64;
         for (i, c) in self.chans.iter().enumerate() {
             if !c.sampled {
@@ -403,7 +529,9 @@ impl Sim {
                 nodes: vec![],
                 chans: vec![],
                 route: vec![],
-                timers: vec![],
+                route_n: 0,
+                timer_slot: vec![],
+                slots: vec![],
                 agent_node: vec![],
                 tapped: vec![],
                 agent_rng: vec![],
@@ -412,6 +540,7 @@ impl Sim {
                 tx_watch: vec![],
                 tables: Tables { tcp_start_ns: NULL_NS, tcp_end_ns: NULL_NS, ..Default::default() },
                 events_done: 0,
+                cur: 0,
             },
             agents: vec![],
             started: false,
@@ -450,6 +579,8 @@ impl Sim {
             loss: s.loss,
             loss_bursts: None,
             busy: false,
+            idle_at: None,
+            tx_memo: (0, 0, Time::ZERO),
             wakeup: None,
             last_arrival: Time::ZERO,
             rng,
@@ -475,7 +606,7 @@ impl Sim {
         self.agents.push(agent);
         self.core.agent_node.push(node);
         self.core.agent_rng.push(rng);
-        self.core.timers.push(vec![]);
+        self.core.timer_slot.push(vec![]);
         id
     }
     pub fn agent(&self, id: AgentId) -> &dyn Agent { self.agents[id as usize].as_ref() }
@@ -504,7 +635,7 @@ impl Sim {
         for (i, c) in self.core.chans.iter().enumerate() {
             out_chans[c.from as usize].push(i as ChanId);
         }
-        let mut route = vec![vec![None; n]; n];
+        let mut route = vec![u32::MAX; n * n];
         let mut missing = vec![];
         for src in 0..n {
             // first hop channel for every destination reached from src
@@ -535,9 +666,12 @@ impl Sim {
                     missing.push((src as NodeId, dst as NodeId));
                 }
             }
-            route[src] = first;
+            for (dst, ch) in first.into_iter().enumerate() {
+                route[src * n + dst] = ch.unwrap_or(u32::MAX);
+            }
         }
         self.core.route = route;
+        self.core.route_n = n;
         missing
     }
 
@@ -546,7 +680,7 @@ impl Sim {
             return;
         }
         self.started = true;
-        if self.core.route.len() != self.core.nodes.len() {
+        if self.core.route_n != self.core.nodes.len() || self.core.route.is_empty() {
             self.compute_routes();
         }
         for a in 0..self.agents.len() {
@@ -564,21 +698,32 @@ impl Sim {
             if t > until {
                 break;
             }
-            let (t, ev) = self.core.events.pop().expect("peeked");
+            let (t, seq, ev) = self.core.events.pop().expect("peeked");
             self.core.now = t;
+            self.core.cur = seq;
             self.core.events_done += 1;
             self.dispatch(ev);
         }
+        // TxDone events left out (links that went idle) up to `until` would have run in this call.
+        self.core.settle_until(until);
         self.core.now = self.core.now.max(until);
     }
 
     /// Runs until no event is left (beware: periodic sources never stop on their own).
     pub fn run(&mut self) {
         self.ensure_started();
-        while let Some((t, ev)) = self.core.events.pop() {
+        while let Some((t, seq, ev)) = self.core.events.pop() {
             self.core.now = t;
+            self.core.cur = seq;
             self.core.events_done += 1;
             self.dispatch(ev);
+        }
+        // The TxDone events left out would have run too, each an empty dequeue at its own time
+        // (nothing after them can observe the order), and the clock ends at the last of them.
+        let last = self.core.chans.iter().filter_map(|c| c.idle_at.map(|(t, _)| t)).max();
+        if let Some(t) = last {
+            self.core.settle_until(t);
+            self.core.now = self.core.now.max(t);
         }
     }
 
@@ -595,6 +740,7 @@ impl Sim {
                 None => self.core.start_tx(ch),
             },
             Ev::Wakeup(ch) => {
+                self.core.settle(ch);
                 let c = &mut self.core.chans[ch as usize];
                 if c.wakeup == Some(self.core.now) {
                     c.wakeup = None;
@@ -635,9 +781,9 @@ impl Sim {
                     self.core.forward(node, id);
                 }
             }
-            Ev::Timer(a, key, g) => {
-                let live = self.core.timers[a as usize].get(key as usize).copied() == Some(g);
-                if live {
+            Ev::Timer(slot) => {
+                let k = (self.core.now, self.core.cur);
+                if let Some((a, key)) = self.core.timer_event(slot, k) {
                     let mut ctx = Ctx { core: &mut self.core, me: a };
                     self.agents[a as usize].on_timer(key, &mut ctx);
                 }
@@ -662,6 +808,8 @@ impl Sim {
     /// Lets agents write their rows, records channel counters and the conservation totals.
     pub fn finish(mut self) -> Tables {
         self.ensure_started();
+        let now = self.core.now;
+        self.core.settle_until(now);
         for a in 0..self.agents.len() {
             let mut ctx = Ctx { core: &mut self.core, me: a as AgentId };
             self.agents[a].finish(&mut ctx);
@@ -697,5 +845,7 @@ impl Sim {
 
     /// Events processed so far.
     pub fn events_done(&self) -> u64 { self.core.events_done }
+    /// Events queued and not yet run (stale ones included).
+    pub fn pending_events(&self) -> usize { self.core.events.len() }
     pub fn tables(&self) -> &Tables { &self.core.tables }
 }

@@ -11,9 +11,11 @@
 //!   smallest capacity on the path (fixed rate, or a trace's mean rate), i.e. a transfer cannot
 //!   outrun its bottleneck; ftp has no size, so only the capacity bound applies. `acks = segments`
 //!   (one per segment, an upper bound: delayed ACKs halve it).
-//! - Events: every packet costs a transmission-done and an arrival event per hop
-//!   ([`EVENTS_PER_HOP`]) plus one at the source ([`EVENTS_PER_SEND`]: the CBR timer, TCP's
-//!   send/ACK processing and timer re-arms).
+//! - Events: every packet costs an arrival event per hop ([`EVENTS_PER_HOP`]), plus a
+//!   transmission-done event on the hops where another packet waits behind it (bursty video on
+//!   its first two hops, TCP data at the bottleneck), plus one at the source ([`EVENTS_PER_SEND`]:
+//!   the CBR timer — one per frame for bursty video —, TCP's send/ACK processing and timers); the
+//!   queue sampler is one event per interval.
 //! - Queue samples: `duration / interval` rows per sampled channel.
 //! - Memory: rows × bytes per row (the Rust columns, their growth slack, the Arrow and pandas
 //!   copies made while the tables are handed out and written), the routing table
@@ -27,8 +29,18 @@ use serde_json::Value;
 
 use crate::config::{duration_ns, rate_bps, size_value};
 
-/// Events per packet per hop: TxDone at the sender side of the channel, Arrive at its far end.
-pub const EVENTS_PER_HOP: f64 = 2.0;
+/// Events per packet per hop: its arrival at the channel's far end. The channel's end of
+/// transmission is an event only when another packet waits behind it (the engine leaves it out
+/// otherwise): see [`QUEUED_HOPS_BURSTY`] and [`QUEUED_HOPS_TCP`].
+pub const EVENTS_PER_HOP: f64 = 1.0;
+/// (A link driven by delivery opportunities — a trace, the cellular model — makes one event per
+/// packet it sends, queue or not: counted per opportunity-driven hop of a media packet's path.)
+/// Hops on which a bursty video frame queues behind its first packet: the first link (the frame
+/// leaves at one instant) and the bottleneck it reaches next; later, faster links see it spaced.
+pub const QUEUED_HOPS_BURSTY: f64 = 2.0;
+/// Hops on which a TCP data segment finds another one queued behind it (the bottleneck's standing
+/// queue); ACKs are spaced by the data they acknowledge and queue nowhere.
+pub const QUEUED_HOPS_TCP: f64 = 1.0;
 /// Events per packet at its source (timer or transmission scheduling).
 pub const EVENTS_PER_SEND: f64 = 1.0;
 /// Peak bytes per `media_packets` row: 37 B of Rust columns with Vec growth slack, then the Arrow
@@ -79,6 +91,8 @@ struct Chan {
     to: String,
     bps: f64,
     queue_bytes: f64,
+    /// Driven by delivery opportunities (trace, cellular): one event per packet it sends.
+    opp: bool,
 }
 
 fn s<'a>(t: &'a Value, k: &str) -> Option<&'a str> { t.get(k).and_then(Value::as_str) }
@@ -106,6 +120,10 @@ fn capacity(t: &Value, p: &str) -> Option<f64> {
     None
 }
 
+/// Whether the direction written with prefix `p` runs on delivery opportunities (a trace or the
+/// cellular model), whose link schedules an event per packet even with nothing queued.
+fn is_opp(t: &Value, p: &str) -> bool { t.get(format!("{p}trace")).is_some() || t.get(format!("{p}cellular")).is_some() }
+
 fn queue_bytes(q: Option<&Value>) -> f64 {
     let limit = q.and_then(|q| s(q, "limit")).and_then(|x| size_value(x).ok());
     match limit {
@@ -115,10 +133,11 @@ fn queue_bytes(q: Option<&Value>) -> f64 {
     }
 }
 
-fn link(out: &mut Vec<Chan>, from: &str, to: &str, fwd: Option<f64>, rev: Option<f64>, qf: f64, qr: f64) {
+#[allow(clippy::too_many_arguments)]
+fn link(out: &mut Vec<Chan>, from: &str, to: &str, fwd: Option<f64>, rev: Option<f64>, qf: f64, qr: f64, (of, or): (bool, bool)) {
     let f = fwd.unwrap_or(UNKNOWN_RATE_BPS);
-    out.push(Chan { from: from.into(), to: to.into(), bps: f, queue_bytes: qf });
-    out.push(Chan { from: to.into(), to: from.into(), bps: rev.unwrap_or(f), queue_bytes: qr });
+    out.push(Chan { from: from.into(), to: to.into(), bps: f, queue_bytes: qf, opp: of });
+    out.push(Chan { from: to.into(), to: from.into(), bps: rev.unwrap_or(f), queue_bytes: qr, opp: or });
 }
 
 /// Pairs of a dumbbell laid out as channels; the rest are counted (the builder refuses more than
@@ -136,7 +155,12 @@ fn channels(v: &Value) -> (Vec<Chan>, f64, f64, f64) {
             let rev = l.get("reverse").and_then(|r| capacity(r, "")).or(fwd);
             let q = queue_bytes(l.get("queue"));
             let qr = l.get("reverse").and_then(|r| r.get("queue")).map(|x| queue_bytes(Some(x))).unwrap_or(q);
-            link(&mut out, a, b, fwd, rev, q, qr);
+            let of = is_opp(l, "");
+            let or = match l.get("reverse") {
+                Some(r) if capacity(r, "").is_some() => is_opp(r, ""),
+                _ => of,
+            };
+            link(&mut out, a, b, fwd, rev, q, qr, (of, or));
         }
     }
     if let Some(a) = v.get("access") {
@@ -144,10 +168,13 @@ fn channels(v: &Value) -> (Vec<Chan>, f64, f64, f64) {
         let router = s(a, "router").unwrap_or("router");
         let client = s(a, "client").unwrap_or("client");
         let qc = queue_bytes(a.get("core_queue"));
-        link(&mut out, server, router, capacity(a, "core_"), None, qc, qc);
+        let oc = is_opp(a, "core_");
+        link(&mut out, server, router, capacity(a, "core_"), None, qc, qc, (oc, oc));
         let down = capacity(a, "down_");
         let qd = queue_bytes(a.get("down_queue"));
-        link(&mut out, router, client, down, capacity(a, "up_").or(down), qd, a.get("up_queue").map(|q| queue_bytes(Some(q))).unwrap_or(qd));
+        let od = is_opp(a, "down_");
+        let ou = if capacity(a, "up_").is_some() { is_opp(a, "up_") } else { od };
+        link(&mut out, router, client, down, capacity(a, "up_").or(down), qd, a.get("up_queue").map(|q| queue_bytes(Some(q))).unwrap_or(qd), (od, ou));
     }
     if let Some(d) = v.get("dumbbell") {
         let pairs = d.get("pairs").and_then(Value::as_u64).unwrap_or(1);
@@ -158,27 +185,30 @@ fn channels(v: &Value) -> (Vec<Chan>, f64, f64, f64) {
         more_nodes += 2.0 * rest;
         more_chans += 4.0 * rest;
         more_queue += 4.0 * rest * qa;
+        let oa = is_opp(d, "access_");
         for i in 1..=n {
-            link(&mut out, &format!("s{i}"), "r1", acc, acc, qa, qa);
-            link(&mut out, "r2", &format!("d{i}"), acc, acc, qa, qa);
+            link(&mut out, &format!("s{i}"), "r1", acc, acc, qa, qa, (oa, oa));
+            link(&mut out, "r2", &format!("d{i}"), acc, acc, qa, qa, (oa, oa));
         }
         let q = queue_bytes(d.get("queue"));
-        link(&mut out, "r1", "r2", capacity(d, "bottleneck_"), None, q, q);
+        let ob = is_opp(d, "bottleneck_");
+        link(&mut out, "r1", "r2", capacity(d, "bottleneck_"), None, q, q, (ob, ob));
     }
     (out, more_nodes, more_chans, more_queue)
 }
 
-/// Shortest-hop paths (as the simulator routes) from one node: per destination, (hops, min capacity).
-fn paths_from(src: &str, adj: &HashMap<&str, Vec<usize>>, chans: &[Chan]) -> HashMap<String, (u32, f64)> {
-    let mut best: HashMap<String, (u32, f64)> = HashMap::new();
-    best.insert(src.to_string(), (0, f64::INFINITY));
+/// Shortest-hop paths (as the simulator routes) from one node: per destination, (hops, min
+/// capacity, opportunity-driven hops).
+fn paths_from(src: &str, adj: &HashMap<&str, Vec<usize>>, chans: &[Chan]) -> HashMap<String, (u32, f64, u32)> {
+    let mut best: HashMap<String, (u32, f64, u32)> = HashMap::new();
+    best.insert(src.to_string(), (0, f64::INFINITY, 0));
     let mut q = VecDeque::from([src.to_string()]);
     while let Some(u) = q.pop_front() {
-        let (h, c) = best[&u];
+        let (h, c, o) = best[&u];
         for &ci in adj.get(u.as_str()).map(|v| v.as_slice()).unwrap_or(&[]) {
             let ch = &chans[ci];
             if !best.contains_key(&ch.to) {
-                best.insert(ch.to.clone(), (h + 1, c.min(ch.bps)));
+                best.insert(ch.to.clone(), (h + 1, c.min(ch.bps), o + ch.opp as u32));
                 q.push_back(ch.to.clone());
             }
         }
@@ -198,16 +228,17 @@ pub fn estimate(v: &Value) -> Estimate {
         adj.entry(c.from.as_str()).or_default().push(i);
     }
     let max_bps = chans.iter().map(|c| c.bps).fold(0.0, f64::max);
-    let mut cache: HashMap<String, HashMap<String, (u32, f64)>> = HashMap::new();
+    let mut cache: HashMap<String, HashMap<String, (u32, f64, u32)>> = HashMap::new();
     // Paths are searched per distinct source node; past this many searches the bound falls back to
     // the fastest channel and the diameter of the graph (over-estimating, never under).
     const MAX_SEARCHES: usize = 64;
-    let mut path = |a: &str, b: &str| -> (f64, f64) {
+    let any_opp = chans.iter().any(|c| c.opp) as u32 as f64;
+    let mut path = |a: &str, b: &str| -> (f64, f64, f64) {
         if !cache.contains_key(a) && cache.len() >= MAX_SEARCHES {
-            return (nodes.len().min(64) as f64, max_bps);
+            return (nodes.len().min(64) as f64, max_bps, any_opp);
         }
         let p = cache.entry(a.to_string()).or_insert_with(|| paths_from(a, &adj, &chans));
-        p.get(b).map(|(h, c)| (*h as f64, *c)).unwrap_or((1.0, max_bps))
+        p.get(b).map(|(h, c, o)| (*h as f64, *c, *o as f64)).unwrap_or((1.0, max_bps, any_opp))
     };
 
     let n_nodes = nodes.len() as f64 + more_nodes;
@@ -215,6 +246,7 @@ pub fn estimate(v: &Value) -> Estimate {
     let mut e = Estimate { duration_ns: duration, nodes: n_nodes as u64, channels: n_chans as u64, ..Default::default() };
     let mut pkt_hops = 0.0;
     let mut sends = 0.0;
+    let mut queued = 0.0;
     if let Some(Value::Array(tr)) = v.get("traffic") {
         for t in tr {
             if t.get("enabled").and_then(Value::as_bool) == Some(false) {
@@ -224,7 +256,7 @@ pub fn estimate(v: &Value) -> Estimate {
             let start = dur(t, "start").unwrap_or(0.0).min(duration);
             let stop = dur(t, "stop").unwrap_or(duration).min(duration);
             let active_s = (stop - start).max(0.0) * 1e-9;
-            let (hops, cap) = path(a, b);
+            let (hops, cap, opp_hops) = path(a, b);
             let cap = if cap.is_finite() && cap > 0.0 { cap } else { UNKNOWN_RATE_BPS };
             match s(t, "kind").unwrap_or("") {
                 "audio" => {
@@ -234,14 +266,25 @@ pub fn estimate(v: &Value) -> Estimate {
                     e.flows += 1;
                     pkt_hops += n * hops;
                     sends += n;
+                    queued += n * opp_hops;
                 }
                 "video" => {
                     let size = bytes(t, "packet_size").unwrap_or(1000.0).max(1.0);
-                    let n = active_s * rate(t, "rate").unwrap_or(0.0) / (8.0 * size);
+                    let bps = rate(t, "rate").unwrap_or(0.0);
+                    let n = active_s * bps / (8.0 * size);
                     e.media_rows += n;
                     e.flows += 1;
                     pkt_hops += n * hops;
-                    sends += n;
+                    queued += n * opp_hops;
+                    if s(t, "mode").unwrap_or("bursty") == "paced" {
+                        sends += n;
+                    } else {
+                        // one timer per frame; all but the frame's first packet wait behind another
+                        let fi = dur(t, "frame_interval").unwrap_or(40e6).max(1.0) * 1e-9;
+                        let k = (bps * fi / (8.0 * size)).round().max(1.0);
+                        sends += n / k;
+                        queued += n * (k - 1.0) / k * hops.min(QUEUED_HOPS_BURSTY);
+                    }
                 }
                 kind @ ("bulk" | "web" | "ftp") => {
                     let flows = t.get("flows").and_then(Value::as_u64).unwrap_or(1).max(1) as f64;
@@ -258,6 +301,7 @@ pub fn estimate(v: &Value) -> Estimate {
                     e.tcp_segments += segs;
                     pkt_hops += 2.0 * segs * hops; // data one way, one ACK per segment back
                     sends += 2.0 * segs;
+                    queued += segs * hops.min(QUEUED_HOPS_TCP);
                     if t.get("series").and_then(Value::as_bool) == Some(true) {
                         e.series_rows += 2.0 * segs;
                     }
@@ -267,12 +311,15 @@ pub fn estimate(v: &Value) -> Estimate {
         }
     }
     let out = v.get("output");
+    let mut sample_events = 0.0;
     if let Some(iv) = out.and_then(|o| dur(o, "queue_sample_interval")).filter(|x| *x > 0.0) {
         let sampled = match out.and_then(|o| o.get("queues")).and_then(Value::as_array) {
             Some(q) => q.len() as f64,
             None => n_chans / 2.0,
         };
         e.sample_rows = (duration / iv + 1.0) * sampled;
+        // one sampling event per interval, whatever the number of queues sampled
+        sample_events = duration / iv + 1.0;
     }
     if let Some(taps) = out.and_then(|o| o.get("pcap")).and_then(Value::as_array) {
         if !taps.is_empty() {
@@ -282,7 +329,7 @@ pub fn estimate(v: &Value) -> Estimate {
             e.tap_bytes = tap_pkts * (snap + TAP_OVERHEAD);
         }
     }
-    e.events = pkt_hops * EVENTS_PER_HOP + sends * EVENTS_PER_SEND + e.sample_rows / (n_chans / 2.0).max(1.0);
+    e.events = pkt_hops * EVENTS_PER_HOP + queued + sends * EVENTS_PER_SEND + sample_events;
     let n = n_nodes;
     let queues: f64 = chans.iter().map(|c| c.queue_bytes.min(1e12)).sum::<f64>() + more_queue.min(1e15);
     e.memory_bytes = BASE_BYTES
@@ -314,10 +361,10 @@ mod tests {
 
     #[test]
     fn audio_rows_and_events_by_hand() {
-        // 10 s at one packet per 20 ms = 500 packets, one hop: 500·(2·1 + 1) = 1500 events
+        // 10 s at one packet per 20 ms = 500 packets, one hop, no queue: 500·(1·1 + 1) = 1000 events
         let e = estimate(&sc(json!({})));
         assert_eq!(e.media_rows, 500.0);
-        assert_eq!(e.events, 1500.0);
+        assert_eq!(e.events, 1000.0);
         assert_eq!((e.nodes, e.channels, e.flows), (2, 2, 1));
     }
 

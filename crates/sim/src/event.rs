@@ -1,8 +1,16 @@
-//! The event queue: a binary min-heap ordered by (time, insertion counter), so events at the same
+//! The event queue: a binary min-heap ordered by (time, sequence number), so events at the same
 //! instant run in the order they were scheduled. This total order is what makes runs reproducible.
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
-
+//!
+//! The sequence number of an event is drawn when the event is *decided*, which need not be when it
+//! enters the heap: [`EventQueue::reserve`] draws one and [`EventQueue::push_reserved`] inserts an
+//! event under it later. An event inserted late under its reserved number runs exactly where it
+//! would have run had it been pushed at once, provided it enters the heap before anything ordered
+//! after it has been popped. The engine uses this to leave out events that would find nothing to
+//! do (a link finishing a packet with an empty queue behind it, a timer re-armed before it fires)
+//! and still run the ones that matter in the original order.
+//!
+//! Entries are 24 bytes: the time, the sequence number with the kind of event in its low 3 bits
+//! (unique numbers make the kind irrelevant to the order), and two 32-bit operands.
 use crate::packet::{AgentId, ChanId, PktId};
 use crate::time::Time;
 
@@ -14,8 +22,9 @@ pub enum Ev {
     Wakeup(ChanId),
     /// A packet reaches the far end of a channel.
     Arrive(ChanId, PktId),
-    /// An agent's timer `key`; stale unless `gen` matches the timer table (cancellation by key).
-    Timer(AgentId, u32, u32),
+    /// Timer slot `slot` (an agent's timer key, see `engine::TimerSlot`); stale unless the slot
+    /// still expects an event under this entry's (time, sequence number).
+    Timer(u32),
     /// Periodic queue sampling.
     Sample,
     /// Start of an agent (its `start` hook).
@@ -25,38 +34,139 @@ pub enum Ev {
     TxComplete(AgentId, u32),
 }
 
-#[derive(Debug)]
-struct Entry {
-    t: Time,
-    seq: u64,
-    ev: Ev,
+const TAG_BITS: u32 = 3;
+
+impl Ev {
+    #[inline(always)]
+    fn pack(self) -> (u64, u32, u32) {
+        match self {
+            Ev::TxDone(c) => (0, c, 0),
+            Ev::Wakeup(c) => (1, c, 0),
+            Ev::Arrive(c, p) => (2, c, p.0),
+            Ev::Timer(s) => (3, s, 0),
+            Ev::Sample => (4, 0, 0),
+            Ev::Start(a) => (5, a, 0),
+            Ev::TxComplete(a, n) => (6, a, n),
+        }
+    }
+    #[inline(always)]
+    fn unpack(tag: u64, a: u32, b: u32) -> Ev {
+        match tag {
+            0 => Ev::TxDone(a),
+            1 => Ev::Wakeup(a),
+            2 => Ev::Arrive(a, PktId(b)),
+            3 => Ev::Timer(a),
+            4 => Ev::Sample,
+            5 => Ev::Start(a),
+            _ => Ev::TxComplete(a, b),
+        }
+    }
 }
 
-impl PartialEq for Entry {
-    fn eq(&self, o: &Self) -> bool { self.t == o.t && self.seq == o.seq }
+#[derive(Copy, Clone, Debug)]
+struct Entry {
+    t: u64,
+    /// seq << TAG_BITS | kind.
+    s: u64,
+    a: u32,
+    b: u32,
 }
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> { Some(self.cmp(o)) }
+
+impl Entry {
+    #[inline(always)]
+    fn key(&self) -> u128 { (self.t as u128) << 64 | self.s as u128 }
 }
-impl Ord for Entry {
-    // Reversed: BinaryHeap is a max-heap and we want the earliest (time, seq) first.
-    fn cmp(&self, o: &Self) -> Ordering { o.t.cmp(&self.t).then_with(|| o.seq.cmp(&self.seq)) }
-}
+
+/// The (time, sequence number) an event runs under; ordered as the queue orders events.
+pub type Key = (Time, u64);
 
 #[derive(Default, Debug)]
 pub struct EventQueue {
-    heap: BinaryHeap<Entry>,
+    heap: Vec<Entry>,
     seq: u64,
 }
 
 impl EventQueue {
-    pub fn push(&mut self, t: Time, ev: Ev) {
+    /// Draws the sequence number of an event decided now (see the module doc).
+    #[inline(always)]
+    pub fn reserve(&mut self) -> u64 {
         self.seq += 1;
-        self.heap.push(Entry { t, seq: self.seq, ev });
+        self.seq
     }
-    pub fn pop(&mut self) -> Option<(Time, Ev)> { self.heap.pop().map(|e| (e.t, e.ev)) }
-    pub fn peek_time(&self) -> Option<Time> { self.heap.peek().map(|e| e.t) }
+    /// Schedules `ev` at `t` under a fresh sequence number, which it returns.
+    #[inline]
+    pub fn push(&mut self, t: Time, ev: Ev) -> u64 {
+        let s = self.reserve();
+        self.push_reserved(t, s, ev);
+        s
+    }
+    /// Schedules `ev` at `t` under the sequence number `seq` drawn earlier with [`Self::reserve`].
+    #[inline]
+    pub fn push_reserved(&mut self, t: Time, seq: u64, ev: Ev) {
+        let (tag, a, b) = ev.pack();
+        let e = Entry { t: t.0, s: seq << TAG_BITS | tag, a, b };
+        let k = e.key();
+        // Sift up with a hole.
+        let mut i = self.heap.len();
+        self.heap.push(e);
+        let h = &mut self.heap[..];
+        while i > 0 {
+            let p = (i - 1) / 2;
+            // SAFETY: p < i < h.len() (i starts at the new last index and only moves to parents).
+            unsafe {
+                if h.get_unchecked(p).key() <= k {
+                    break;
+                }
+                *h.get_unchecked_mut(i) = *h.get_unchecked(p);
+            }
+            i = p;
+        }
+        h[i] = e;
+    }
+    /// Removes the earliest event: its time, sequence number and kind.
+    #[inline]
+    pub fn pop(&mut self) -> Option<(Time, u64, Ev)> {
+        let last = self.heap.pop()?;
+        let n = self.heap.len();
+        let top = if n == 0 {
+            last
+        } else {
+            let h = &mut self.heap[..];
+            let top = h[0];
+            // Floyd's variant (as std's BinaryHeap::pop): walk the hole down to a leaf along the
+            // smaller children, one comparison per level, then sift the last entry up from there.
+            // The last entry is usually late (a far timer), so it rarely climbs far.
+            let mut i = 0;
+            let mut c = 1;
+            while c + 1 < n {
+                // SAFETY: c + 1 < n = h.len(), and i < c (i is a parent of c), so every index is in
+                // bounds; this loop is the hottest of the simulator and the checks cost a third.
+                unsafe {
+                    c += (h.get_unchecked(c + 1).key() < h.get_unchecked(c).key()) as usize;
+                    *h.get_unchecked_mut(i) = *h.get_unchecked(c);
+                }
+                i = c;
+                c = 2 * c + 1;
+            }
+            if c + 1 == n {
+                h[i] = h[c];
+                i = c;
+            }
+            let k = last.key();
+            while i > 0 {
+                let p = (i - 1) / 2;
+                if h[p].key() <= k {
+                    break;
+                }
+                h[i] = h[p];
+                i = p;
+            }
+            h[i] = last;
+            top
+        };
+        Some((Time(top.t), top.s >> TAG_BITS, Ev::unpack(top.s & ((1 << TAG_BITS) - 1), top.a, top.b)))
+    }
+    pub fn peek_time(&self) -> Option<Time> { self.heap.first().map(|e| Time(e.t)) }
     pub fn len(&self) -> usize { self.heap.len() }
     pub fn is_empty(&self) -> bool { self.heap.is_empty() }
 }
@@ -64,6 +174,9 @@ impl EventQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn drain(q: &mut EventQueue) -> Vec<(Time, Ev)> { std::iter::from_fn(|| q.pop().map(|(t, _, e)| (t, e))).collect() }
+
     #[test]
     fn same_instant_runs_in_insertion_order() {
         let mut q = EventQueue::default();
@@ -72,7 +185,41 @@ mod tests {
         q.push(Time(5), Ev::TxDone(2));
         q.push(Time(5), Ev::TxDone(3));
         q.push(Time(1), Ev::TxDone(4));
-        let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
-        assert_eq!(order, vec![(Time(1), Ev::TxDone(4)), (Time(3), Ev::TxDone(1)), (Time(5), Ev::Sample), (Time(5), Ev::TxDone(2)), (Time(5), Ev::TxDone(3))]);
+        assert_eq!(drain(&mut q), vec![(Time(1), Ev::TxDone(4)), (Time(3), Ev::TxDone(1)), (Time(5), Ev::Sample), (Time(5), Ev::TxDone(2)), (Time(5), Ev::TxDone(3))]);
+    }
+
+    #[test]
+    fn a_reserved_number_orders_the_event_where_it_was_decided() {
+        let mut q = EventQueue::default();
+        let early = q.reserve();
+        q.push(Time(7), Ev::TxDone(2));
+        q.push(Time(7), Ev::Wakeup(3));
+        // Inserted last, but decided first: runs first among the events at 7.
+        q.push_reserved(Time(7), early, Ev::TxDone(1));
+        assert_eq!(drain(&mut q), vec![(Time(7), Ev::TxDone(1)), (Time(7), Ev::TxDone(2)), (Time(7), Ev::Wakeup(3))]);
+    }
+
+    #[test]
+    fn every_kind_survives_packing_and_many_entries_come_out_sorted() {
+        let all = [Ev::TxDone(u32::MAX), Ev::Wakeup(7), Ev::Arrive(u32::MAX, PktId(u32::MAX - 1)), Ev::Timer(9), Ev::Sample, Ev::Start(4), Ev::TxComplete(5, 1500)];
+        let mut q = EventQueue::default();
+        for (i, e) in all.iter().enumerate() {
+            q.push(Time(100 - i as u64), *e);
+        }
+        let mut want: Vec<_> = all.iter().enumerate().map(|(i, e)| (Time(100 - i as u64), *e)).collect();
+        want.reverse();
+        assert_eq!(drain(&mut q), want);
+        // A pseudo-random mix of times, many ties: (time, seq) must come out in order.
+        let mut x = 12345u64;
+        let mut seqs = vec![];
+        for _ in 0..5000 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let t = Time((x >> 33) % 97);
+            let s = q.push(t, Ev::Sample);
+            seqs.push((t, s));
+        }
+        seqs.sort();
+        let got: Vec<_> = std::iter::from_fn(|| q.pop().map(|(t, s, _)| (t, s))).collect();
+        assert_eq!(got, seqs);
     }
 }

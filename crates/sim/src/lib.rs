@@ -3,7 +3,7 @@
 //!
 //! Contract: no I/O, no wall clock, no global state. Given a scenario and a seed, [`scenario::run`]
 //! returns the same [`record::Tables`] bit for bit. Time is integer nanoseconds ([`Time`]); events at
-//! the same instant run in the order they were scheduled ([`event::EventQueue`]); every component
+//! the same instant run in the order they were decided ([`event::EventQueue`]); every component
 //! draws from its own named random stream ([`rng::Rng::stream`]).
 pub mod cellular;
 pub mod config;

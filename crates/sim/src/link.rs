@@ -230,7 +230,16 @@ pub struct Channel {
     pub loss: f64,
     /// With `loss_burst`: losses come in bursts (the process replaces independent draws).
     pub loss_bursts: Option<LossBursts>,
+    /// A packet is on the wire (until its TxDone event, or until `idle_at`).
     pub(crate) busy: bool,
+    /// The packet on the wire leaves at this (time, event sequence number) with nothing queued
+    /// behind it, and no TxDone event was scheduled for it: the engine makes the discipline's empty
+    /// dequeue under this key when something next needs the link (see
+    /// [`crate::qdisc::Qdisc::idle_dequeue_deferrable`]).
+    pub(crate) idle_at: Option<(Time, u64)>,
+    /// Last serialisation time computed: (rate, bytes, time) — packets mostly repeat their size, and the
+    /// exact time takes a 128-bit division.
+    pub(crate) tx_memo: (u64, u64, Time),
     /// The armed qdisc watchdog (see [`crate::qdisc::Qdisc::next_wakeup`]); a Wakeup event at any
     /// other time is stale.
     pub(crate) wakeup: Option<Time>,

@@ -298,6 +298,7 @@ impl Qdisc for Codel {
     fn backlog_bytes(&self) -> u64 { self.fifo.bytes }
     fn stats(&self) -> &QueueStats { &self.stats }
     fn kind(&self) -> &'static str { "codel" }
+    fn idle_dequeue_deferrable(&self) -> bool { true }
 }
 
 #[cfg(test)]

@@ -68,4 +68,5 @@ impl Qdisc for DropTail {
     fn backlog_bytes(&self) -> u64 { self.bytes }
     fn stats(&self) -> &QueueStats { &self.stats }
     fn kind(&self) -> &'static str { "droptail" }
+    fn idle_dequeue_deferrable(&self) -> bool { true }
 }

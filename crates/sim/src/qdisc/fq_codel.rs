@@ -235,6 +235,8 @@ impl Qdisc for FqCodel {
     fn backlog_bytes(&self) -> u64 { self.bytes }
     fn stats(&self) -> &QueueStats { &self.stats }
     fn kind(&self) -> &'static str { "fq_codel" }
+    /// Empty: the dequeue only retires the flow lists and leaves CoDel's dropping state.
+    fn idle_dequeue_deferrable(&self) -> bool { true }
 }
 
 #[cfg(test)]

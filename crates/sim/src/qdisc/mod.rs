@@ -159,6 +159,14 @@ pub trait Qdisc {
     /// whenever the link goes idle (Linux's `qdisc_watchdog_schedule_ns`). None: only the next
     /// arrival wakes the link, which is right for every work-conserving discipline.
     fn next_wakeup(&self, _now: Time) -> Option<Time> { None }
+    /// Whether a `dequeue` while the discipline holds no packet returns None, removes nothing and
+    /// changes neither `stats()` nor the backlog (hidden state may change, as RED's idle start or
+    /// CoDel leaving its dropping state, if it depends only on the state and `now`). The engine may
+    /// then defer that call: a fixed-rate link that finishes a packet with nothing queued behind it
+    /// schedules no event, and makes the same call, with the same `now` and in the same order
+    /// relative to every other call on this discipline, just before it next uses the discipline.
+    /// Conservative default: false (the engine schedules the link's event as always).
+    fn idle_dequeue_deferrable(&self) -> bool { false }
     fn backlog_pkts(&self) -> usize;
     fn backlog_bytes(&self) -> u64;
     fn stats(&self) -> &QueueStats;

@@ -258,6 +258,7 @@ impl Qdisc for Pie {
     fn backlog_bytes(&self) -> u64 { self.bytes }
     fn stats(&self) -> &QueueStats { &self.stats }
     fn kind(&self) -> &'static str { "pie" }
+    fn idle_dequeue_deferrable(&self) -> bool { true }
 }
 
 #[cfg(test)]

@@ -442,6 +442,7 @@ impl Qdisc for Red {
     fn backlog_bytes(&self) -> u64 { self.bytes }
     fn stats(&self) -> &QueueStats { &self.stats }
     fn kind(&self) -> &'static str { "red" }
+    fn idle_dequeue_deferrable(&self) -> bool { true }
 }
 
 #[cfg(test)]

@@ -1,0 +1,133 @@
+//! Events per packet, counted by hand: an arrival per hop, a transmission-done only when another
+//! packet waits behind the one leaving, one timer per source send (per frame for bursty video), and
+//! one event per timer firing however often it was re-armed before.
+use jitterlab_sim::scenario;
+use serde_json::json;
+
+fn one_link(traffic: serde_json::Value, secs: u32) -> jitterlab_sim::record::Tables {
+    let v = json!({
+        "duration": format!("{secs}s"),
+        "links": {"l": {"from": "a", "to": "b", "rate": "100Mbit", "delay": "1ms", "queue": {"kind": "droptail", "limit": "100pkt"}}},
+        "traffic": [traffic],
+    });
+    scenario::run(&v, 1).unwrap()
+}
+
+#[test]
+fn audio_costs_its_timer_and_one_arrival() {
+    // 1 s at 20 ms: 50 packets, each a timer and an arrival; the link never has a packet waiting,
+    // so it schedules no end-of-transmission event. Plus the two agents' start events.
+    let t = one_link(json!({"kind": "audio", "from": "a", "to": "b"}), 1);
+    assert_eq!(t.delivered_pkts, 50);
+    assert_eq!(t.events, 2 + 50 * 2);
+}
+
+#[test]
+fn a_bursty_frame_costs_one_timer_five_arrivals_and_four_transmission_ends() {
+    // 1 Mbit/s, 40 ms frames of 1000 B: 5 packets per frame, 25 frames in 1 s. All 5 reach the
+    // queue at once; the first 4 leave with another behind them (an end-of-transmission event each),
+    // the last with none. 1 + 5 + 4 = 10 events per frame.
+    let t = one_link(json!({"kind": "video", "from": "a", "to": "b", "rate": "1Mbit", "mode": "bursty"}), 1);
+    assert_eq!(t.delivered_pkts, 125);
+    assert_eq!(t.events, 2 + 25 * 10);
+}
+
+mod timers {
+    use std::any::Any;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    use jitterlab_sim::engine::{Agent, Ctx};
+    use jitterlab_sim::packet::Packet;
+    use jitterlab_sim::{Sim, Time};
+
+    type Log = Rc<RefCell<Vec<(u64, &'static str, u32)>>>;
+
+    /// At start, applies `plan`: (key, Some(ms) = set | None = cancel), in order; logs firings.
+    struct Planner {
+        name: &'static str,
+        plan: Vec<(u32, Option<u64>)>,
+        log: Log,
+    }
+    impl Agent for Planner {
+        fn name(&self) -> &str { self.name }
+        fn start(&mut self, ctx: &mut Ctx) {
+            for &(k, at) in &self.plan {
+                match at {
+                    Some(ms) => ctx.set_timer(k, Time::from_ms(ms)),
+                    None => ctx.cancel_timer(k),
+                }
+            }
+        }
+        fn on_packet(&mut self, _p: Packet, _c: &mut Ctx) {}
+        fn on_timer(&mut self, key: u32, ctx: &mut Ctx) { self.log.borrow_mut().push((ctx.now().ns() / 1_000_000, self.name, key)); }
+        fn as_any(&self) -> &dyn Any { self }
+        fn as_any_mut(&mut self) -> &mut dyn Any { self }
+    }
+
+    fn run(agents: Vec<(&'static str, Vec<(u32, Option<u64>)>)>) -> (Vec<(u64, &'static str, u32)>, u64) {
+        let log: Log = Rc::default();
+        let mut sim = Sim::new(1);
+        let n = sim.add_node("n");
+        for (name, plan) in agents {
+            sim.add_agent(n, Box::new(Planner { name, plan, log: log.clone() }));
+        }
+        sim.run_until(Time::from_secs(1));
+        let ev = sim.events_done();
+        let got = log.borrow().clone();
+        (got, ev)
+    }
+
+    #[test]
+    fn a_timer_re_armed_later_a_hundred_times_costs_two_events() {
+        // Start; the event queued for 10 ms finds the setting moved to 109 ms and re-queues itself;
+        // it fires there. (The engine queued one event per set_timer before: 101 + 1.)
+        let plan = (0..100).map(|i| (0, Some(10 + i))).collect();
+        let (log, ev) = run(vec![("a", plan)]);
+        assert_eq!(log, vec![(109, "a", 0)]);
+        assert_eq!(ev, 1 + 2);
+    }
+
+    #[test]
+    fn only_the_last_setting_fires_and_a_cancelled_timer_never_does() {
+        // key 0: 50 ms then 10 ms (earlier: a new event; the one for 50 ms is stale when it pops);
+        // key 1: set and cancelled; key 2: cancelled, then set again.
+        let (log, ev) = run(vec![("a", vec![(0, Some(50)), (0, Some(10)), (1, Some(20)), (1, None), (2, Some(30)), (2, None), (2, Some(40))])]);
+        assert_eq!(log, vec![(10, "a", 0), (40, "a", 2)]);
+        // start + key 0 at 10 and its stale event at 50 + key 1's stale event + key 2's event at 30
+        // (finds the 40 ms setting) and at 40.
+        assert_eq!(ev, 1 + 2 + 1 + 2);
+    }
+
+    #[test]
+    fn same_instant_timers_fire_in_the_order_of_their_last_setting() {
+        // a sets 10 ms first via 5 ms (moved later, so its event re-queues), b sets 10 ms in between:
+        // b's setting is older than a's last one, so b fires first at 10 ms.
+        let (log, _) = run(vec![("a", vec![(0, Some(5)), (1, Some(10))]), ("b", vec![(0, Some(10))])]);
+        assert_eq!(log, vec![(5, "a", 0), (10, "a", 1), (10, "b", 0)]);
+        let (log, _) = run(vec![("a", vec![(0, Some(5))]), ("b", vec![(0, Some(10))]), ("c", vec![(0, Some(5)), (0, Some(10))])]);
+        assert_eq!(log, vec![(5, "a", 0), (10, "b", 0), (10, "c", 0)]);
+        // x's last setting (10 ms) is older than y's: x first, though its event was queued for 5 ms.
+        let (log, _) = run(vec![("x", vec![(0, Some(5)), (0, Some(10))]), ("y", vec![(0, Some(10))])]);
+        assert_eq!(log, vec![(10, "x", 0), (10, "y", 0)]);
+    }
+}
+
+#[test]
+fn run_to_the_end_stops_at_the_last_arrival_with_the_links_idle() {
+    // Five 80 B packets (0..80 ms) over 1 Mbit/s (640 us) and 10 ms: the last arrives at 90.64 ms;
+    // the link's last end of transmission (80.64 ms, left out as an event) must not move the clock
+    // back, and `run` must leave the link idle as its TxDone would have.
+    let v = json!({
+        "duration": "1s",
+        "links": {"l": {"from": "a", "to": "b", "rate": "1Mbit", "delay": "10ms", "queue": {"kind": "red", "limit": "50pkt"}}},
+        "traffic": [{"kind": "audio", "from": "a", "to": "b", "stop": "100ms"}],
+    });
+    let mut b = scenario::build(&v, 1).unwrap();
+    b.sim.run();
+    assert_eq!(b.sim.now(), jitterlab_sim::Time::from_us(90_640));
+    let t = b.sim.finish();
+    assert_eq!(t.media.recv_ns, vec![10_640_000, 30_640_000, 50_640_000, 70_640_000, 90_640_000]);
+    assert_eq!(t.end_ns, 90_640_000);
+    assert_eq!(t.events, 2 + 5 * 2);
+}
