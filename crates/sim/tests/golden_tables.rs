@@ -170,7 +170,7 @@ fn cases() -> Vec<(&'static str, Value, u64, &'static str)> {
         }, 7, "79914cf9eca3dd34ad6943ca90d8697fb64a609f056ab5aacdff639984e48ff7"),
         ("cellular-bulk", access(("down_cellular", json!({"bler": 0.2, "share": 0.4})), json!({"kind": "droptail", "limit": "500pkt"}), vec![bulk("cubic", "1s")], 6), 8, "3276eef104cb17e6aa900676b514820de6a8f567df6e617866960c0793a09d9f"),
         ("trace-codel-red", trace, 9, "a2eb23f2969d5e2b566097b1a5bccd04d7da294eec7de3bfd244bc234c7db5ed"),
-        ("links-loss-reorder-bbr", links, 10, "444dbabd48aefbd38b82ff2b405143b404c5ef0122d65f0f5efb675d5b2ab45d"),
+        ("links-loss-reorder-bbr", links, 10, "98f475c4676cc65aa07b36213b1c9e2544682b8a6dd9eeef4df771067fcc595a"),
         ("overload-paced-video", bench, 11, "fc92ede17eecd70a1b2350a7730218af742b7afdd8e93bd687e334ff2b120114"),
     ]
 }
