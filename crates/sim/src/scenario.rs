@@ -114,6 +114,10 @@ fn parse_hosts(root: &mut Params, sim: &Sim) -> Result<BTreeMap<NodeId, HostMode
             if media_idle == Time::ZERO {
                 return Err(r.err("media_idle", "must be > 0"));
             }
+            let mechanism = match r.choice("mechanism", &["window", "so_rcvbuf"], Some("window"))?.as_str() {
+                "so_rcvbuf" => crate::tcp::moderation::Mechanism::SoRcvbuf,
+                _ => crate::tcp::moderation::Mechanism::Window,
+            };
             let split = r.choice("split", &["equal", "weighted"], Some("equal"))?;
             let weights_path = r.key_path("weights");
             let mut weights = BTreeMap::new();
@@ -136,7 +140,7 @@ fn parse_hosts(root: &mut Params, sim: &Sim) -> Result<BTreeMap<NodeId, HostMode
             r.finish()?;
             if enabled {
                 let media: MediaPresence = Rc::new(Cell::new(None));
-                let mut m = Moderator::new(ModerationConfig { budget, from_syn, only_with_media, media_idle });
+                let mut m = Moderator::new(ModerationConfig { budget, from_syn, only_with_media, media_idle, mechanism });
                 m.set_media(media.clone());
                 out.insert(node, HostModeration { moderator: Rc::new(RefCell::new(m)), media, weights, weights_path, seen: BTreeSet::new() });
             }

@@ -17,6 +17,7 @@ use crate::time::Time;
 pub mod agent;
 pub mod cc;
 pub mod moderation;
+pub mod rcvbuf;
 pub mod receiver;
 pub mod rtt;
 pub mod sender;
@@ -73,6 +74,9 @@ pub struct TcpConfig {
     pub quickack: u32,
     /// Receive buffer in bytes: the most the receiver will advertise.
     pub rcvbuf: u64,
+    /// The receive buffer as Linux manages it (`rcvbuf.rs`: SO_RCVBUF, scaling ratio, window
+    /// rounding, autotuning); None = a fixed window of `rcvbuf` bytes (ns-2's `window_`).
+    pub linux_rcv: Option<rcvbuf::LinuxRcvConfig>,
     /// Offer the window scale option (RFC 7323 §2).
     pub wscale: bool,
     /// The receiver's shift when scaling is on; None = the smallest that covers `rcvbuf`.
@@ -124,6 +128,7 @@ impl Default for TcpConfig {
             delack: Some(Time::from_ms(40)),
             quickack: 16,
             rcvbuf: 3 * 1024 * 1024,
+            linux_rcv: None,
             wscale: true,
             wscale_shift: None,
             ecn: false,
@@ -156,6 +161,9 @@ pub trait WindowPolicy {
     fn on_advertise(&mut self, _flow: u32, _wnd: u64, _now: Time) {}
     /// Largest window (bytes) flow `flow` may advertise now; `free` is what the buffer allows.
     fn cap(&mut self, flow: u32, now: Time, free: u64) -> u64;
+    /// The SO_RCVBUF the host gives flow `flow` now (None: it sets none). A receiver given one
+    /// manages its buffer as Linux does (`rcvbuf.rs`), whatever its own configuration says.
+    fn so_rcvbuf(&mut self, _flow: u32, _now: Time) -> Option<u64> { None }
 }
 
 /// A policy shared by the receivers of one host.

@@ -7,9 +7,14 @@
 //! (RFC 7323) under an optional host [`WindowPolicy`](super::WindowPolicy) cap, echoes ECN marks
 //! (RFC 3168 §6.1.3) and closes after the sender's FIN by sending its own.
 //!
-//! The application reads in-order data at once, so the buffer holds only out-of-order data.
+//! The application reads in-order data at once, so the buffer holds only out-of-order data —
+//! except with Linux's buffer model ([`rcvbuf`](super::rcvbuf), `TcpConfig::linux_rcv` or a host
+//! policy that sets SO_RCVBUF), where the segment that triggers an ACK is still queued when the ACK
+//! is built (Linux ACKs from softirq before the reader runs) and the application reads it right
+//! after. With timestamps on the SYN (RFC 7323 §3) ACKs echo TS.Recent (§4.3).
 use std::collections::BTreeMap;
 
+use super::rcvbuf::{LinuxRcvBuf, LinuxRcvConfig};
 use super::{SharedWindowPolicy, TcpConfig, TimerCmd, HEADER_BYTES, MAX_WSCALE};
 use crate::packet::{tcp_flags as F, TcpHeader, MAX_SACK_BLOCKS};
 use crate::time::Time;
@@ -65,6 +70,13 @@ pub struct Receiver {
     right_edge: u64,
     ecn_ok: bool,
     ece: bool,
+    /// Linux's receive buffer (None: a fixed window of `cfg.rcvbuf`).
+    linux: Option<LinuxRcvBuf>,
+    /// In-order segments delivered by the segment being processed, not yet read by the application.
+    unread_segs: u64,
+    /// RFC 7323: timestamps negotiated, and TS.Recent.
+    ts_ok: bool,
+    ts_recent: u32,
     pub stats: ReceiverStats,
 }
 
@@ -98,11 +110,17 @@ impl Receiver {
             right_edge: 0,
             ecn_ok: false,
             ece: false,
+            linux: None,
+            unread_segs: 0,
+            ts_ok: false,
+            ts_recent: 0,
             stats: ReceiverStats::default(),
         }
     }
 
     pub fn window_shift(&self) -> u8 { self.shift }
+    /// Linux's receive-buffer state when that model is in use.
+    pub fn linux(&self) -> Option<&LinuxRcvBuf> { self.linux.as_ref() }
     pub fn ooo_bytes(&self) -> u64 { self.ooo_bytes }
 
     /// One arriving segment; `ce` is the IP header's CE codepoint.
@@ -115,7 +133,28 @@ impl Receiver {
                 self.rcv_nxt = hdr.seq.saturating_add(1);
                 // RFC 7323 §2.2: scale only when both SYNs carry the option.
                 self.ws_ok = self.cfg.wscale && hdr.wscale.is_some();
-                self.shift = if self.ws_ok { self.cfg.wscale_shift.unwrap_or_else(|| wscale_for(self.cfg.rcvbuf)).min(MAX_WSCALE) } else { 0 };
+                self.ts_ok = hdr.ts.is_some();
+                if let Some((tsval, _)) = hdr.ts {
+                    self.ts_recent = tsval;
+                }
+                // Linux's buffer: from the configuration, or SO_RCVBUF from the host's policy.
+                let so = self.policy.as_ref().and_then(|p| p.borrow_mut().so_rcvbuf(self.flow, now));
+                let lcfg = match (so, &self.cfg.linux_rcv) {
+                    (Some(v), c) => Some(LinuxRcvConfig { so_rcvbuf: Some(v), ..c.clone().unwrap_or_default() }),
+                    (None, c) => c.clone(),
+                };
+                self.linux = lcfg.map(|c| {
+                    let opt = if self.ts_ok { 12 } else { 0 };
+                    LinuxRcvBuf::open(c, self.cfg.mss as u64 + opt, opt, self.ws_ok, 0)
+                });
+                self.shift = match (&self.linux, self.ws_ok) {
+                    (_, false) => 0,
+                    (Some(l), true) => self.cfg.wscale_shift.unwrap_or(l.wscale).min(MAX_WSCALE),
+                    (None, true) => self.cfg.wscale_shift.unwrap_or_else(|| wscale_for(self.cfg.rcvbuf)).min(MAX_WSCALE),
+                };
+                if let Some(l) = &mut self.linux {
+                    l.wscale = self.shift;
+                }
                 // RFC 3168 §6.1.1: an ECN-setup SYN has ECE and CWR.
                 self.ecn_ok = self.cfg.ecn && hdr.flags & F::ECE != 0 && hdr.flags & F::CWR != 0;
                 if let Some(p) = &self.policy {
@@ -130,6 +169,10 @@ impl Receiver {
             // RFC 9293 §3.10.7.4 SYN-RECEIVED: an ACK of our SYN → ESTABLISHED, then the segment's data.
             State::SynReceived if ack && hdr.ack == self.snd_nxt => {
                 self.state = State::Established;
+                let copied = self.stats.bytes_in_order;
+                if let Some(l) = &mut self.linux {
+                    l.established(now, copied);
+                }
                 if let Some(p) = &self.policy {
                     p.borrow_mut().on_established(self.flow, now);
                 }
@@ -161,18 +204,56 @@ impl Receiver {
             flags |= F::ECE;
         }
         // RFC 7323 §2.2: the window in a SYN is not scaled (at most 65535).
-        let wnd = self.window(now).min(65_535);
+        let wnd = match &self.linux {
+            // tcp_select_initial_window's offer, under the host policy's cap.
+            Some(l) => {
+                let w = l.rcv_wnd;
+                let free = self.free();
+                match &self.policy {
+                    Some(p) => w.min(p.borrow_mut().cap(self.flow, now, free).max(self.cfg.mss as u64)),
+                    None => w,
+                }
+            }
+            None => {
+                let free = self.free();
+                let w = self.window(now);
+                // A policy cap, like any SYN window of Linux (tcp_select_initial_window), in whole
+                // MSS.
+                let mss = self.cfg.mss.max(1) as u64;
+                if w < free && w > mss { w.min(65_535) / mss * mss } else { w }
+            }
+        }
+        .min(65_535);
         self.right_edge = self.rcv_nxt + wnd;
         self.report(wnd, now);
         let wscale = if self.ws_ok { Some(self.shift) } else { None };
-        out.segs.push(TcpHeader { seq: 0, ack: self.rcv_nxt, flags, wnd, wscale, ..Default::default() });
+        let ts = if self.ts_ok { Some((us(now), self.ts_recent)) } else { None };
+        out.segs.push(TcpHeader { seq: 0, ack: self.rcv_nxt, flags, wnd, wscale, ts, ..Default::default() });
         self.snd_nxt = 1;
         self.stats.acks_sent += 1;
     }
 
+    /// Truesize charged to a Linux buffer now: the segments out of order and those not yet read.
+    fn held(&self) -> u64 {
+        match &self.linux {
+            Some(l) => (self.ooo_bytes.div_ceil(l.rcv_mss.max(1)) + self.unread_segs) * l.cfg.truesize,
+            None => 0,
+        }
+    }
+
+    /// What the buffer allows: Linux's `__tcp_select_window`, or the fixed buffer less the data
+    /// held out of order.
+    fn free(&mut self) -> u64 {
+        let held = self.held();
+        match &mut self.linux {
+            Some(l) => l.select_window(held),
+            None => self.cfg.rcvbuf.saturating_sub(self.ooo_bytes),
+        }
+    }
+
     /// The window the buffer allows, capped by the host policy.
     fn window(&mut self, now: Time) -> u64 {
-        let free = self.cfg.rcvbuf.saturating_sub(self.ooo_bytes);
+        let free = self.free();
         match &self.policy {
             Some(p) => free.min(p.borrow_mut().cap(self.flow, now, free)),
             None => free,
@@ -180,26 +261,37 @@ impl Receiver {
     }
 
     /// Advertised window: never moves the right edge left (RFC 9293 §3.8.6.2.2), expressed in
-    /// units of 2^shift (RFC 7323 §2.3, rounded up when needed not to shrink), at most 65535 units.
+    /// units of 2^shift (RFC 7323 §2.3), at most 65535 units. A policy cap below what the buffer
+    /// allows is rounded as Linux's `__tcp_select_window` rounds a window: with scaling, aligned up
+    /// to the scale unit ("so that it won't get scaled away"; never beyond the buffer); without,
+    /// down to whole MSS (never below one: the policy's floor).
     fn advertised(&mut self, now: Time) -> u64 {
-        let mut w = self.window(now);
-        let free = self.cfg.rcvbuf.saturating_sub(self.ooo_bytes);
+        let free = self.free();
+        let mut w = match &self.policy {
+            Some(p) => free.min(p.borrow_mut().cap(self.flow, now, free)),
+            None => free,
+        };
         let held = self.right_edge.saturating_sub(self.rcv_nxt);
         let s = self.shift as u32;
         let max = 65_535u64 << s;
         if w < held {
-            w = held;
-            w = w.div_ceil(1 << s) << s;
+            // tcp_select_window: "never shrink the offered window", ALIGN(cur_win, 1 << wscale).
+            w = held.div_ceil(1 << s) << s;
         } else if w < free {
-            // A policy cap (e.g. whole segments of an RWND budget): round up to the scale unit,
-            // as Linux's __tcp_select_window aligns, so that a cap of n segments still admits n
-            // segments (rounding down would leave n − 1 and a fraction); never beyond the buffer.
-            w = (w.div_ceil(1 << s) << s).min((free >> s) << s).max((w >> s) << s);
+            w = if s > 0 {
+                (w.div_ceil(1 << s) << s).min((free >> s) << s).max((w >> s) << s)
+            } else {
+                let mss = self.cfg.mss.max(1) as u64;
+                (w / mss * mss).max(mss.min(w))
+            };
         } else {
             w = (w >> s) << s;
         }
         w = w.min(max);
         self.right_edge = self.right_edge.max(self.rcv_nxt + w);
+        if let Some(l) = &mut self.linux {
+            l.offered(w);
+        }
         self.report(w, now);
         w
     }
@@ -221,7 +313,8 @@ impl Receiver {
             flags |= F::ECE;
         }
         let wnd = self.advertised(now);
-        let mut hdr = TcpHeader { seq: self.snd_nxt, ack: self.rcv_nxt, flags, wnd, ..Default::default() };
+        let ts = if self.ts_ok { Some((us(now), self.ts_recent)) } else { None };
+        let mut hdr = TcpHeader { seq: self.snd_nxt, ack: self.rcv_nxt, flags, wnd, ts, ..Default::default() };
         if self.cfg.recovery == super::Recovery::Sack {
             let n = self.recent.len().min(MAX_SACK_BLOCKS);
             hdr.sack[..n].copy_from_slice(&self.recent[..n]);
@@ -283,11 +376,22 @@ impl Receiver {
         let fin = hdr.flags & F::FIN != 0;
         // RFC 9293 §3.10.7.4 acceptability: data must start inside the receive window (we allow the
         // whole buffer beyond RCV.NXT, and anything below the right edge already offered).
-        let limit = self.right_edge.max(self.rcv_nxt.saturating_add(self.cfg.rcvbuf));
+        let bufwin = match &self.linux {
+            Some(l) => l.full_space(),
+            None => self.cfg.rcvbuf,
+        };
+        let limit = self.right_edge.max(self.rcv_nxt.saturating_add(bufwin));
         if len > 0 && (hdr.seq.checked_add(len).is_none() || hdr.seq >= limit) {
             self.send_ack(now, out);
             return;
         }
+        if let (true, Some((tsval, _))) = (self.ts_ok, hdr.ts) {
+            // RFC 7323 §4.3 (2): TS.Recent from a segment that starts at or before RCV.NXT.
+            if hdr.seq <= self.rcv_nxt {
+                self.ts_recent = tsval;
+            }
+        }
+        let tsecr_us = hdr.ts.map(|(_, ecr)| ecr as u64);
         if len > 0 {
             self.stats.segments += 1;
             if self.first_data {
@@ -318,6 +422,15 @@ impl Receiver {
                 }
                 let nxt = self.rcv_nxt;
                 self.recent.retain(|b| b.1 > nxt);
+                if self.linux.is_some() {
+                    // Held until the application reads it, after this segment's ACK decision.
+                    self.unread_segs = 1;
+                    let held = self.held();
+                    let nxt = self.rcv_nxt;
+                    if let Some(l) = &mut self.linux {
+                        l.on_data(len, held, nxt, now, tsecr_us);
+                    }
+                }
                 if had_gap {
                     // RFC 5681 §4.2: data filling (part of) a gap is acknowledged at once.
                     immediate = true;
@@ -330,6 +443,16 @@ impl Receiver {
                 self.insert_ooo(s, e);
                 immediate = true;
                 self.enter_quickack();
+                let held = self.held();
+                let span = self.ooo.iter().next_back().map_or(0, |(_, &oe)| oe - self.rcv_nxt);
+                let nxt = self.rcv_nxt;
+                if let Some(l) = &mut self.linux {
+                    // tcp_data_queue_ofo: tcp_grow_window, then provisioning for the queue
+                    // (tcp_rcvbuf_grow with the current space, plus the out-of-order span).
+                    l.on_data(len, held, nxt, now, None);
+                    let sp = l.space;
+                    l.rcvbuf_grow(sp, span);
+                }
             }
         }
         if fin && hdr.seq.checked_add(len) == Some(self.rcv_nxt) {
@@ -361,6 +484,28 @@ impl Receiver {
             self.delack_armed = true;
             out.delack = TimerCmd::Set(now + delack.unwrap_or(Time::ZERO));
         }
+        self.app_read(now);
+    }
+
+    /// The application reads what arrived in order (Linux: `tcp_recvmsg` → `tcp_rcv_space_adjust`);
+    /// a host policy's new SO_RCVBUF applies from here on.
+    fn app_read(&mut self, now: Time) {
+        self.unread_segs = 0;
+        if self.linux.is_none() {
+            return;
+        }
+        let so = self.policy.as_ref().and_then(|p| p.borrow_mut().so_rcvbuf(self.flow, now));
+        let span = self.ooo.iter().next_back().map_or(0, |(_, &oe)| oe - self.rcv_nxt);
+        let copied = self.stats.bytes_in_order;
+        if let Some(l) = &mut self.linux {
+            if let Some(v) = so {
+                if l.cfg.so_rcvbuf != Some(v) {
+                    l.cfg.so_rcvbuf = Some(v);
+                    l.set_so_rcvbuf(v);
+                }
+            }
+            l.on_read(copied, 0, span, now);
+        }
     }
 
     /// Linux `tcp_incr_quickack`: ACK the next min(rcvbuf / (2·MSS), quickack) segments at once
@@ -370,7 +515,12 @@ impl Receiver {
         if max == 0 {
             return;
         }
-        let n = (self.cfg.rcvbuf / (2 * self.cfg.mss.max(1) as u64)).max(2).min(max as u64) as u32;
+        // tcp_incr_quickack: rcv_wnd / (2 · rcv_mss) with Linux's buffer.
+        let n = match &self.linux {
+            Some(l) => l.rcv_wnd / (2 * l.rcv_mss.max(1)),
+            None => self.cfg.rcvbuf / (2 * self.cfg.mss.max(1) as u64),
+        };
+        let n = n.max(2).min(max as u64) as u32;
         self.quick = self.quick.max(n);
     }
 
@@ -394,6 +544,9 @@ impl Receiver {
         self.recent.truncate(8);
     }
 }
+
+/// Timestamp clock: simulator microseconds (as `TcpHeader::ts`), wrapping at 2^32.
+fn us(t: Time) -> u32 { (t.ns() / 1000) as u32 }
 
 /// IP size of a receiver segment.
 pub const ACK_BYTES: u32 = HEADER_BYTES;
