@@ -517,7 +517,7 @@ impl Receiver {
         }
         // tcp_incr_quickack: rcv_wnd / (2 · rcv_mss) with Linux's buffer.
         let n = match &self.linux {
-            Some(l) => l.rcv_wnd / (2 * l.rcv_mss.max(1)),
+            Some(l) => l.rcv_wnd / (2 * self.cfg.mss.max(1) as u64),
             None => self.cfg.rcvbuf / (2 * self.cfg.mss.max(1) as u64),
         };
         let n = n.max(2).min(max as u64) as u32;
