@@ -80,6 +80,8 @@ impl Default for ModerationConfig {
 struct FlowInfo {
     weight: f64,
     mss: u64,
+    /// When the connection opens (its SYN is sent), if the builder said.
+    start: Option<Time>,
 }
 
 #[derive(Clone, Debug)]
@@ -100,16 +102,27 @@ pub struct Moderator {
     media: Option<MediaPresence>,
     /// Joins and leaves seen (each recomputes the split).
     pub recomputations: u64,
+    /// Connections whose FIN arrived.
+    closed: std::collections::BTreeSet<u32>,
 }
 
 impl Moderator {
     pub fn new(cfg: ModerationConfig) -> Moderator {
-        Moderator { cfg, flows: BTreeMap::new(), active: BTreeMap::new(), media: None, recomputations: 0 }
+        Moderator { cfg, flows: BTreeMap::new(), active: BTreeMap::new(), media: None, recomputations: 0, closed: Default::default() }
     }
 
     /// Declares a connection to this host: its weight in a weighted split and its MSS (rounding).
     pub fn register(&mut self, flow: u32, weight: f64, mss: u32) {
-        self.flows.insert(flow, FlowInfo { weight, mss: mss.max(1) as u64 });
+        self.flows.insert(flow, FlowInfo { weight, mss: mss.max(1) as u64, start: None });
+    }
+
+    /// When connection `flow` opens: with `SoRcvbuf`, connections opening at the same instant
+    /// share from their SYNs on (the testbed opens them together and sets their SO_RCVBUF before
+    /// connecting).
+    pub fn set_start(&mut self, flow: u32, start: Time) {
+        if let Some(f) = self.flows.get_mut(&flow) {
+            f.start = Some(start);
+        }
     }
 
     /// Where the host's media sinks record arrivals (needed by `only_with_media`).
@@ -118,7 +131,7 @@ impl Moderator {
     /// Connections active now (SYN arrived, FIN not yet).
     pub fn active(&self) -> usize { self.active.len() }
 
-    fn info(&self, flow: u32) -> FlowInfo { self.flows.get(&flow).cloned().unwrap_or(FlowInfo { weight: 1.0, mss: 1460 }) }
+    fn info(&self, flow: u32) -> FlowInfo { self.flows.get(&flow).cloned().unwrap_or(FlowInfo { weight: 1.0, mss: 1460, start: None }) }
 
     /// The current share of `flow` before accounting and rounding: budget · w_f / Σ w (active).
     pub fn share(&self, flow: u32) -> u64 {
@@ -157,6 +170,7 @@ impl WindowPolicy for Moderator {
         if self.active.remove(&flow).is_some() {
             self.recomputations += 1;
         }
+        self.closed.insert(flow);
     }
     fn on_advertise(&mut self, flow: u32, wnd: u64, _now: Time) {
         if let Some(a) = self.active.get_mut(&flow) {
@@ -167,8 +181,16 @@ impl WindowPolicy for Moderator {
         if self.cfg.mechanism != Mechanism::SoRcvbuf || !self.engaged(now) || !self.active.contains_key(&flow) {
             return None;
         }
-        // The testbed's share: budget // active (at least 1 B); SO_RCVBUF takes whole bytes.
-        Some(self.share(flow).max(1))
+        // The testbed's share: budget // (active + those opening with this one), at least 1 B.
+        let start = self.info(flow).start;
+        let pending = self
+            .flows
+            .iter()
+            .filter(|(f, i)| start.is_some() && i.start == start && !self.active.contains_key(f) && !self.closed.contains(f))
+            .count() as u64;
+        let w: f64 = self.active.keys().map(|f| self.info(*f).weight).sum::<f64>() + pending as f64;
+        let share = ((self.cfg.budget as f64) * self.info(flow).weight / w.max(1e-9)).floor() as u64;
+        Some(share.max(1))
     }
     fn cap(&mut self, flow: u32, now: Time, free: u64) -> u64 {
         if self.cfg.mechanism == Mechanism::SoRcvbuf {
@@ -262,9 +284,14 @@ mod tests {
         let mut m = Moderator::new(ModerationConfig { budget: 20_000, mechanism: Mechanism::SoRcvbuf, ..Default::default() });
         for f in 0..6 {
             m.register(f, 1.0, 1448);
+            m.set_start(f, t(0));
+        }
+        // opening together: the first SYN already gets the testbed's 20000 // 6 = 3333
+        m.on_open(0, t(0));
+        assert_eq!(m.so_rcvbuf(0, t(0)), Some(3333));
+        for f in 1..6 {
             m.on_open(f, t(0));
         }
-        // the testbed's split: 20000 // 6 = 3333 per socket
         assert_eq!(m.so_rcvbuf(0, t(0)), Some(3333));
         assert_eq!(m.cap(0, t(0), 77_777), 77_777);
         m.on_close(5, t(1));

@@ -137,6 +137,9 @@ impl Receiver {
                 if let Some((tsval, _)) = hdr.ts {
                     self.ts_recent = tsval;
                 }
+                if let Some(p) = &self.policy {
+                    p.borrow_mut().on_open(self.flow, now);
+                }
                 // Linux's buffer: from the configuration, or SO_RCVBUF from the host's policy.
                 let so = self.policy.as_ref().and_then(|p| p.borrow_mut().so_rcvbuf(self.flow, now));
                 let lcfg = match (so, &self.cfg.linux_rcv) {
@@ -157,9 +160,6 @@ impl Receiver {
                 }
                 // RFC 3168 §6.1.1: an ECN-setup SYN has ECE and CWR.
                 self.ecn_ok = self.cfg.ecn && hdr.flags & F::ECE != 0 && hdr.flags & F::CWR != 0;
-                if let Some(p) = &self.policy {
-                    p.borrow_mut().on_open(self.flow, now);
-                }
                 self.state = State::SynReceived;
                 self.send_syn_ack(now, out);
             }
@@ -484,12 +484,13 @@ impl Receiver {
             self.delack_armed = true;
             out.delack = TimerCmd::Set(now + delack.unwrap_or(Time::ZERO));
         }
-        self.app_read(now);
+        self.app_read(now, out);
     }
 
     /// The application reads what arrived in order (Linux: `tcp_recvmsg` → `tcp_rcv_space_adjust`);
     /// a host policy's new SO_RCVBUF applies from here on.
-    fn app_read(&mut self, now: Time) {
+    fn app_read(&mut self, now: Time, out: &mut RecvOutput) {
+        let read = self.unread_segs > 0;
         self.unread_segs = 0;
         if self.linux.is_none() {
             return;
@@ -505,6 +506,23 @@ impl Receiver {
                 }
             }
             l.on_read(copied, 0, span, now);
+        }
+        // tcp_cleanup_rbuf: a read that lets the window at least double, while what is left of the
+        // offered window is at most half the clamp, is announced at once (else a window of one or
+        // two segments would wait for the delayed-ACK timer).
+        if read && self.state == State::Established {
+            let left = self.right_edge.saturating_sub(self.rcv_nxt);
+            let held = self.held();
+            let update = match &mut self.linux {
+                Some(l) if 2 * left <= l.window_clamp => {
+                    let w = l.select_window(held);
+                    w > 0 && w >= 2 * left
+                }
+                _ => false,
+            };
+            if update {
+                self.send_ack(now, out);
+            }
         }
     }
 
