@@ -165,3 +165,58 @@ fn autotuning_grows_per_rtt_as_tcp_rcvbuf_grow() {
     }
     assert_eq!(r.linux().unwrap().sk_rcvbuf, 131_072);
 }
+
+fn path(hosts: Option<serde_json::Value>, extra: serde_json::Value) -> serde_json::Value {
+    let mut tcp = serde_json::json!({"kind": "bulk", "from": "server", "to": "client", "size": "3MB", "mss": "1448B", "iw": 3, "start": "1s"});
+    for (k, v) in extra.as_object().unwrap() {
+        tcp[k] = v.clone();
+    }
+    let mut v = serde_json::json!({
+        "duration": "12s",
+        "access": {"core_rate": "100Mbit", "core_delay": "5ms", "down_rate": "4Mbit", "down_delay": "15ms",
+                   "down_queue": {"kind": "droptail", "limit": "500pkt"}, "up_rate": "100Mbit", "up_delay": "15ms"},
+        "traffic": [{"kind": "audio", "from": "server", "to": "client"}, tcp],
+    });
+    if let Some(h) = hosts {
+        v["hosts"] = serde_json::json!({"client": {"rwnd": h}});
+    }
+    v
+}
+
+/// The testbed's moderation on the path of the testbed notes (4 Mbit/s, 20 ms each way, 500
+/// packets): a 20 kB receive-buffer budget alone gives the bulk flow Linux's 23 168 B (16 segments,
+/// 23 808 B on the wire = 47.6 ms at 4 Mbit/s, just above the 40 ms base RTT), so the link stays
+/// busy (goodput ≥ 95 % of the 3.89 Mbit/s of payload it carries) while the queue holds at most
+/// the ~4 kB beyond the path's own 20 kB: audio OWD stays within 10 ms of its 20 ms base. The
+/// window budget (13 whole segments, 18 824 B < one BDP) cannot keep the link busy.
+#[test]
+fn so_rcvbuf_budget_keeps_the_link_busy_and_the_queue_short() {
+    let run = |h: serde_json::Value| {
+        let t = jitterlab_sim::scenario::run(&path(Some(h), serde_json::json!({})), 1).unwrap();
+        let f = &t.tcp_flows;
+        let secs = (f.end_ns[0] - f.syn_ns[0]) as f64 * 1e-9;
+        let gp = 3e6 * 8.0 / secs / 1e6;
+        let m = &t.media;
+        let mut owd: Vec<i64> = (0..m.seq.len())
+            .filter(|&i| m.recv_ns[i] >= 0 && m.send_ns[i] > f.syn_ns[0] && m.send_ns[i] < f.end_ns[0])
+            .map(|i| m.recv_ns[i] - m.send_ns[i])
+            .collect();
+        owd.sort();
+        (gp, owd[owd.len() / 2] as f64 * 1e-6, owd[owd.len() * 99 / 100] as f64 * 1e-6)
+    };
+    let (gp, p50, p99) = run(serde_json::json!({"budget": "20kB", "mechanism": "so_rcvbuf"}));
+    assert!(gp > 0.95 * 4.0 * 1448.0 / 1488.0, "goodput {gp}");
+    assert!(p50 > 20.0 && p99 < 30.0, "OWD median {p50} ms, p99 {p99} ms");
+    let (gp_w, _, _) = run(serde_json::json!({"budget": "20kB"}));
+    assert!(gp_w < 0.9 * gp, "window budget {gp_w} vs buffer budget {gp}");
+}
+
+/// Scenario keys: errors name the key.
+#[test]
+fn keys() {
+    let err = |h: Option<serde_json::Value>, x: serde_json::Value| jitterlab_sim::scenario::run(&path(h, x), 1).unwrap_err().to_string();
+    assert!(err(None, serde_json::json!({"so_rcvbuf": "0B"})).contains("so_rcvbuf: must be > 0"));
+    assert!(err(None, serde_json::json!({"tcp_rmem_max": "1MB"})).contains("tcp_rmem_max: only with linux_rcvbuf = true or so_rcvbuf"));
+    assert!(err(None, serde_json::json!({"linux_rcvbuf": true, "rcvbuf": "64kB"})).contains("rcvbuf: give either rcvbuf"));
+    assert!(err(Some(serde_json::json!({"budget": "20kB", "mechanism": "socket"})), serde_json::json!({})).contains("hosts.client.rwnd.mechanism"));
+}
