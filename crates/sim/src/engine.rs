@@ -247,8 +247,10 @@ impl Core {
         let size = self.pool.get(id).size;
         let c = &mut self.chans[ch as usize];
         c.busy = true;
-        let depart = now + c.rate.tx_time(size as u64 + c.overhead as u64);
-        self.events.push(depart, Ev::TxDone(ch));
+        let free_at = now + c.rate.tx_time(size as u64 + c.overhead as u64);
+        self.events.push(free_at, Ev::TxDone(ch));
+        // A shaper releases the packet now and spends its serialisation time before the next one.
+        let depart = if c.shaper { now } else { free_at };
         self.transmitted(ch, id, depart);
     }
 
@@ -442,6 +444,7 @@ impl Sim {
             to: s.to,
             rate: s.rate,
             overhead: 0,
+            shaper: false,
             delay: s.delay,
             qdisc: s.qdisc,
             opp: s.trace.map(OppLink::new),
