@@ -17,9 +17,14 @@ use crate::time::Time;
 pub mod agent;
 pub mod cc;
 pub mod moderation;
+pub mod ecn;
+pub mod rate;
 pub mod receiver;
+pub mod recovery;
 pub mod rtt;
+pub mod scoreboard;
 pub mod sender;
+pub mod timers;
 pub mod tsq;
 pub mod workload;
 
