@@ -143,10 +143,12 @@ pub struct LinuxRcvBuf {
 }
 
 impl LinuxRcvBuf {
-    /// The passive open (`tcp_openreq_init_rwin`; the active one, `tcp_connect_init`, computes the
-    /// same): `advmss` is the MSS we announce, `opt_bytes` the options every data segment carries
-    /// (12 with timestamps), `wscale_ok` whether both SYNs carry the option, `init_rcv_wnd` the
-    /// route's `initrwnd` (0 = none).
+    /// The open (`tcp_connect_init` for the active opener, `tcp_openreq_init_rwin` for the passive
+    /// one): `advmss` is the MSS we announce; `opt_bytes` is subtracted from it before the initial
+    /// window is rounded to whole segments — 0 for the active opener (no TS.Recent yet: SO_RCVBUF
+    /// 20000 gives 13 × 1460 = 18 980 B, as the testbed's SYNs show), 12 for the passive one
+    /// with timestamps; `wscale_ok` whether both SYNs carry the option; `init_rcv_wnd` the route's
+    /// `initrwnd` (0 = none).
     pub fn open(cfg: LinuxRcvConfig, advmss: u64, opt_bytes: u64, wscale_ok: bool, init_rcv_wnd: u64) -> LinuxRcvBuf {
         let (sk_rcvbuf, locked) = match cfg.so_rcvbuf {
             Some(v) => (sk_rcvbuf_for(v, cfg.rmem_max), true),
@@ -226,8 +228,9 @@ impl LinuxRcvBuf {
 
     /// A data segment of `len` bytes was queued (`tcp_event_data_recv`: `tcp_measure_rcv_mss`,
     /// `tcp_rcv_rtt_measure`, `tcp_grow_window`); `held` is the truesize charged now, this segment
-    /// included; `rcv_nxt` after it; `tsecr_us` its echoed timestamp in µs when timestamps are on.
-    pub fn on_data(&mut self, len: u64, held: u64, rcv_nxt: u64, now: Time, tsecr_us: Option<u64>) {
+    /// included; `rcv_nxt` after it; `tsecr_ms` the time (ms) of the ACK whose TSval it echoes,
+    /// when timestamps are on.
+    pub fn on_data(&mut self, len: u64, held: u64, rcv_nxt: u64, now: Time, tsecr_ms: Option<u64>) {
         // tcp_measure_rcv_mss: a segment at least as large as rcv_mss of a new size re-measures the
         // ratio, and the clamp follows the whole buffer at the new ratio.
         if len >= self.rcv_mss {
@@ -244,14 +247,12 @@ impl LinuxRcvBuf {
         }
         // Receiver RTT: with timestamps the echo (tcp_rcv_rtt_measure_ts, full segments, smoothed),
         // else the time to receive one window (tcp_rcv_rtt_measure, its minimum only).
-        if let Some(ecr) = tsecr_us {
-            let now_us = now.ns() / 1000;
-            if len >= self.rcv_mss && now_us > ecr {
-                // The TS clock ticks in ms (TCP_TS_HZ = 1000): the delta is whole milliseconds.
-                let d = (now_us / 1000).saturating_sub(ecr / 1000) * 1000;
-                if d > 0 {
-                    self.rtt_update(d, false);
-                }
+        if let Some(ecr) = tsecr_ms {
+            // The TS clock ticks in ms (TCP_TS_HZ = 1000): the delta is whole milliseconds
+            // (tcp_rtt_tsopt_us), taken from full-sized segments only.
+            let d = (now.ns() / 1_000_000).saturating_sub(ecr) * 1000;
+            if len >= self.rcv_mss && d > 0 {
+                self.rtt_update(d, false);
             }
         } else {
             match self.rtt_est_time {

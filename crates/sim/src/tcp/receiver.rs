@@ -11,7 +11,7 @@
 //! except with Linux's buffer model ([`rcvbuf`](super::rcvbuf), `TcpConfig::linux_rcv` or a host
 //! policy that sets SO_RCVBUF), where the segment that triggers an ACK is still queued when the ACK
 //! is built (Linux ACKs from softirq before the reader runs) and the application reads it right
-//! after. With timestamps on the SYN (RFC 7323 §3) ACKs echo TS.Recent (§4.3).
+//! after.
 use std::collections::BTreeMap;
 
 use super::rcvbuf::{LinuxRcvBuf, LinuxRcvConfig};
@@ -29,7 +29,8 @@ pub enum State {
     Closed,
 }
 
-/// What one call produced: segments (headers; all are 40-byte pure ACKs) and the delayed-ACK timer.
+/// What one call produced: segments (headers; all are pure ACKs, 40 bytes, 52 with the timestamps
+/// option) and the delayed-ACK timer.
 #[derive(Default, Debug)]
 pub struct RecvOutput {
     pub segs: Vec<TcpHeader>,
@@ -74,9 +75,10 @@ pub struct Receiver {
     linux: Option<LinuxRcvBuf>,
     /// In-order segments delivered by the segment being processed, not yet read by the application.
     unread_segs: u64,
-    /// RFC 7323: timestamps negotiated, and TS.Recent.
+    /// RFC 7323 timestamps negotiated; TS.Recent (echoed in TSecr); Last.ACK.sent (§4.3).
     ts_ok: bool,
     ts_recent: u32,
+    last_ack_sent: u64,
     pub stats: ReceiverStats,
 }
 
@@ -114,6 +116,7 @@ impl Receiver {
             unread_segs: 0,
             ts_ok: false,
             ts_recent: 0,
+            last_ack_sent: 0,
             stats: ReceiverStats::default(),
         }
     }
@@ -133,10 +136,9 @@ impl Receiver {
                 self.rcv_nxt = hdr.seq.saturating_add(1);
                 // RFC 7323 §2.2: scale only when both SYNs carry the option.
                 self.ws_ok = self.cfg.wscale && hdr.wscale.is_some();
-                self.ts_ok = hdr.ts.is_some();
-                if let Some((tsval, _)) = hdr.ts {
-                    self.ts_recent = tsval;
-                }
+                // RFC 7323 §3.2: answer the timestamps option only if the SYN carries it.
+                self.ts_ok = self.cfg.timestamps && hdr.ts.is_some();
+                self.ts_recent = hdr.ts.map_or(0, |(v, _)| v);
                 if let Some(p) = &self.policy {
                     p.borrow_mut().on_open(self.flow, now);
                 }
@@ -146,10 +148,11 @@ impl Receiver {
                     (Some(v), c) => Some(LinuxRcvConfig { so_rcvbuf: Some(v), ..c.clone().unwrap_or_default() }),
                     (None, c) => c.clone(),
                 };
-                self.linux = lcfg.map(|c| {
-                    let opt = if self.ts_ok { 12 } else { 0 };
-                    LinuxRcvBuf::open(c, self.cfg.mss as u64 + opt, opt, self.ws_ok, 0)
-                });
+                // The receiving application is the client that connected (every workload here, and
+                // the testbed's): its SYN's window is rounded to the whole MSS, as
+                // tcp_connect_init does before any TS.Recent exists; its segments carry
+                // cfg.mss − 12 bytes with timestamps.
+                self.linux = lcfg.map(|c| LinuxRcvBuf::open(c, self.cfg.mss as u64, 0, self.ws_ok, 0));
                 self.shift = match (&self.linux, self.ws_ok) {
                     (_, false) => 0,
                     (Some(l), true) => self.cfg.wscale_shift.unwrap_or(l.wscale).min(MAX_WSCALE),
@@ -227,7 +230,8 @@ impl Receiver {
         self.right_edge = self.rcv_nxt + wnd;
         self.report(wnd, now);
         let wscale = if self.ws_ok { Some(self.shift) } else { None };
-        let ts = if self.ts_ok { Some((us(now), self.ts_recent)) } else { None };
+        let ts = self.ts_option(now);
+        self.last_ack_sent = self.rcv_nxt;
         out.segs.push(TcpHeader { seq: 0, ack: self.rcv_nxt, flags, wnd, wscale, ts, ..Default::default() });
         self.snd_nxt = 1;
         self.stats.acks_sent += 1;
@@ -313,7 +317,8 @@ impl Receiver {
             flags |= F::ECE;
         }
         let wnd = self.advertised(now);
-        let ts = if self.ts_ok { Some((us(now), self.ts_recent)) } else { None };
+        let ts = self.ts_option(now);
+        self.last_ack_sent = self.rcv_nxt;
         let mut hdr = TcpHeader { seq: self.snd_nxt, ack: self.rcv_nxt, flags, wnd, ts, ..Default::default() };
         if self.cfg.recovery == super::Recovery::Sack {
             let n = self.recent.len().min(MAX_SACK_BLOCKS);
@@ -356,7 +361,18 @@ impl Receiver {
         }
     }
 
+    /// The timestamps option on a segment sent now: our TSval, TSecr = TS.Recent (RFC 7323 §3.2).
+    fn ts_option(&self, now: Time) -> Option<(u32, u32)> { self.ts_ok.then(|| (super::sender::tsval(now), self.ts_recent)) }
+
     fn on_data(&mut self, hdr: &TcpHeader, ce: bool, now: Time, out: &mut RecvOutput) {
+        if let (true, Some((v, _))) = (self.ts_ok, hdr.ts) {
+            // RFC 7323 §4.3 (Linux tcp_replace_ts_recent): TS.Recent follows segments that start
+            // at or below the last ACK sent, so that with delayed ACKs the echo times the
+            // earliest segment acknowledged and a retransmission filling a hole is timed itself.
+            if hdr.seq <= self.last_ack_sent && v.wrapping_sub(self.ts_recent) as i32 >= 0 {
+                self.ts_recent = v;
+            }
+        }
         let mut immediate = false;
         if self.ecn_ok {
             // RFC 3168 §6.1.3: CWR ends the ECE echo; a CE mark (re)starts it. Like Linux, the first
@@ -385,13 +401,8 @@ impl Receiver {
             self.send_ack(now, out);
             return;
         }
-        if let (true, Some((tsval, _))) = (self.ts_ok, hdr.ts) {
-            // RFC 7323 §4.3 (2): TS.Recent from a segment that starts at or before RCV.NXT.
-            if hdr.seq <= self.rcv_nxt {
-                self.ts_recent = tsval;
-            }
-        }
-        let tsecr_us = hdr.ts.map(|(_, ecr)| ecr as u64);
+        // The echoed TSval of one of our ACKs (`sender::tsval`: Linux's ms clock + 1; 0 = none).
+        let tsecr_ms = hdr.ts.filter(|_| self.ts_ok).and_then(|(_, ecr)| (ecr > 0).then(|| ecr as u64 - 1));
         if len > 0 {
             self.stats.segments += 1;
             if self.first_data {
@@ -428,7 +439,7 @@ impl Receiver {
                     let held = self.held();
                     let nxt = self.rcv_nxt;
                     if let Some(l) = &mut self.linux {
-                        l.on_data(len, held, nxt, now, tsecr_us);
+                        l.on_data(len, held, nxt, now, tsecr_ms);
                     }
                 }
                 if had_gap {
@@ -562,9 +573,6 @@ impl Receiver {
         self.recent.truncate(8);
     }
 }
-
-/// Timestamp clock: simulator microseconds (as `TcpHeader::ts`), wrapping at 2^32.
-fn us(t: Time) -> u32 { (t.ns() / 1000) as u32 }
 
 /// IP size of a receiver segment.
 pub const ACK_BYTES: u32 = HEADER_BYTES;
