@@ -222,3 +222,27 @@ fn keys() {
     assert!(err(None, serde_json::json!({"linux_rcvbuf": true, "rcvbuf": "64kB"})).contains("rcvbuf: give either rcvbuf"));
     assert!(err(Some(serde_json::json!({"budget": "20kB", "mechanism": "socket"})), serde_json::json!({})).contains("hosts.client.rwnd.mechanism"));
 }
+
+/// With the timestamps option (12 B) an ACK has room for 3 SACK blocks of 8 B (+ 4 B of kind,
+/// length and padding) in TCP's 40 option bytes, as Linux's `tcp_established_options` computes;
+/// without it 4 (RFC 2018 §3).
+#[test]
+fn sack_blocks_fit_beside_timestamps() {
+    for (ts, blocks) in [(true, 3u8), (false, 4)] {
+        let mut r = Receiver::new(TcpConfig { mss: 1460, timestamps: ts, ..TcpConfig::default() }, 0, None);
+        let mut out = RecvOutput::default();
+        let t = |ms: u64| Time::from_ms(ms);
+        let opt = |now: Time| if ts { Some((ts_of(now), 1)) } else { None };
+        r.process(&TcpHeader { seq: 0, flags: F::SYN, wscale: Some(7), ts: opt(t(0)), ..Default::default() }, false, t(0), &mut out);
+        r.process(&TcpHeader { seq: 1, ack: 1, flags: F::ACK, ts: opt(t(1)), ..Default::default() }, false, t(1), &mut out);
+        // five islands of out-of-order data
+        for k in 0..5u64 {
+            let mut out = RecvOutput::default();
+            r.process(&TcpHeader { seq: 1 + (2 * k + 1) * 1000, ack: 1, flags: F::ACK, len: 1000, ts: opt(t(2 + k)), ..Default::default() }, false, t(2 + k), &mut out);
+            let a = out.segs.last().unwrap();
+            assert_eq!(a.nsack, ((k + 1) as u8).min(blocks), "ts {ts}, island {k}");
+        }
+    }
+}
+
+fn ts_of(t: Time) -> u32 { jitterlab_sim::tcp::sender::tsval(t) }

@@ -321,7 +321,10 @@ impl Receiver {
         self.last_ack_sent = self.rcv_nxt;
         let mut hdr = TcpHeader { seq: self.snd_nxt, ack: self.rcv_nxt, flags, wnd, ts, ..Default::default() };
         if self.cfg.recovery == super::Recovery::Sack {
-            let n = self.recent.len().min(MAX_SACK_BLOCKS);
+            // Option space (Linux tcp_established_options): (40 − 12 of timestamps − 4) / 8 = 3
+            // blocks with timestamps, 4 without (RFC 2018 §3).
+            let room = if ts.is_some() { 3 } else { MAX_SACK_BLOCKS };
+            let n = self.recent.len().min(room);
             hdr.sack[..n].copy_from_slice(&self.recent[..n]);
             hdr.nsack = n as u8;
         }
