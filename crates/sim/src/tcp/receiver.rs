@@ -238,7 +238,8 @@ impl Receiver {
         self.last_ack_sent = self.rcv_nxt;
         let mut hdr = TcpHeader { seq: self.snd_nxt, ack: self.rcv_nxt, flags, wnd, ts, ..Default::default() };
         if self.cfg.recovery == super::Recovery::Sack {
-            let n = self.recent.len().min(MAX_SACK_BLOCKS);
+            // RFC 2018 §3: 40 option bytes hold 4 blocks, 3 beside the timestamps option.
+            let n = self.recent.len().min(if self.ts_ok { MAX_SACK_BLOCKS - 1 } else { MAX_SACK_BLOCKS });
             hdr.sack[..n].copy_from_slice(&self.recent[..n]);
             hdr.nsack = n as u8;
         }

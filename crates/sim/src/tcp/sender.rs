@@ -197,6 +197,8 @@ impl Sender {
     pub fn ssthresh(&self) -> u64 { self.cs.ssthresh }
     pub fn srtt(&self) -> Option<Time> { self.rtt.srtt() }
     pub fn rto(&self) -> Time { self.rtt.rto() }
+    /// The RTT estimator (latest sample, minimum, SRTT, RTTVAR).
+    pub fn rtt_estimator(&self) -> &RttEstimator { &self.rtt }
     pub fn cc_name(&self) -> &'static str { self.cc.name() }
     pub fn cc(&self) -> &dyn CongestionControl { self.cc.as_ref() }
     /// The state the algorithm sees (cwnd, delivery counters, …).
