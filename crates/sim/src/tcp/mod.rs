@@ -131,6 +131,12 @@ pub struct TcpConfig {
     pub cc_seed: u64,
 }
 
+impl TcpConfig {
+    /// SMSS, the payload of a full segment (RFC 5681): the MSS less the timestamps option when it
+    /// is on (RFC 7323 §3.2; Linux's `mss_cache`: 1448 for MSS 1460).
+    pub fn payload_mss(&self) -> u32 { self.mss.saturating_sub(if self.timestamps { TS_OPTION_BYTES } else { 0 }).max(1) }
+}
+
 impl Default for TcpConfig {
     /// Linux-like defaults: MSS 1460 (1500-byte packets) with the timestamps option (1448 payload
     /// bytes), IW10, CUBIC with HyStart, SACK recovery with PRR and RACK-TLP, limited transmit,

@@ -221,8 +221,8 @@ impl Receiver {
                 let free = self.free();
                 let w = self.window(now);
                 // A policy cap, like any SYN window of Linux (tcp_select_initial_window), in whole
-                // MSS.
-                let mss = self.cfg.mss.max(1) as u64;
+                // segments as the sender will send them (payload).
+                let mss = self.cfg.payload_mss() as u64;
                 if w < free && w > mss { w.min(65_535) / mss * mss } else { w }
             }
         }
@@ -285,7 +285,8 @@ impl Receiver {
             w = if s > 0 {
                 (w.div_ceil(1 << s) << s).min((free >> s) << s).max((w >> s) << s)
             } else {
-                let mss = self.cfg.mss.max(1) as u64;
+                // whole segments as they are sent (payload; Linux's rcv_mss)
+                let mss = self.cfg.payload_mss() as u64;
                 (w / mss * mss).max(mss.min(w))
             };
         } else {
@@ -321,10 +322,8 @@ impl Receiver {
         self.last_ack_sent = self.rcv_nxt;
         let mut hdr = TcpHeader { seq: self.snd_nxt, ack: self.rcv_nxt, flags, wnd, ts, ..Default::default() };
         if self.cfg.recovery == super::Recovery::Sack {
-            // Option space (Linux tcp_established_options): (40 − 12 of timestamps − 4) / 8 = 3
-            // blocks with timestamps, 4 without (RFC 2018 §3).
-            let room = if ts.is_some() { 3 } else { MAX_SACK_BLOCKS };
-            let n = self.recent.len().min(room);
+            // RFC 2018 §3: 40 option bytes hold 4 blocks, 3 beside the timestamps option.
+            let n = self.recent.len().min(if self.ts_ok { MAX_SACK_BLOCKS - 1 } else { MAX_SACK_BLOCKS });
             hdr.sack[..n].copy_from_slice(&self.recent[..n]);
             hdr.nsack = n as u8;
         }
@@ -549,7 +548,7 @@ impl Receiver {
         }
         // tcp_incr_quickack: rcv_wnd / (2 · rcv_mss) with Linux's buffer.
         let n = match &self.linux {
-            Some(l) => l.rcv_wnd / (2 * self.cfg.mss.max(1) as u64),
+            Some(l) => l.rcv_wnd / (2 * self.cfg.payload_mss() as u64),
             None => self.cfg.rcvbuf / (2 * self.cfg.mss.max(1) as u64),
         };
         let n = n.max(2).min(max as u64) as u32;

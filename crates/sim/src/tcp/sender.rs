@@ -151,7 +151,7 @@ impl Sender {
     pub fn with_cc(cfg: TcpConfig, size: Option<u64>, cc: Cc) -> Sender {
         // RFC 7323 §3.2 / Linux's `mss_cache`: the option's 12 bytes come out of every segment, so
         // SMSS (RFC 5681: payload bytes) is the MSS option minus 12.
-        let mss = cfg.mss.saturating_sub(if cfg.timestamps { TS_OPTION_BYTES } else { 0 }).max(1) as u64;
+        let mss = cfg.payload_mss() as u64;
         let cs = CcState { ssthresh: cfg.initial_ssthresh, abc_l: cfg.abc, ..CcState::new(mss, cfg.iw.max(1) as u64 * mss) };
         let pacing = cfg.pacing || cc.needs_pacing();
         let (data_end, unlimited) = match size {
@@ -197,6 +197,8 @@ impl Sender {
     pub fn ssthresh(&self) -> u64 { self.cs.ssthresh }
     pub fn srtt(&self) -> Option<Time> { self.rtt.srtt() }
     pub fn rto(&self) -> Time { self.rtt.rto() }
+    /// The RTT estimator (latest sample, minimum, SRTT, RTTVAR).
+    pub fn rtt_estimator(&self) -> &RttEstimator { &self.rtt }
     pub fn cc_name(&self) -> &'static str { self.cc.name() }
     pub fn cc(&self) -> &dyn CongestionControl { self.cc.as_ref() }
     /// The state the algorithm sees (cwnd, delivery counters, …).
@@ -390,7 +392,10 @@ impl Sender {
     /// connection outside recovery with data out. `advancing`: called for an ACK that advanced
     /// SND.UNA, whose RTO restarts now (else the RTO runs from the first segment's transmission).
     fn schedule_loss_probe(&mut self, now: Time, advancing: bool, out: &mut Output) -> bool {
-        if !(self.sack && self.cfg.tlp) || self.sb.is_empty() || self.ca != CaState::Open {
+        // Linux probes in Open (and CWR) only; with SACKed data outstanding it is in Disorder
+        // (`tcp_try_keep_open`), which the simulator folds into Open: tell it by HighSACK.
+        let disorder = self.sb.high_sacked() > self.snd_una;
+        if !(self.sack && self.cfg.tlp) || self.sb.is_empty() || self.ca != CaState::Open || disorder {
             return false;
         }
         let mut t = rack::pto(self.rtt.srtt(), self.sb.len(), self.cfg.min_rto);

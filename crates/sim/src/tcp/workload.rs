@@ -261,7 +261,7 @@ fn add_flows(b: &mut Build, c: Common, role: &str, sizes: &[Option<u64>]) {
         let cfg = TcpConfig { cc_seed: Rng::stream(b.seed, &format!("cc:{name}")).next_u64(), ..c.cfg.clone() };
         let conn = add_connection(b.sim, ConnSpec { name, role: role.into(), from: c.from, to: c.to, start: t0 + extra, size: *size, cfg, policy });
         if let Some((m, w)) = &moderated {
-            m.borrow_mut().register(conn.flow, *w, c.cfg.mss);
+            m.borrow_mut().register(conn.flow, *w, c.cfg.payload_mss());
             m.borrow_mut().set_start(conn.flow, t0 + extra);
         }
     }
