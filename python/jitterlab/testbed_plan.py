@@ -206,6 +206,7 @@ _TCP_DEFAULT_ONLY: dict[str, tuple] = {  # durations in ns (the expanded form's)
     "recovery": ("sack",), "limited_transmit": (True,), "delack": (40_000_000,), "wscale": (True,), "ecn": (False,),
     "pacing": (False,), "abc": (True, 2), "series": (False,), "min_rto": (200_000_000,),
     "hystart_round_fix": (True,), "rto": ("linux",), "tsq": (True,),
+    "rack": (True,), "tlp": (True,), "timestamps": (True,),
 }
 
 
@@ -499,10 +500,11 @@ def plan(sc: dict[str, Any], seed: int = 1) -> Plan:
         where = f"hosts.{h}.rwnd."
         if not isinstance(rw, dict):
             raise ScenarioError(f"hosts.{h}.rwnd: expected a table like {{ budget = \"20kB\" }}")
-        _check_keys(_user_keys(rw), {"budget", "split", "from_syn", "only_with_media", "media_idle", "enabled", "weights"}, where)
+        _check_keys(_user_keys(rw), {"budget", "split", "from_syn", "only_with_media", "media_idle", "enabled", "weights", "mechanism"}, where)
         if rw.get("enabled", True) is False:
             continue
-        fixed: tuple[tuple[str, object], ...] = (("split", "equal"), ("from_syn", True), ("only_with_media", False))
+        fixed: tuple[tuple[str, object], ...] = (("split", "equal"), ("from_syn", True), ("only_with_media", False),
+                                                ("mechanism", "so_rcvbuf"))
         for key, only in fixed:
             if key in rw and rw[key] != only:
                 raise ScenarioError(f"{where}{key}: the testbed supports only {key} = {only!r} (SO_RCVBUF set before connect), got {rw[key]!r}")

@@ -362,14 +362,16 @@ impl Core {
             c.tx_memo = (c.rate.0, bytes, tx);
             tx
         };
-        let depart = now + tx;
+        let free_at = now + tx;
         let seq = self.events.reserve();
         if c.qdisc.backlog_pkts() == 0 && c.qdisc.idle_dequeue_deferrable() {
             // Nothing waits behind this packet: its TxDone would only find the queue empty.
-            c.idle_at = Some((depart, seq));
+            c.idle_at = Some((free_at, seq));
         } else {
-            self.events.push_reserved(depart, seq, Ev::TxDone(ch));
+            self.events.push_reserved(free_at, seq, Ev::TxDone(ch));
         }
+        // A shaper releases the packet now and spends its serialisation time before the next one.
+        let depart = if c.shaper { now } else { free_at };
         self.transmitted(ch, id, depart);
     }
 
@@ -571,6 +573,7 @@ impl Sim {
             to: s.to,
             rate: s.rate,
             overhead: 0,
+            shaper: false,
             delay: s.delay,
             qdisc: s.qdisc,
             opp: s.trace.map(OppLink::new),

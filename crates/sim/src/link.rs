@@ -219,6 +219,10 @@ pub struct Channel {
     pub rate: Rate,
     /// Per-packet bytes counted in a fixed rate's serialisation time (tc's `overhead`).
     pub overhead: u32,
+    /// A fixed rate enforced as a shaper (HTB or TBF on a fast device, as on the testbed): a
+    /// packet leaves at once when dequeued and the next one waits its serialisation time (a token
+    /// bucket of one packet), instead of every packet spending that time on the wire.
+    pub shaper: bool,
     pub delay: Time,
     pub qdisc: Box<dyn Qdisc>,
     /// Opportunity-driven serialiser (trace or cellular model); None: fixed rate.

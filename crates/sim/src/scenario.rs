@@ -114,6 +114,10 @@ fn parse_hosts(root: &mut Params, sim: &Sim) -> Result<BTreeMap<NodeId, HostMode
             if media_idle == Time::ZERO {
                 return Err(r.err("media_idle", "must be > 0"));
             }
+            let mechanism = match r.choice("mechanism", &["window", "so_rcvbuf"], Some("window"))?.as_str() {
+                "so_rcvbuf" => crate::tcp::moderation::Mechanism::SoRcvbuf,
+                _ => crate::tcp::moderation::Mechanism::Window,
+            };
             let split = r.choice("split", &["equal", "weighted"], Some("equal"))?;
             let weights_path = r.key_path("weights");
             let mut weights = BTreeMap::new();
@@ -136,7 +140,7 @@ fn parse_hosts(root: &mut Params, sim: &Sim) -> Result<BTreeMap<NodeId, HostMode
             r.finish()?;
             if enabled {
                 let media: MediaPresence = Rc::new(Cell::new(None));
-                let mut m = Moderator::new(ModerationConfig { budget, from_syn, only_with_media, media_idle });
+                let mut m = Moderator::new(ModerationConfig { budget, from_syn, only_with_media, media_idle, mechanism });
                 m.set_media(media.clone());
                 out.insert(node, HostModeration { moderator: Rc::new(RefCell::new(m)), media, weights, weights_path, seen: BTreeSet::new() });
             }
@@ -160,6 +164,8 @@ struct Dir {
     /// Mean length of a loss burst (None: independent losses).
     loss_burst: Option<Time>,
     reorder: bool,
+    /// A fixed rate enforced as a shaper (`Channel::shaper`).
+    shaper: bool,
 }
 
 impl Clone for Params {
@@ -302,13 +308,21 @@ fn parse_dir(p: &mut Params, k: &Keys, inherit: Option<&Dir>) -> Result<Dir, Con
         }
     }
     let reorder = p.bool_or(&k.k("reorder"), false)?;
-    Ok(Dir { capacity, capacity_path, delay, queue, queue_path, jitter, loss, loss_burst, reorder })
+    let shaper = match (p.bool_or(&k.k("shaper"), false)?, inherit) {
+        (true, _) => true,
+        (false, Some(d)) if !p.has(&k.k("rate")) => d.shaper,
+        _ => false,
+    };
+    if shaper && !matches!(capacity, Capacity::Rate { .. }) {
+        return Err(p.err(&k.k("shaper"), format!("only with {} (a trace or the cellular model has no serialiser to replace)", k.k("rate"))));
+    }
+    Ok(Dir { capacity, capacity_path, delay, queue, queue_path, jitter, loss, loss_burst, reorder, shaper })
 }
 
 /// The reverse direction of a link with no reverse table: same capacity, delay and queue settings,
 /// no jitter, loss or reordering.
 fn plain_reverse(d: &Dir) -> Dir {
-    Dir { capacity: d.capacity.clone(), capacity_path: d.capacity_path.clone(), delay: d.delay, queue: d.queue.as_ref().map(clone_params), queue_path: d.queue_path.clone(), jitter: None, loss: 0.0, loss_burst: None, reorder: false }
+    Dir { capacity: d.capacity.clone(), capacity_path: d.capacity_path.clone(), delay: d.delay, queue: d.queue.as_ref().map(clone_params), queue_path: d.queue_path.clone(), jitter: None, loss: 0.0, loss_burst: None, reorder: false, shaper: d.shaper }
 }
 
 /// The reverse direction inherits the forward queue's settings (its own instance, same path in errors).
@@ -390,7 +404,7 @@ fn parse_dumbbell(mut d: Params) -> Result<Vec<LinkDef>, ConfigError> {
     };
     d.finish()?;
     let mut out = vec![];
-    let same = |x: &Dir, delay: Time| Dir { capacity: x.capacity.clone(), capacity_path: x.capacity_path.clone(), delay, queue: x.queue.as_ref().map(clone_params), queue_path: x.queue_path.clone(), jitter: x.jitter.clone(), loss: x.loss, loss_burst: x.loss_burst, reorder: x.reorder };
+    let same = |x: &Dir, delay: Time| Dir { capacity: x.capacity.clone(), capacity_path: x.capacity_path.clone(), delay, queue: x.queue.as_ref().map(clone_params), queue_path: x.queue_path.clone(), jitter: x.jitter.clone(), loss: x.loss, loss_burst: x.loss_burst, reorder: x.reorder, shaper: x.shaper };
     for i in 1..=n {
         let delay = delays.as_ref().map(|v| v[(i - 1) as usize]).unwrap_or(acc.delay);
         out.push(LinkDef { name: format!("s{i}"), from: format!("s{i}"), to: "r1".into(), fwd: same(&acc, delay), rev: same(&acc, delay) });
@@ -529,6 +543,7 @@ pub fn build(v: &Value, seed: u64) -> Result<Built, ConfigError> {
             };
             let id = sim.add_channel(ChannelSpec { name, from: a, to: b, rate, delay: dir.delay, qdisc: q, trace, jitter: dir.jitter, reorder: dir.reorder, loss: dir.loss, sampled: is_sampled });
             sim.channel_mut(id).overhead = overhead;
+            sim.channel_mut(id).shaper = dir.shaper;
             if let Some(b) = dir.loss_burst {
                 sim.channel_mut(id).loss_bursts = Some(LossBursts::new(dir.loss, b, seed, &sim.channel(id).name.clone()));
             }
@@ -679,6 +694,7 @@ fn dir_json(d: &Dir, channel: &str) -> Value {
         "loss": d.loss,
         "loss_burst_ns": d.loss_burst.map(|t| t.ns()),
         "reorder": d.reorder,
+        "shaper": d.shaper,
     })
 }
 

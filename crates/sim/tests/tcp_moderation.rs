@@ -117,12 +117,13 @@ fn no_right_edge_moves_left() {
     let mut out = RecvOutput::default();
     r[0].process(&syn(), false, Time::ZERO, &mut out);
     check(0, &out, &mut edge);
-    assert_eq!(edge[0], 1 + 13 * MSS as u64, "alone: the budget in whole segments");
+    // the SYN-ACK is never scaled: whole segments of payload (1460 − 12 B of timestamps option)
+    assert_eq!(edge[0], 1 + 13 * 1448, "alone: the budget in whole segments");
     r[0].process(&TcpHeader { seq: 1, ack: 1, flags: F::ACK, ..Default::default() }, false, Time::ZERO, &mut RecvOutput::default());
     let mut out = RecvOutput::default();
     r[1].process(&syn(), false, Time::ZERO, &mut out);
     check(1, &out, &mut edge);
-    assert_eq!(out.segs[0].wnd, MSS as u64, "the rest of the budget is committed: one segment");
+    assert_eq!(out.segs[0].wnd, 1448, "the rest of the budget is committed: one segment (of payload)");
     r[1].process(&TcpHeader { seq: 1, ack: 1, flags: F::ACK, ..Default::default() }, false, Time::ZERO, &mut RecvOutput::default());
     let mut wnds = vec![];
     for step in 0..40 {
@@ -135,9 +136,9 @@ fn no_right_edge_moves_left() {
             wnds.push(out.segs[0].wnd);
         }
     }
-    // flow 0 ends at its share: 10 kB rounded down to 6 segments (and up to the receiver's 64 B
-    // scale unit: shift 6 covers the 3 MiB buffer)
-    assert_eq!(*wnds.last().unwrap(), (6 * MSS as u64).div_ceil(64) * 64);
+    // flow 0 ends at its share, 10 kB aligned up to the receiver's 64 B scale unit as Linux's
+    // __tcp_select_window aligns (shift 6 covers the 3 MiB buffer): 10 048, not whole segments
+    assert_eq!(*wnds.last().unwrap(), 10_048);
 }
 
 /// A bulk transfer alone is offered the whole budget; while a second connection is open each gets
@@ -154,8 +155,8 @@ fn split_recomputed_when_flows_join_and_leave() {
     let end = Time(t.tcp_flows.end_ns[short.flow as usize] as u64);
     let a = a.borrow();
     let wnd = |flow: u32, from: Time, to: Time| -> Vec<u64> { a.log.iter().filter(|(t, f, _)| *f == flow && *t >= from && *t < to).map(|x| x.2).collect() };
-    let alone = (13 * MSS as u64).div_ceil(64) * 64; // 20 kB in whole segments, 64 B scale unit
-    let half = (6 * MSS as u64).div_ceil(64) * 64; // 10 kB
+    let alone = 20_032; // 20 kB aligned up to the 64 B scale unit (__tcp_select_window)
+    let half = 10_048; // 10 kB likewise
     assert_eq!(*wnd(long.flow, Time::from_secs(1), Time::from_secs(2)).last().unwrap(), alone);
     // one round trip (≈ 0.1 s) after the join the offered window has drained to the half share;
     // the short flow's FIN reaches the receiver (the leave) ~½ RTT before its sender sees the

@@ -13,10 +13,16 @@
 //!   within the budget when several SYNs arrive together (a web page's n connections), which a
 //!   plain budget/k would not: the first SYN-ACK, built while the flow is still alone, would
 //!   already hold the whole budget.
-//! - **Rounding**: the cap is rounded down to whole segments of the flow's MSS (receiver silly
-//!   window avoidance, RFC 9293 §3.8.6.2.2), and is never below one segment, so no connection is
-//!   stalled behind a zero window (which only the sender's persist timer could reopen). The floor
-//!   is the only way the sum exceeds the budget: by at most one MSS per active flow.
+//! - **Rounding**: as Linux rounds any window (`__tcp_select_window`, done by the receiver): with
+//!   window scaling the cap is aligned up to the scale unit (2^shift bytes), without it rounded down
+//!   to whole MSS; it is never below one segment, so no connection is stalled behind a zero window
+//!   (which only the sender's persist timer could reopen). The floor and the alignment are the only
+//!   ways the sum exceeds the budget: by at most one MSS (or one scale unit) per active flow.
+//! - **`mechanism`**: `Window` (the above: the budget is advertised window) or `SoRcvbuf` (the
+//!   budget is receive buffer, as a Linux host implements the moderation and as the testbed does:
+//!   each connection gets SO_RCVBUF = its share, before the SYN and again at every re-split, and
+//!   its receiver then offers what Linux's arithmetic gives for that buffer, `rcvbuf.rs`; e.g.
+//!   SO_RCVBUF 20000 → a 40000 B buffer → 16–17 segments of 1448 B). `cap` is then unlimited.
 //! - **`from_syn`**: when true the SYN-ACK already carries the capped window, which caps the
 //!   sender's initial window burst; when false the cap applies from the handshake's completion
 //!   ([`WindowPolicy::on_established`]) and the SYN-ACK carries the normal window of a Linux
@@ -50,11 +56,23 @@ pub struct ModerationConfig {
     pub only_with_media: bool,
     /// How long after the last media packet the host still counts as receiving media.
     pub media_idle: Time,
+    /// What the budget bounds: advertised window, or SO_RCVBUF (see the module docs).
+    pub mechanism: Mechanism,
+}
+
+/// What a moderation budget bounds (scenario key `mechanism`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub enum Mechanism {
+    /// The advertised windows (WiBrA's formulation).
+    #[default]
+    Window,
+    /// Each connection's SO_RCVBUF (how a Linux host and the testbed implement it).
+    SoRcvbuf,
 }
 
 impl Default for ModerationConfig {
     fn default() -> Self {
-        ModerationConfig { budget: 20_000, from_syn: true, only_with_media: false, media_idle: Time::from_ms(500) }
+        ModerationConfig { budget: 20_000, from_syn: true, only_with_media: false, media_idle: Time::from_ms(500), mechanism: Mechanism::Window }
     }
 }
 
@@ -62,6 +80,8 @@ impl Default for ModerationConfig {
 struct FlowInfo {
     weight: f64,
     mss: u64,
+    /// When the connection opens (its SYN is sent), if the builder said.
+    start: Option<Time>,
 }
 
 #[derive(Clone, Debug)]
@@ -82,16 +102,27 @@ pub struct Moderator {
     media: Option<MediaPresence>,
     /// Joins and leaves seen (each recomputes the split).
     pub recomputations: u64,
+    /// Connections whose FIN arrived.
+    closed: std::collections::BTreeSet<u32>,
 }
 
 impl Moderator {
     pub fn new(cfg: ModerationConfig) -> Moderator {
-        Moderator { cfg, flows: BTreeMap::new(), active: BTreeMap::new(), media: None, recomputations: 0 }
+        Moderator { cfg, flows: BTreeMap::new(), active: BTreeMap::new(), media: None, recomputations: 0, closed: Default::default() }
     }
 
     /// Declares a connection to this host: its weight in a weighted split and its MSS (rounding).
     pub fn register(&mut self, flow: u32, weight: f64, mss: u32) {
-        self.flows.insert(flow, FlowInfo { weight, mss: mss.max(1) as u64 });
+        self.flows.insert(flow, FlowInfo { weight, mss: mss.max(1) as u64, start: None });
+    }
+
+    /// When connection `flow` opens: with `SoRcvbuf`, connections opening at the same instant
+    /// share from their SYNs on (the testbed opens them together and sets their SO_RCVBUF before
+    /// connecting).
+    pub fn set_start(&mut self, flow: u32, start: Time) {
+        if let Some(f) = self.flows.get_mut(&flow) {
+            f.start = Some(start);
+        }
     }
 
     /// Where the host's media sinks record arrivals (needed by `only_with_media`).
@@ -100,7 +131,7 @@ impl Moderator {
     /// Connections active now (SYN arrived, FIN not yet).
     pub fn active(&self) -> usize { self.active.len() }
 
-    fn info(&self, flow: u32) -> FlowInfo { self.flows.get(&flow).cloned().unwrap_or(FlowInfo { weight: 1.0, mss: 1460 }) }
+    fn info(&self, flow: u32) -> FlowInfo { self.flows.get(&flow).cloned().unwrap_or(FlowInfo { weight: 1.0, mss: 1460, start: None }) }
 
     /// The current share of `flow` before accounting and rounding: budget · w_f / Σ w (active).
     pub fn share(&self, flow: u32) -> u64 {
@@ -139,13 +170,32 @@ impl WindowPolicy for Moderator {
         if self.active.remove(&flow).is_some() {
             self.recomputations += 1;
         }
+        self.closed.insert(flow);
     }
     fn on_advertise(&mut self, flow: u32, wnd: u64, _now: Time) {
         if let Some(a) = self.active.get_mut(&flow) {
             a.last = wnd;
         }
     }
+    fn so_rcvbuf(&mut self, flow: u32, now: Time) -> Option<u64> {
+        if self.cfg.mechanism != Mechanism::SoRcvbuf || !self.engaged(now) || !self.active.contains_key(&flow) {
+            return None;
+        }
+        // The testbed's share: budget // (active + those opening with this one), at least 1 B.
+        let start = self.info(flow).start;
+        let pending = self
+            .flows
+            .iter()
+            .filter(|(f, i)| start.is_some() && i.start == start && !self.active.contains_key(f) && !self.closed.contains(f))
+            .count() as u64;
+        let w: f64 = self.active.keys().map(|f| self.info(*f).weight).sum::<f64>() + pending as f64;
+        let share = ((self.cfg.budget as f64) * self.info(flow).weight / w.max(1e-9)).floor() as u64;
+        Some(share.max(1))
+    }
     fn cap(&mut self, flow: u32, now: Time, free: u64) -> u64 {
+        if self.cfg.mechanism == Mechanism::SoRcvbuf {
+            return free;
+        }
         // A closed connection (its FIN arrived; the FIN-ACK asks) has nothing more to send.
         let Some(a) = self.active.get(&flow) else { return self.info(flow).mss };
         if !self.engaged(now) {
@@ -162,7 +212,8 @@ impl WindowPolicy for Moderator {
         let room = self.cfg.budget.saturating_sub(others);
         let mss = self.info(flow).mss;
         let grant = self.share(flow).min(room);
-        ((grant / mss) * mss).max(mss).min(free.max(mss))
+        // The receiver rounds as Linux does (scale unit up, or whole MSS down); here only the floor.
+        grant.max(mss).min(free.max(mss))
     }
 }
 
@@ -198,10 +249,11 @@ mod tests {
         m.register(1, 1.0, 1460);
         m.on_open(0, t(0));
         let w0 = m.cap(0, t(0), 1 << 20);
-        assert_eq!(w0, 13 * 1460, "rounded down to whole segments");
-        m.on_advertise(0, w0, t(0));
+        assert_eq!(w0, 20_000, "the whole share: the receiver rounds it as Linux");
+        // what the receiver offered with 64-byte scale units: 20000 aligned up
+        m.on_advertise(0, 20_032, t(0));
         m.on_open(1, t(0));
-        // 20000 − 18980 = 1020 B of room: less than a segment, so the floor of one MSS
+        // nothing left of the budget: the floor of one MSS
         assert_eq!(m.cap(1, t(0), 1 << 20), 1460);
         // the buffer's free space still bounds the cap (but never below a segment)
         assert_eq!(m.cap(0, t(0), 5000), 5000);
@@ -210,7 +262,7 @@ mod tests {
     #[test]
     fn weights_after_syn_and_media_presence() {
         let media: MediaPresence = Rc::new(Cell::new(None));
-        let mut m = Moderator::new(ModerationConfig { budget: 30_000, from_syn: false, only_with_media: true, media_idle: t(100) });
+        let mut m = Moderator::new(ModerationConfig { budget: 30_000, from_syn: false, only_with_media: true, media_idle: t(100), ..Default::default() });
         m.set_media(media.clone());
         m.register(0, 2.0, 1000);
         m.register(1, 1.0, 1000);
@@ -225,5 +277,25 @@ mod tests {
         assert_eq!(m.cap(0, t(10), 1 << 20), 20_000);
         // no media for longer than media_idle: not capped
         assert_eq!(m.cap(0, t(200), 1 << 20), 1 << 20);
+    }
+
+    #[test]
+    fn so_rcvbuf_mechanism_gives_shares_not_caps() {
+        let mut m = Moderator::new(ModerationConfig { budget: 20_000, mechanism: Mechanism::SoRcvbuf, ..Default::default() });
+        for f in 0..6 {
+            m.register(f, 1.0, 1448);
+            m.set_start(f, t(0));
+        }
+        // opening together: the first SYN already gets the testbed's 20000 // 6 = 3333
+        m.on_open(0, t(0));
+        assert_eq!(m.so_rcvbuf(0, t(0)), Some(3333));
+        for f in 1..6 {
+            m.on_open(f, t(0));
+        }
+        assert_eq!(m.so_rcvbuf(0, t(0)), Some(3333));
+        assert_eq!(m.cap(0, t(0), 77_777), 77_777);
+        m.on_close(5, t(1));
+        assert_eq!(m.so_rcvbuf(0, t(1)), Some(4000));
+        assert_eq!(m.so_rcvbuf(5, t(1)), None, "closed");
     }
 }

@@ -7,9 +7,14 @@
 //! (RFC 7323) under an optional host [`WindowPolicy`](super::WindowPolicy) cap, echoes ECN marks
 //! (RFC 3168 §6.1.3) and closes after the sender's FIN by sending its own.
 //!
-//! The application reads in-order data at once, so the buffer holds only out-of-order data.
+//! The application reads in-order data at once, so the buffer holds only out-of-order data —
+//! except with Linux's buffer model ([`rcvbuf`](super::rcvbuf), `TcpConfig::linux_rcv` or a host
+//! policy that sets SO_RCVBUF), where the segment that triggers an ACK is still queued when the ACK
+//! is built (Linux ACKs from softirq before the reader runs) and the application reads it right
+//! after.
 use std::collections::BTreeMap;
 
+use super::rcvbuf::{LinuxRcvBuf, LinuxRcvConfig};
 use super::{SharedWindowPolicy, TcpConfig, TimerCmd, HEADER_BYTES, MAX_WSCALE};
 use crate::packet::{tcp_flags as F, TcpHeader, MAX_SACK_BLOCKS};
 use crate::time::Time;
@@ -24,7 +29,8 @@ pub enum State {
     Closed,
 }
 
-/// What one call produced: segments (headers; all are 40-byte pure ACKs) and the delayed-ACK timer.
+/// What one call produced: segments (headers; all are pure ACKs, 40 bytes, 52 with the timestamps
+/// option) and the delayed-ACK timer.
 #[derive(Default, Debug)]
 pub struct RecvOutput {
     pub segs: Vec<TcpHeader>,
@@ -65,6 +71,14 @@ pub struct Receiver {
     right_edge: u64,
     ecn_ok: bool,
     ece: bool,
+    /// Linux's receive buffer (None: a fixed window of `cfg.rcvbuf`).
+    linux: Option<LinuxRcvBuf>,
+    /// In-order segments delivered by the segment being processed, not yet read by the application.
+    unread_segs: u64,
+    /// RFC 7323 timestamps negotiated; TS.Recent (echoed in TSecr); Last.ACK.sent (§4.3).
+    ts_ok: bool,
+    ts_recent: u32,
+    last_ack_sent: u64,
     pub stats: ReceiverStats,
 }
 
@@ -98,11 +112,18 @@ impl Receiver {
             right_edge: 0,
             ecn_ok: false,
             ece: false,
+            linux: None,
+            unread_segs: 0,
+            ts_ok: false,
+            ts_recent: 0,
+            last_ack_sent: 0,
             stats: ReceiverStats::default(),
         }
     }
 
     pub fn window_shift(&self) -> u8 { self.shift }
+    /// Linux's receive-buffer state when that model is in use.
+    pub fn linux(&self) -> Option<&LinuxRcvBuf> { self.linux.as_ref() }
     pub fn ooo_bytes(&self) -> u64 { self.ooo_bytes }
 
     /// One arriving segment; `ce` is the IP header's CE codepoint.
@@ -115,12 +136,33 @@ impl Receiver {
                 self.rcv_nxt = hdr.seq.saturating_add(1);
                 // RFC 7323 §2.2: scale only when both SYNs carry the option.
                 self.ws_ok = self.cfg.wscale && hdr.wscale.is_some();
-                self.shift = if self.ws_ok { self.cfg.wscale_shift.unwrap_or_else(|| wscale_for(self.cfg.rcvbuf)).min(MAX_WSCALE) } else { 0 };
-                // RFC 3168 §6.1.1: an ECN-setup SYN has ECE and CWR.
-                self.ecn_ok = self.cfg.ecn && hdr.flags & F::ECE != 0 && hdr.flags & F::CWR != 0;
+                // RFC 7323 §3.2: answer the timestamps option only if the SYN carries it.
+                self.ts_ok = self.cfg.timestamps && hdr.ts.is_some();
+                self.ts_recent = hdr.ts.map_or(0, |(v, _)| v);
                 if let Some(p) = &self.policy {
                     p.borrow_mut().on_open(self.flow, now);
                 }
+                // Linux's buffer: from the configuration, or SO_RCVBUF from the host's policy.
+                let so = self.policy.as_ref().and_then(|p| p.borrow_mut().so_rcvbuf(self.flow, now));
+                let lcfg = match (so, &self.cfg.linux_rcv) {
+                    (Some(v), c) => Some(LinuxRcvConfig { so_rcvbuf: Some(v), ..c.clone().unwrap_or_default() }),
+                    (None, c) => c.clone(),
+                };
+                // The receiving application is the client that connected (every workload here, and
+                // the testbed's): its SYN's window is rounded to the whole MSS, as
+                // tcp_connect_init does before any TS.Recent exists; its segments carry
+                // cfg.mss − 12 bytes with timestamps.
+                self.linux = lcfg.map(|c| LinuxRcvBuf::open(c, self.cfg.mss as u64, 0, self.ws_ok, 0));
+                self.shift = match (&self.linux, self.ws_ok) {
+                    (_, false) => 0,
+                    (Some(l), true) => self.cfg.wscale_shift.unwrap_or(l.wscale).min(MAX_WSCALE),
+                    (None, true) => self.cfg.wscale_shift.unwrap_or_else(|| wscale_for(self.cfg.rcvbuf)).min(MAX_WSCALE),
+                };
+                if let Some(l) = &mut self.linux {
+                    l.wscale = self.shift;
+                }
+                // RFC 3168 §6.1.1: an ECN-setup SYN has ECE and CWR.
+                self.ecn_ok = self.cfg.ecn && hdr.flags & F::ECE != 0 && hdr.flags & F::CWR != 0;
                 self.state = State::SynReceived;
                 self.send_syn_ack(now, out);
             }
@@ -130,6 +172,10 @@ impl Receiver {
             // RFC 9293 §3.10.7.4 SYN-RECEIVED: an ACK of our SYN → ESTABLISHED, then the segment's data.
             State::SynReceived if ack && hdr.ack == self.snd_nxt => {
                 self.state = State::Established;
+                let copied = self.stats.bytes_in_order;
+                if let Some(l) = &mut self.linux {
+                    l.established(now, copied);
+                }
                 if let Some(p) = &self.policy {
                     p.borrow_mut().on_established(self.flow, now);
                 }
@@ -161,18 +207,57 @@ impl Receiver {
             flags |= F::ECE;
         }
         // RFC 7323 §2.2: the window in a SYN is not scaled (at most 65535).
-        let wnd = self.window(now).min(65_535);
+        let wnd = match &self.linux {
+            // tcp_select_initial_window's offer, under the host policy's cap.
+            Some(l) => {
+                let w = l.rcv_wnd;
+                let free = self.free();
+                match &self.policy {
+                    Some(p) => w.min(p.borrow_mut().cap(self.flow, now, free).max(self.cfg.mss as u64)),
+                    None => w,
+                }
+            }
+            None => {
+                let free = self.free();
+                let w = self.window(now);
+                // A policy cap, like any SYN window of Linux (tcp_select_initial_window), in whole
+                // segments as the sender will send them (payload).
+                let mss = self.cfg.payload_mss() as u64;
+                if w < free && w > mss { w.min(65_535) / mss * mss } else { w }
+            }
+        }
+        .min(65_535);
         self.right_edge = self.rcv_nxt + wnd;
         self.report(wnd, now);
         let wscale = if self.ws_ok { Some(self.shift) } else { None };
-        out.segs.push(TcpHeader { seq: 0, ack: self.rcv_nxt, flags, wnd, wscale, ..Default::default() });
+        let ts = self.ts_option(now);
+        self.last_ack_sent = self.rcv_nxt;
+        out.segs.push(TcpHeader { seq: 0, ack: self.rcv_nxt, flags, wnd, wscale, ts, ..Default::default() });
         self.snd_nxt = 1;
         self.stats.acks_sent += 1;
     }
 
+    /// Truesize charged to a Linux buffer now: the segments out of order and those not yet read.
+    fn held(&self) -> u64 {
+        match &self.linux {
+            Some(l) => (self.ooo_bytes.div_ceil(l.rcv_mss.max(1)) + self.unread_segs) * l.cfg.truesize,
+            None => 0,
+        }
+    }
+
+    /// What the buffer allows: Linux's `__tcp_select_window`, or the fixed buffer less the data
+    /// held out of order.
+    fn free(&mut self) -> u64 {
+        let held = self.held();
+        match &mut self.linux {
+            Some(l) => l.select_window(held),
+            None => self.cfg.rcvbuf.saturating_sub(self.ooo_bytes),
+        }
+    }
+
     /// The window the buffer allows, capped by the host policy.
     fn window(&mut self, now: Time) -> u64 {
-        let free = self.cfg.rcvbuf.saturating_sub(self.ooo_bytes);
+        let free = self.free();
         match &self.policy {
             Some(p) => free.min(p.borrow_mut().cap(self.flow, now, free)),
             None => free,
@@ -180,26 +265,38 @@ impl Receiver {
     }
 
     /// Advertised window: never moves the right edge left (RFC 9293 §3.8.6.2.2), expressed in
-    /// units of 2^shift (RFC 7323 §2.3, rounded up when needed not to shrink), at most 65535 units.
+    /// units of 2^shift (RFC 7323 §2.3), at most 65535 units. A policy cap below what the buffer
+    /// allows is rounded as Linux's `__tcp_select_window` rounds a window: with scaling, aligned up
+    /// to the scale unit ("so that it won't get scaled away"; never beyond the buffer); without,
+    /// down to whole MSS (never below one: the policy's floor).
     fn advertised(&mut self, now: Time) -> u64 {
-        let mut w = self.window(now);
-        let free = self.cfg.rcvbuf.saturating_sub(self.ooo_bytes);
+        let free = self.free();
+        let mut w = match &self.policy {
+            Some(p) => free.min(p.borrow_mut().cap(self.flow, now, free)),
+            None => free,
+        };
         let held = self.right_edge.saturating_sub(self.rcv_nxt);
         let s = self.shift as u32;
         let max = 65_535u64 << s;
         if w < held {
-            w = held;
-            w = w.div_ceil(1 << s) << s;
+            // tcp_select_window: "never shrink the offered window", ALIGN(cur_win, 1 << wscale).
+            w = held.div_ceil(1 << s) << s;
         } else if w < free {
-            // A policy cap (e.g. whole segments of an RWND budget): round up to the scale unit,
-            // as Linux's __tcp_select_window aligns, so that a cap of n segments still admits n
-            // segments (rounding down would leave n − 1 and a fraction); never beyond the buffer.
-            w = (w.div_ceil(1 << s) << s).min((free >> s) << s).max((w >> s) << s);
+            w = if s > 0 {
+                (w.div_ceil(1 << s) << s).min((free >> s) << s).max((w >> s) << s)
+            } else {
+                // whole segments as they are sent (payload; Linux's rcv_mss)
+                let mss = self.cfg.payload_mss() as u64;
+                (w / mss * mss).max(mss.min(w))
+            };
         } else {
             w = (w >> s) << s;
         }
         w = w.min(max);
         self.right_edge = self.right_edge.max(self.rcv_nxt + w);
+        if let Some(l) = &mut self.linux {
+            l.offered(w);
+        }
         self.report(w, now);
         w
     }
@@ -221,9 +318,12 @@ impl Receiver {
             flags |= F::ECE;
         }
         let wnd = self.advertised(now);
-        let mut hdr = TcpHeader { seq: self.snd_nxt, ack: self.rcv_nxt, flags, wnd, ..Default::default() };
+        let ts = self.ts_option(now);
+        self.last_ack_sent = self.rcv_nxt;
+        let mut hdr = TcpHeader { seq: self.snd_nxt, ack: self.rcv_nxt, flags, wnd, ts, ..Default::default() };
         if self.cfg.recovery == super::Recovery::Sack {
-            let n = self.recent.len().min(MAX_SACK_BLOCKS);
+            // RFC 2018 §3: 40 option bytes hold 4 blocks, 3 beside the timestamps option.
+            let n = self.recent.len().min(if self.ts_ok { MAX_SACK_BLOCKS - 1 } else { MAX_SACK_BLOCKS });
             hdr.sack[..n].copy_from_slice(&self.recent[..n]);
             hdr.nsack = n as u8;
         }
@@ -263,7 +363,18 @@ impl Receiver {
         }
     }
 
+    /// The timestamps option on a segment sent now: our TSval, TSecr = TS.Recent (RFC 7323 §3.2).
+    fn ts_option(&self, now: Time) -> Option<(u32, u32)> { self.ts_ok.then(|| (super::sender::tsval(now), self.ts_recent)) }
+
     fn on_data(&mut self, hdr: &TcpHeader, ce: bool, now: Time, out: &mut RecvOutput) {
+        if let (true, Some((v, _))) = (self.ts_ok, hdr.ts) {
+            // RFC 7323 §4.3 (Linux tcp_replace_ts_recent): TS.Recent follows segments that start
+            // at or below the last ACK sent, so that with delayed ACKs the echo times the
+            // earliest segment acknowledged and a retransmission filling a hole is timed itself.
+            if hdr.seq <= self.last_ack_sent && v.wrapping_sub(self.ts_recent) as i32 >= 0 {
+                self.ts_recent = v;
+            }
+        }
         let mut immediate = false;
         if self.ecn_ok {
             // RFC 3168 §6.1.3: CWR ends the ECE echo; a CE mark (re)starts it. Like Linux, the first
@@ -283,11 +394,17 @@ impl Receiver {
         let fin = hdr.flags & F::FIN != 0;
         // RFC 9293 §3.10.7.4 acceptability: data must start inside the receive window (we allow the
         // whole buffer beyond RCV.NXT, and anything below the right edge already offered).
-        let limit = self.right_edge.max(self.rcv_nxt.saturating_add(self.cfg.rcvbuf));
+        let bufwin = match &self.linux {
+            Some(l) => l.full_space(),
+            None => self.cfg.rcvbuf,
+        };
+        let limit = self.right_edge.max(self.rcv_nxt.saturating_add(bufwin));
         if len > 0 && (hdr.seq.checked_add(len).is_none() || hdr.seq >= limit) {
             self.send_ack(now, out);
             return;
         }
+        // The echoed TSval of one of our ACKs (`sender::tsval`: Linux's ms clock + 1; 0 = none).
+        let tsecr_ms = hdr.ts.filter(|_| self.ts_ok).and_then(|(_, ecr)| (ecr > 0).then(|| ecr as u64 - 1));
         if len > 0 {
             self.stats.segments += 1;
             if self.first_data {
@@ -318,6 +435,15 @@ impl Receiver {
                 }
                 let nxt = self.rcv_nxt;
                 self.recent.retain(|b| b.1 > nxt);
+                if self.linux.is_some() {
+                    // Held until the application reads it, after this segment's ACK decision.
+                    self.unread_segs = 1;
+                    let held = self.held();
+                    let nxt = self.rcv_nxt;
+                    if let Some(l) = &mut self.linux {
+                        l.on_data(len, held, nxt, now, tsecr_ms);
+                    }
+                }
                 if had_gap {
                     // RFC 5681 §4.2: data filling (part of) a gap is acknowledged at once.
                     immediate = true;
@@ -330,6 +456,16 @@ impl Receiver {
                 self.insert_ooo(s, e);
                 immediate = true;
                 self.enter_quickack();
+                let held = self.held();
+                let span = self.ooo.iter().next_back().map_or(0, |(_, &oe)| oe - self.rcv_nxt);
+                let nxt = self.rcv_nxt;
+                if let Some(l) = &mut self.linux {
+                    // tcp_data_queue_ofo: tcp_grow_window, then provisioning for the queue
+                    // (tcp_rcvbuf_grow with the current space, plus the out-of-order span).
+                    l.on_data(len, held, nxt, now, None);
+                    let sp = l.space;
+                    l.rcvbuf_grow(sp, span);
+                }
             }
         }
         if fin && hdr.seq.checked_add(len) == Some(self.rcv_nxt) {
@@ -361,6 +497,46 @@ impl Receiver {
             self.delack_armed = true;
             out.delack = TimerCmd::Set(now + delack.unwrap_or(Time::ZERO));
         }
+        self.app_read(now, out);
+    }
+
+    /// The application reads what arrived in order (Linux: `tcp_recvmsg` → `tcp_rcv_space_adjust`);
+    /// a host policy's new SO_RCVBUF applies from here on.
+    fn app_read(&mut self, now: Time, out: &mut RecvOutput) {
+        let read = self.unread_segs > 0;
+        self.unread_segs = 0;
+        if self.linux.is_none() {
+            return;
+        }
+        let so = self.policy.as_ref().and_then(|p| p.borrow_mut().so_rcvbuf(self.flow, now));
+        let span = self.ooo.iter().next_back().map_or(0, |(_, &oe)| oe - self.rcv_nxt);
+        let copied = self.stats.bytes_in_order;
+        if let Some(l) = &mut self.linux {
+            if let Some(v) = so {
+                if l.cfg.so_rcvbuf != Some(v) {
+                    l.cfg.so_rcvbuf = Some(v);
+                    l.set_so_rcvbuf(v);
+                }
+            }
+            l.on_read(copied, 0, span, now);
+        }
+        // tcp_cleanup_rbuf: a read that lets the window at least double, while what is left of the
+        // offered window is at most half the clamp, is announced at once (else a window of one or
+        // two segments would wait for the delayed-ACK timer).
+        if read && self.state == State::Established {
+            let left = self.right_edge.saturating_sub(self.rcv_nxt);
+            let held = self.held();
+            let update = match &mut self.linux {
+                Some(l) if 2 * left <= l.window_clamp => {
+                    let w = l.select_window(held);
+                    w > 0 && w >= 2 * left
+                }
+                _ => false,
+            };
+            if update {
+                self.send_ack(now, out);
+            }
+        }
     }
 
     /// Linux `tcp_incr_quickack`: ACK the next min(rcvbuf / (2·MSS), quickack) segments at once
@@ -370,7 +546,12 @@ impl Receiver {
         if max == 0 {
             return;
         }
-        let n = (self.cfg.rcvbuf / (2 * self.cfg.mss.max(1) as u64)).max(2).min(max as u64) as u32;
+        // tcp_incr_quickack: rcv_wnd / (2 · rcv_mss) with Linux's buffer.
+        let n = match &self.linux {
+            Some(l) => l.rcv_wnd / (2 * self.cfg.payload_mss() as u64),
+            None => self.cfg.rcvbuf / (2 * self.cfg.mss.max(1) as u64),
+        };
+        let n = n.max(2).min(max as u64) as u32;
         self.quick = self.quick.max(n);
     }
 

@@ -13,8 +13,8 @@
 //! from the stream "traffic:NAME" of the run's seed.
 //!
 //! TCP keys shared by the three kinds (defaults from [`TcpConfig::default`]): `mss`, `iw`, `cc`
-//! (reno | cubic | bbr), `recovery` (sack | newreno) or `sack` (bool), `limited_transmit`, `prr`, `lost_retransmit`, `min_rto`, `rto` (rfc6298 | linux), `delack` (a duration, a
-//! number of ms, or "off"), `quickack` (segments, 0 = off), `rcvbuf` or its alias `rwnd` (bytes, or "20pkt" = 20 MSS), `wscale` (bool or shift), `ecn`, `pacing`, `hystart` (CUBIC's, default true), `hystart_round_fix` (default true: HyStart rounds as Linux since early 2025), `abc` (false, true = L 2, or L), `tsq` (TCP Small Queues, default true), `ssthresh`
+//! (reno | cubic | bbr), `recovery` (sack | newreno) or `sack` (bool), `limited_transmit`, `prr`, `lost_retransmit`, `rack` (RACK loss detection, default true), `tlp` (tail loss probes, default true), `timestamps` (RFC 7323 option, default true), `min_rto`, `rto` (rfc6298 | linux), `delack` (a duration, a
+//! number of ms, or "off"), `quickack` (segments, 0 = off), `rcvbuf` or its alias `rwnd` (bytes, or "20pkt" = 20 MSS), `linux_rcvbuf` / `so_rcvbuf` (Linux's receive buffer, `rcvbuf.rs`; with `tcp_rmem_default`, `tcp_rmem_max`, `rmem_max`), `wscale` (bool or shift), `ecn`, `pacing`, `hystart` (CUBIC's, default true), `hystart_round_fix` (default true: HyStart rounds as Linux since early 2025), `abc` (false, true = L 2, or L), `tsq` (TCP Small Queues, default true), `ssthresh`
 //! (initial, bytes), `series` (record `tcp_series`).
 use serde_json::Value;
 
@@ -105,6 +105,9 @@ pub fn tcp_config(p: &mut Params) -> Result<TcpConfig, ConfigError> {
     let limited_transmit = p.bool_or("limited_transmit", d.limited_transmit)?;
     let lost_retransmit = p.bool_or("lost_retransmit", d.lost_retransmit)?;
     let prr = p.bool_or("prr", d.prr)?;
+    let rack = p.bool_or("rack", d.rack)?;
+    let tlp = p.bool_or("tlp", d.tlp)?;
+    let timestamps = p.bool_or("timestamps", d.timestamps)?;
     let min_rto = p.duration_or("min_rto", d.min_rto)?;
     if min_rto == Time::ZERO {
         return Err(p.err("min_rto", "must be > 0"));
@@ -132,6 +135,7 @@ pub fn tcp_config(p: &mut Params) -> Result<TcpConfig, ConfigError> {
     if quickack > 1_000_000 {
         return Err(p.err("quickack", format!("must be at most 1000000 segments, got {quickack}")));
     }
+    let rcvbuf_given = p.has("rcvbuf") || p.has("rwnd");
     // `rcvbuf` and its alias `rwnd`: bytes, or packets of one MSS ("20pkt", as ns-2's window_).
     let mut win = |key: &str| -> Result<Option<u64>, ConfigError> {
         Ok(p.size_opt(key)?.map(|s| match s {
@@ -164,6 +168,35 @@ pub fn tcp_config(p: &mut Params) -> Result<TcpConfig, ConfigError> {
     if rcvbuf > (65_535u64 << super::MAX_WSCALE) {
         return Err(p.err(rkey, "exceeds the largest scaled window (65535·2^14 B)"));
     }
+    // Linux's receive buffer (`rcvbuf.rs`): `linux_rcvbuf = true` (autotuning from tcp_rmem), or
+    // `so_rcvbuf` (SO_RCVBUF set before connect, doubled by the kernel, no autotuning); host sysctls
+    // `tcp_rmem_default`, `tcp_rmem_max` (tcp_rmem[1], [2]) and `rmem_max` (net.core.rmem_max).
+    let linux_on = p.bool_or("linux_rcvbuf", false)?;
+    let so_rcvbuf = p.bytes_opt("so_rcvbuf")?;
+    let ld = super::rcvbuf::LinuxRcvConfig::default();
+    let rmem1 = p.bytes_opt("tcp_rmem_default")?;
+    let rmem2 = p.bytes_opt("tcp_rmem_max")?;
+    let rmem_max = p.bytes_opt("rmem_max")?;
+    let linux_rcv = if linux_on || so_rcvbuf.is_some() {
+        if rcvbuf_given {
+            return Err(p.err(rkey, "give either rcvbuf (a fixed window) or Linux's buffer (linux_rcvbuf / so_rcvbuf), not both"));
+        }
+        if so_rcvbuf == Some(0) {
+            return Err(p.err("so_rcvbuf", "must be > 0"));
+        }
+        let rmem = [ld.rmem[0], rmem1.unwrap_or(ld.rmem[1]), rmem2.unwrap_or(ld.rmem[2])];
+        if rmem[1] < mss || rmem[2] < rmem[1] {
+            return Err(p.err("tcp_rmem_max", format!("need one segment <= tcp_rmem_default <= tcp_rmem_max, got {} and {}", rmem[1], rmem[2])));
+        }
+        Some(super::rcvbuf::LinuxRcvConfig { rmem, rmem_max: rmem_max.unwrap_or(ld.rmem_max).max(1), so_rcvbuf, ..ld })
+    } else {
+        for k in ["tcp_rmem_default", "tcp_rmem_max", "rmem_max"] {
+            if (k == "tcp_rmem_default" && rmem1.is_some()) || (k == "tcp_rmem_max" && rmem2.is_some()) || (k == "rmem_max" && rmem_max.is_some()) {
+                return Err(p.err(k, "only with linux_rcvbuf = true or so_rcvbuf"));
+            }
+        }
+        None
+    };
     let ecn = p.bool_or("ecn", d.ecn)?;
     let pacing = p.bool_or("pacing", d.pacing)?;
     let hystart = p.bool_or("hystart", d.hystart)?;
@@ -184,7 +217,7 @@ pub fn tcp_config(p: &mut Params) -> Result<TcpConfig, ConfigError> {
     };
     let tsq = p.bool_or("tsq", d.tsq)?;
     let series = p.bool_or("series", false)?;
-    Ok(TcpConfig { mss: mss as u32, iw: iw as u32, cc, recovery, limited_transmit, prr, lost_retransmit, min_rto, rto_linux, delack, quickack: quickack as u32, rcvbuf, wscale, wscale_shift, ecn, pacing, hystart, hystart_round_fix, abc, initial_ssthresh, tsq, series, cc_seed: 0 })
+    Ok(TcpConfig { mss: mss as u32, iw: iw as u32, cc, recovery, limited_transmit, prr, lost_retransmit, rack, tlp, timestamps, min_rto, rto_linux, delack, quickack: quickack as u32, rcvbuf, linux_rcv, wscale, wscale_shift, ecn, pacing, hystart, hystart_round_fix, abc, initial_ssthresh, tsq, series, cc_seed: 0 })
 }
 
 struct Common {
@@ -228,7 +261,8 @@ fn add_flows(b: &mut Build, c: Common, role: &str, sizes: &[Option<u64>]) {
         let cfg = TcpConfig { cc_seed: Rng::stream(b.seed, &format!("cc:{name}")).next_u64(), ..c.cfg.clone() };
         let conn = add_connection(b.sim, ConnSpec { name, role: role.into(), from: c.from, to: c.to, start: t0 + extra, size: *size, cfg, policy });
         if let Some((m, w)) = &moderated {
-            m.borrow_mut().register(conn.flow, *w, c.cfg.mss);
+            m.borrow_mut().register(conn.flow, *w, c.cfg.payload_mss());
+            m.borrow_mut().set_start(conn.flow, t0 + extra);
         }
     }
 }
