@@ -132,26 +132,6 @@ impl Rack {
         (wait, lost_rexmits)
     }
 
-    /// `tcp_timeout_mark_lost` after an RTO: the first segment and every segment whose RACK
-    /// timeout with no reordering window has passed are lost; segments sent within the last
-    /// RACK.rtt are not yet.
-    pub fn timeout_mark_lost(&self, sb: &mut Scoreboard, now: Time) {
-        for i in 0..sb.len() {
-            let g = sb.get(i);
-            if g.sacked {
-                continue;
-            }
-            if i > 0 && g.sent + self.rtt > now {
-                continue;
-            }
-            if g.rexmit {
-                sb.mark_retransmission_lost(i);
-            } else {
-                sb.mark_lost(i);
-            }
-        }
-    }
-
     /// A recovery or loss episode begins: no probe is outstanding any more (Linux resets
     /// `tlp_high_seq` in `tcp_init_cwnd_reduction` and `tcp_enter_loss`).
     pub fn end_probe(&mut self) { self.tlp_high_seq = None; }
@@ -290,17 +270,5 @@ mod tests {
         assert!(!r.reord_seen, "at the highest SACKed point: not below it");
         r.check_reordering(b.get(1), 1 + 2 * MSS);
         assert!(r.reord_seen);
-    }
-
-    /// After an RTO: the head and everything sent before now − RACK.rtt are lost; recent ones not.
-    #[test]
-    fn timeout_marks_old_segments() {
-        let mut b = board(4, |i| ms(i * 50));
-        let mut r = Rack::default();
-        let g = Seg::new(1 + 10 * MSS, MSS as u32, false, ms(60));
-        r.advance(&g, ms(160), None);
-        // now 200, RACK.rtt 100: segments sent at 0, 50, 100 are old; 150 is recent.
-        r.timeout_mark_lost(&mut b, ms(200));
-        assert_eq!(lost(&b), vec![0, 1, 2]);
     }
 }

@@ -832,15 +832,12 @@ impl Sender {
                 self.timers.rto_series += 1;
                 // RFC 6298 §5.5: back off the timer.
                 self.rtt.backoff();
-                if self.rack_on() {
-                    // Linux's tcp_timeout_mark_lost: the first segment and those RACK finds
-                    // overdue with no reordering window; the ones sent within RACK.rtt wait.
-                    self.rack.timeout_mark_lost(&mut self.sb, now);
-                    self.rack.end_probe();
-                } else {
-                    // Every unSACKed segment is presumed lost and resent in order (RFC 6675 §5.1).
-                    self.sb.mark_all_lost();
-                }
+                // Every unSACKed segment is presumed lost and resent in order (RFC 6675 §5.1).
+                // (Linux's tcp_timeout_mark_lost spares the segments sent within RACK.rtt; without
+                // F-RTO and undo, which the simulator lacks, that stalled on trace links with
+                // outages, so the RTO keeps RFC 6675's rule with RACK too.)
+                self.sb.mark_all_lost();
+                self.rack.end_probe();
                 self.ca = CaState::Loss;
                 self.rec.recover = self.snd_nxt;
                 self.rec.dupacks = 0;
