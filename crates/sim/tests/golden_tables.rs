@@ -153,24 +153,24 @@ fn cases() -> Vec<(&'static str, Value, u64, &'static str)> {
         "traffic": (1..=6).map(|i| json!({"kind": "video", "from": format!("s{i}"), "to": format!("d{i}"), "rate": "1Mbit", "mode": "paced"})).collect::<Vec<_>>(),
     });
     vec![
-        ("droptail-dumbbell", dumbbell(json!({"kind": "droptail", "limit": "50pkt"}), false, 8), 1, "0320d94281111dfea2cb61061c4ee45eb16db40a089c85876bd4ff71db894dd6"),
-        ("red-dumbbell", dumbbell(red, false, 8), 2, "709a5048bf140be3431cedd909d41828335399f3bbc3f1ca4b895cc6908ac868"),
-        ("red-ecn-dumbbell", dumbbell(red_ecn, true, 8), 3, "34a07da2ee2d1fce93e49db92763064feeaed926b9db75ecd96b95ae706a0c87"),
+        ("droptail-dumbbell", dumbbell(json!({"kind": "droptail", "limit": "50pkt"}), false, 8), 1, "ee866353428dac452c83e88e8174264f41e77704a085b4f2550241c269421cee"),
+        ("red-dumbbell", dumbbell(red, false, 8), 2, "237e97e831699e3d8104b2428a69645756b7bfeb0a280bbf3c04ffad23ba2288"),
+        ("red-ecn-dumbbell", dumbbell(red_ecn, true, 8), 3, "419f28a1ca4f1b79a279b722057a61514d16062afdf3515a93ad69fbbf4463d5"),
         ("codel-bulk-jitter", {
             let mut v = access(("down_rate", json!("4Mbit")), json!({"kind": "codel", "limit": "500pkt"}), vec![bulk("cubic", "1s")], 6);
             v["access"]["down_jitter"] = json!({"dist": "exponential", "mean": "1ms"});
             v
-        }, 4, "06e0df4f806addc1f0dddc6bed81db86ba123119865235ab1e021c8e709dcfed"),
-        ("fq_codel-web", access(("down_rate", json!("3.3Mbit")), json!({"kind": "fq_codel", "limit": "500pkt"}), vec![web.clone()], 6), 5, "1d596b0751393261049706e8c908719c33e3e018b0d2da3cc392c2cdd550445f"),
-        ("pie-bulk-web", access(("down_rate", json!("3.3Mbit")), json!({"kind": "pie", "limit": "500pkt", "ecn": true}), vec![bulk("reno", "1s"), web.clone()], 6), 6, "cbbe220e797472c0c5d01a0aba7be52a9a0d899f8d1c827ee940884762d660ac"),
+        }, 4, "cbca58b3136d27b5a9761636161891ffcd946d1e7a4e606782035599d480ff92"),
+        ("fq_codel-web", access(("down_rate", json!("3.3Mbit")), json!({"kind": "fq_codel", "limit": "500pkt"}), vec![web.clone()], 6), 5, "8139dcd67c59c806a1174d70926649c0d275c01a3e924d0d92f9a4068902552b"),
+        ("pie-bulk-web", access(("down_rate", json!("3.3Mbit")), json!({"kind": "pie", "limit": "500pkt", "ecn": true}), vec![bulk("reno", "1s"), web.clone()], 6), 6, "1f588936c95dd6132d6665a4c15aff2af39cae82886c3a89fdd11f159701ce69"),
         ("droptail-web-pam2013", {
             let mut v = access(("down_rate", json!("3.3Mbit")), json!({"kind": "droptail", "limit": "500pkt"}), vec![web], 6);
             v["access"]["down_jitter"] = json!({"dist": "normal", "mean": "4ms", "sd": "2ms"});
             v
-        }, 7, "79914cf9eca3dd34ad6943ca90d8697fb64a609f056ab5aacdff639984e48ff7"),
-        ("cellular-bulk", access(("down_cellular", json!({"bler": 0.2, "share": 0.4})), json!({"kind": "droptail", "limit": "500pkt"}), vec![bulk("cubic", "1s")], 6), 8, "3276eef104cb17e6aa900676b514820de6a8f567df6e617866960c0793a09d9f"),
-        ("trace-codel-red", trace, 9, "a2eb23f2969d5e2b566097b1a5bccd04d7da294eec7de3bfd244bc234c7db5ed"),
-        ("links-loss-reorder-bbr", links, 10, "98f475c4676cc65aa07b36213b1c9e2544682b8a6dd9eeef4df771067fcc595a"),
+        }, 7, "84ffb9128d35151e4a80d3577f09f12ed9293acf0c6e837548f344a333177998"),
+        ("cellular-bulk", access(("down_cellular", json!({"bler": 0.2, "share": 0.4})), json!({"kind": "droptail", "limit": "500pkt"}), vec![bulk("cubic", "1s")], 6), 8, "5fde0aaf48320873c7e336cc759aded3a252fdc398a0120fbe30c409fbacb10c"),
+        ("trace-codel-red", trace, 9, "9a5c257d1045bea7167bcec0d50b8b3fab356335dbfefd217f77afb961d1c60c"),
+        ("links-loss-reorder-bbr", links, 10, "057ae260022f08cf99c01af14290b2312ede07940e5a9892702aa087d654cfd8"),
         ("overload-paced-video", bench, 11, "fc92ede17eecd70a1b2350a7730218af742b7afdd8e93bd687e334ff2b120114"),
     ]
 }
