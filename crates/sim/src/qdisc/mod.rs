@@ -12,6 +12,7 @@ use crate::time::{Rate, Time};
 
 pub mod codel;
 pub mod droptail;
+pub mod dualpi2;
 pub mod fq_codel;
 pub mod pie;
 pub mod red;
@@ -174,6 +175,7 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("codel", codel::build),
     ("fq_codel", fq_codel::build),
     ("pie", pie::build),
+    ("dualpi2", dualpi2::build),
 ];
 
 pub fn kinds() -> Vec<&'static str> { REGISTRY.iter().map(|(k, _)| *k).collect() }
