@@ -19,7 +19,7 @@
 //! codepoint the sender uses is the connection's `ecn` key (ECT(1), the L4S identifier, by
 //! default for `cc = "dctcp"`; see docs/l4s.md). Without ECN, α never rises and DCTCP behaves as
 //! Linux's `dctcp-reno` fallback.
-use super::{cong_avoid_ai, slow_start, AckEvent, CcState, CongestionControl, RateSample};
+use super::{slow_start, AckEvent, CcState, CongestionControl, RateSample};
 use crate::tcp::TcpConfig;
 
 /// Linux `DCTCP_MAX_ALPHA`: α = 1.
@@ -118,11 +118,18 @@ impl CongestionControl for Dctcp {
     }
 
     fn cong_avoid(&mut self, st: &mut CcState, acked: u64) {
-        // Linux: tcp_reno_cong_avoid.
+        // Linux tcp_reno_cong_avoid: slow start as the simulator's Reno, then tcp_cong_avoid_ai
+        // counting acknowledged bytes, + 1 segment per window acknowledged (also with delayed
+        // ACKs, as in Linux and ns-3's TcpLinuxReno, on which ns-3's TcpDctcp builds).
         if st.in_slow_start() {
             slow_start(st, acked);
-        } else {
-            cong_avoid_ai(st, acked, &mut self.acc);
+            return;
+        }
+        self.acc += acked;
+        if self.acc >= st.cwnd {
+            let k = self.acc / st.cwnd;
+            self.acc -= k * st.cwnd;
+            st.cwnd += k * st.mss;
         }
     }
 
@@ -267,8 +274,12 @@ mod tests {
         d.in_ack_event(&mut st, &ev(1 + 22 * MSS, 1 + 30 * MSS, MSS, false));
         d.on_ack(&mut st, &ack_rs(MSS, false));
         assert!(!d.in_cwr());
-        // Congestion avoidance: + MSS²/cwnd.
-        assert_eq!(st.cwnd, held + MSS * MSS / held);
+        // Congestion avoidance counts bytes: + 1 segment once a window (10 segments) is acknowledged.
+        assert_eq!(st.cwnd, held);
+        for _ in 0..9 {
+            d.on_ack(&mut st, &ack_rs(MSS, false));
+        }
+        assert_eq!(st.cwnd, held + MSS);
     }
 
     /// Loss is Reno's: half the window, whatever α; an RTO resets to one segment.
