@@ -18,9 +18,14 @@ pub mod agent;
 pub mod cc;
 pub mod ecn_feedback;
 pub mod moderation;
+pub mod ecn;
+pub mod rate;
 pub mod receiver;
+pub mod recovery;
 pub mod rtt;
+pub mod scoreboard;
 pub mod sender;
+pub mod timers;
 pub mod tsq;
 pub mod workload;
 
