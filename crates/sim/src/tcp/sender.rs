@@ -337,7 +337,8 @@ impl Sender {
         if ece {
             self.stats.ece_acks += 1;
         }
-        self.rate.begin_ack(self.pipe(), self.ca, self.cwnd_limited, self.cs.delivered, self.sb.lost_total());
+        let delivered_before = self.cs.delivered;
+        self.rate.begin_ack(self.pipe(), self.ca, self.cwnd_limited, delivered_before, self.sb.lost_total());
         let newly_sacked = if self.sack { self.update_sack(hdr) } else { 0 };
         let acked = ackno - self.snd_una;
         if acked > 0 {
@@ -360,6 +361,10 @@ impl Sender {
                 self.enter_recovery(now, out);
             }
         }
+        // Linux's tcp_in_ack_event: the algorithm sees what this ACK delivered (and whether it
+        // carries ECE) before the sender reacts to it (DCTCP's marked fraction).
+        let ev = cc::AckEvent { snd_una: self.snd_una, snd_nxt: self.snd_nxt, delivered: self.cs.delivered - delivered_before, ece };
+        self.cc.in_ack_event(&mut self.cs, &ev);
         if ece {
             self.on_ece(now, out);
         }
