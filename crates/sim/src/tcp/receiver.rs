@@ -25,7 +25,8 @@ pub enum State {
     Closed,
 }
 
-/// What one call produced: segments (headers; all are 40-byte pure ACKs) and the delayed-ACK timer.
+/// What one call produced: segments (headers; all are pure ACKs, 40 bytes, 52 with the timestamps
+/// option) and the delayed-ACK timer.
 #[derive(Default, Debug)]
 pub struct RecvOutput {
     pub segs: Vec<TcpHeader>,
@@ -67,6 +68,10 @@ pub struct Receiver {
     ecn_ok: bool,
     /// The ECE echo (RFC 3168 latch, or DCTCP's per-segment echo): `ecn_feedback.rs`.
     ecn: EcnFeedback,
+    /// RFC 7323 timestamps negotiated; TS.Recent (echoed in TSecr); Last.ACK.sent (§4.3).
+    ts_ok: bool,
+    ts_recent: u32,
+    last_ack_sent: u64,
     pub stats: ReceiverStats,
 }
 
@@ -100,6 +105,9 @@ impl Receiver {
             ws_ok: false,
             right_edge: 0,
             ecn_ok: false,
+            ts_ok: false,
+            ts_recent: 0,
+            last_ack_sent: 0,
             stats: ReceiverStats::default(),
         }
     }
@@ -120,6 +128,9 @@ impl Receiver {
                 self.shift = if self.ws_ok { self.cfg.wscale_shift.unwrap_or_else(|| wscale_for(self.cfg.rcvbuf)).min(MAX_WSCALE) } else { 0 };
                 // RFC 3168 §6.1.1: an ECN-setup SYN has ECE and CWR.
                 self.ecn_ok = self.cfg.ecn && hdr.flags & F::ECE != 0 && hdr.flags & F::CWR != 0;
+                // RFC 7323 §3.2: answer the timestamps option only if the SYN carries it.
+                self.ts_ok = self.cfg.timestamps && hdr.ts.is_some();
+                self.ts_recent = hdr.ts.map_or(0, |(v, _)| v);
                 if let Some(p) = &self.policy {
                     p.borrow_mut().on_open(self.flow, now);
                 }
@@ -167,7 +178,9 @@ impl Receiver {
         self.right_edge = self.rcv_nxt + wnd;
         self.report(wnd, now);
         let wscale = if self.ws_ok { Some(self.shift) } else { None };
-        out.segs.push(TcpHeader { seq: 0, ack: self.rcv_nxt, flags, wnd, wscale, ..Default::default() });
+        let ts = self.ts_option(now);
+        self.last_ack_sent = self.rcv_nxt;
+        out.segs.push(TcpHeader { seq: 0, ack: self.rcv_nxt, flags, wnd, wscale, ts, ..Default::default() });
         self.snd_nxt = 1;
         self.stats.acks_sent += 1;
     }
@@ -223,9 +236,12 @@ impl Receiver {
             flags |= F::ECE;
         }
         let wnd = self.advertised(now);
-        let mut hdr = TcpHeader { seq: self.snd_nxt, ack: self.rcv_nxt, flags, wnd, ..Default::default() };
+        let ts = self.ts_option(now);
+        self.last_ack_sent = self.rcv_nxt;
+        let mut hdr = TcpHeader { seq: self.snd_nxt, ack: self.rcv_nxt, flags, wnd, ts, ..Default::default() };
         if self.cfg.recovery == super::Recovery::Sack {
-            let n = self.recent.len().min(MAX_SACK_BLOCKS);
+            // RFC 2018 §3: 40 option bytes hold 4 blocks, 3 beside the timestamps option.
+            let n = self.recent.len().min(if self.ts_ok { MAX_SACK_BLOCKS - 1 } else { MAX_SACK_BLOCKS });
             hdr.sack[..n].copy_from_slice(&self.recent[..n]);
             hdr.nsack = n as u8;
         }
@@ -265,7 +281,18 @@ impl Receiver {
         }
     }
 
+    /// The timestamps option on a segment sent now: our TSval, TSecr = TS.Recent (RFC 7323 §3.2).
+    fn ts_option(&self, now: Time) -> Option<(u32, u32)> { self.ts_ok.then(|| (super::sender::tsval(now), self.ts_recent)) }
+
     fn on_data(&mut self, hdr: &TcpHeader, ce: bool, now: Time, out: &mut RecvOutput) {
+        if let (true, Some((v, _))) = (self.ts_ok, hdr.ts) {
+            // RFC 7323 §4.3 (Linux tcp_replace_ts_recent): TS.Recent follows segments that start
+            // at or below the last ACK sent, so that with delayed ACKs the echo times the
+            // earliest segment acknowledged and a retransmission filling a hole is timed itself.
+            if hdr.seq <= self.last_ack_sent && v.wrapping_sub(self.ts_recent) as i32 >= 0 {
+                self.ts_recent = v;
+            }
+        }
         let mut immediate = false;
         let len = hdr.len as u64;
         if self.ecn_ok {

@@ -124,6 +124,21 @@ impl Scoreboard {
         g.lost = true;
     }
 
+    /// A retransmission of segment `i` is found lost as well (RACK): it becomes eligible for
+    /// NextSeg rule (1) again and counts as lost once more (Linux's `tp->lost`).
+    pub fn mark_retransmission_lost(&mut self, i: usize) {
+        let g = &mut self.segs[i];
+        g.rexmit = false;
+        g.lost = true;
+        self.lost_total += g.len as u64;
+    }
+
+    /// Segments SACKed and not yet cumulatively acknowledged (Linux's `sacked_out`).
+    pub fn sacked_segs(&self) -> u64 { self.segs.iter().filter(|g| g.sacked).count() as u64 }
+
+    /// Some unSACKed segment is marked lost (Linux's `lost_out > 0`).
+    pub fn any_lost(&self) -> bool { self.segs.iter().any(|g| g.lost && !g.sacked) }
+
     /// RFC 6675 §4 IsLost: an unSACKed segment is lost when DupThresh discontiguous SACKed
     /// segments lie above it, or more than (DupThresh − 1)·SMSS SACKed bytes.
     pub fn mark_lost_dupthresh(&mut self, mss: u64) {

@@ -1,12 +1,14 @@
 //! The sending end of a connection as an explicit state machine (RFC 9293 names). It opens the
 //! connection (SYN, retransmitted on the RFC 6298 initial RTO of 1 s), sends `size` payload bytes
 //! (or forever) under min(cwnd, rwnd), recovers losses with SACK (RFC 6675) or NewReno (RFC 6582),
-//! falls back to the retransmission timer (RFC 6298), reacts to ECN-Echo once per window
-//! (RFC 3168), and closes with a FIN.
+//! detects losses by time with RACK and probes tail losses with TLP (RFC 8985, as Linux), falls back
+//! to the retransmission timer (RFC 6298), reacts to ECN-Echo once per window (RFC 3168), carries
+//! the timestamps option (RFC 7323), and closes with a FIN.
 //!
 //! This file is the state machine and the transmit loop; its parts live beside it, each with its
 //! own tests: the SACK scoreboard ([`super::scoreboard`]), loss-recovery bookkeeping and PRR
-//! ([`super::recovery`]), ECN state ([`super::ecn`]), the timer set ([`super::timers`]), delivery-rate
+//! ([`super::recovery`]), RACK-TLP ([`super::rack`]), ECN state ([`super::ecn`]), the timer set
+//! ([`super::timers`]), delivery-rate
 //! sampling ([`super::rate`]) and the RTT estimator ([`super::rtt`]).
 //!
 //! Pure: [`Sender::process`], [`Sender::on_rto`] and [`Sender::on_pace`] take the time and fill an
@@ -14,6 +16,7 @@
 use super::cc::{self, AckSample, Cc, CcState, CongestionControl, RateSample};
 pub use super::cc::CaState;
 use super::ecn::EcnState;
+use super::rack::{self, Rack};
 use super::rate::DeliveryRate;
 use super::recovery::LossRecovery;
 pub use super::recovery::prr_sndcnt;
@@ -21,7 +24,7 @@ use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
 pub use super::scoreboard::{Seg, TxRate};
 use super::timers::{TimerKind, Timers};
-use super::{Recovery, TcpConfig, TimerCmd, HEADER_BYTES};
+use super::{wire_size, Recovery, TcpConfig, TimerCmd, HEADER_BYTES, TS_OPTION_BYTES};
 use crate::packet::{tcp_flags as F, TcpHeader};
 use crate::time::Time;
 
@@ -79,8 +82,14 @@ pub struct SenderStats {
     pub ece_acks: u64,
     /// Zero-window probes sent (RFC 9293 §3.8.6.1).
     pub window_probes: u64,
-    /// Retransmissions found lost from SACK information (`lost_retransmit`).
+    /// Retransmissions found lost from SACK information (`lost_retransmit`, or RACK).
     pub lost_retransmits: u64,
+    /// Tail loss probes sent (Linux's `TCPLossProbes`).
+    pub loss_probes: u64,
+    /// Losses repaired by a probe, each with one window reduction (`TCPLossProbeRecovery`).
+    pub loss_probe_recoveries: u64,
+    /// RACK reordering-timer expiries.
+    pub reorder_timeouts: u64,
 }
 
 pub struct Sender {
@@ -103,6 +112,14 @@ pub struct Sender {
     ecn: EcnState,
     timers: Timers,
     rate: DeliveryRate,
+    rack: Rack,
+    /// The timestamps option is in use (RFC 7323 §3.2): asked for until the SYN-ACK, then as
+    /// negotiated.
+    ts_ok: bool,
+    /// The peer's latest TSval, echoed in TSecr (RFC 7323 §4.3 TS.Recent).
+    ts_recent: u32,
+    /// HighSACK before the ACK being processed (Linux's `prior_fack`), for reordering detection.
+    prior_high_sacked: u64,
     next_send: Time,
     /// The last transmit attempt stopped because of cwnd (RFC 7661: grow only then).
     cwnd_limited: bool,
@@ -132,13 +149,16 @@ impl Sender {
     /// quinn's `TransportConfig::congestion_controller_factory`: for tests and out-of-tree
     /// algorithms.
     pub fn with_cc(cfg: TcpConfig, size: Option<u64>, cc: Cc) -> Sender {
-        let mss = cfg.mss.max(1) as u64;
+        // RFC 7323 §3.2 / Linux's `mss_cache`: the option's 12 bytes come out of every segment, so
+        // SMSS (RFC 5681: payload bytes) is the MSS option minus 12.
+        let mss = cfg.payload_mss() as u64;
         let cs = CcState { ssthresh: cfg.initial_ssthresh, abc_l: cfg.abc, ..CcState::new(mss, cfg.iw.max(1) as u64 * mss) };
         let pacing = cfg.pacing || cc.needs_pacing();
         let (data_end, unlimited) = match size {
             Some(s) => (1 + s, false),
             None => (u64::MAX / 2, true),
         };
+        let timestamps = cfg.timestamps;
         Sender {
             sack: cfg.recovery == Recovery::Sack,
             rtt: if cfg.rto_linux { RttEstimator::linux(cfg.min_rto) } else { RttEstimator::new(cfg.min_rto) },
@@ -157,6 +177,10 @@ impl Sender {
             ecn: EcnState::default(),
             timers: Timers::default(),
             rate: DeliveryRate::default(),
+            rack: Rack::default(),
+            ts_ok: timestamps,
+            ts_recent: 0,
+            prior_high_sacked: 0,
             next_send: Time::ZERO,
             cwnd_limited: false,
             fin_sent: false,
@@ -173,6 +197,8 @@ impl Sender {
     pub fn ssthresh(&self) -> u64 { self.cs.ssthresh }
     pub fn srtt(&self) -> Option<Time> { self.rtt.srtt() }
     pub fn rto(&self) -> Time { self.rtt.rto() }
+    /// The RTT estimator (latest sample, minimum, SRTT, RTTVAR).
+    pub fn rtt_estimator(&self) -> &RttEstimator { &self.rtt }
     pub fn cc_name(&self) -> &'static str { self.cc.name() }
     pub fn cc(&self) -> &dyn CongestionControl { self.cc.as_ref() }
     /// The state the algorithm sees (cwnd, delivery counters, …).
@@ -190,6 +216,12 @@ impl Sender {
     pub fn done(&self) -> bool { self.stats.end_at.is_some() }
     /// The SACK scoreboard (segments sent and not cumulatively acknowledged).
     pub fn scoreboard(&self) -> &Scoreboard { &self.sb }
+    /// RACK's state (RACK.rtt, the TLP episode, reordering seen).
+    pub fn rack(&self) -> &Rack { &self.rack }
+    /// The timestamps option is in use.
+    pub fn timestamps(&self) -> bool { self.ts_ok }
+    /// Bytes of IP and TCP header (with options) on each segment of this connection.
+    pub fn header_bytes(&self) -> u32 { HEADER_BYTES + if self.ts_ok { TS_OPTION_BYTES } else { 0 } }
     /// The pending timer and what it is for.
     pub fn pending_timer(&self) -> Option<(TimerKind, Time)> { self.timers.pending() }
 
@@ -229,11 +261,16 @@ impl Sender {
             flags,
             wnd: 65_535,
             wscale: if self.cfg.wscale { Some(0) } else { None },
+            // RFC 7323 §3.2: the SYN offers the option (TSecr 0: nothing to echo yet).
+            ts: self.ts_option(now),
             ..Default::default()
         };
-        out.segs.push(OutSeg { hdr, ect: false, size: HEADER_BYTES });
+        out.segs.push(OutSeg { size: wire_size(&hdr), hdr, ect: false });
         self.arm_rto(now, out);
     }
+
+    /// The timestamps option of a segment sent now: TSval, TSecr = TS.Recent (RFC 7323 §4.3).
+    fn ts_option(&self, now: Time) -> Option<(u32, u32)> { self.ts_ok.then(|| (tsval(now), self.ts_recent)) }
 
     fn arm_rto(&mut self, now: Time, out: &mut Output) { self.timers.arm(TimerKind::Rto, now + self.rtt.rto(), &mut out.rto); }
 
@@ -262,21 +299,21 @@ impl Sender {
                     // RFC 9293 §3.10.7.4 eighth: FIN in FIN-WAIT-2 → ACK it, TIME-WAIT.
                     self.rcv_nxt += 1;
                     self.state = State::TimeWait;
-                    self.send_pure_ack(out);
+                    self.send_pure_ack(now, out);
                 }
             }
             // RFC 9293 §3.10.7.4: a retransmitted FIN in TIME-WAIT is acknowledged again.
             State::TimeWait => {
                 if fin {
-                    self.send_pure_ack(out);
+                    self.send_pure_ack(now, out);
                 }
             }
         }
     }
 
-    fn send_pure_ack(&mut self, out: &mut Output) {
-        let hdr = TcpHeader { seq: self.snd_nxt, ack: self.rcv_nxt, flags: F::ACK, wnd: 65_535, ..Default::default() };
-        out.segs.push(OutSeg { hdr, ect: false, size: HEADER_BYTES });
+    fn send_pure_ack(&mut self, now: Time, out: &mut Output) {
+        let hdr = TcpHeader { seq: self.snd_nxt, ack: self.rcv_nxt, flags: F::ACK, wnd: 65_535, ts: self.ts_option(now), ..Default::default() };
+        out.segs.push(OutSeg { size: wire_size(&hdr), hdr, ect: false });
     }
 
     fn on_syn_ack(&mut self, hdr: &TcpHeader, now: Time, out: &mut Output) {
@@ -286,6 +323,16 @@ impl Sender {
         // RFC 7323 §2.2: the SYN-ACK's window is never scaled; the header carries bytes already.
         self.rwnd = hdr.wnd;
         self.ecn.negotiate(self.cfg.ecn, hdr.flags);
+        // RFC 7323 §3.2: the option is used only if the SYN-ACK carries it too.
+        self.ts_ok = self.cfg.timestamps && hdr.ts.is_some();
+        if let Some((v, _)) = hdr.ts {
+            self.ts_recent = v;
+        }
+        if self.cfg.timestamps && !self.ts_ok {
+            // Not negotiated: the whole MSS is payload again.
+            self.cs.mss = self.cfg.mss.max(1) as u64;
+            self.cs.cwnd = self.cfg.iw.max(1) as u64 * self.cs.mss;
+        }
         if self.timers.syn_retx == 0 {
             // RFC 6298 §2/§3: the SYN was sent once, so its RTT is a valid sample.
             self.rtt.sample(now - self.timers.syn_sent_at);
@@ -302,21 +349,77 @@ impl Sender {
         self.transmit(now, out);
         if out.segs.len() == before {
             // Nothing to send (zero window or empty transfer): the handshake's third segment.
-            self.send_pure_ack(out);
+            self.send_pure_ack(now, out);
         }
     }
 
     /// Marks SACKed segments (RFC 2018 blocks) and returns the newly SACKed bytes; each is counted
     /// as delivered for the rate sample.
-    fn update_sack(&mut self, hdr: &TcpHeader) -> u64 {
+    fn update_sack(&mut self, hdr: &TcpHeader, now: Time) -> u64 {
         let blocks = &hdr.sack[..(hdr.nsack as usize).min(hdr.sack.len())];
-        let (cs, rate) = (&mut self.cs, &mut self.rate);
+        let (cs, rate, rack) = (&mut self.cs, &mut self.rate, &mut self.rack);
+        let (min_rtt, prior_high) = (self.rtt.min_rtt(), self.prior_high_sacked);
         self.sb.sack(blocks, self.snd_una, |g| {
             cs.delivered += g.len as u64;
             rate.delivered(g);
             // Counted now: not sampled again when cumulatively acknowledged.
             g.tx.delivered_time = None;
+            // tcp_sacktag_one: RACK advances and checks for reordering on every newly SACKed segment.
+            rack.advance(g, now, min_rtt);
+            rack.check_reordering(g, prior_high);
         })
+    }
+
+    /// RACK-TLP is in charge of loss detection (SACK connections with `rack`).
+    fn rack_on(&self) -> bool { self.sack && self.cfg.rack }
+
+    /// `tcp_rack_mark_lost`: RACK's detection with Linux's reordering window; arms the reordering
+    /// timer for segments not yet overdue. True if it armed it.
+    fn rack_detect(&mut self, now: Time, out: &mut Output) -> bool {
+        let reo = self.rack.reo_wnd(self.ca != CaState::Open, self.sb.sacked_segs(), self.rtt.min_rtt(), self.rtt.srtt());
+        let (wait, lost_rexmits) = self.rack.detect_loss(&mut self.sb, reo, now);
+        self.stats.lost_retransmits += lost_rexmits;
+        match wait {
+            Some(w) => {
+                self.timers.arm(TimerKind::Reorder, now + w + rack::TIMEOUT_MIN, &mut out.rto);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// `tcp_schedule_loss_probe`: arms the loss-probe timer instead of the RTO for a SACK
+    /// connection outside recovery with data out. `advancing`: called for an ACK that advanced
+    /// SND.UNA, whose RTO restarts now (else the RTO runs from the first segment's transmission).
+    fn schedule_loss_probe(&mut self, now: Time, advancing: bool, out: &mut Output) -> bool {
+        // Linux probes in Open (and CWR) only; with SACKed data outstanding it is in Disorder
+        // (`tcp_try_keep_open`), which the simulator folds into Open: tell it by HighSACK.
+        let disorder = self.sb.high_sacked() > self.snd_una;
+        if !(self.sack && self.cfg.tlp) || self.sb.is_empty() || self.ca != CaState::Open || disorder {
+            return false;
+        }
+        let mut t = rack::pto(self.rtt.srtt(), self.sb.len(), self.cfg.min_rto);
+        let rto_left = if advancing { self.rtt.rto() } else { self.rto_left(now) };
+        if rto_left > Time::ZERO {
+            t = t.min(rto_left);
+        }
+        self.timers.arm(TimerKind::LossProbe, now + t, &mut out.rto);
+        true
+    }
+
+    /// `tcp_rto_delta_us`: time until the RTO of the first outstanding segment, counted from its
+    /// last transmission.
+    fn rto_left(&self, now: Time) -> Time { self.sb.front().map_or(Time::ZERO, |g| (g.sent + self.rtt.rto()).saturating_sub(now)) }
+
+    /// `tcp_rearm_rto` after a RACK or probe timer: the RTO where it would have been (at least
+    /// 1 µs from now), or nothing when nothing is outstanding.
+    fn rearm_rto_remaining(&mut self, now: Time, out: &mut Output) {
+        if self.sb.is_empty() {
+            self.cancel_rto(out);
+        } else {
+            let left = self.rto_left(now).max(Time::from_us(1));
+            self.timers.arm(TimerKind::Rto, now + left, &mut out.rto);
+        }
     }
 
     fn on_ack(&mut self, hdr: &TcpHeader, now: Time, out: &mut Output) {
@@ -337,21 +440,44 @@ impl Sender {
         if ece {
             self.stats.ece_acks += 1;
         }
+        if let Some((v, _)) = hdr.ts {
+            if self.ts_ok {
+                // RFC 7323 §4.3: ACKs arrive in order here, so the latest TSval is TS.Recent.
+                self.ts_recent = v;
+            }
+        }
         let delivered_before = self.cs.delivered;
         self.rate.begin_ack(self.pipe(), self.ca, self.cwnd_limited, delivered_before, self.sb.lost_total());
-        let newly_sacked = if self.sack { self.update_sack(hdr) } else { 0 };
+        self.prior_high_sacked = self.sb.high_sacked();
+        let newly_sacked = if self.sack { self.update_sack(hdr, now) } else { 0 };
         let acked = ackno - self.snd_una;
+        let mut dup = false;
         if acked > 0 {
-            self.on_new_ack(ackno, acked, now, out);
+            let tsecr = hdr.ts.map(|(_, e)| e).filter(|&e| self.ts_ok && e != 0);
+            self.on_new_ack(ackno, acked, tsecr, now, out);
         } else if self.snd_nxt > self.snd_una && hdr.len == 0 && hdr.flags & (F::SYN | F::FIN) == 0 {
             // A duplicate ACK: RFC 5681 §2 (same ACK, no data, same window) or, with SACK,
             // RFC 6675 §2 (it SACKs new data).
-            let dup = if self.sack { newly_sacked > 0 } else { hdr.wnd == old_rwnd };
+            dup = if self.sack { newly_sacked > 0 } else { hdr.wnd == old_rwnd };
             if dup {
                 self.on_dupack(now, out);
             }
         }
-        if self.sack && newly_sacked > 0 {
+        if let Some(high) = self.rack.tlp_high_seq {
+            self.process_tlp_ack(ackno, high, acked == 0 && newly_sacked == 0);
+        }
+        let mut reo_armed = false;
+        if self.rack_on() {
+            // tcp_fastretrans_alert runs for "dubious" ACKs (duplicate, SACKing, or outside
+            // Open); there RACK marks what is overdue, and any loss starts recovery
+            // (tcp_time_to_recover: "the loss is proven"). No DupThresh rule, no RFC 6675 IsLost.
+            if (dup || newly_sacked > 0 || self.ca != CaState::Open) && self.rack.take_advanced() {
+                reo_armed = self.rack_detect(now, out);
+            }
+            if self.ca == CaState::Open && self.sb.any_lost() {
+                self.enter_recovery(now, out);
+            }
+        } else if self.sack && newly_sacked > 0 {
             self.sb.mark_lost_dupthresh(self.cs.mss);
             if self.cfg.lost_retransmit && self.ca == CaState::Recovery {
                 self.stats.lost_retransmits += self.sb.mark_lost_retransmits();
@@ -360,6 +486,10 @@ impl Sender {
             if self.ca == CaState::Open && self.rec.dupacks > 0 && self.sb.front().is_some_and(|g| g.lost && !g.fin) && self.snd_una > self.rec.recover {
                 self.enter_recovery(now, out);
             }
+        }
+        if acked > 0 && !reo_armed {
+            // tcp_set_xmit_timer: the loss probe replaces the RTO armed above when it may.
+            self.schedule_loss_probe(now, true, out);
         }
         // Linux's tcp_in_ack_event: the algorithm sees what this ACK delivered (and whether it
         // carries ECE) before the sender reacts to it (DCTCP's marked fraction).
@@ -384,7 +514,34 @@ impl Sender {
         self.transmit(now, out);
     }
 
-    fn on_new_ack(&mut self, ackno: u64, acked: u64, now: Time, out: &mut Output) {
+    /// `tcp_process_tlp_ack`: the ACK reached the probe's SND.NXT. A probe of new data just ends;
+    /// a retransmitted probe acknowledged beyond that point repaired a loss (one window
+    /// reduction, Linux's CWR); a pure duplicate ACK means both copies arrived.
+    fn process_tlp_ack(&mut self, ackno: u64, high: u64, pure_dup: bool) {
+        if ackno < high {
+            return;
+        }
+        if !self.rack.tlp_retrans {
+            self.rack.end_probe();
+        } else if ackno > high {
+            self.rack.end_probe();
+            if self.ca == CaState::Open {
+                // tcp_init_cwnd_reduction + tcp_end_cwnd_reduction: ssthresh from the algorithm,
+                // cwnd = ssthresh.
+                self.cs.flight = self.flight_size();
+                self.cc.on_congestion_event(&mut self.cs);
+                if !self.cc.owns_cwnd() {
+                    self.cs.cwnd = self.cs.ssthresh;
+                }
+                self.ecn.share_reduction(self.snd_nxt);
+                self.stats.loss_probe_recoveries += 1;
+            }
+        } else if pure_dup {
+            self.rack.end_probe();
+        }
+    }
+
+    fn on_new_ack(&mut self, ackno: u64, acked: u64, tsecr: Option<u32>, now: Time, out: &mut Output) {
         self.cs.flight = self.flight_size();
         // Remove fully acknowledged segments; RTT sample per Karn's rule (RFC 6298 §3): only when
         // none of them was retransmitted or already SACKed, from the earliest one (as Linux).
@@ -399,6 +556,9 @@ impl Sender {
             if !g.sacked {
                 self.cs.delivered += g.len as u64;
                 self.rate.delivered(&g);
+                // tcp_clean_rtx_queue: RACK advances on cumulatively acknowledged segments too.
+                self.rack.advance(&g, now, self.rtt.min_rtt());
+                self.rack.check_reordering(&g, self.prior_high_sacked);
             }
             if earliest.is_none() {
                 earliest = Some(g.sent);
@@ -406,17 +566,25 @@ impl Sender {
             latest = latest.max(g.sent);
             fin_acked |= g.fin;
         }
-        if clean {
-            if let Some(t) = earliest {
-                self.rtt.sample(now - t);
-                self.cs.srtt = self.rtt.srtt();
-                self.cs.min_rtt = self.rtt.min_rtt();
+        // tcp_ack_update_rtt: the ACK's timing when Karn's rule allows it, else (RFC 7323 §4.1,
+        // "RTTM") TSecr, in the option's 1 ms units.
+        let sample = match (clean, earliest, tsecr) {
+            (true, Some(t), _) => Some((now - t, now - latest)),
+            (false, Some(_), Some(e)) => {
+                let r = Time::from_ms(tsval(now).wrapping_sub(e).max(1) as u64);
+                Some((r, r))
             }
+            _ => None,
+        };
+        if let Some((r, _)) = sample {
+            self.rtt.sample(r);
+            self.cs.srtt = self.rtt.srtt();
+            self.cs.min_rtt = self.rtt.min_rtt();
         }
         self.snd_una = ackno;
-        if clean && earliest.is_some() {
+        if let Some((_, ca_rtt)) = sample {
             // The algorithm's sample (Linux `pkts_acked`): the RTT of the newest segment covered.
-            let s = AckSample { rtt: now - latest, snd_una: ackno, snd_nxt: self.snd_nxt, recovery: self.ca == CaState::Recovery };
+            let s = AckSample { rtt: ca_rtt, snd_una: ackno, snd_nxt: self.snd_nxt, recovery: self.ca == CaState::Recovery };
             self.cc.on_ack_sample(&mut self.cs, &s);
         }
         self.rec.on_new_ack();
@@ -450,7 +618,7 @@ impl Sender {
                     // that sets cwnd itself: Linux's tcp_end_cwnd_reduction).
                     self.cs.cwnd = self.cs.ssthresh;
                 }
-                self.sb.clear_episode();
+                self.end_episode();
             }
             CaState::Recovery => {
                 if !self.sack && !self.cc.owns_cwnd() {
@@ -471,12 +639,22 @@ impl Sender {
                 // algorithm's on_ack does it at the end of the ACK (RateSample::may_raise_cwnd).
                 if ackno >= self.rec.recover {
                     self.ca = CaState::Open;
-                    self.sb.clear_episode();
+                    self.end_episode();
                 }
             }
             // Growth (cwnd-limited, no ECN-Echo: RFC 7661, RFC 3168 §6.1.2) is the algorithm's
             // on_ack at the end of the ACK.
             CaState::Open => {}
+        }
+    }
+
+    /// Recovery is over: RFC 6675 forgets which segments it retransmitted (HighRxt). Not with
+    /// RACK: as Linux (the `SACKED_RETRANS` marks stay), a retransmission still in flight above
+    /// RecoveryPoint stays one, so that it is not sent again while it may yet arrive; RACK tells
+    /// when it is lost.
+    fn end_episode(&mut self) {
+        if !self.rack_on() {
+            self.sb.clear_episode();
         }
     }
 
@@ -486,7 +664,7 @@ impl Sender {
             CaState::Open => {
                 // RFC 5681 §3.2 step 2 / RFC 6675 §5 step 3(a) / RFC 6582 §3.2 step 2: enter
                 // recovery at DupThresh, but only once per window (SND.UNA beyond recover).
-                if self.rec.dupthresh_reached(self.snd_una) {
+                if !self.rack_on() && self.rec.dupthresh_reached(self.snd_una) {
                     self.enter_recovery(now, out);
                 }
             }
@@ -507,7 +685,8 @@ impl Sender {
         self.cs.flight = self.flight_size().saturating_sub(self.rec.lt_bytes);
         // RFC 6675 §5 step 4.1 / RFC 6582 §3.2 step 2: RecoveryPoint = HighData; RFC 6937:
         // prr_delivered = prr_out = 0, RecoverFS = SND.NXT − SND.UNA.
-        self.rec.begin(self.snd_nxt, self.flight_size());
+        let recover_fs = self.flight_size();
+        self.rec.begin(self.snd_nxt, recover_fs);
         // Step 4.2: ssthresh = cwnd = max(FlightSize/2, 2·SMSS) (or the algorithm's β).
         self.cc.on_congestion_event(&mut self.cs);
         if !self.sack && !self.cc.owns_cwnd() {
@@ -518,6 +697,15 @@ impl Sender {
         self.stats.fast_recoveries += 1;
         // The ECN reaction shares this reduction (RFC 3168 §6.1.2: at most once per window).
         self.ecn.share_reduction(self.snd_nxt);
+        self.rack.end_probe();
+        if self.rack_on() {
+            // RACK has marked what is lost; as Linux's tcp_cwnd_reduction ("force a fast
+            // retransmit upon entering fast recovery") the first of them goes out at once.
+            if let Some(i) = self.sb.next_lost() {
+                self.send_seg(i, true, now, out);
+            }
+            return;
+        }
         // Step 4.3: retransmit the first segment presumed dropped.
         if !self.sb.is_empty() {
             self.sb.mark_lost(0);
@@ -553,8 +741,54 @@ impl Sender {
         self.cs.now = now;
         match self.timers.fire() {
             TimerKind::Rto => self.on_retransmission_timeout(now, out),
-            TimerKind::Reorder | TimerKind::LossProbe => unreachable!("not armed yet"),
+            TimerKind::Reorder => self.on_reorder_timeout(now, out),
+            TimerKind::LossProbe => self.on_loss_probe(now, out),
         }
+    }
+
+    /// `tcp_rack_reo_timeout`: the reordering window has passed; what is overdue now is lost,
+    /// recovery starts if it had not, and the RTO takes over again.
+    fn on_reorder_timeout(&mut self, now: Time, out: &mut Output) {
+        self.stats.reorder_timeouts += 1;
+        let before = self.sb.pipe();
+        let reo = self.rack.reo_wnd(self.ca != CaState::Open, self.sb.sacked_segs(), self.rtt.min_rtt(), self.rtt.srtt());
+        let (_, lost_rexmits) = self.rack.detect_loss(&mut self.sb, reo, now);
+        self.stats.lost_retransmits += lost_rexmits;
+        if self.sb.pipe() != before {
+            if self.ca != CaState::Recovery {
+                self.enter_recovery(now, out);
+                if self.prr_active() {
+                    // tcp_cwnd_reduction(sk, 1, …): one segment counted as delivered.
+                    let pipe = self.pipe();
+                    self.cs.cwnd = self.rec.prr.on_ack(self.cs.mss, pipe, self.cs.ssthresh, self.cs.mss);
+                }
+            }
+            self.transmit(now, out);
+        }
+        if !matches!(self.timers.pending(), Some((TimerKind::Rto, _))) {
+            self.rearm_rto_remaining(now, out);
+        }
+    }
+
+    /// `tcp_send_loss_probe`: one segment of new data beyond cwnd if the peer's window allows,
+    /// else the last segment again; at most one probe per episode. The RTO follows from now.
+    fn on_loss_probe(&mut self, now: Time, out: &mut Output) {
+        if !matches!(self.state, State::Established | State::FinWait1) || self.sb.is_empty() {
+            return;
+        }
+        if self.rack.tlp_high_seq.is_some() {
+            self.rearm_rto_remaining(now, out);
+            return;
+        }
+        let retrans = !self.push_new_segment(now, out);
+        if retrans {
+            let i = self.sb.len() - 1;
+            self.send_seg(i, true, now, out);
+        }
+        self.rack.tlp_high_seq = Some(self.snd_nxt);
+        self.rack.tlp_retrans = retrans;
+        self.stats.loss_probes += 1;
+        self.arm_rto(now, out);
     }
 
     fn on_retransmission_timeout(&mut self, now: Time, out: &mut Output) {
@@ -576,8 +810,8 @@ impl Sender {
                 // sequence number, which the receiver must acknowledge with its current window.
                 self.timers.persist = false;
                 self.rtt.backoff();
-                let hdr = TcpHeader { seq: self.snd_una - 1, ack: self.rcv_nxt, flags: F::ACK, wnd: 65_535, ..Default::default() };
-                out.segs.push(OutSeg { hdr, ect: false, size: HEADER_BYTES });
+                let hdr = TcpHeader { seq: self.snd_una - 1, ack: self.rcv_nxt, flags: F::ACK, wnd: 65_535, ts: self.ts_option(now), ..Default::default() };
+                out.segs.push(OutSeg { size: wire_size(&hdr), hdr, ect: false });
                 self.stats.window_probes += 1;
                 self.transmit(now, out);
                 if !self.timers.armed() {
@@ -595,8 +829,15 @@ impl Sender {
                 self.timers.rto_series += 1;
                 // RFC 6298 §5.5: back off the timer.
                 self.rtt.backoff();
-                // Every unSACKed segment is presumed lost and resent in order (RFC 6675 §5.1).
-                self.sb.mark_all_lost();
+                if self.rack_on() {
+                    // Linux's tcp_timeout_mark_lost: the first segment and those RACK finds
+                    // overdue with no reordering window; the ones sent within RACK.rtt wait.
+                    self.rack.timeout_mark_lost(&mut self.sb, now);
+                    self.rack.end_probe();
+                } else {
+                    // Every unSACKed segment is presumed lost and resent in order (RFC 6675 §5.1).
+                    self.sb.mark_all_lost();
+                }
                 self.ca = CaState::Loss;
                 self.rec.recover = self.snd_nxt;
                 self.rec.dupacks = 0;
@@ -629,6 +870,7 @@ impl Sender {
             return;
         }
         let mss = self.cs.mss;
+        let nxt_before = self.snd_nxt;
         loop {
             if self.pacing && now < self.next_send {
                 out.pace = TimerCmd::Set(self.next_send);
@@ -682,30 +924,23 @@ impl Sender {
                 if self.tsq_holds(0, out) {
                     break;
                 }
-                let seq = self.snd_nxt;
                 if lt > 0 && pipe + mss > self.cc.window(&self.cs) {
                     self.rec.lt_bytes += len;
                 }
-                self.snd_nxt += len;
-                let i = self.sb.push(Seg::new(seq, len as u32, false, now));
-                self.send_seg(i, false, now, out);
+                self.send_new(len, now, out);
                 continue;
             }
             // The FIN follows the last payload byte (RFC 9293 §3.10.4 CLOSE).
-            if !self.unlimited && !self.fin_sent && self.snd_nxt == self.data_end {
+            if self.fin_due() {
                 if self.tsq_holds(0, out) {
                     break;
                 }
-                self.fin_sent = true;
-                let seq = self.snd_nxt;
-                self.snd_nxt += 1;
-                let i = self.sb.push(Seg::new(seq, 1, true, now));
-                self.send_seg(i, false, now, out);
-                self.state = State::FinWait1;
+                self.send_new(1, now, out);
                 continue;
             }
-            // Rule (3): with SACK in recovery, resend an unSACKed segment below HighSACK.
-            if self.sack && self.ca == CaState::Recovery {
+            // Rule (3): with SACK in recovery, resend an unSACKed segment below HighSACK (not with
+            // RACK: Linux retransmits only what is marked lost, RACK decides when a hole is one).
+            if self.sack && !self.cfg.rack && self.ca == CaState::Recovery {
                 if let Some(i) = self.sb.next_rule3() {
                     if self.tsq_holds(1, out) {
                         break;
@@ -723,10 +958,49 @@ impl Sender {
             }
             break;
         }
+        // tcp_write_xmit: new data sent → the loss probe is due 2·SRTT after it (at most when
+        // the first segment's RTO would fire).
+        if self.snd_nxt > nxt_before {
+            self.schedule_loss_probe(now, false, out);
+        }
         // RFC 6298 §5.1: start the timer when data is outstanding and it is not running.
         if self.snd_nxt > self.snd_una && !self.timers.armed() {
             self.arm_rto(now, out);
         }
+    }
+
+    /// The FIN is the next thing to send.
+    fn fin_due(&self) -> bool { !self.unlimited && !self.fin_sent && self.snd_nxt == self.data_end }
+
+    /// Sends `len` new bytes (the FIN when it is due), at SND.NXT.
+    fn send_new(&mut self, len: u64, now: Time, out: &mut Output) {
+        let seq = self.snd_nxt;
+        let fin = self.fin_due();
+        if fin {
+            self.fin_sent = true;
+            self.state = State::FinWait1;
+        }
+        self.snd_nxt += len;
+        let i = self.sb.push(Seg::new(seq, len as u32, fin, now));
+        self.send_seg(i, false, now, out);
+    }
+
+    /// The loss probe's new data (Linux's `tcp_write_xmit` with `push_one = 2`): one segment, or
+    /// the FIN, regardless of cwnd but within the peer's window. False if there is none to send.
+    fn push_new_segment(&mut self, now: Time, out: &mut Output) -> bool {
+        if self.snd_nxt < self.data_end {
+            let len = (self.data_end - self.snd_nxt).min(self.cs.mss);
+            if self.snd_nxt + len > self.snd_una + self.rwnd {
+                return false;
+            }
+            self.send_new(len, now, out);
+            return true;
+        }
+        if self.fin_due() {
+            self.send_new(1, now, out);
+            return true;
+        }
+        false
     }
 
     /// TCP Small Queues gate (`tsq.rs`, Linux's `tcp_small_queue_check(sk, skb, factor)`; factor 1
@@ -753,7 +1027,7 @@ impl Sender {
         let pending = if 1 + self.tsq.queued + n * tsq::truesize(mss as u32) <= lim {
             0
         } else {
-            out.segs.iter().map(|s| tsq::truesize(s.size.saturating_sub(HEADER_BYTES))).sum()
+            out.segs.iter().map(|s| tsq::truesize(s.hdr.len)).sum()
         };
         let held = self.tsq.check(lim, pending, self.sb.len());
         if held {
@@ -777,6 +1051,11 @@ impl Sender {
             g.rexmit_nxt = snd_nxt;
             g.sent = now;
         }
+        let ts = self.ts_ok.then(|| (tsval(now), self.ts_recent));
+        g.tsval = ts.map(|(v, _)| v);
+        if is_rexmit {
+            self.rack.on_retransmit(g);
+        }
         let (seq, fin) = (g.seq, g.fin);
         let payload = if fin { 0 } else { g.len };
         let head_rexmit = is_rexmit && i == 0;
@@ -789,8 +1068,8 @@ impl Sender {
         if cwr {
             flags |= F::CWR;
         }
-        let hdr = TcpHeader { seq, ack: rcv_nxt, flags, wnd: 65_535, len: payload, ..Default::default() };
-        let size = payload + HEADER_BYTES;
+        let hdr = TcpHeader { seq, ack: rcv_nxt, flags, wnd: 65_535, len: payload, ts, ..Default::default() };
+        let size = wire_size(&hdr);
         out.segs.push(OutSeg { hdr, ect, size });
         if self.ca == CaState::Recovery {
             // RFC 6937: prr_out counts data (re)sent during recovery.
@@ -805,9 +1084,10 @@ impl Sender {
                 self.stats.first_data_at = Some(now);
             }
         }
-        if head_rexmit {
+        if head_rexmit && !matches!(self.timers.pending(), Some((TimerKind::Reorder, _))) {
             // As Linux (tcp_xmit_retransmit_queue), the timer restarts whenever the first
-            // unacknowledged segment is retransmitted, so it times that retransmission.
+            // unacknowledged segment is retransmitted, so it times that retransmission (unless
+            // RACK's reordering timer is pending).
             self.arm_rto(now, out);
         }
         self.cs.now = now;
@@ -825,3 +1105,7 @@ impl Sender {
         }
     }
 }
+
+/// TSval of a segment sent at `now`: Linux's millisecond clock (`TCP_TS_HZ` = 1000), offset by 1
+/// so that it is never 0, which TSecr uses for "nothing to echo" (Linux adds a random offset).
+pub fn tsval(now: Time) -> u32 { (now.ns() / 1_000_000 + 1) as u32 }

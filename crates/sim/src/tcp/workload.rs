@@ -13,7 +13,7 @@
 //! from the stream "traffic:NAME" of the run's seed.
 //!
 //! TCP keys shared by the three kinds (defaults from [`TcpConfig::default`]): `mss`, `iw`, `cc`
-//! (reno | cubic | bbr | dctcp), `recovery` (sack | newreno) or `sack` (bool), `limited_transmit`, `prr`, `lost_retransmit`, `min_rto`, `rto` (rfc6298 | linux), `delack` (a duration, a
+//! (reno | cubic | bbr | dctcp), `recovery` (sack | newreno) or `sack` (bool), `limited_transmit`, `prr`, `lost_retransmit`, `rack` (RACK loss detection, default true), `tlp` (tail loss probes, default true), `timestamps` (RFC 7323 option, default true), `min_rto`, `rto` (rfc6298 | linux), `delack` (a duration, a
 //! number of ms, or "off"), `quickack` (segments, 0 = off), `rcvbuf` or its alias `rwnd` (bytes, or "20pkt" = 20 MSS), `wscale` (bool or shift), `ecn` (false, true = "ect0", or "ect1" = "l4s"; default "l4s" with `cc = "dctcp"`), `pacing`, `hystart` (CUBIC's, default true), `hystart_round_fix` (default true: HyStart rounds as Linux since early 2025), `abc` (false, true = L 2, or L), `tsq` (TCP Small Queues, default true), `ssthresh`
 //! (initial, bytes), `series` (record `tcp_series`).
 use serde_json::Value;
@@ -105,6 +105,9 @@ pub fn tcp_config(p: &mut Params) -> Result<TcpConfig, ConfigError> {
     let limited_transmit = p.bool_or("limited_transmit", d.limited_transmit)?;
     let lost_retransmit = p.bool_or("lost_retransmit", d.lost_retransmit)?;
     let prr = p.bool_or("prr", d.prr)?;
+    let rack = p.bool_or("rack", d.rack)?;
+    let tlp = p.bool_or("tlp", d.tlp)?;
+    let timestamps = p.bool_or("timestamps", d.timestamps)?;
     let min_rto = p.duration_or("min_rto", d.min_rto)?;
     if min_rto == Time::ZERO {
         return Err(p.err("min_rto", "must be > 0"));
@@ -194,7 +197,7 @@ pub fn tcp_config(p: &mut Params) -> Result<TcpConfig, ConfigError> {
     };
     let tsq = p.bool_or("tsq", d.tsq)?;
     let series = p.bool_or("series", false)?;
-    Ok(TcpConfig { mss: mss as u32, iw: iw as u32, cc, recovery, limited_transmit, prr, lost_retransmit, min_rto, rto_linux, delack, quickack: quickack as u32, rcvbuf, wscale, wscale_shift, ecn, ect1, pacing, hystart, hystart_round_fix, abc, initial_ssthresh, tsq, series, cc_seed: 0 })
+    Ok(TcpConfig { mss: mss as u32, iw: iw as u32, cc, recovery, limited_transmit, prr, lost_retransmit, rack, tlp, timestamps, min_rto, rto_linux, delack, quickack: quickack as u32, rcvbuf, wscale, wscale_shift, ecn, ect1, pacing, hystart, hystart_round_fix, abc, initial_ssthresh, tsq, series, cc_seed: 0 })
 }
 
 struct Common {
@@ -238,7 +241,7 @@ fn add_flows(b: &mut Build, c: Common, role: &str, sizes: &[Option<u64>]) {
         let cfg = TcpConfig { cc_seed: Rng::stream(b.seed, &format!("cc:{name}")).next_u64(), ..c.cfg.clone() };
         let conn = add_connection(b.sim, ConnSpec { name, role: role.into(), from: c.from, to: c.to, start: t0 + extra, size: *size, cfg, policy });
         if let Some((m, w)) = &moderated {
-            m.borrow_mut().register(conn.flow, *w, c.cfg.mss);
+            m.borrow_mut().register(conn.flow, *w, c.cfg.payload_mss());
         }
     }
 }
