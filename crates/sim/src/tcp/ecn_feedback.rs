@@ -12,8 +12,8 @@
 //!   (Linux `tcp_ecn_accept_cwr`), CWR otherwise changes nothing.
 //!
 //! The mode follows the connection's congestion control, as in Linux, where the receiver's own
-//! congestion control (DCTCP's `cwnd_event` hook) selects the echo: `dctcp` (and `prague`) echo
-//! per segment, every other algorithm as RFC 3168.
+//! congestion control (DCTCP's `cwnd_event` hook) selects the echo: `dctcp` echoes per segment,
+//! every other algorithm as RFC 3168.
 use super::TcpConfig;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -26,7 +26,7 @@ impl Mode {
     /// The echo a receiver of a connection configured by `cfg` uses.
     pub fn for_config(cfg: &TcpConfig) -> Mode {
         match cfg.cc.as_str() {
-            "dctcp" | "prague" => Mode::Dctcp,
+            "dctcp" => Mode::Dctcp,
             _ => Mode::Classic,
         }
     }
