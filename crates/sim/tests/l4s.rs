@@ -117,3 +117,35 @@ fn coupling_balances_cubic_and_dctcp() {
     let m = mean(&ratios);
     assert!((m - 1.0).abs() < 0.4, "mean CUBIC/DCTCP {m} ({ratios:?})");
 }
+
+/// The receiver's echo through `Receiver` (the hook in receiver.rs), delayed ACKs every second
+/// segment, no quick-ACK mode. CE pattern of seven 1000-byte segments: 0 0 0 1 1 1 0.
+/// DCTCP (RFC 8257 §3.2): ACK 2001 (ECE 0) for the first pair; segment 3 waits; segment 4 changes
+/// the state, so segment 3 is flushed first (ACK 3001, ECE 0) and segment 4 acknowledged at once
+/// (ACK 4001, ECE 1); segments 5-6 make a pair (ACK 6001, ECE 1); segment 7 changes back with
+/// nothing pending: ACK 7001, ECE 0 at once. Every marked byte is echoed, no unmarked one.
+/// RFC 3168 instead: the first CE is ACKed at once with ECE and ECE stays on (no CWR here).
+#[test]
+fn receiver_echo_dctcp_vs_classic() {
+    use jitterlab_sim::packet::{tcp_flags as F, TcpHeader};
+    use jitterlab_sim::tcp::receiver::{Receiver, RecvOutput};
+    use jitterlab_sim::tcp::TcpConfig;
+    use jitterlab_sim::Time;
+    let run = |cc: &str| -> Vec<(u64, bool)> {
+        let cfg = TcpConfig { cc: cc.into(), ecn: true, ect1: true, quickack: 0, mss: 1000, ..TcpConfig::default() };
+        let mut r = Receiver::new(cfg, 0, None);
+        let mut out = RecvOutput::default();
+        let t = Time::from_ms(1);
+        r.process(&TcpHeader { seq: 0, flags: F::SYN | F::ECE | F::CWR, ..Default::default() }, false, t, &mut out);
+        assert!(out.segs[0].flags & F::ECE != 0, "ECN-setup SYN-ACK");
+        r.process(&TcpHeader { seq: 1, ack: 1, flags: F::ACK, ..Default::default() }, false, t, &mut out);
+        out.segs.clear();
+        for (i, ce) in [false, false, false, true, true, true, false].into_iter().enumerate() {
+            let h = TcpHeader { seq: 1 + 1000 * i as u64, ack: 1, flags: F::ACK, len: 1000, ..Default::default() };
+            r.process(&h, ce, t, &mut out);
+        }
+        out.segs.iter().map(|h| (h.ack, h.flags & F::ECE != 0)).collect()
+    };
+    assert_eq!(run("dctcp"), vec![(2001, false), (3001, false), (4001, true), (6001, true), (7001, false)]);
+    assert_eq!(run("reno"), vec![(2001, false), (4001, true), (6001, true)]);
+}
