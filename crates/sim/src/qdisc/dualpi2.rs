@@ -809,6 +809,31 @@ mod tests {
         h.check();
     }
 
+    /// Counter identities under a random load slightly above the drain rate, all four codepoints,
+    /// through the PI2 updates (not pinned), drops at dequeue and at enqueue.
+    #[test]
+    fn identities_under_random_load() {
+        for drop_early in [false, true] {
+            let mut h = dq(Dualpi2Params { limit: 60, drop_early, ..Dualpi2Params::default() });
+            let mut r = Rng::stream(4, "load");
+            let mut t = Time::ZERO;
+            for _ in 0..100_000 {
+                t += Time::from_us(r.uniform_range(0.0, 3000.0) as u64);
+                if r.uniform() < 0.55 {
+                    let ecn = Ecn::from_bits((r.next_u64() % 4) as u8);
+                    h.offer(t, (r.next_u64() % 5) as u32, 100 + (r.next_u64() % 1400) as u32, ecn);
+                } else {
+                    h.take(t);
+                }
+                h.check();
+            }
+            let s = h.q.stats();
+            assert!(s.dropped_pkts() > 0 && s.marked_pkts > 0, "{s:?}");
+            assert_eq!(s.drops_by_reason[DropReason::Early.index()], h.q.xstats().pi2_drops);
+            assert!(h.q.xstats().step_marks > 0);
+        }
+    }
+
     #[test]
     fn builder() {
         let link = LinkInfo { rate: Rate(10_000_000), mtu: 1500 };
