@@ -454,7 +454,8 @@ impl Sender {
                 self.ts_recent = v;
             }
         }
-        self.rate.begin_ack(self.pipe(), self.ca, self.cwnd_limited, self.cs.delivered, self.sb.lost_total());
+        let delivered_before = self.cs.delivered;
+        self.rate.begin_ack(self.pipe(), self.ca, self.cwnd_limited, delivered_before, self.sb.lost_total());
         self.prior_high_sacked = self.sb.high_sacked();
         let newly_sacked = if self.sack { self.update_sack(hdr, now) } else { 0 };
         let acked = ackno - self.snd_una;
@@ -498,6 +499,10 @@ impl Sender {
             // tcp_set_xmit_timer: the loss probe replaces the RTO armed above when it may.
             self.schedule_loss_probe(now, true, out);
         }
+        // Linux's tcp_in_ack_event: the algorithm sees what this ACK delivered (and whether it
+        // carries ECE) before the sender reacts to it (DCTCP's marked fraction).
+        let ev = cc::AckEvent { snd_una: self.snd_una, snd_nxt: self.snd_nxt, delivered: self.cs.delivered - delivered_before, ece };
+        self.cc.in_ack_event(&mut self.cs, &ev);
         if ece {
             self.on_ece(now, out);
         }
