@@ -1,4 +1,5 @@
-"""`jitterlab reproduce pam2013|rwnd|elastic [--reps N] [--out DIR] [--link fixed|cellular|trace:PATH]`: a study as one command."""
+"""`jitterlab reproduce pam2013|rwnd|elastic|mitigations [--reps N] [--out DIR] [--link fixed|cellular|trace:PATH]
+[--testbed]`: a study as one command."""
 from __future__ import annotations
 
 import argparse
@@ -23,9 +24,12 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--executor", choices=["local", "dask"], default="local")
     p.add_argument("--scheduler", default=None, help="Dask scheduler address (with --executor dask)")
     p.add_argument("--link", action="append", default=None, metavar="LINK",
-                   help="pam2013 only: the access link, fixed (default, calibrated), cellular (jitterlab's cellular model) or "
+                   help="pam2013 and mitigations: the access link, fixed (default, calibrated), cellular (jitterlab's cellular model) or "
                    "trace:PATH (the fixed path with a Mahimahi downlink trace); repeat or comma-separate for several links "
                    "side by side in one report (OUT/<link>/ each)")
+    p.add_argument("--testbed", action="store_true",
+                   help="mitigations only (needs root): also run each mitigation the testbed can run with real Linux TCP, "
+                   "beside the simulator's numbers with the difference")
     p.add_argument("--quiet", action="store_true")
     return p
 
@@ -41,14 +45,18 @@ def run(args: argparse.Namespace) -> int:
     mod = get(args.preset)
     extra = {}
     if args.link is not None:
-        if args.preset != "pam2013":
-            raise UserError(f"--link: only the pam2013 preset runs over alternative links, not {args.preset}")
+        if args.preset not in ("pam2013", "mitigations"):
+            raise UserError(f"--link: only the pam2013 and mitigations presets run over alternative links, not {args.preset}")
         from jitterlab.presets.pam2013 import load_link, parse_links
 
         specs = parse_links(args.link)
         for s in specs:  # every link checked before the first run starts
             load_link(s)
         extra["links"] = specs
+    if args.testbed:
+        if args.preset != "mitigations":
+            raise UserError(f"--testbed: only the mitigations preset has a testbed column, not {args.preset}")
+        extra["testbed"] = True
     t0 = time.perf_counter()
     path = mod.run(args.out or f"out/{args.preset}", reps=args.reps, jobs=args.jobs, executor=args.executor,
                    scheduler=args.scheduler, progress=not args.quiet, **extra)
