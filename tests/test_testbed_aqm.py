@@ -9,9 +9,10 @@ still completes."""
 import numpy as np
 import pytest
 
-from conftest import ROOT, testbed_skip_reason
+import conftest
+from conftest import ROOT
 
-_reason = testbed_skip_reason()
+_reason = conftest.testbed_skip_reason()
 pytestmark = pytest.mark.skipif(_reason is not None, reason=_reason or "")
 
 SC = ROOT / "scenarios" / "testbed" / "audio-bulk.toml"

@@ -187,9 +187,14 @@ def test_aqm_queues_run_the_simulators_code_in_userspace():
     assert ch[i]["trace"] is None
     # the server -> client path crosses the link step of the bottleneck, then its delay
     assert any(["link", i] in c and ["delay", i] in c for c in cfg["classes"])
-    # the uplink keeps its drop-tail: a kernel qdisc, no link step
+    # the uplink inherits the downlink's queue, as in the simulator (its own CoDel at its 1 Mbit/s)...
     up = next(c for c in ch if c["name"] == "bottleneck.rev")
-    assert up["qdisc"] is None and not p.channel("client", "router").userspace
+    assert up["qdisc"]["rate_bps"] == 1_000_000 and up["qdisc"]["path"] == "access.down_queue"
+    # ... unless it has its own: a drop-tail uplink is a kernel pfifo, no link step
+    sc["access"]["up_queue"] = {"kind": "droptail", "limit": "100pkt"}
+    p = plan(sc)
+    up = next(c for c in Network(p).link_config(7)["channels"] if c["name"] == "bottleneck.rev")
+    assert up["qdisc"] is None and not p.channel("client", "router").userspace and p.channel("client", "router").queue.qdisc() == "pfifo"
     # an unknown kind is refused with the registry's list
     bad = {**ACCESS, "access": {**ACCESS["access"], "down_queue": {"kind": "sfq"}}}
     with pytest.raises(ScenarioError, match="access.down_queue.kind"):
