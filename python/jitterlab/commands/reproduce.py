@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise UserError(f"--jobs: must be >= 1, got {args.jobs}")
     mod = get(args.preset)
-    extra = {}
+    extra: dict[str, object] = {}
     if args.link is not None:
         if args.preset not in ("pam2013", "mitigations"):
             raise UserError(f"--link: only the pam2013 and mitigations presets run over alternative links, not {args.preset}")

@@ -201,7 +201,7 @@ def rank(gains: Mapping[str, Iterable[float]]) -> pd.DataFrame:
     p25, p75, rank, tie (whether it shares the rank of the one above)."""
     sp = {k: F.spread(v) for k, v in gains.items()}
     names = sorted(sp, key=lambda k: (-sp[k].p50 if sp[k].n else np.inf, k))
-    rows = []
+    rows: list[dict[str, Any]] = []
     for i, k in enumerate(names):
         s = sp[k]
         tie = i > 0 and s.n > 0 and sp[names[i - 1]].n > 0 and F.order(sp[names[i - 1]], s) == "tie"
@@ -310,20 +310,26 @@ def findings(x: pd.DataFrame, link: str) -> list[Finding]:
 
 def _cost_benefit(rep: Report, rk: pd.DataFrame, reps: int) -> None:
     links = list(dict.fromkeys(rk.link))
-    fig, axes = plots.new(width=5.2 * len(links), height=4.4, ncols=len(links), sharey=True)
+    fig, axes = plots.new(width=5.2 * len(links), height=4.6, ncols=len(links), sharey=True)
     axes = np.atleast_1d(axes)
+    # one style per mitigation, the same in every panel (a legend, not point labels: they collide)
+    names = [m.name for m in MITIGATIONS if m.name != BASELINE and m.name in set(rk.loc[rk["rank"].notna(), "mitigation"])]
+    st = plots.styles()
+    style = {n: next(st) for n in names}
     for ax, link in zip(axes, links):
-        d = rk[(rk.link == link) & rk["rank"].notna() & (rk.mitigation != BASELINE)]
-        xs = d.web_completion_change_pct.to_numpy(float)
-        ys = d.mos_gain.to_numpy(float)
-        ax.errorbar(xs, ys, yerr=[ys - d.mos_gain_p25.to_numpy(float), d.mos_gain_p75.to_numpy(float) - ys], fmt="o", color="#333",
-                    capsize=2, markersize=4)
+        d = rk[(rk.link == link) & rk["rank"].notna()].set_index("mitigation")
+        for n in names:
+            if n not in d.index:
+                continue
+            r = d.loc[n]
+            y, lo, hi = float(r.mos_gain), float(r.mos_gain_p25), float(r.mos_gain_p75)
+            ax.errorbar([float(r.web_completion_change_pct)], [y], yerr=[[y - lo], [hi - y]], fmt=style[n]["marker"], color=style[n]["color"],
+                        capsize=2, markersize=6, label=n if ax is axes[0] else None)
         ax.axhline(0, color="#999", linewidth=0.8); ax.axvline(0, color="#999", linewidth=0.8)
         ax.set_title(f"{link} link"); ax.set_xlabel("web completion time vs DropTail (%, median)"); ax.grid(alpha=.3)
-        if len(d):
-            plots.label_points(ax, xs, ys, list(d.mitigation))
     axes[0].set_ylabel("MOS gain over DropTail (median, IQR)")
-    plots.caption(fig, caption("mitigations", reps, "MOS at the best jitter buffer, G.711 + PLC; 7 workloads pooled; "
+    fig.legend(loc="lower center", ncol=min(5, max(1, len(names))), fontsize=8, frameon=False, bbox_to_anchor=(0.5, 1.0))
+    plots.caption(fig, caption("mitigations", reps, "MOS at the best jitter buffer, G.711 + PLC, mean over the 7 workloads per replication; "
                                "up = better call, right = slower pages"))
     rep.figure(fig, "cost_benefit", "Cost and benefit: the call's MOS gain against the web pages' completion time lost, per mitigation and link.")
 
