@@ -120,3 +120,36 @@ def test_identical_scenarios_give_identical_runs(smoke):
 def test_testbed_flag_only_for_mitigations(tmp_path):
     p = run_cli("reproduce", "rwnd", "--testbed", "--out", str(tmp_path), "--quiet")
     assert p.returncode == 2 and "--testbed: only the mitigations preset" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_testbed_column_knows_what_it_cannot_run():
+    """Without running anything: the planner's refusals become the rows' reasons (moderation after
+    the SYN, pacing), while the queue kinds of the registry, moderation from the SYN, IW3 and BBR
+    are runnable (cc availability aside, which depends on the kernel)."""
+    from jitterlab import scenario as scn
+    from jitterlab.presets import mitigations_testbed as mt
+
+    base = mt.scenario("fixed")
+    by = {m.name: m for m in mit.MITIGATIONS}
+    after = mt.why_not(scn.with_overrides(base, dict(by["RWND after SYN"].sets)))
+    assert after is not None and after.startswith("hosts.mobile.rwnd.from_syn")
+    paced = mt.why_not(scn.with_overrides(base, dict(by["paced IW"].sets)))
+    assert paced is not None and paced.startswith("traffic[1].pacing")
+    for name in ("DropTail", "RED", "CoDel", "FQ-CoDel", "PIE", "RWND from SYN", "IW3"):
+        assert mt.why_not(scn.with_overrides(base, dict(by[name].sets))) is None, name
+
+
+def test_testbed_column_skips_cleanly_without_root(tmp_path, monkeypatch):
+    from jitterlab import testbed_net
+    from jitterlab.presets import mitigations_testbed as mt
+    from jitterlab.report import Report
+
+    def no_root() -> None:
+        raise testbed_net.TestbedError("the testbed needs root (network namespaces, qdiscs, tcpdump)")
+
+    monkeypatch.setattr(testbed_net, "require_root", no_root)
+    rep = Report("t", tmp_path)
+    assert mt.section(rep, tmp_path, None, progress=False) is None
+    blocks = rep.sections[-1].blocks
+    assert [b.kind for b in blocks] == ["text"] and blocks[0].payload.startswith("Skipped: the testbed needs root")
+    assert not (tmp_path / "testbed.csv").exists()

@@ -400,7 +400,7 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
     if testbed:
         from jitterlab.presets import mitigations_testbed
 
-        mitigations_testbed.section(rep, opt.out, x, progress)
+        mitigations_testbed.section(rep, opt.out, x, progress, lns)
     path = rep.write()
     if progress:
         print(f"mitigations: report {path}", file=sys.stderr)
