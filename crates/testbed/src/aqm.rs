@@ -208,7 +208,7 @@ impl QdiscLink {
 
     /// The time named by [`QdiscLink::next_event`] has come (`now` at or after it).
     pub fn service(&mut self, now: Time, out: &mut Outcome) {
-        if !self.pending.is_some_and(|t| t <= now) {
+        if self.pending.is_none_or(|t| t > now) {
             return;
         }
         self.pending = None;
