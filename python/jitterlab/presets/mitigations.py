@@ -376,7 +376,9 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
                 "both against DropTail's in the same replication. Rows 'not available in this build' come from the simulator's "
                 "registries (availability.csv).")
     show = rk.drop(columns=["where"])
-    rep.table(show, "Mitigations ranked by the call's MOS gain over DropTail, per link", "{:.2f}", name="ranking")
+    page = show.assign(rank=[str(int(r)) if pd.notna(r) else "—" for r in show["rank"]])
+    rep.table(page, "Mitigations ranked by the call's MOS gain over DropTail, per link", "{:.2f}", name="ranking")
+    show.to_csv(opt.out / "ranking.csv", index=False)  # the CSV keeps the rank numeric (empty when not ranked)
     for link, d in rk.groupby("link", sort=False):
         top = d[d["rank"] == 1]
         worse = d[d["rank"].notna() & (d.mos_gain_p75 < 0)]
