@@ -248,6 +248,7 @@ def ranking(x: pd.DataFrame, avail: pd.DataFrame) -> pd.DataFrame:
                          "mos_gain": rk.loc[m.name, "median"], "mos_gain_p25": rk.loc[m.name, "p25"], "mos_gain_p75": rk.loc[m.name, "p75"],
                          "mos_best": s.mos_best.median(), "owd_p50_ms": s.owd_p50_ms.median(), "owd_p99_ms": s.owd_p99_ms.median(),
                          "loss40_pct": s.loss40_pct.median(), "loss100_pct": s.loss100_pct.median(), "level45_pct": s.level45_pct.median(),
+                         "bulk_unfinished": int(bulk.unfinished.iloc[0]) if len(bulk) else 0,
                          "bulk_goodput_Mbps": float(bulk.goodput_Mbps.iloc[0]) if len(bulk) else np.nan,
                          "bulk_goodput_change_pct": float(bulk.goodput_change_pct.iloc[0]) if len(bulk) else np.nan,
                          "web_completion_change_pct": float(np.nanmedian(web.completion_change_pct)) if web.completion_change_pct.notna().any() else np.nan})
@@ -373,8 +374,10 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
     avail.to_csv(opt.out / "availability.csv", index=False)
     rep.section("Ranking", "Rank rule: " + RANK_RULE + ". Audio columns: the median over the 7 workloads of each workload's median "
                 "over replications; TCP: the bulk download's goodput and the web pages' completion time (first SYN to last byte), "
-                "both against DropTail's in the same replication. Rows 'not available in this build' come from the simulator's "
-                "registries (availability.csv).")
+                "both against DropTail's in the same replication; bulk_unfinished counts the replications whose download had not "
+                "finished when the run ended (their goodput and completion are not defined, so the medians are over the others, "
+                "and empty when none finished). Rows 'not available in this build' come from the simulator's registries "
+                "(availability.csv).")
     show = rk.drop(columns=["where"])
     page = show.assign(rank=[str(int(r)) if pd.notna(r) else "—" for r in show["rank"]])
     rep.table(page, "Mitigations ranked by the call's MOS gain over DropTail, per link", "{:.2f}", name="ranking")
@@ -382,8 +385,13 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
     for link, d in rk.groupby("link", sort=False):
         top = d[d["rank"] == 1]
         worse = d[d["rank"].notna() & (d.mos_gain_p75 < 0)]
+        def bulk(r: Any) -> str:
+            if r.bulk_unfinished:
+                return f"the bulk download unfinished in {r.bulk_unfinished} of {reps} runs"
+            return f"bulk goodput {r.bulk_goodput_change_pct:+.0f} %"
+
         rep.text(f"{link} link: rank 1 — " + ", ".join(f"{r.mitigation} (MOS gain {r.mos_gain:+.2f}, web completion {r.web_completion_change_pct:+.0f} %, "
-                                                     f"bulk goodput {r.bulk_goodput_change_pct:+.0f} %)" for r in top.itertuples())
+                                                     f"{bulk(r)})" for r in top.itertuples())
                  + (". Below DropTail (the whole IQR of the gain under 0): " + ", ".join(worse.mitigation) if len(worse) else "") + ".")
     rep.text("Each run's audio metrics are over its own overlap window (packets sent while its TCP traffic runs, design.md), so a "
              "mitigation that lengthens the transfers also lengthens the window it is judged on; the MOS at the best jitter buffer "
