@@ -68,6 +68,8 @@ class Mitigation:
     cc: str = "cubic"
 
 
+# RFC 9332 A.1 / docs/l4s.md: at a few Mbit/s the L queue's step is given in packets
+DUALPI2_STEP = "2pkt"
 RED = {"kind": "red", "limit": BUFFER, "thresh": 5, "maxthresh": 15, "q_weight": 0.002, "linterm": 10, "gentle": True}
 
 
@@ -83,9 +85,12 @@ MITIGATIONS: tuple[Mitigation, ...] = (
     Mitigation("CAKE", "network", "CAKE with its defaults (COBALT, triple isolation, no shaper: the link's rate limits), memory limit "
                "750 kB = the other queues' 500 packets of 1500 B", {"access.down_queue": {"kind": "cake", "memlimit": "750kB"}}, "cake"),
     Mitigation("PIE", "network", "PIE, target 15 ms (RFC 8033 defaults)", _q("pie"), "pie"),
-    Mitigation("DualPI2 + CUBIC", "network", "DualPI2 (RFC 9332) with classic CUBIC in its C queue", _q("dualpi2"), "dualpi2"),
-    Mitigation("DualPI2 + DCTCP", "network", "DualPI2 with DCTCP senders (ECN with ECT(1), DCTCP's default: the L queue)",
-               {**_q("dualpi2"), "traffic[1].cc": "dctcp"}, "dualpi2", "dctcp"),
+    Mitigation("DualPI2 + CUBIC", "network", "DualPI2 (RFC 9332) with classic CUBIC in its C queue; Linux's defaults but the L queue's "
+               "step at 2 packets (see DualPI2 + DCTCP)", _q("dualpi2", step_thresh=DUALPI2_STEP), "dualpi2"),
+    Mitigation("DualPI2 + DCTCP", "network", "DualPI2 with DCTCP senders (ECN with ECT(1), DCTCP's default: the L queue); the step "
+               "threshold in packets (2), as docs/l4s.md advises for few-Mbit/s links: Linux's 1 ms step is shorter than one "
+               "packet's serialisation here (3.6 ms at 3.3 Mbit/s) and starves DCTCP",
+               {**_q("dualpi2", step_thresh=DUALPI2_STEP), "traffic[1].cc": "dctcp"}, "dualpi2", "dctcp"),
     Mitigation("RWND after SYN", "receiver", f"{BUDGET} advertised-window budget at the mobile host, split between its flows, from the first ACK after the SYN",
                {f"hosts.{HOST}.rwnd": {"budget": BUDGET, "from_syn": False}}),
     Mitigation("RWND from SYN", "receiver", f"the same {BUDGET} budget already in the SYN-ACK (caps the initial-window burst too)",
