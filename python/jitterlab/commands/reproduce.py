@@ -27,10 +27,10 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="pam2013 and mitigations: the access link, fixed (default, calibrated), cellular (jitterlab's cellular model) or "
                    "trace:PATH (the fixed path with a Mahimahi downlink trace); repeat or comma-separate for several links "
                    "side by side in one report (OUT/<link>/ each)")
+    p.add_argument("--quiet", action="store_true")
     p.add_argument("--testbed", action="store_true",
                    help="mitigations only (needs root): also run each mitigation the testbed can run with real Linux TCP, "
                    "beside the simulator's numbers with the difference")
-    p.add_argument("--quiet", action="store_true")
     return p
 
 
@@ -44,6 +44,10 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--jobs: must be >= 1, got {args.jobs}")
     mod = get(args.preset)
     extra: dict[str, object] = {}
+    if args.testbed:
+        if args.preset != "mitigations":
+            raise UserError(f"--testbed: only the mitigations preset has a testbed column, not {args.preset}")
+        extra["testbed"] = True
     if args.link is not None:
         if args.preset not in ("pam2013", "mitigations"):
             raise UserError(f"--link: only the pam2013 and mitigations presets run over alternative links, not {args.preset}")
@@ -53,10 +57,6 @@ def run(args: argparse.Namespace) -> int:
         for s in specs:  # every link checked before the first run starts
             load_link(s)
         extra["links"] = specs
-    if args.testbed:
-        if args.preset != "mitigations":
-            raise UserError(f"--testbed: only the mitigations preset has a testbed column, not {args.preset}")
-        extra["testbed"] = True
     t0 = time.perf_counter()
     path = mod.run(args.out or f"out/{args.preset}", reps=args.reps, jobs=args.jobs, executor=args.executor,
                    scheduler=args.scheduler, progress=not args.quiet, **extra)
