@@ -27,7 +27,7 @@ def scenario(nbytes, stop):
             "bottleneck": {"from": "router", "to": "client", "rate": "4Mbit", "delay": "20ms", "queue": {"kind": "droptail", "limit": "500pkt"}},
         },
         "traffic": [{"kind": "bulk", "name": "bulk", "from": "server", "to": "client", "size": f"{nbytes}B", "mss": "1460B", "iw": 2,
-                     "cc": "reno", "recovery": "sack", "lost_retransmit": False, "prr": False, "rto": "rfc6298", "delack": "100ms", "quickack": 0, "tsq": False, "rcvbuf": "146000000B"}],
+                     "cc": "reno", "recovery": "sack", "lost_retransmit": False, "prr": False, "rack": False, "tlp": False, "timestamps": False, "rto": "rfc6298", "delack": "100ms", "quickack": 0, "tsq": False, "rcvbuf": "146000000B"}],
     }
 
 

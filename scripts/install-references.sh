@@ -3,7 +3,14 @@
 # chromium) and the testbed's ethtool when we are root and they are missing. Never fatal: tests skip with the reason when a
 # tool is absent.
 set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# ns-3 for validation/ns3 (headers and libraries of the PyPI wheel; its programs are built with g++).
+if [ -x "$root/.venv/bin/python" ] && ! "$root/.venv/bin/python" -c "import sysconfig, pathlib, sys; sys.exit(not (pathlib.Path(sysconfig.get_paths()['purelib']) / 'ns3/include/ns3/core-module.h').exists())" 2>/dev/null; then
+  echo "[references] installing the ns3 wheel (ns-3 3.44) into .venv" >&2
+  "$root/.venv/bin/python" -m pip install -q "ns3==3.44.post0" >&2 || echo "[references] pip could not install ns3; the ns-3 cross-checks will skip" >&2
+fi
 want=()
+command -v g++ >/dev/null 2>&1 || want+=(g++)
 command -v ns >/dev/null 2>&1 || want+=(ns2)
 command -v tshark >/dev/null 2>&1 || want+=(tshark)
 command -v tcpdump >/dev/null 2>&1 || want+=(tcpdump)

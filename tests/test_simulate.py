@@ -150,7 +150,7 @@ def test_tcp_series_for_plots():
         "duration": "3s",
         "links": {"l": {"from": "a", "to": "b", "rate": "10Mbit", "delay": "10ms", "queue": {"kind": "droptail", "limit": "1000pkt"}}},
         "traffic": [{"kind": "bulk", "from": "a", "to": "b", "size": "200kB", "iw": 10, "mss": "1000B", "cc": "reno",
-                     "delack": "off", "series": True}],
+                     "delack": "off", "series": True, "timestamps": False}],  # SMSS = the whole 1000 B
     }
     r = simulate(sc, seed=1)
     s = r.tcp_series

@@ -225,6 +225,7 @@ _TCP_DEFAULT_ONLY: dict[str, tuple] = {  # durations in ns (the expanded form's)
     "recovery": ("sack",), "limited_transmit": (True,), "delack": (40_000_000,), "wscale": (True,), "ecn": (False,),
     "pacing": (False,), "abc": (True, 2), "series": (False,), "min_rto": (200_000_000,),
     "hystart_round_fix": (True,), "rto": ("linux",), "tsq": (True,),
+    "rack": (True,), "tlp": (True,), "timestamps": (True,),
 }
 
 

@@ -87,7 +87,7 @@ def scenario_json(queue, nflows, video_mbps, window, duration, starts, variant="
     pairs = nflows + (1 if video_mbps else 0)
     # ns-2 Sack1 has no lost-retransmission detection: RFC 6675 as written; an ns-2 agent hands its
     # whole window to the node's queue (no TCP Small Queues).
-    tcp = {"mss": f"{MSS}B", "iw": 2, "cc": "reno", "recovery": "sack", "lost_retransmit": False, "prr": False, "delack": "100ms", "quickack": 0, "min_rto": "200ms", "rto": "rfc6298",
+    tcp = {"mss": f"{MSS}B", "iw": 2, "cc": "reno", "recovery": "sack", "lost_retransmit": False, "prr": False, "rack": False, "tlp": False, "timestamps": False, "delack": "100ms", "quickack": 0, "min_rto": "200ms", "rto": "rfc6298",
            "tsq": False, "rcvbuf": f"{window * MSS}B", "series": True}
     if variant == "Newreno":
         tcp["recovery"] = "newreno"

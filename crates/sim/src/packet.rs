@@ -69,7 +69,7 @@ pub struct TcpHeader {
     pub nsack: u8,
     /// Window scale option (SYN only), RFC 7323 §2.
     pub wscale: Option<u8>,
-    /// Timestamps option (RFC 7323 §3): (TSval, TSecr) in simulator microseconds.
+    /// Timestamps option (RFC 7323 §3): (TSval, TSecr), milliseconds as Linux's `TCP_TS_HZ`.
     pub ts: Option<(u32, u32)>,
 }
 

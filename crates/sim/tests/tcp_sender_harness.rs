@@ -40,9 +40,12 @@ impl TestSender {
     }
 }
 
-/// Reno with RFC 6675 recovery as written (no PRR, no lost-retransmission detection). No TCP Small
-/// Queues: there is no host here to report TX completions.
-fn cfg() -> TcpConfig { TcpConfig { mss: MSS as u32, iw: 10, cc: "reno".into(), delack: None, prr: false, lost_retransmit: false, tsq: false, ..TcpConfig::default() } }
+/// Reno with RFC 6675 recovery as written (no PRR, no lost-retransmission detection, no RACK-TLP,
+/// no timestamps option: `tcp_rack.rs` drives those). No TCP Small Queues: there is no host here
+/// to report TX completions.
+fn cfg() -> TcpConfig {
+    TcpConfig { mss: MSS as u32, iw: 10, cc: "reno".into(), delack: None, prr: false, lost_retransmit: false, tsq: false, rack: false, tlp: false, timestamps: false, ..TcpConfig::default() }
+}
 
 /// RFC 6675 worked by hand: IW10, segment 0 lost. Dupacks 1 and 2 send one new segment each
 /// (RFC 3042 limited transmit). Dupack 3 enters recovery: FlightSize = 12 segments of which 2 were

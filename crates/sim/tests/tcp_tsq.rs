@@ -11,7 +11,9 @@ use jitterlab_sim::tcp::{add_connection, ConnSpec, TcpConfig};
 use jitterlab_sim::{Rate, Time};
 
 const FLOWS: u32 = 6;
-const MSS: u32 = 1448;
+/// Linux's MSS on a 1500-byte MTU; with the timestamps option each segment carries 1448 B.
+const MSS: u32 = 1460;
+const PAYLOAD: u32 = 1448;
 
 /// The umts-web shape on a fixed link: server —100 Mbit/s— router —2 Mbit/s, 10 ms, 500 packets—
 /// client, six CUBIC IW10 connections of 62 kB starting at t = 0, delayed ACKs as Linux.
@@ -73,7 +75,7 @@ fn six_iw10_bursts_leave_interleaved() {
     // Kernel arithmetic: T = 1280 + 1448 = 2728 B, 2·T = 5456 B; at 2 Mbit/s the pacing term is
     // far below (rate ≈ 2 · cwnd · mss / srtt ≈ 0.5–1 MB/s, >> 10 < 1 kB), so 1 + k·T ≤ 5456 lets
     // k ≤ 1 queued segment take a second: two data segments per flow below TCP.
-    let two = (0u32..).find(|&k| 1 + k as u64 * tsq::truesize(MSS) > tsq::limit(tsq::truesize(MSS), Some(1_000_000), 0)).unwrap();
+    let two = (0u32..).find(|&k| 1 + k as u64 * tsq::truesize(PAYLOAD) > tsq::limit(tsq::truesize(PAYLOAD), Some(1_000_000), 0)).unwrap();
     assert_eq!(two, 2);
     assert_eq!(max_host_backlog(&on, snd), two, "each flow keeps exactly the TSQ limit below TCP");
     let off = run(false);
@@ -81,15 +83,16 @@ fn six_iw10_bursts_leave_interleaved() {
 
     let order = bottleneck_order(&on, rcv);
     assert!(order.len() >= 60);
-    // The handshakes complete one SYN-ACK apart: 40 B at 2 Mbit/s = 160 µs, while the host's link
-    // sends a 1500-B segment in 120 µs. When flow f's first segment is queued at the host, each
-    // earlier flow has at most its two below TCP plus what their completions refilled in f·160 µs
-    // (one per 120 µs): flow f's first segment is at most the (2·f + ⌈f·160/120⌉ + 1)-th through
-    // the bottleneck. Without TSQ it is the (10·f + 1)-th.
+    // The handshakes complete one SYN-ACK apart: 52 B (40 + the 12-byte timestamps option) at
+    // 2 Mbit/s = 208 µs, while the host's link sends a 1500-B segment in 120 µs. When flow f's
+    // first segment is queued at the host, each earlier flow has at most its two below TCP plus
+    // what their completions refilled in f·208 µs (one per 120 µs): flow f's first segment is at
+    // most the (2·f + ⌈f·208/120⌉ + 1)-th through the bottleneck. Without TSQ it is the
+    // (10·f + 1)-th.
     let first_pos = |f: u32| order.iter().position(|&(g, _)| g == f).unwrap();
-    let syn_ack_gap = Rate::mbps(2).tx_time(40).ns();
+    let syn_ack_gap = Rate::mbps(2).tx_time(52).ns();
     let host_tx = Rate::mbps(100).tx_time(1500).ns();
-    assert_eq!((syn_ack_gap, host_tx), (160_000, 120_000));
+    assert_eq!((syn_ack_gap, host_tx), (208_000, 120_000));
     for f in 0..FLOWS as u64 {
         let bound = 2 * f + (f * syn_ack_gap).div_ceil(host_tx) + 1;
         assert!(first_pos(f as u32) as u64 + 1 <= bound, "flow {f} first at {}: {:?}", first_pos(f as u32), &order[..20]);

@@ -34,9 +34,11 @@ QUEUES = {
     "RED&ECN": {**_RED, "ecn": True},
 }
 # ns-2 Agent/TCP/Sack1 with a DelAck sink: IW 2, 100 ms delayed ACKs, RFC 6298 timer with a
-# 200 ms floor, no Linux extras (PRR, lost-retransmission detection, quick ACKs, TCP Small Queues).
+# 200 ms floor, no Linux extras (PRR, lost-retransmission detection, quick ACKs, TCP Small Queues,
+# RACK-TLP, the timestamps option).
 NS2_TCP = {"mss": "960B", "rwnd": "20pkt", "cc": "reno", "recovery": "sack", "iw": 2, "delack": "100ms", "quickack": 0,
-           "min_rto": "200ms", "rto": "rfc6298", "prr": False, "lost_retransmit": False, "tsq": False}
+           "min_rto": "200ms", "rto": "rfc6298", "prr": False, "lost_retransmit": False, "tsq": False,
+           "rack": False, "tlp": False, "timestamps": False}
 
 
 def scenario(rate: str) -> dict[str, Any]:

@@ -9,7 +9,7 @@ use std::any::Any;
 
 use super::receiver::{RecvOutput, Receiver};
 use super::sender::{Output, Sender};
-use super::{SharedWindowPolicy, TcpConfig, TimerCmd, HEADER_BYTES};
+use super::{wire_size, SharedWindowPolicy, TcpConfig, TimerCmd};
 use crate::engine::{Agent, Ctx, Sim};
 use crate::packet::{AgentId, Body, Ecn, NodeId, Packet};
 use crate::record::NULL_NS;
@@ -51,7 +51,7 @@ impl TcpSenderAgent {
         let tsq = self.core.config().tsq;
         for mut s in self.out.segs.drain(..) {
             if tsq {
-                self.core.tsq.sent(s.size.saturating_sub(HEADER_BYTES));
+                self.core.tsq.sent(s.size.saturating_sub(self.core.header_bytes()));
             }
             s.hdr.src_port = sender_port(self.flow);
             s.hdr.dst_port = RECEIVER_PORT;
@@ -61,7 +61,11 @@ impl TcpSenderAgent {
                 dst: self.peer_node,
                 dst_agent: self.peer_agent,
                 size: s.size,
-                ecn: if s.ect { Ecn::Ect0 } else { Ecn::NotEct },
+                ecn: match (s.ect, self.core.config().ect1) {
+                    (false, _) => Ecn::NotEct,
+                    (true, false) => Ecn::Ect0,
+                    (true, true) => Ecn::Ect1,
+                },
                 sent: Time::ZERO,
                 body: Body::Tcp(s.hdr),
             };
@@ -94,7 +98,7 @@ impl Agent for TcpSenderAgent {
     }
     /// TSQ: one of this connection's packets left the host (tcp_wfree → tcp_tsq_write).
     fn on_tx_complete(&mut self, size: u32, ctx: &mut Ctx) {
-        if self.core.tsq.completed(size.saturating_sub(HEADER_BYTES)) {
+        if self.core.tsq.completed(size.saturating_sub(self.core.header_bytes())) {
             self.core.on_pace(ctx.now(), &mut self.out);
             self.flush(ctx);
         }
@@ -167,7 +171,7 @@ impl TcpReceiverAgent {
                 src: 0,
                 dst: self.peer_node,
                 dst_agent: self.peer_agent,
-                size: HEADER_BYTES,
+                size: wire_size(&hdr),
                 ecn: Ecn::NotEct,
                 sent: Time::ZERO,
                 body: Body::Tcp(hdr),

@@ -16,10 +16,17 @@ use crate::time::Time;
 
 pub mod agent;
 pub mod cc;
+pub mod ecn_feedback;
+pub mod ecn;
 pub mod moderation;
+pub mod rack;
+pub mod rate;
 pub mod receiver;
+pub mod recovery;
 pub mod rtt;
+pub mod scoreboard;
 pub mod sender;
+pub mod timers;
 pub mod tsq;
 pub mod workload;
 
@@ -27,8 +34,14 @@ pub use agent::{add_connection, ConnSpec, Connection, TcpReceiverAgent, TcpSende
 pub use moderation::{ModerationConfig, Moderator};
 
 /// IPv4 (20) + TCP (20) header bytes added to every segment's payload on the wire (no options are
-/// counted, as in ns-2's `tcpip_base_hdr_size_`).
+/// counted, as in ns-2's `tcpip_base_hdr_size_`, except the timestamps option below).
 pub const HEADER_BYTES: u32 = 40;
+/// RFC 7323 §3.2: the timestamps option is 10 bytes, 12 with the two NOPs that align it
+/// (Linux's `TCPOLEN_TSTAMP_ALIGNED`), on every segment once negotiated.
+pub const TS_OPTION_BYTES: u32 = 12;
+
+/// IP bytes of a TCP segment with `hdr`: headers, the timestamps option if present, payload.
+pub fn wire_size(hdr: &crate::packet::TcpHeader) -> u32 { HEADER_BYTES + if hdr.ts.is_some() { TS_OPTION_BYTES } else { 0 } + hdr.len }
 /// RFC 5681 §3.2 / RFC 6675 §2: DupThresh.
 pub const DUP_THRESH: u32 = 3;
 /// RFC 7323 §2.3: the largest window scale shift.
@@ -61,6 +74,18 @@ pub struct TcpConfig {
     /// Detect lost retransmissions from SACK information during recovery, as Linux's
     /// `tcp_mark_lost_retrans` (an extension of RFC 6675, whose sender waits for the RTO).
     pub lost_retransmit: bool,
+    /// RACK loss detection (RFC 8985, Linux's default `net.ipv4.tcp_recovery = 1`, `rack.rs`) on
+    /// SACK connections: time-based instead of RFC 6675's DupThresh / IsLost; Linux's
+    /// lost-retransmission detection is RACK's then (`lost_retransmit` is not read). false: RFC
+    /// 6675 as written (ns-2's SACK sender).
+    pub rack: bool,
+    /// Tail loss probes (RFC 8985 §7, Linux's `net.ipv4.tcp_early_retrans = 3`) on SACK
+    /// connections.
+    pub tlp: bool,
+    /// TCP timestamps option (RFC 7323 §3, Linux's `net.ipv4.tcp_timestamps = 1`): 12 option bytes
+    /// on every segment (so MSS 1460 carries 1448 payload bytes), TSval/TSecr echo, RTT samples
+    /// from TSecr where Karn's rule forbids the ACK timing. Used when both ends set it.
+    pub timestamps: bool,
     /// Lower bound of RTO (RFC 6298 §2.4: 1 s; Linux: 200 ms).
     pub min_rto: Time,
     /// Compute RTO as Linux does: SRTT + max(4·RTTVAR, min_rto) (see [`rtt::RttEstimator::linux`]).
@@ -79,6 +104,9 @@ pub struct TcpConfig {
     pub wscale_shift: Option<u8>,
     /// Negotiate ECN (RFC 3168 §6.1.1).
     pub ecn: bool,
+    /// With `ecn`, send ECT(1), the L4S identifier (RFC 9331 §4.1), instead of ECT(0): DualPI2
+    /// then queues the flow in its L queue (scalable congestion controls: DCTCP, Prague).
+    pub ect1: bool,
     /// Pace segments at the congestion controller's pacing rate.
     pub pacing: bool,
     /// CUBIC's hybrid slow start as in Linux (`tcp_cubic.c` `hystart = 1`, the default); ignored
@@ -103,9 +131,15 @@ pub struct TcpConfig {
     pub cc_seed: u64,
 }
 
+impl TcpConfig {
+    /// SMSS, the payload of a full segment (RFC 5681): the MSS less the timestamps option when it
+    /// is on (RFC 7323 §3.2; Linux's `mss_cache`: 1448 for MSS 1460).
+    pub fn payload_mss(&self) -> u32 { self.mss.saturating_sub(if self.timestamps { TS_OPTION_BYTES } else { 0 }).max(1) }
+}
+
 impl Default for TcpConfig {
-    /// Linux-like defaults: MSS 1460 (1500-byte packets), IW10, CUBIC with HyStart, SACK recovery with PRR
-    /// and Linux's lost-retransmission detection, limited transmit,
+    /// Linux-like defaults: MSS 1460 (1500-byte packets) with the timestamps option (1448 payload
+    /// bytes), IW10, CUBIC with HyStart, SACK recovery with PRR and RACK-TLP, limited transmit,
     /// min RTO 200 ms applied as Linux does (to the variance term), delayed ACK 40 ms with 16
     /// quick ACKs, TCP Small Queues,
     /// 3 MiB receive window (tcp_rmem max 6 MiB with
@@ -119,6 +153,9 @@ impl Default for TcpConfig {
             limited_transmit: true,
             prr: true,
             lost_retransmit: true,
+            rack: true,
+            tlp: true,
+            timestamps: true,
             min_rto: Time::from_ms(200),
             rto_linux: true,
             delack: Some(Time::from_ms(40)),
@@ -127,6 +164,7 @@ impl Default for TcpConfig {
             wscale: true,
             wscale_shift: None,
             ecn: false,
+            ect1: false,
             pacing: false,
             hystart: true,
             hystart_round_fix: true,

@@ -5,11 +5,12 @@
 //! as Linux's quick-ACK mode does), reports SACK blocks (RFC 2018 §4: the first block holds the latest segment, then the
 //! most recently reported others), advertises a window from its receive buffer with window scaling
 //! (RFC 7323) under an optional host [`WindowPolicy`](super::WindowPolicy) cap, echoes ECN marks
-//! (RFC 3168 §6.1.3) and closes after the sender's FIN by sending its own.
+//! (RFC 3168 §6.1.3, or per segment as DCTCP: `ecn_feedback.rs`) and closes after the sender's FIN by sending its own.
 //!
 //! The application reads in-order data at once, so the buffer holds only out-of-order data.
 use std::collections::BTreeMap;
 
+use super::ecn_feedback::{EcnFeedback, Mode as EcnMode};
 use super::{SharedWindowPolicy, TcpConfig, TimerCmd, HEADER_BYTES, MAX_WSCALE};
 use crate::packet::{tcp_flags as F, TcpHeader, MAX_SACK_BLOCKS};
 use crate::time::Time;
@@ -24,7 +25,8 @@ pub enum State {
     Closed,
 }
 
-/// What one call produced: segments (headers; all are 40-byte pure ACKs) and the delayed-ACK timer.
+/// What one call produced: segments (headers; all are pure ACKs, 40 bytes, 52 with the timestamps
+/// option) and the delayed-ACK timer.
 #[derive(Default, Debug)]
 pub struct RecvOutput {
     pub segs: Vec<TcpHeader>,
@@ -64,7 +66,12 @@ pub struct Receiver {
     /// Right edge of the last advertised window (never moved left).
     right_edge: u64,
     ecn_ok: bool,
-    ece: bool,
+    /// The ECE echo (RFC 3168 latch, or DCTCP's per-segment echo): `ecn_feedback.rs`.
+    ecn: EcnFeedback,
+    /// RFC 7323 timestamps negotiated; TS.Recent (echoed in TSecr); Last.ACK.sent (§4.3).
+    ts_ok: bool,
+    ts_recent: u32,
+    last_ack_sent: u64,
     pub stats: ReceiverStats,
 }
 
@@ -80,6 +87,7 @@ pub fn wscale_for(buf: u64) -> u8 {
 impl Receiver {
     pub fn new(cfg: TcpConfig, flow: u32, policy: Option<SharedWindowPolicy>) -> Receiver {
         Receiver {
+            ecn: EcnFeedback::new(EcnMode::for_config(&cfg)),
             cfg,
             flow,
             policy,
@@ -97,7 +105,9 @@ impl Receiver {
             ws_ok: false,
             right_edge: 0,
             ecn_ok: false,
-            ece: false,
+            ts_ok: false,
+            ts_recent: 0,
+            last_ack_sent: 0,
             stats: ReceiverStats::default(),
         }
     }
@@ -118,6 +128,9 @@ impl Receiver {
                 self.shift = if self.ws_ok { self.cfg.wscale_shift.unwrap_or_else(|| wscale_for(self.cfg.rcvbuf)).min(MAX_WSCALE) } else { 0 };
                 // RFC 3168 §6.1.1: an ECN-setup SYN has ECE and CWR.
                 self.ecn_ok = self.cfg.ecn && hdr.flags & F::ECE != 0 && hdr.flags & F::CWR != 0;
+                // RFC 7323 §3.2: answer the timestamps option only if the SYN carries it.
+                self.ts_ok = self.cfg.timestamps && hdr.ts.is_some();
+                self.ts_recent = hdr.ts.map_or(0, |(v, _)| v);
                 if let Some(p) = &self.policy {
                     p.borrow_mut().on_open(self.flow, now);
                 }
@@ -165,7 +178,9 @@ impl Receiver {
         self.right_edge = self.rcv_nxt + wnd;
         self.report(wnd, now);
         let wscale = if self.ws_ok { Some(self.shift) } else { None };
-        out.segs.push(TcpHeader { seq: 0, ack: self.rcv_nxt, flags, wnd, wscale, ..Default::default() });
+        let ts = self.ts_option(now);
+        self.last_ack_sent = self.rcv_nxt;
+        out.segs.push(TcpHeader { seq: 0, ack: self.rcv_nxt, flags, wnd, wscale, ts, ..Default::default() });
         self.snd_nxt = 1;
         self.stats.acks_sent += 1;
     }
@@ -216,14 +231,17 @@ impl Receiver {
 
     fn ack_header(&mut self, now: Time) -> TcpHeader {
         let mut flags = F::ACK;
-        if self.ece {
-            // RFC 3168 §6.1.3: ECE on every ACK until a CWR arrives.
+        if self.ecn.ece() {
+            // RFC 3168 §6.1.3 (until a CWR arrives) or RFC 8257 §3.2 (CE of the data acknowledged).
             flags |= F::ECE;
         }
         let wnd = self.advertised(now);
-        let mut hdr = TcpHeader { seq: self.snd_nxt, ack: self.rcv_nxt, flags, wnd, ..Default::default() };
+        let ts = self.ts_option(now);
+        self.last_ack_sent = self.rcv_nxt;
+        let mut hdr = TcpHeader { seq: self.snd_nxt, ack: self.rcv_nxt, flags, wnd, ts, ..Default::default() };
         if self.cfg.recovery == super::Recovery::Sack {
-            let n = self.recent.len().min(MAX_SACK_BLOCKS);
+            // RFC 2018 §3: 40 option bytes hold 4 blocks, 3 beside the timestamps option.
+            let n = self.recent.len().min(if self.ts_ok { MAX_SACK_BLOCKS - 1 } else { MAX_SACK_BLOCKS });
             hdr.sack[..n].copy_from_slice(&self.recent[..n]);
             hdr.nsack = n as u8;
         }
@@ -263,23 +281,30 @@ impl Receiver {
         }
     }
 
+    /// The timestamps option on a segment sent now: our TSval, TSecr = TS.Recent (RFC 7323 §3.2).
+    fn ts_option(&self, now: Time) -> Option<(u32, u32)> { self.ts_ok.then(|| (super::sender::tsval(now), self.ts_recent)) }
+
     fn on_data(&mut self, hdr: &TcpHeader, ce: bool, now: Time, out: &mut RecvOutput) {
-        let mut immediate = false;
-        if self.ecn_ok {
-            // RFC 3168 §6.1.3: CWR ends the ECE echo; a CE mark (re)starts it. Like Linux, the first
-            // CE of an episode is acknowledged at once.
-            if hdr.flags & F::CWR != 0 {
-                self.ece = false;
-            }
-            if ce {
-                self.stats.ce_marked += 1;
-                if !self.ece {
-                    immediate = true;
-                }
-                self.ece = true;
+        if let (true, Some((v, _))) = (self.ts_ok, hdr.ts) {
+            // RFC 7323 §4.3 (Linux tcp_replace_ts_recent): TS.Recent follows segments that start
+            // at or below the last ACK sent, so that with delayed ACKs the echo times the
+            // earliest segment acknowledged and a retransmission filling a hole is timed itself.
+            if hdr.seq <= self.last_ack_sent && v.wrapping_sub(self.ts_recent) as i32 >= 0 {
+                self.ts_recent = v;
             }
         }
+        let mut immediate = false;
         let len = hdr.len as u64;
+        if self.ecn_ok {
+            if ce {
+                self.stats.ce_marked += 1;
+            }
+            // DCTCP echo: a change of CE state first flushes the pending delayed ACK (old state).
+            if self.unacked_segs > 0 && self.ecn.must_flush(ce, len > 0) {
+                self.send_ack(now, out);
+            }
+            immediate |= self.ecn.on_segment(ce, hdr.flags & F::CWR != 0, len > 0);
+        }
         let fin = hdr.flags & F::FIN != 0;
         // RFC 9293 §3.10.7.4 acceptability: data must start inside the receive window (we allow the
         // whole buffer beyond RCV.NXT, and anything below the right edge already offered).

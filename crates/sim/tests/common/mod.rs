@@ -149,8 +149,11 @@ pub fn drop_segs(mss: u32, list: Vec<(u64, u32)>) -> Rule {
     Box::new(move |seq, _len, n| if list.contains(&((seq - 1) / mss as u64, n)) { Fate::Drop } else { Fate::Pass })
 }
 
+/// Reno with the RFC mechanics these tests compute by hand: RFC 6675 loss detection (no RACK,
+/// no tail loss probes) and no timestamps option (so the payload is the whole MSS and the wire
+/// size MSS + 40). The Linux additions have their own tests (`tcp_rack.rs`).
 pub fn reno(mss: u32, iw: u32) -> TcpConfig {
-    TcpConfig { mss, iw, cc: "reno".into(), delack: None, series: true, ..TcpConfig::default() }
+    TcpConfig { mss, iw, cc: "reno".into(), delack: None, series: true, rack: false, tlp: false, timestamps: false, ..TcpConfig::default() }
 }
 
 pub fn run_to_end(mut run: Run, until: Time) -> (Tables, Rc<RefCell<Vec<Arrival>>>) {
