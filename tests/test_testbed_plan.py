@@ -119,9 +119,15 @@ def test_trace_link_plan_and_refusals(root):
     assert abs(bn.rate_bps - 2.02e6) < 0.01e6  # the trace's mean, not a dummy
     assert bn.opportunities_ms[:3] == [int(x) for x in TRACE.read_text().split()[:3]]
     sc = scn.load(root / "scenarios/testbed/umts-bulk.toml")
+    # an AQM on a trace: the simulator's discipline on the trace's opportunities, in userspace
     sc["access"]["down_queue"] = {"kind": "red", "limit": "500pkt"}
-    with pytest.raises(ScenarioError, match="access.down_queue.kind: a trace-driven link"):
-        plan(sc)
+    from jitterlab.testbed_net import Network
+
+    p = plan(sc)
+    ch = Network(p).link_config(1)["channels"]
+    bn = next(c for c in ch if c["name"] == "bottleneck")
+    assert bn["trace"] is None and bn["qdisc"]["table"] == {"kind": "red", "limit": "500pkt"}
+    assert bn["qdisc"]["schedule_ms"][:3] == [int(x) for x in TRACE.read_text().split()[:3]]
     db = {"duration": "5s", "dumbbell": {"pairs": 1, "bottleneck_rate": "2Mbit", "bottleneck_delay": "5ms",
                                          "access_delay": "1ms", "access_trace": str(TRACE)},
           "traffic": [{"kind": "audio", "from": "s1", "to": "d1"}]}
@@ -158,3 +164,46 @@ def test_media_receiver_is_listening_when_it_says_ready(tmp_path):
     finally:
         if w.poll() is None:
             w.kill()
+
+
+def test_aqm_queues_run_the_simulators_code_in_userspace():
+    """A non-drop-tail queue on a fixed-rate channel is the simulator's discipline in the userspace
+    link, built from the user's own table (so `target` means what it means in the simulator); the
+    kinds come from the simulator's registry; drop-tail stays a kernel pfifo."""
+    from jitterlab import _native
+    from jitterlab.testbed_net import Network
+    from jitterlab.testbed_plan import queue_kinds
+
+    assert queue_kinds() == _native.sim_registry()["queues"] and "codel" in queue_kinds()
+    sc = {**ACCESS, "access": {**ACCESS["access"], "down_queue": {"kind": "codel", "target": "5ms", "ecn": True}}}
+    p = plan(sc)
+    bn = p.channel("router", "client")
+    assert bn.userspace and not bn.queue.in_kernel and bn.userspace_key == "access.down_queue.kind"
+    cfg = Network(p).link_config(7)
+    ch = cfg["channels"]
+    i = next(k for k, c in enumerate(ch) if c["name"] == "bottleneck")
+    assert ch[i]["qdisc"] == {"table": {"kind": "codel", "target": "5ms", "ecn": True}, "path": "access.down_queue",
+                              "rate_bps": 4_000_000, "overhead": 0, "schedule_ms": None}
+    assert ch[i]["trace"] is None
+    # the server -> client path crosses the link step of the bottleneck, then its delay
+    assert any(["link", i] in c and ["delay", i] in c for c in cfg["classes"])
+    # the uplink inherits the downlink's queue, as in the simulator (its own CoDel at its 1 Mbit/s)...
+    up = next(c for c in ch if c["name"] == "bottleneck.rev")
+    assert up["qdisc"]["rate_bps"] == 1_000_000 and up["qdisc"]["path"] == "access.down_queue"
+    # ... unless it has its own: a drop-tail uplink is a kernel pfifo, no link step
+    sc["access"]["up_queue"] = {"kind": "droptail", "limit": "100pkt"}
+    p = plan(sc)
+    up = next(c for c in Network(p).link_config(7)["channels"] if c["name"] == "bottleneck.rev")
+    assert up["qdisc"] is None and not p.channel("client", "router").userspace and p.channel("client", "router").queue.qdisc() == "pfifo"
+    # an unknown kind is refused with the registry's list
+    bad = {**ACCESS, "access": {**ACCESS["access"], "down_queue": {"kind": "sfq"}}}
+    with pytest.raises(ScenarioError, match="access.down_queue.kind"):
+        plan(bad)
+
+
+def test_aqm_away_from_the_userspace_link_is_refused():
+    db = {"duration": "5s", "dumbbell": {"pairs": 1, "bottleneck_rate": "2Mbit", "bottleneck_delay": "5ms",
+                                         "access_delay": "1ms", "access_rate": "100Mbit", "access_queue": {"kind": "codel"}},
+          "traffic": [{"kind": "audio", "from": "s1", "to": "d1"}]}
+    with pytest.raises(ScenarioError, match=r"dumbbell.access_queue.kind: the testbed runs a codel queue .* only on a channel"):
+        plan(db)

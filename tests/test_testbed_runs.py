@@ -210,18 +210,6 @@ def test_sigterm_tears_down(tmp_path):
     assert not [n for n in _namespaces() if n.startswith(prefix)]
 
 
-def test_missing_qdisc_is_named(tmp_path):
-    from jitterlab.testbed_net import TestbedError
-    from jitterlab import testbed
-
-    try:
-        testbed.run(SC / "audio-alone.toml", out=tmp_path, overrides={"access.down_queue": {"kind": "fq_codel", "limit": "500pkt"}})
-    except TestbedError as e:
-        assert "access.down_queue" in str(e) and "`fq_codel` qdisc" in str(e), str(e)
-    else:
-        pytest.skip("this kernel has fq_codel (the run went through)")
-
-
 def test_rwnd_budget_is_resplit_as_flows_come_and_go(tmp_path):
     """A long download alone, then with a short one, then alone again: its advertised window
     follows the share (budget, budget/2, budget)."""

@@ -126,7 +126,7 @@ def simulate_json(scenario_json: str, seed: int, pcap_dir: str | None = None) ->
     the pcap files written for the nodes in `output.pcap` when `pcap_dir` is given."""
     ...
 def sim_registry() -> dict[str, list[str]]:
-    """Queue disciplines and traffic kinds the simulator knows."""
+    """Queue disciplines ("queues"), congestion controls ("cc") and traffic kinds ("traffic") the simulator knows."""
     ...
 def expand_scenario(scenario_json: str) -> str:
     """The scenario (JSON, trace files inlined as {path, data}) validated and expanded by the Rust

@@ -1,8 +1,9 @@
 """The testbed: a scenario run with real Linux TCP and real sockets in network namespaces.
 
 `run(scenario, seed, out)` builds one namespace per host and router (veth links, offloads off,
-HTB rate + pfifo/bfifo or an AQM per fixed-rate channel, a userspace link over TUN for delay,
-jitter, loss and the Mahimahi queues of trace / cellular channels),
+HTB rate + pfifo/bfifo per fixed-rate drop-tail channel, a userspace link over TUN for delay,
+jitter, loss, the Mahimahi queues of trace / cellular channels and the simulator's own queue
+disciplines (CoDel, FQ-CoDel, PIE, RED, ...) wherever a scenario names one),
 starts the workers (RTP sender/receiver at SCHED_FIFO, TCP workloads, tcpdump at the sender and
 the receiver), waits for the scenario's duration, tears everything down (also on exceptions and
 SIGINT/SIGTERM) and returns the same tables as the simulator (`jitterlab.sim.Result`) with
@@ -496,7 +497,7 @@ def _tables(pl: Plan, sc: dict, seed: int, run_id: int, params: Mapping[str, Any
                "backlog_pkts": int(st.get("qlen", 0)), "backlog_bytes": int(st.get("backlog", 0)),
                "capacity": ch.capacity, "lost_pkts": int(u.get("lost", 0))}
         if ch.userspace:  # the userspace link's queue: its counters (rate_bps is the mean rate)
-            cr.update({"qdisc": "userspace-" + ch.queue.qdisc(), "tx_pkts": int(u.get("accepted", 0)),
+            cr.update({"qdisc": "userspace-" + ch.queue.qdisc(), "tx_pkts": int(u.get("dequeued", u.get("accepted", 0))),
                         "tx_bytes": int(u.get("accepted_bytes", 0)), "dropped_pkts": int(u.get("dropped", 0)), "overlimits": 0,
                         "backlog_pkts": 0, "backlog_bytes": 0})
         crow.append(cr)

@@ -275,23 +275,26 @@ class Network:
 
     def link_config(self, seed: int) -> dict:
         """The userspace link's configuration (jitterlab_testbed::delayline): every channel with its
-        delay, jitter, loss, reordering and (trace / cellular) opportunities and buffer; one path
-        class per (source host, destination host) with a step per channel crossed: [link, delay]
-        for a channel whose queue is the userspace link, [delay] otherwise (its queue is the kernel
-        qdisc on the veth)."""
+        delay, jitter, loss, reordering, (trace / cellular) opportunities and buffer or the
+        simulator's queue discipline; one path class per (source host, destination host) with a
+        step per channel crossed: [link, delay] for a channel whose queue is the userspace link,
+        [delay] otherwise (its queue is the kernel qdisc on the veth)."""
         import ipaddress
 
         chans = self.plan.channels()
         index = {c.name: i for i, c in enumerate(chans)}
         cfg_ch = []
         for c in chans:
-            trace = None
-            if c.userspace:
+            trace = qdisc = None
+            if c.userspace and c.queue.in_kernel:  # drop-tail on opportunities: Mahimahi's queue
                 trace = {"schedule_ms": c.opportunities_ms,
                          "limit_pkts": c.queue.limit if c.queue.unit == "pkt" else None,
                          "limit_bytes": c.queue.limit if c.queue.unit == "B" else None}
+            elif c.userspace:  # the simulator's discipline from the user's own table
+                qdisc = {"table": c.queue.table or {"kind": c.queue.kind}, "path": c.queue.key, "rate_bps": c.rate_bps,
+                         "overhead": c.overhead, "schedule_ms": c.opportunities_ms if c.capacity != "rate" else None}
             cfg_ch.append({"name": c.name, "sim_name": c.sim_name, "delay_ns": c.delay_ns, "jitter": c.jitter, "reorder": c.reorder,
-                           "loss": c.loss, "loss_burst_ns": c.loss_burst_ns, "trace": trace})
+                           "loss": c.loss, "loss_burst_ns": c.loss_burst_ns, "trace": trace, "qdisc": qdisc})
         classes: list[list] = [[]]
         rules = []
         for s in self.plan.hosts:
@@ -346,35 +349,8 @@ class Network:
 
 
 def leaf_qdisc(q: Queue, rate_bps: int) -> list[str]:
-    """The tc arguments of the queue behind the rate limiter."""
+    """The tc arguments of the queue behind the rate limiter (drop-tail: every other kind runs in
+    the userspace link, testbed_plan.Queue.in_kernel)."""
     if q.kind == "droptail":
         return ["pfifo", "limit", str(q.limit)] if q.unit == "pkt" else ["bfifo", "limit", str(q.limit)]
-    lim_pkts = q.limit if q.unit == "pkt" else max(1, q.limit // 1500)
-    p = q.params
-    if q.kind == "red":
-        # ns-2 meanings: thresholds in packets (mean packet size 1500 B here), q_weight = 2^-Wlog
-        import math
-
-        mean = 1500
-        minth = int(p.get("thresh", 5)) * mean
-        maxth = int(p.get("maxthresh", 15)) * mean
-        linterm = float(p.get("linterm", 10))
-        w = float(p.get("q_weight", 0.002))
-        args = ["red", "limit", str(lim_pkts * mean * 2), "min", str(minth), "max", str(maxth), "avpkt", str(mean),
-                "burst", str(max(2, int(math.ceil((2 * minth + maxth) / (3 * mean))))), "bandwidth", f"{rate_bps}bit",
-                "probability", str(1.0 / linterm)]
-        if p.get("ecn"):
-            args.append("ecn")
-        if p.get("gentle"):
-            args.append("harddrop")
-        del w  # tc derives Wlog from burst; q_weight is approximated by the burst above
-        return args
-    if q.kind == "codel":
-        return ["codel", "limit", str(lim_pkts)] + (["ecn"] if p.get("ecn") else [])
-    if q.kind == "fq_codel":
-        return ["fq_codel", "limit", str(lim_pkts)] + (["ecn"] if p.get("ecn", True) else ["noecn"])
-    if q.kind == "pie":
-        return ["pie", "limit", str(lim_pkts)] + (["ecn"] if p.get("ecn") else [])
-    if q.kind == "cake":
-        return ["cake", "bandwidth", f"{rate_bps}bit"]
-    raise TestbedError(f"{q.key}.kind: {q.kind!r} has no testbed mapping")
+    raise TestbedError(f"{q.key}.kind: {q.kind!r} is not a kernel qdisc here (it runs in the userspace link)")

@@ -5,11 +5,12 @@ without root. Keys the testbed cannot honour are refused with an error naming th
 The links come from the scenario as the Rust core expands it (`jitterlab.scenario.expand`: every
 key, unit and default interpreted once, as in the simulator). Topology: the `[access]` and
 `[dumbbell]` shorthands (generic `[links.*]` are refused for now). Every link is a veth pair between
-two namespaces; the queue and rate of a fixed-rate channel a -> b sit on a's veth (HTB at the rate,
-pfifo/bfifo or an AQM as its leaf). One userspace link (TUN, Rust) in a router that every
+two namespaces; the queue and rate of a fixed-rate drop-tail channel a -> b sit on a's veth (HTB at
+the rate, pfifo/bfifo as its leaf). One userspace link (TUN, Rust) in a router that every
 host-to-host path crosses adds each channel's propagation delay, jitter and loss, and is the queue
-of every channel whose capacity is a trace or the cellular model (Mahimahi's link semantics with the
-scenario's drop-tail buffer), so such a channel must start or end at that router.
+of every channel whose capacity is a trace or the cellular model (Mahimahi's link semantics) or whose
+queue is not drop-tail (the simulator's own CoDel, FQ-CoDel, PIE, RED, ... from its registry, at the
+channel's rate), so such a channel must start or end at that router.
 """
 from __future__ import annotations
 
@@ -26,17 +27,26 @@ from jitterlab._native import ScenarioError
 
 @dataclass
 class Queue:
-    kind: str  # droptail, red, codel, fq_codel, pie, cake
+    kind: str  # a queue kind of the simulator's registry (droptail, red, codel, fq_codel, pie, ...)
     limit: int
     unit: str  # pkt | B
     params: dict[str, Any] = field(default_factory=dict)
     key: str = ""
+    table: dict[str, Any] | None = None  # the table as the user wrote it (None: the default queue)
 
     def qdisc(self) -> str:
-        """The Linux qdisc this queue needs."""
+        """The Linux qdisc this queue needs (drop-tail), or the simulator discipline's name (any
+        other kind runs in the userspace link)."""
         if self.kind == "droptail":
             return "pfifo" if self.unit == "pkt" else "bfifo"
         return self.kind
+
+    @property
+    def in_kernel(self) -> bool:
+        """Whether a kernel qdisc (HTB + pfifo/bfifo) can be this queue: drop-tail only. Every other
+        kind is the simulator's own discipline in the userspace link (these kernels have none of
+        the AQM qdiscs, and a kernel's CoDel would not be the simulator's CoDel anyway)."""
+        return self.kind == "droptail"
 
 
 @dataclass
@@ -60,8 +70,14 @@ class Channel:
 
     @property
     def userspace(self) -> bool:
-        """Whether the userspace link (not a kernel qdisc) is this channel's queue."""
-        return self.capacity != "rate"
+        """Whether the userspace link (not a kernel qdisc) is this channel's queue: a trace or
+        cellular capacity, or a queue discipline other than drop-tail."""
+        return self.capacity != "rate" or not self.queue.in_kernel
+
+    @property
+    def userspace_key(self) -> str:
+        """The key that puts this channel in the userspace link (for errors)."""
+        return self.capacity_key if self.capacity != "rate" else f"{self.queue.key}.kind"
 
 
 @dataclass
@@ -189,7 +205,10 @@ class Plan:
 # ---------------------------------------------------------------------------------------------
 # scenario -> plan
 
-QUEUE_KINDS = {"droptail", "red", "codel", "fq_codel", "pie", "cake"}
+def queue_kinds() -> list[str]:
+    """The queue kinds a testbed scenario may name: the simulator's registry (drop-tail as a kernel
+    qdisc, every other kind as the simulator's own code in the userspace link)."""
+    return list(_native.sim_registry()["queues"])
 
 
 def _check_keys(d: Iterable[str], allowed: set[str], where: str) -> None:
@@ -284,17 +303,29 @@ def _x_bps(t: dict, key: str, where: str, default: int) -> int:
     return default
 
 
-def _x_queue(q: dict, key: str) -> Queue:
-    """A link direction's queue from the expanded form; `key` is the one the user wrote."""
+def _user_table(sc: dict, key: str) -> dict | None:
+    """The table at dotted `key` of the scenario as written (None when absent)."""
+    t: Any = sc
+    for part in key.split("."):
+        if not isinstance(t, dict) or part not in t:
+            return None
+        t = t[part]
+    return t if isinstance(t, dict) else None
+
+
+def _x_queue(q: dict, key: str, table: dict | None = None) -> Queue:
+    """A link direction's queue from the expanded form; `key` is the one the user wrote, `table`
+    the user's own table there."""
     kind = q.get("kind", "droptail")
-    if kind not in QUEUE_KINDS:
-        raise ScenarioError(f"{key}.kind: the testbed knows {', '.join(sorted(QUEUE_KINDS))}, got {kind!r}")
+    kinds = queue_kinds()
+    if kind not in kinds:
+        raise ScenarioError(f"{key}.kind: the testbed knows {', '.join(sorted(kinds))}, got {kind!r}")
     if "limit_pkts" in q:
         limit, unit = int(q["limit_pkts"]), "pkt"
     else:
         limit, unit = int(q.get("limit_bytes", 1000 * 1500)), "B"
     params = {k: v for k, v in q.items() if k not in ("kind", "limit_pkts", "limit_bytes")}
-    return Queue(kind, limit, unit, params, key)
+    return Queue(kind, limit, unit, params, key, table)
 
 
 def _jitter_secs(j: dict | None) -> dict | None:
@@ -332,7 +363,7 @@ def plan(sc: dict[str, Any], seed: int = 1) -> Plan:
 
     def chan(name: str, src: str, dst: str, qkey: str, prefix: str) -> Channel:
         e = by_ends[(src, dst)]
-        q = _x_queue(e["queue"], qkey)
+        q = _x_queue(e["queue"], qkey, _user_table(sc, qkey))
         cap = e["capacity"]
         kind = cap.get("kind", "rate")
         rate = cap["bps"] if kind == "rate" else cap["mean_bps"]
@@ -342,9 +373,6 @@ def plan(sc: dict[str, Any], seed: int = 1) -> Plan:
                     key_prefix=prefix, loss_burst_ns=e.get("loss_burst_ns"), sim_name=e["channel"])
         if kind != "rate":
             c.opportunities_ms, _period = _native.channel_opportunities(_scn.to_json(sc), seed, e["channel"])
-            if q.kind != "droptail":
-                raise ScenarioError(f"{q.key}.kind: a {kind}-driven link's buffer on the testbed is drop-tail only "
-                                    f"(the userspace link queue), got {q.kind!r}")
         return c
 
     if "access" in sc and "dumbbell" in sc:
@@ -380,7 +408,8 @@ def plan(sc: dict[str, Any], seed: int = 1) -> Plan:
     for l in links:
         for ch in (l.fwd, l.rev):
             if ch.userspace and delay_router not in (ch.src, ch.dst):
-                raise ScenarioError(f"{ch.capacity_key}: the testbed runs a {ch.capacity}-driven link only on a channel "
+                what = f"a {ch.capacity}-driven link" if ch.capacity != "rate" else f"a {ch.queue.kind} queue (the simulator's, in userspace)"
+                raise ScenarioError(f"{ch.userspace_key}: the testbed runs {what} only on a channel "
                                     f"to or from {delay_router!r} (where its userspace link sits); {ch.name} is not")
     for i, l in enumerate(links):
         l.index = i

@@ -200,11 +200,12 @@ fn cellular_trace(py: Python<'_>, model_json: &str, duration: &str, seed: u64, c
     Ok((py.detach(|| jitterlab_sim::cellular::stamps(&params, seed, channel, horizon)), mean))
 }
 
-/// Queue disciplines and traffic kinds the simulator knows.
+/// Queue disciplines, congestion controls and traffic kinds the simulator knows (its registries).
 #[pyfunction]
 fn sim_registry<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("queues", PyList::new(py, jitterlab_sim::qdisc::kinds())?)?;
+    d.set_item("cc", PyList::new(py, jitterlab_sim::tcp::cc::kinds())?)?;
     d.set_item("traffic", PyList::new(py, jitterlab_sim::scenario::TRAFFIC.iter().map(|(k, _)| *k))?)?;
     Ok(d)
 }

@@ -82,6 +82,19 @@ fn link_config(j: &str) -> PyResult<delayline::Config> {
                 Some((sched, limit))
             }
         };
+        let qdisc = match c.get("qdisc") {
+            None | Some(Value::Null) => None,
+            Some(q) => Some(delayline::QdiscCfg {
+                table: q.get("table").cloned().ok_or_else(|| bad("qdisc.table: missing"))?,
+                path: q.get("path").and_then(Value::as_str).unwrap_or("queue").to_string(),
+                rate_bps: u(q, "rate_bps")?,
+                overhead: q.get("overhead").and_then(Value::as_u64).unwrap_or(0) as u32,
+                schedule_ms: match q.get("schedule_ms") {
+                    None | Some(Value::Null) => None,
+                    Some(_) => Some(arr(q, "schedule_ms")?.iter().filter_map(Value::as_u64).collect()),
+                },
+            }),
+        };
         channels.push(delayline::ChannelCfg {
             name: c.get("name").and_then(Value::as_str).unwrap_or("?").to_string(),
             delay_ns: i(&c, "delay_ns")?,
@@ -91,6 +104,7 @@ fn link_config(j: &str) -> PyResult<delayline::Config> {
             loss_burst_ns: c.get("loss_burst_ns").and_then(Value::as_i64),
             sim_name: c.get("sim_name").and_then(Value::as_str).or(c.get("name").and_then(Value::as_str)).unwrap_or("?").to_string(),
             trace,
+            qdisc,
         });
     }
     Ok(delayline::Config {
@@ -109,7 +123,9 @@ fn link_config(j: &str) -> PyResult<delayline::Config> {
 /// Runs the userspace link (jitterlab_testbed::delayline) on a TUN device until SIGTERM.
 /// `config_json`: {"tun", "rules": [[src, src_mask, dst, dst_mask, class]], "classes": [[["link"|"delay",
 /// channel], ...]] (class 0 = default), "channels": [{"name", "delay_ns", "jitter": null|{"dist", ... in
-/// seconds}, "reorder", "loss", "trace": null|{"schedule_ms", "limit_pkts"|"limit_bytes"}}], "seed",
+/// seconds}, "reorder", "loss", "trace": null|{"schedule_ms", "limit_pkts"|"limit_bytes"}, "qdisc":
+/// null|{"table" (the scenario's queue table as written), "path", "rate_bps", "overhead",
+/// "schedule_ms"|null}}], "seed",
 /// "fifo_prio", "ctl_fd"}. Returns statistics incl. the release lateness samples (ns) and per channel
 /// counters.
 #[pyfunction]
@@ -139,6 +155,20 @@ fn testbed_link<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, 
             cd.set_item("accepted", l.accepted)?;
             cd.set_item("accepted_bytes", l.accepted_bytes)?;
             cd.set_item("max_backlog", l.max_backlog)?;
+        }
+        if let Some((kind, q)) = &c.qdisc {
+            cd.set_item("qdisc", *kind)?;
+            cd.set_item("arrived", q.arrived_pkts)?;
+            cd.set_item("accepted", q.enqueued_pkts)?;
+            cd.set_item("accepted_bytes", q.enqueued_bytes)?;
+            cd.set_item("dequeued", q.dequeued_pkts)?;
+            cd.set_item("dropped", q.dropped_pkts())?;
+            cd.set_item("dropped_bytes", q.dropped_bytes())?;
+            cd.set_item("marked", q.marked_pkts)?;
+            cd.set_item("ce_written", c.ce_written)?;
+            for r in jitterlab_sim::qdisc::DropReason::ALL {
+                cd.set_item(format!("drops_{}", r.name()), q.drops_by_reason[r.index()])?;
+            }
         }
         chans.append(cd)?;
     }

@@ -3,9 +3,12 @@
 //! addresses), and written back into the device, from which the kernel routes it on.
 //!
 //! A path class is a list of steps, one or two per channel the path crosses:
-//! - [`Step::Link`]: the channel's trace-driven queue ([`crate::linkqueue::TraceLink`], Mahimahi's
-//!   semantics, with the scenario's drop-tail buffer) — used where the channel's capacity is a
-//!   trace or the cellular model, instead of a kernel qdisc;
+//! - [`Step::Link`]: the channel's queue and serialiser in userspace, instead of a kernel qdisc:
+//!   the trace-driven drop-tail queue ([`crate::linkqueue::TraceLink`], Mahimahi's semantics) where
+//!   the capacity is a trace or the cellular model and the queue drop-tail; otherwise the
+//!   simulator's own queue discipline ([`crate::aqm::QdiscLink`]: CoDel, FQ-CoDel, PIE, RED, ... at
+//!   the channel's rate or on its opportunities), so a scenario's `queue = { kind = "codel" }`
+//!   means the same code on both backends;
 //! - [`Step::Delay`]: the channel's random loss (after serialisation, as the simulator), its
 //!   propagation delay and random extra delay (the simulator's jitter distributions and random
 //!   streams, `jitterlab_sim::link::Jitter`); unless the channel allows reordering, a packet never
@@ -28,9 +31,11 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use jitterlab_sim::link::{Jitter, LossBursts};
+use jitterlab_sim::qdisc::QueueStats;
 use jitterlab_sim::Time;
 use jitterlab_sim::rng::Rng;
 
+use crate::aqm::{set_ce, Outcome, QdiscLink, Server};
 use crate::error::{os, Error, Result};
 use crate::linkqueue::{Limit, LinkStats, TraceLink};
 use crate::rt;
@@ -68,6 +73,45 @@ pub struct ChannelCfg {
     pub sim_name: String,
     /// Opportunity stamps (ms) and buffer, when the channel's capacity is a trace.
     pub trace: Option<(Vec<u64>, Limit)>,
+    /// The simulator's queue discipline as the channel's queue (instead of `trace`'s drop-tail).
+    pub qdisc: Option<QdiscCfg>,
+}
+
+/// A channel whose queue is one of the simulator's disciplines (`jitterlab_sim::qdisc::REGISTRY`),
+/// built from the scenario's own table so that every key means what it means in the simulator.
+#[derive(Clone, Debug)]
+pub struct QdiscCfg {
+    /// The table as the user wrote it (`{ kind = "codel", target = "5ms" }`).
+    pub table: serde_json::Value,
+    /// Its key path, for errors (`access.down_queue`).
+    pub path: String,
+    /// The link's rate and per-packet overhead; or its opportunity stamps (ms), when it has them.
+    pub rate_bps: u64,
+    pub overhead: u32,
+    pub schedule_ms: Option<Vec<u64>>,
+}
+
+impl QdiscCfg {
+    /// Builds the discipline as the simulator does (`scenario::build_qdisc`: its registry, its
+    /// `LinkInfo`, its random stream `qdisc:<channel>` of the run's seed) and its link.
+    pub fn build(&self, seed: u64, sim_name: &str) -> Result<QdiscLink> {
+        use jitterlab_sim::config::Params;
+        use jitterlab_sim::qdisc::{self, LinkInfo};
+        let bad = |e: jitterlab_sim::config::ConfigError| Error::Invalid(e.to_string());
+        let mut p = Params::new(&self.path, &self.table).map_err(bad)?;
+        let kinds = qdisc::kinds();
+        let kind = p.choice("kind", &kinds, None).map_err(bad)?;
+        let b = qdisc::builder(&kind).expect("kind checked against the registry");
+        let rate = jitterlab_sim::time::Rate(self.rate_bps.max(1));
+        let mut rng = Rng::stream(seed, &format!("qdisc:{sim_name}"));
+        let q = b(&mut p, LinkInfo { rate, mtu: 1500 }, &mut rng).map_err(bad)?;
+        p.finish().map_err(bad)?;
+        let server = match &self.schedule_ms {
+            Some(s) => Server::Trace(jitterlab_sim::link::Trace::from_stamps(s.clone()).map_err(|m| Error::Invalid(format!("{}: {m}", self.path)))?),
+            None => Server::Rate { rate, overhead: self.overhead },
+        };
+        Ok(QdiscLink::new(q, server))
+    }
 }
 
 pub struct Config {
@@ -96,6 +140,10 @@ pub struct ChannelStats {
     pub lost: u64,
     /// Packets passed through the link step before time zero.
     pub before_t0: u64,
+    /// The discipline's name and counters, when the channel's queue is a simulator discipline.
+    pub qdisc: Option<(&'static str, QueueStats)>,
+    /// CE marks that discipline wrote into IP headers.
+    pub ce_written: u64,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -124,6 +172,9 @@ struct Held {
 struct Chan {
     cfg: ChannelCfg,
     link: Option<TraceLink>,
+    aqm: Option<QdiscLink>,
+    /// The time of the service event in the heap for `aqm` (others there are stale).
+    armed: Option<i64>,
     bursts: Option<LossBursts>,
     rng: Rng,
     last_out: i64,
@@ -145,7 +196,11 @@ pub struct Pipeline {
     seq: u64,
     /// Monotonic ns of the trace clock's zero.
     pub origin: Option<i64>,
+    outcome: Outcome,
 }
+
+/// Heap entries with a slot above this are a channel's discipline service events (usize::MAX - c).
+const SERVICE: usize = usize::MAX / 2;
 
 impl Pipeline {
     pub fn new(classes: Vec<Vec<Step>>, channels: Vec<ChannelCfg>, seed: u64) -> Result<Pipeline> {
@@ -157,8 +212,8 @@ impl Pipeline {
             if i >= channels.len() {
                 return Err(Error::Invalid(format!("path step names channel {i}, there are {}", channels.len())));
             }
-            if matches!(c, Step::Link(_)) && channels[i].trace.is_none() {
-                return Err(Error::Invalid(format!("channel {}: a link step needs a trace", channels[i].name)));
+            if matches!(c, Step::Link(_)) && channels[i].trace.is_none() && channels[i].qdisc.is_none() {
+                return Err(Error::Invalid(format!("channel {}: a link step needs a trace or a queue discipline", channels[i].name)));
             }
         }
         let mut chans = Vec::new();
@@ -167,15 +222,19 @@ impl Pipeline {
                 Some((s, lim)) => Some(TraceLink::new(s.clone(), *lim).map_err(|m| Error::Invalid(format!("channel {}: {m}", c.name)))?),
                 None => None,
             };
+            let aqm = match &c.qdisc {
+                Some(q) => Some(q.build(seed, &c.sim_name)?),
+                None => None,
+            };
             let stats = ChannelStats { name: c.name.clone(), mean_bps: link.as_ref().map(|l| l.mean_bps()), ..Default::default() };
             let rng = Rng::stream(seed, &format!("testbed.{}", c.name));
             let bursts = match c.loss_burst_ns {
                 Some(b) if c.loss > 0.0 && b > 0 => Some(LossBursts::new(c.loss, Time::from_ns(b as u64), seed, &c.sim_name)),
                 _ => None,
             };
-            chans.push(Chan { cfg: c, link, bursts, rng, last_out: i64::MIN, stats });
+            chans.push(Chan { cfg: c, link, aqm, armed: None, bursts, rng, last_out: i64::MIN, stats });
         }
-        Ok(Pipeline { classes, chans, heap: BinaryHeap::new(), slots: Vec::new(), free: Vec::new(), seq: 0, origin: None })
+        Ok(Pipeline { classes, chans, heap: BinaryHeap::new(), slots: Vec::new(), free: Vec::new(), seq: 0, origin: None, outcome: Outcome::default() })
     }
 
     pub fn held(&self) -> usize {
@@ -216,6 +275,19 @@ impl Pipeline {
                 break;
             }
             self.heap.pop();
+            if slot > SERVICE {
+                let c = usize::MAX - slot;
+                if self.chans[c].armed != Some(t) {
+                    continue; // superseded
+                }
+                self.chans[c].armed = None;
+                let o = self.origin.expect("a discipline runs only after time zero");
+                let mut oc = std::mem::take(&mut self.outcome);
+                self.chans[c].aqm.as_mut().unwrap().service(Time::from_ns((t - o) as u64), &mut oc);
+                self.settle(c, &mut oc, spare);
+                self.outcome = oc;
+                continue;
+            }
             let (class, step) = {
                 let h = self.slots[slot].as_ref().unwrap();
                 (h.class, h.step)
@@ -251,6 +323,21 @@ impl Pipeline {
                         Some(due)
                     }
                 }
+                Step::Link(c) if self.chans[c].aqm.is_some() => match self.origin {
+                    Some(o) if t >= o => {
+                        // The discipline holds the packet now; it comes back through `settle`.
+                        let mut oc = std::mem::take(&mut self.outcome);
+                        let pkt = &self.slots[slot].as_ref().unwrap().pkt;
+                        self.chans[c].aqm.as_mut().unwrap().arrive(Time::from_ns((t - o) as u64), slot, pkt, &mut oc);
+                        self.settle(c, &mut oc, spare);
+                        self.outcome = oc;
+                        continue;
+                    }
+                    _ => {
+                        self.chans[c].stats.before_t0 += 1;
+                        Some(t)
+                    }
+                },
                 Step::Link(c) => {
                     let ch = &mut self.chans[c];
                     match self.origin {
@@ -279,8 +366,44 @@ impl Pipeline {
         }
     }
 
+    /// What a discipline's link did: departed packets go on to their next step (CE written into
+    /// the header where the discipline marked), dropped ones are freed; its next service event
+    /// is put in the heap.
+    fn settle(&mut self, c: usize, oc: &mut Outcome, spare: &mut Vec<Vec<u8>>) {
+        let o = self.origin.expect("a discipline runs only after time zero");
+        for (at, slot, mark) in oc.departed.drain(..) {
+            let h = self.slots[slot].as_mut().unwrap();
+            if mark {
+                set_ce(&mut h.pkt);
+            }
+            h.step += 1;
+            self.schedule(o + at.ns() as i64, slot);
+        }
+        for slot in oc.dropped.drain(..) {
+            let h = self.slots[slot].take().unwrap();
+            self.free.push(slot);
+            spare.push(h.pkt);
+        }
+        let want = self.chans[c].aqm.as_ref().unwrap().next_event().map(|t| o + t.ns() as i64);
+        if let Some(w) = want {
+            if self.chans[c].armed != Some(w) {
+                self.chans[c].armed = Some(w);
+                self.seq += 1;
+                self.heap.push(Reverse((w, self.seq, usize::MAX - c)));
+            }
+        }
+    }
+
     pub fn channel_stats(&self) -> Vec<ChannelStats> {
-        self.chans.iter().map(|c| ChannelStats { link: c.link.as_ref().map(|l| l.stats), ..c.stats.clone() }).collect()
+        self.chans
+            .iter()
+            .map(|c| ChannelStats {
+                link: c.link.as_ref().map(|l| l.stats),
+                qdisc: c.aqm.as_ref().map(|a| (a.kind(), a.stats().clone())),
+                ce_written: c.aqm.as_ref().map_or(0, |a| a.ce_marks),
+                ..c.stats.clone()
+            })
+            .collect()
     }
 }
 
@@ -397,7 +520,7 @@ mod tests {
     use super::*;
 
     fn chan(name: &str, delay_ns: i64) -> ChannelCfg {
-        ChannelCfg { name: name.into(), delay_ns, jitter: None, reorder: false, loss: 0.0, loss_burst_ns: None, sim_name: name.into(), trace: None }
+        ChannelCfg { name: name.into(), delay_ns, jitter: None, reorder: false, loss: 0.0, loss_burst_ns: None, sim_name: name.into(), trace: None, qdisc: None }
     }
 
     fn drain(p: &mut Pipeline, until: i64) -> Vec<(i64, usize)> {
@@ -490,6 +613,88 @@ mod tests {
         assert_eq!(lost_ms, want);
         let frac = want.len() as f64 / 60_000.0;
         assert!((0.02..0.09).contains(&frac), "{frac}");
+    }
+
+    fn ipv4(id: u16, len: usize, tos: u8) -> Vec<u8> {
+        let mut p = vec![0u8; len];
+        p[0] = 0x45;
+        p[1] = tos;
+        p[2..4].copy_from_slice(&(len as u16).to_be_bytes());
+        p[4..6].copy_from_slice(&id.to_be_bytes());
+        p[8] = 64;
+        p[9] = 6;
+        p[12..16].copy_from_slice(&[10, 0, 0, 1]);
+        p[16..20].copy_from_slice(&[10, 0, 0, 2]);
+        let c = crate::aqm::ipv4_checksum(&p[..20]);
+        p[10..12].copy_from_slice(&c.to_be_bytes());
+        p
+    }
+
+    fn codel_chan(ecn: bool) -> ChannelCfg {
+        let mut c = chan("down", 10_000_000);
+        c.qdisc = Some(QdiscCfg { table: serde_json::json!({"kind": "codel", "ecn": ecn}), path: "access.down_queue".into(),
+                                  rate_bps: 1_000_000, overhead: 0, schedule_ms: None });
+        c
+    }
+
+    /// The simulator's CoDel as a path step, then the channel's delay: 100 ECN-capable 1500 B
+    /// packets at once into 1 Mbit/s (12 ms each): every packet leaves 12 ms after the one before
+    /// it (plus 10 ms of delay), CoDel marks some, and the marked ones carry CE with a valid
+    /// header checksum. Before time zero the step is passed through.
+    #[test]
+    fn a_simulator_discipline_as_the_bottleneck() {
+        let mut p = Pipeline::new(vec![vec![Step::Link(0), Step::Delay(0)]], vec![codel_chan(true)], 1).unwrap();
+        p.push(0, ipv4(9999, 1500, 2), 0);
+        let before = drain(&mut p, 1_000_000_000);
+        assert_eq!(before, vec![(10_000_000, 1500)]);
+        let o = 1_000_000_000;
+        p.origin = Some(o);
+        for k in 0..100u16 {
+            p.push(o, ipv4(k, 1500, 2), 0);
+        }
+        let (mut out, mut spare) = (vec![], vec![]);
+        p.run_until(i64::MAX, &mut out, &mut spare);
+        assert_eq!(out.len() + spare.len(), 100);
+        assert!(spare.is_empty(), "ECN-capable packets are marked, not dropped");
+        let tx = 12_000_000i64;
+        for (k, (t, pkt)) in out.iter().enumerate() {
+            assert_eq!(*t, o + (k as i64 + 1) * tx + 10_000_000);
+            assert_eq!(u16::from_be_bytes([pkt[4], pkt[5]]), k as u16, "FIFO order");
+            assert_eq!(crate::aqm::ipv4_checksum(&pkt[..20]), u16::from_be_bytes([pkt[10], pkt[11]]));
+        }
+        let ce = out.iter().filter(|(_, b)| b[1] & 3 == 3).count();
+        assert!(ce >= 3, "{ce}");
+        let st = &p.channel_stats()[0];
+        assert_eq!(st.ce_written as usize, ce);
+        let (kind, qs) = st.qdisc.clone().unwrap();
+        assert_eq!((kind, qs.arrived_pkts, qs.marked_pkts as usize), ("codel", 100, ce));
+        assert_eq!(st.before_t0, 1);
+        assert_eq!(p.held(), 0);
+        // Not-ECT: the same standing queue makes CoDel drop
+        let mut p = Pipeline::new(vec![vec![Step::Link(0)]], vec![codel_chan(true)], 1).unwrap();
+        p.origin = Some(0);
+        for k in 0..100u16 {
+            p.push(0, ipv4(k, 1500, 0), 0);
+        }
+        let (mut out, mut spare) = (vec![], vec![]);
+        p.run_until(i64::MAX, &mut out, &mut spare);
+        assert!(spare.len() >= 3 && out.len() + spare.len() == 100, "{} dropped", spare.len());
+        assert_eq!(p.held(), 0);
+    }
+
+    /// A discipline's table is read by the simulator's own parser: errors name the user's key.
+    #[test]
+    fn a_bad_discipline_table_names_its_key() {
+        let mut c = codel_chan(false);
+        c.qdisc.as_mut().unwrap().table = serde_json::json!({"kind": "codel", "target": "0ms"});
+        let e = Pipeline::new(vec![vec![Step::Link(0)]], vec![c.clone()], 1).err().unwrap().to_string();
+        assert!(e.starts_with("access.down_queue.target: must be > 0"), "{e}");
+        c.qdisc.as_mut().unwrap().table = serde_json::json!({"kind": "nosuch"});
+        let e = Pipeline::new(vec![vec![Step::Link(0)]], vec![c.clone()], 1).err().unwrap().to_string();
+        assert!(e.contains("access.down_queue.kind") && e.contains("fq_codel"), "{e}");
+        c.qdisc.as_mut().unwrap().table = serde_json::json!({"kind": "codel", "targte": "5ms"});
+        let e = Pipeline::new(vec![vec![Step::Link(0)]], vec![c], 1).err().unwrap().to_string();
+        assert!(e.contains("targte"), "{e}");
     }
 
     #[test]

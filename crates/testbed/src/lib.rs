@@ -9,6 +9,7 @@
 //!
 //! The loops stop when the process receives SIGTERM or SIGINT ([`rt::install_stop_handlers`]).
 
+pub mod aqm;
 pub mod delayline;
 pub mod error;
 pub mod linkqueue;

@@ -1,4 +1,5 @@
-"""`jitterlab reproduce pam2013|rwnd|elastic [--reps N] [--out DIR] [--link fixed|cellular|trace:PATH]`: a study as one command."""
+"""`jitterlab reproduce pam2013|rwnd|elastic|mitigations [--reps N] [--out DIR] [--link fixed|cellular|trace:PATH]
+[--testbed]`: a study as one command."""
 from __future__ import annotations
 
 import argparse
@@ -24,13 +25,16 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--executor", choices=["local", "dask"], default="local")
     p.add_argument("--scheduler", default=None, help="Dask scheduler address (with --executor dask)")
     p.add_argument("--link", action="append", default=None, metavar="LINK",
-                   help="pam2013 only: the access link, fixed (default, calibrated), cellular (jitterlab's cellular model) or "
+                   help="pam2013 and mitigations: the access link, fixed (default, calibrated), cellular (jitterlab's cellular model) or "
                    "trace:PATH (the fixed path with a Mahimahi downlink trace); repeat or comma-separate for several links "
                    "side by side in one report (OUT/<link>/ each)")
     p.add_argument("--keep", action="append", default=None, choices=["packets"],
                    help="elastic: also store every run's per-packet tables (media_packets, queue_samples, tcp_series); by default "
                    "it stores the per-run aggregates its figures read (pam2013 and rwnd keep packets: their figures need them)")
     p.add_argument("--quiet", action="store_true")
+    p.add_argument("--testbed", action="store_true",
+                   help="mitigations only (needs root): also run each mitigation the testbed can run with real Linux TCP, "
+                   "beside the simulator's numbers with the difference")
     return p
 
 
@@ -44,9 +48,13 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--jobs: must be >= 1, got {args.jobs}")
     mod = get(args.preset)
     extra: dict[str, Any] = {}
+    if args.testbed:
+        if args.preset != "mitigations":
+            raise UserError(f"--testbed: only the mitigations preset has a testbed column, not {args.preset}")
+        extra["testbed"] = True
     if args.link is not None:
-        if args.preset != "pam2013":
-            raise UserError(f"--link: only the pam2013 preset runs over alternative links, not {args.preset}")
+        if args.preset not in ("pam2013", "mitigations"):
+            raise UserError(f"--link: only the pam2013 and mitigations presets run over alternative links, not {args.preset}")
         from jitterlab.presets.pam2013 import load_link, parse_links
 
         specs = parse_links(args.link)

@@ -12,6 +12,7 @@ PRESETS = {
     "pam2013": "jitterlab.presets.pam2013",
     "elastic": "jitterlab.presets.elastic",
     "rwnd": "jitterlab.presets.rwnd",
+    "mitigations": "jitterlab.presets.mitigations",
 }
 
 

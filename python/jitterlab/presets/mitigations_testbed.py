@@ -1,0 +1,124 @@
+"""The real-Linux column of `jitterlab reproduce mitigations --testbed` (root): each mitigation the
+testbed can run — every queue kind of the simulator's registry (its own code in the userspace link,
+`jitterlab_testbed::aqm`), RWND moderation from the SYN (SO_RCVBUF before connect), IW3 (the route's
+initcwnd), BBR (TCP_CONGESTION) — with real Linux TCP and sockets on each link of the study (the
+cellular link's opportunities replayed by the userspace link), beside the
+simulator on the same scenario, with the difference (testbed − simulator).
+
+Real time is expensive, so the scenario is shortened: audio + an 8 MB CUBIC download from 4 s, 30 s
+in all (about 45 s per mitigation and link); one testbed run per mitigation against the median of
+`SIM_REPS` simulator runs. A mitigation the testbed cannot honour (moderation after the SYN,
+pacing, DCTCP on this kernel) is a row with the planner's or the kernel's reason. Run it under the
+project's testbed lock (`flock /work/coord/testbed.lock jitterlab reproduce mitigations --testbed`)
+where other testbed runs may overlap."""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from jitterlab import metrics as M
+from jitterlab.presets import mitigations as mit
+from jitterlab.presets import pam2013
+from jitterlab.report import Report
+
+BULK = "8MB"
+DURATION = "30s"
+START = "4s"
+SIM_REPS = 3
+
+
+def scenario(link: str | pam2013.Link = "fixed") -> dict[str, Any]:
+    sc = pam2013.base_scenario(link)
+    sc["duration"] = DURATION
+    sc["traffic"].append(mit._tcp("bulk", size=BULK, iw=3, start=START))
+    return sc
+
+
+def why_not(sc: dict[str, Any]) -> str | None:
+    """Why the testbed cannot run `sc` (None when it can): the planner's refusal, or a congestion
+    control this kernel lacks."""
+    from jitterlab import ScenarioError
+    from jitterlab.testbed_net import available_cc
+    from jitterlab.testbed_plan import plan
+
+    try:
+        pl = plan(sc)
+    except ScenarioError as e:
+        return str(e)
+    have = available_cc()
+    for f in pl.tcp:
+        if f.cc not in have:
+            return f"cc = {f.cc!r}: this kernel offers {', '.join(have)}"
+    return None
+
+
+def _metrics(media: pd.DataFrame, runs: pd.DataFrame, tcp: pd.DataFrame) -> dict[str, float]:
+    pct = M.owd_percentiles(media, runs, window="overlap", by="run_id")
+    jl = M.jb_loss(media, runs, jbs_ms=[40.0])
+    bj = M.best_jb(media, runs, jbs_ms=mit.JBS)
+    tc = M.tcp_summary(tcp, per="run")
+    return {"owd_p50_ms": float(np.median(pct["50"])) * 1e3, "owd_p99_ms": float(np.median(pct["99"])) * 1e3,
+            "loss40_pct": float(np.median(jl.loss_rate)) * 100, "mos_best": float(np.median(bj.mos)) if len(bj) else np.nan,
+            "goodput_Mbps": float(np.nanmedian(tc.goodput_bps)) / 1e6 if len(tc) else np.nan}
+
+
+def section(rep: Report, out: Path, x: pd.DataFrame | None = None, progress: bool = True,
+            links: list[pam2013.Link] | None = None) -> pd.DataFrame | None:
+    """Adds the testbed section to `rep` and writes OUT/testbed.csv (one row per link and
+    mitigation); a clean skip (one line in the report and on stderr) where the testbed cannot run
+    at all."""
+    from jitterlab import sim, testbed
+    from jitterlab.testbed_net import TestbedError, require_root
+
+    rep.section("Real Linux beside the simulator (testbed)",
+                f"Each link, audio + an {BULK} CUBIC download from {START} ({DURATION} in all), per mitigation: one testbed run "
+                f"(real Linux TCP and sockets in namespaces; queue disciplines other than drop-tail are the simulator's own code in "
+                f"the userspace link) and the median of {SIM_REPS} simulator runs of the same scenario; difference = testbed − simulator.")
+    try:
+        require_root()
+    except TestbedError as e:
+        rep.text(f"Skipped: {e}.")
+        if progress:
+            print(f"mitigations: testbed column skipped: {e}", file=sys.stderr)
+        return None
+    avail = mit.availability().set_index("mitigation")
+    rows = []
+    cols = ("owd_p50_ms", "owd_p99_ms", "loss40_pct", "mos_best", "goodput_Mbps")
+    from jitterlab import scenario as _scn
+
+    for ln in links or [pam2013.load_link("fixed")]:
+        base = scenario(ln)
+        for m in mit.MITIGATIONS:
+            row: dict[str, Any] = {"link": ln.label, "mitigation": m.name}
+            if not avail.loc[m.name, "available"]:
+                rows.append({**row, "status": avail.loc[m.name, "status"]})
+                continue
+            sc = _scn.with_overrides(base, dict(m.sets))
+            reason = why_not(sc)
+            if reason is not None:
+                rows.append({**row, "status": f"the testbed cannot run it: {reason}"})
+                continue
+            if progress:
+                print(f"mitigations: testbed run for {m.name} on the {ln.label} link ({DURATION})", file=sys.stderr)
+            slug = re.sub(r"[^A-Za-z0-9]+", "-", m.name).strip("-").lower()
+            try:
+                tb = testbed.run(sc, seed=mit.SEED, out=out / "testbed" / ln.label / slug)
+            except TestbedError as e:
+                rows.append({**row, "status": f"the testbed run failed: {e}"})
+                continue
+            t = _metrics(tb.media_packets, tb.runs, tb.tcp_flows)
+            ss = [sim.simulate(sc, seed=mit.SEED + k, run_id=k) for k in range(SIM_REPS)]
+            s = _metrics(pd.concat([r.media_packets for r in ss], ignore_index=True), pd.concat([r.runs for r in ss], ignore_index=True),
+                         pd.concat([r.tcp_flows for r in ss], ignore_index=True))
+            row["status"] = "ran"
+            for c in cols:
+                row[f"sim_{c}"], row[f"testbed_{c}"], row[f"diff_{c}"] = s[c], t[c], t[c] - s[c]
+            rows.append(row)
+    df = pd.DataFrame(rows)
+    rep.table(df, "Simulator and real Linux per link and mitigation (shortened bulk workload)", "{:.2f}", name="testbed")
+    return df
