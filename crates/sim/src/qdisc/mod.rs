@@ -10,9 +10,12 @@ use crate::config::{ConfigError, Params};
 use crate::packet::{PacketPool, PktId};
 use crate::time::{Rate, Time};
 
+pub mod cake;
+pub mod cobalt;
 pub mod codel;
 pub mod droptail;
 pub mod fq_codel;
+pub mod fq_pie;
 pub mod pie;
 pub mod red;
 
@@ -174,6 +177,8 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("codel", codel::build),
     ("fq_codel", fq_codel::build),
     ("pie", pie::build),
+    ("cake", cake::build),
+    ("fq_pie", fq_pie::build),
 ];
 
 pub fn kinds() -> Vec<&'static str> { REGISTRY.iter().map(|(k, _)| *k).collect() }

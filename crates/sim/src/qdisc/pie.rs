@@ -123,6 +123,14 @@ impl PieParams {
         }
     }
 
+    /// RFC 8033 Appendix A `enque`: a calm queue (p = 0, both delays below target/2) re-arms the
+    /// burst allowance. Run on every arrival before [`PieParams::drop_early`].
+    pub fn rearm_burst(&self, v: &mut PieVars) {
+        if v.drop_prob == 0.0 && v.qdelay < half(self.target) && v.qdelay_old < half(self.target) {
+            v.burst_allowance = self.max_burst;
+        }
+    }
+
     /// RFC 8033 §4.1 `drop_early` plus the burst allowance test of `enque`. `backlog` in bytes.
     pub fn drop_early(&self, v: &PieVars, backlog: u64, u: f64) -> bool {
         if v.burst_allowance > Time::ZERO {
@@ -158,6 +166,14 @@ impl Pie {
 }
 
 pub fn build(p: &mut Params, _link: LinkInfo, rng: &mut Rng) -> Result<Box<dyn Qdisc>, ConfigError> {
+    let params = read_params(p)?;
+    let limit = super::codel::read_limit(p, DEFAULT_LIMIT)?;
+    Ok(Box::new(Pie::new(params, limit, Rng::stream(rng.next_u64(), "qdisc:pie"))))
+}
+
+/// Reads and validates PIE's control-law keys (shared with FQ-PIE): target, tupdate, max_burst,
+/// alpha, beta, ecn, mark_ecnth, mtu.
+pub fn read_params(p: &mut Params) -> Result<PieParams, ConfigError> {
     let d = PieParams::default();
     let target = p.duration_or("target", d.target)?;
     let tupdate = p.duration_or("tupdate", d.tupdate)?;
@@ -167,7 +183,6 @@ pub fn build(p: &mut Params, _link: LinkInfo, rng: &mut Rng) -> Result<Box<dyn Q
     let ecn = p.bool_or("ecn", d.ecn)?;
     let mark_ecnth = p.f64_or("mark_ecnth", d.mark_ecnth)?;
     let mtu = p.u64_or("mtu", d.mtu as u64)?;
-    let limit = super::codel::read_limit(p, DEFAULT_LIMIT)?;
     if target == Time::ZERO {
         return Err(p.err("target", "must be > 0"));
     }
@@ -186,8 +201,7 @@ pub fn build(p: &mut Params, _link: LinkInfo, rng: &mut Rng) -> Result<Box<dyn Q
     if mtu == 0 || mtu > u32::MAX as u64 {
         return Err(p.err("mtu", format!("must be in 1..=4294967295 bytes, got {mtu}")));
     }
-    let params = PieParams { target, tupdate, max_burst, alpha, beta, ecn, mark_ecnth, mtu: mtu as u32 };
-    Ok(Box::new(Pie::new(params, limit, Rng::stream(rng.next_u64(), "qdisc:pie"))))
+    Ok(PieParams { target, tupdate, max_burst, alpha, beta, ecn, mark_ecnth, mtu: mtu as u32 })
 }
 
 impl Qdisc for Pie {
@@ -207,10 +221,7 @@ impl Qdisc for Pie {
             return Verdict::Dropped(DropReason::Overlimit);
         }
         let v = &mut self.vars;
-        // RFC 8033 Appendix A `enque`: a calm queue re-arms the burst allowance.
-        if v.drop_prob == 0.0 && v.qdelay < half(self.params.target) && v.qdelay_old < half(self.params.target) {
-            v.burst_allowance = self.params.max_burst;
-        }
+        self.params.rearm_burst(v);
         let mut marked = false;
         let u = self.rng.uniform();
         if self.params.drop_early(v, self.bytes, u) {

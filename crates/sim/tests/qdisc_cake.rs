@@ -1,0 +1,104 @@
+//! CAKE and FQ-PIE through the registry and the engine: defaults build, unknown keys are refused,
+//! the counter identities hold under a random load driven through the `Qdisc` trait only, and in a
+//! whole simulation CAKE's shaper (woken by the engine's qdisc watchdog) delivers its `bandwidth`
+//! less the `overhead` share, however fast the link under it.
+use jitterlab_sim::config::Params;
+use jitterlab_sim::packet::{Body, Ecn, Packet, PacketPool};
+use jitterlab_sim::qdisc::{builder, kinds, DropReason, LinkInfo, Verdict};
+use jitterlab_sim::record::NULL_NS;
+use jitterlab_sim::rng::Rng;
+use jitterlab_sim::{scenario, Rate, Time};
+use serde_json::{json, Value};
+
+const KINDS: [&str; 2] = ["cake", "fq_pie"];
+
+fn link() -> LinkInfo { LinkInfo { rate: Rate(2_000_000), mtu: 1500 } }
+
+#[test]
+fn registered_buildable_and_strict() {
+    for k in KINDS {
+        assert!(kinds().contains(&k), "{k} missing from REGISTRY");
+        let mut p = Params::new("queue", &json!({})).unwrap();
+        let q = builder(k).unwrap()(&mut p, link(), &mut Rng::stream(1, "channel:x")).unwrap();
+        p.finish().unwrap();
+        assert_eq!((q.kind(), q.backlog_pkts()), (k, 0));
+        let mut p = Params::new("queue", &json!({"colour": "red"})).unwrap();
+        builder(k).unwrap()(&mut p, link(), &mut Rng::stream(1, "c")).unwrap();
+        let e = p.finish().unwrap_err().to_string();
+        assert!(e.starts_with("queue.colour: unknown key"), "{k}: {e}");
+    }
+}
+
+#[test]
+fn counter_identities_under_random_load() {
+    let tables = [
+        ("cake", json!({"bandwidth": "2Mbit", "memlimit": "30KB", "isolation": "triple-isolate"})),
+        ("cake", json!({"memlimit": "20KB", "isolation": "flows", "ingress": true})),
+        ("cake", json!({"bandwidth": "1500kbit", "overhead": 38, "mpu": 84, "atm": "atm", "memlimit": "40KB"})),
+        ("fq_pie", json!({"limit": "60pkt", "flows": 8, "ecn": true})),
+    ];
+    for (k, v) in tables {
+        let mut p = Params::new("queue", &v).unwrap();
+        let mut q = builder(k).unwrap()(&mut p, link(), &mut Rng::stream(9, "channel:b")).unwrap();
+        p.finish().unwrap();
+        let mut pool = PacketPool::new();
+        let mut r = Rng::stream(4, k);
+        let mut scratch = vec![];
+        let mut t = Time::ZERO;
+        let mut delivered = 0u64;
+        for _ in 0..100_000 {
+            t += Time::from_us(r.uniform_range(0.0, 7000.0) as u64);
+            if r.uniform() < 0.55 {
+                let ecn = if r.uniform() < 0.5 { Ecn::Ect0 } else { Ecn::NotEct };
+                let size = 100 + (r.next_u64() % 1400) as u32;
+                let (src, dst) = ((r.next_u64() % 3) as u32, 10 + (r.next_u64() % 3) as u32);
+                let id = pool.insert(Packet { flow: (r.next_u64() % 7) as u32, src, dst, dst_agent: 0, size, ecn, sent: t, body: Body::Raw });
+                if let Verdict::Dropped(_) = q.enqueue(id, &mut pool, t, &mut scratch) {
+                    pool.remove(id);
+                }
+            } else if let Some(id) = q.dequeue(&mut pool, t, &mut scratch) {
+                pool.remove(id);
+                delivered += 1;
+            } else if q.backlog_pkts() > 0 {
+                // A shaper holding packets names when to come back.
+                assert!(q.next_wakeup(t).is_some_and(|w| w > t), "{k}: held packets without a wake-up time");
+            }
+            for (id, why) in scratch.drain(..) {
+                assert!(matches!(why, DropReason::Codel | DropReason::Overflow | DropReason::Early), "{k}: {why:?} inside the queue");
+                pool.remove(id);
+            }
+            q.stats().check(q.backlog_pkts(), q.backlog_bytes()).unwrap_or_else(|e| panic!("{k}: {e}"));
+            assert_eq!(pool.live(), q.backlog_pkts(), "{k}");
+        }
+        let s = q.stats();
+        assert_eq!(s.dequeued_pkts, delivered);
+        assert!(s.dropped_pkts() > 0, "{k}: the load should cause some drops: {s:?}");
+    }
+}
+
+/// 1000-byte packets every 200 µs (40 Mbit/s) into a 100 Mbit/s link whose CAKE shapes to
+/// 4 Mbit/s: what arrives is the shaped rate × 1000/(1000 + overhead), measured over 2..10 s.
+fn delivered_rate(queue: Value) -> f64 {
+    let v = json!({
+        "name": "t", "duration": "10s",
+        "links": {"l": {"from": "a", "to": "b", "rate": "100Mbit", "delay": "5ms", "queue": queue}},
+        "traffic": [{"kind": "audio", "from": "a", "to": "b", "size": "1000B", "interval": "200us"}],
+    });
+    let mut b = scenario::build(&v, 1).unwrap();
+    b.sim.run_until(Time::from_secs(10));
+    let t = b.sim.finish();
+    t.check_conservation().unwrap();
+    let m = &t.media;
+    let (lo, hi) = (2_000_000_000i64, 10_000_000_000i64);
+    let bytes: u64 = (0..m.recv_ns.len()).filter(|&i| m.recv_ns[i] != NULL_NS && m.recv_ns[i] >= lo && m.recv_ns[i] < hi).map(|i| m.size[i] as u64).sum();
+    bytes as f64 * 8.0 / 8.0 // bits over the 8 s window
+}
+
+#[test]
+fn engine_wakes_the_shaper_and_overhead_is_charged() {
+    let r = delivered_rate(json!({"kind": "cake", "bandwidth": "4Mbit"}));
+    assert!((r / 4e6 - 1.0).abs() < 0.005, "{r}");
+    // overhead 100 B: each 1000 B packet costs 1100 B of the 4 Mbit/s.
+    let r = delivered_rate(json!({"kind": "cake", "bandwidth": "4Mbit", "overhead": 100}));
+    assert!((r / (4e6 * 1000.0 / 1100.0) - 1.0).abs() < 0.005, "{r}");
+}
