@@ -21,15 +21,15 @@ const RTT: Time = Time::from_ms(100);
 fn registry_refuses_unknown_names_listing_the_known_ones() {
     let cfg = TcpConfig::default();
     let e = cc::build("vegas", &cfg).err().expect("vegas is not registered");
-    assert_eq!(e, "cc: unknown congestion control \"vegas\"; known: reno, cubic, bbr");
-    for name in ["reno", "cubic", "bbr"] {
+    assert_eq!(e, "cc: unknown congestion control \"vegas\"; known: reno, cubic, bbr, dctcp");
+    for name in ["reno", "cubic", "bbr", "dctcp"] {
         assert_eq!(cc::build(name, &cfg).unwrap().name(), name);
     }
     assert!(Sender::try_new(TcpConfig { cc: "vegas".into(), ..cfg }, None).is_err());
     // Through a scenario: the key's path and the list.
     let v = path_scenario("vegas", "1s", "100kB");
     let e = scenario::run(&v, 1).err().expect("refused").to_string();
-    assert!(e.contains("cc") && e.contains("reno, cubic, bbr") && e.contains("vegas"), "{e}");
+    assert!(e.contains("cc") && e.contains("reno, cubic, bbr, dctcp") && e.contains("vegas"), "{e}");
 }
 
 // ---------------------------------------------------------------------------------------------

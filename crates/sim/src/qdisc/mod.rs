@@ -14,6 +14,7 @@ pub mod cake;
 pub mod cobalt;
 pub mod codel;
 pub mod droptail;
+pub mod dualpi2;
 pub mod fq_codel;
 pub mod fq_pie;
 pub mod pie;
@@ -179,6 +180,7 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("pie", pie::build),
     ("cake", cake::build),
     ("fq_pie", fq_pie::build),
+    ("dualpi2", dualpi2::build),
 ];
 
 pub fn kinds() -> Vec<&'static str> { REGISTRY.iter().map(|(k, _)| *k).collect() }

@@ -61,7 +61,11 @@ impl TcpSenderAgent {
                 dst: self.peer_node,
                 dst_agent: self.peer_agent,
                 size: s.size,
-                ecn: if s.ect { Ecn::Ect0 } else { Ecn::NotEct },
+                ecn: match (s.ect, self.core.config().ect1) {
+                    (false, _) => Ecn::NotEct,
+                    (true, false) => Ecn::Ect0,
+                    (true, true) => Ecn::Ect1,
+                },
                 sent: Time::ZERO,
                 body: Body::Tcp(s.hdr),
             };

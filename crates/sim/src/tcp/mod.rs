@@ -16,10 +16,16 @@ use crate::time::Time;
 
 pub mod agent;
 pub mod cc;
+pub mod ecn_feedback;
 pub mod moderation;
+pub mod ecn;
+pub mod rate;
 pub mod receiver;
+pub mod recovery;
 pub mod rtt;
+pub mod scoreboard;
 pub mod sender;
+pub mod timers;
 pub mod tsq;
 pub mod workload;
 
@@ -79,6 +85,9 @@ pub struct TcpConfig {
     pub wscale_shift: Option<u8>,
     /// Negotiate ECN (RFC 3168 §6.1.1).
     pub ecn: bool,
+    /// With `ecn`, send ECT(1), the L4S identifier (RFC 9331 §4.1), instead of ECT(0): DualPI2
+    /// then queues the flow in its L queue (scalable congestion controls: DCTCP, Prague).
+    pub ect1: bool,
     /// Pace segments at the congestion controller's pacing rate.
     pub pacing: bool,
     /// CUBIC's hybrid slow start as in Linux (`tcp_cubic.c` `hystart = 1`, the default); ignored
@@ -127,6 +136,7 @@ impl Default for TcpConfig {
             wscale: true,
             wscale_shift: None,
             ecn: false,
+            ect1: false,
             pacing: false,
             hystart: true,
             hystart_round_fix: true,

@@ -5,11 +5,12 @@
 //! as Linux's quick-ACK mode does), reports SACK blocks (RFC 2018 §4: the first block holds the latest segment, then the
 //! most recently reported others), advertises a window from its receive buffer with window scaling
 //! (RFC 7323) under an optional host [`WindowPolicy`](super::WindowPolicy) cap, echoes ECN marks
-//! (RFC 3168 §6.1.3) and closes after the sender's FIN by sending its own.
+//! (RFC 3168 §6.1.3, or per segment as DCTCP: `ecn_feedback.rs`) and closes after the sender's FIN by sending its own.
 //!
 //! The application reads in-order data at once, so the buffer holds only out-of-order data.
 use std::collections::BTreeMap;
 
+use super::ecn_feedback::{EcnFeedback, Mode as EcnMode};
 use super::{SharedWindowPolicy, TcpConfig, TimerCmd, HEADER_BYTES, MAX_WSCALE};
 use crate::packet::{tcp_flags as F, TcpHeader, MAX_SACK_BLOCKS};
 use crate::time::Time;
@@ -64,7 +65,8 @@ pub struct Receiver {
     /// Right edge of the last advertised window (never moved left).
     right_edge: u64,
     ecn_ok: bool,
-    ece: bool,
+    /// The ECE echo (RFC 3168 latch, or DCTCP's per-segment echo): `ecn_feedback.rs`.
+    ecn: EcnFeedback,
     pub stats: ReceiverStats,
 }
 
@@ -80,6 +82,7 @@ pub fn wscale_for(buf: u64) -> u8 {
 impl Receiver {
     pub fn new(cfg: TcpConfig, flow: u32, policy: Option<SharedWindowPolicy>) -> Receiver {
         Receiver {
+            ecn: EcnFeedback::new(EcnMode::for_config(&cfg)),
             cfg,
             flow,
             policy,
@@ -97,7 +100,6 @@ impl Receiver {
             ws_ok: false,
             right_edge: 0,
             ecn_ok: false,
-            ece: false,
             stats: ReceiverStats::default(),
         }
     }
@@ -216,8 +218,8 @@ impl Receiver {
 
     fn ack_header(&mut self, now: Time) -> TcpHeader {
         let mut flags = F::ACK;
-        if self.ece {
-            // RFC 3168 §6.1.3: ECE on every ACK until a CWR arrives.
+        if self.ecn.ece() {
+            // RFC 3168 §6.1.3 (until a CWR arrives) or RFC 8257 §3.2 (CE of the data acknowledged).
             flags |= F::ECE;
         }
         let wnd = self.advertised(now);
@@ -265,21 +267,17 @@ impl Receiver {
 
     fn on_data(&mut self, hdr: &TcpHeader, ce: bool, now: Time, out: &mut RecvOutput) {
         let mut immediate = false;
+        let len = hdr.len as u64;
         if self.ecn_ok {
-            // RFC 3168 §6.1.3: CWR ends the ECE echo; a CE mark (re)starts it. Like Linux, the first
-            // CE of an episode is acknowledged at once.
-            if hdr.flags & F::CWR != 0 {
-                self.ece = false;
-            }
             if ce {
                 self.stats.ce_marked += 1;
-                if !self.ece {
-                    immediate = true;
-                }
-                self.ece = true;
             }
+            // DCTCP echo: a change of CE state first flushes the pending delayed ACK (old state).
+            if self.unacked_segs > 0 && self.ecn.must_flush(ce, len > 0) {
+                self.send_ack(now, out);
+            }
+            immediate |= self.ecn.on_segment(ce, hdr.flags & F::CWR != 0, len > 0);
         }
-        let len = hdr.len as u64;
         let fin = hdr.flags & F::FIN != 0;
         // RFC 9293 §3.10.7.4 acceptability: data must start inside the receive window (we allow the
         // whole buffer beyond RCV.NXT, and anything below the right edge already offered).

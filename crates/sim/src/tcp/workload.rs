@@ -13,8 +13,8 @@
 //! from the stream "traffic:NAME" of the run's seed.
 //!
 //! TCP keys shared by the three kinds (defaults from [`TcpConfig::default`]): `mss`, `iw`, `cc`
-//! (reno | cubic | bbr), `recovery` (sack | newreno) or `sack` (bool), `limited_transmit`, `prr`, `lost_retransmit`, `min_rto`, `rto` (rfc6298 | linux), `delack` (a duration, a
-//! number of ms, or "off"), `quickack` (segments, 0 = off), `rcvbuf` or its alias `rwnd` (bytes, or "20pkt" = 20 MSS), `wscale` (bool or shift), `ecn`, `pacing`, `hystart` (CUBIC's, default true), `hystart_round_fix` (default true: HyStart rounds as Linux since early 2025), `abc` (false, true = L 2, or L), `tsq` (TCP Small Queues, default true), `ssthresh`
+//! (reno | cubic | bbr | dctcp), `recovery` (sack | newreno) or `sack` (bool), `limited_transmit`, `prr`, `lost_retransmit`, `min_rto`, `rto` (rfc6298 | linux), `delack` (a duration, a
+//! number of ms, or "off"), `quickack` (segments, 0 = off), `rcvbuf` or its alias `rwnd` (bytes, or "20pkt" = 20 MSS), `wscale` (bool or shift), `ecn` (false, true = "ect0", or "ect1" = "l4s"; default "l4s" with `cc = "dctcp"`), `pacing`, `hystart` (CUBIC's, default true), `hystart_round_fix` (default true: HyStart rounds as Linux since early 2025), `abc` (false, true = L 2, or L), `tsq` (TCP Small Queues, default true), `ssthresh`
 //! (initial, bytes), `series` (record `tcp_series`).
 use serde_json::Value;
 
@@ -164,7 +164,17 @@ pub fn tcp_config(p: &mut Params) -> Result<TcpConfig, ConfigError> {
     if rcvbuf > (65_535u64 << super::MAX_WSCALE) {
         return Err(p.err(rkey, "exceeds the largest scaled window (65535·2^14 B)"));
     }
-    let ecn = p.bool_or("ecn", d.ecn)?;
+    // `ecn`: false, true / "ect0" (RFC 3168), or "ect1" / "l4s" (the L4S identifier, RFC 9331).
+    // Default off, except for DCTCP, which Linux always runs with ECN (TCP_CONG_NEEDS_ECN) and
+    // which the mitigations study runs as the L4S flow behind DualPI2: ECT(1).
+    let (ecn, ect1) = match p.value_opt("ecn") {
+        None if cc == "dctcp" => (true, true),
+        None => (d.ecn, d.ect1),
+        Some(Value::Bool(b)) => (b, false),
+        Some(Value::String(s)) if s == "ect0" => (true, false),
+        Some(Value::String(s)) if s == "ect1" || s == "l4s" => (true, true),
+        Some(v) => return Err(p.err("ecn", format!("expected true, false, \"ect0\", \"ect1\" or \"l4s\", got {v}"))),
+    };
     let pacing = p.bool_or("pacing", d.pacing)?;
     let hystart = p.bool_or("hystart", d.hystart)?;
     let hystart_round_fix = p.bool_or("hystart_round_fix", d.hystart_round_fix)?;
@@ -184,7 +194,7 @@ pub fn tcp_config(p: &mut Params) -> Result<TcpConfig, ConfigError> {
     };
     let tsq = p.bool_or("tsq", d.tsq)?;
     let series = p.bool_or("series", false)?;
-    Ok(TcpConfig { mss: mss as u32, iw: iw as u32, cc, recovery, limited_transmit, prr, lost_retransmit, min_rto, rto_linux, delack, quickack: quickack as u32, rcvbuf, wscale, wscale_shift, ecn, pacing, hystart, hystart_round_fix, abc, initial_ssthresh, tsq, series, cc_seed: 0 })
+    Ok(TcpConfig { mss: mss as u32, iw: iw as u32, cc, recovery, limited_transmit, prr, lost_retransmit, min_rto, rto_linux, delack, quickack: quickack as u32, rcvbuf, wscale, wscale_shift, ecn, ect1, pacing, hystart, hystart_round_fix, abc, initial_ssthresh, tsq, series, cc_seed: 0 })
 }
 
 struct Common {

@@ -23,10 +23,12 @@ use crate::time::Time;
 
 pub mod bbr;
 pub mod cubic;
+pub mod dctcp;
 pub mod reno;
 
 pub use bbr::{Bbr, BbrConfig};
 pub use cubic::{Cubic, CubicConfig};
+pub use dctcp::{Dctcp, DctcpConfig};
 pub use reno::{Reno, RenoConfig};
 
 /// Loss-recovery phase (Linux's `icsk_ca_state`, without Disorder and CWR).
@@ -108,6 +110,22 @@ pub struct AckSample {
     pub recovery: bool,
 }
 
+/// One ACK as Linux's `in_ack_event` hook sees it: after the sender has counted what the ACK
+/// delivers, before it reacts to the ACK's ECN-Echo or loss signal (`tcp_ack` calls
+/// `tcp_in_ack_event` after `tcp_clean_rtx_queue`, before `tcp_fastretrans_alert`). DCTCP
+/// updates its marked fraction here, so that a window reduction on this ACK already uses it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub struct AckEvent {
+    /// SND.UNA after this ACK.
+    pub snd_una: u64,
+    /// SND.NXT when the ACK arrived.
+    pub snd_nxt: u64,
+    /// Bytes newly delivered by this ACK, cumulatively or by SACK (Linux's `delivered` increment).
+    pub delivered: u64,
+    /// The ACK carries ECN-Echo (its `delivered` also goes to Linux's `delivered_ce`).
+    pub ece: bool,
+}
+
 /// One ACK's delivery-rate sample, Linux's `struct rate_sample` (`include/net/tcp.h`) as
 /// `tcp_rate_gen` (`net/ipv4/tcp_rate.c`) fills it, in bytes instead of packets.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
@@ -183,6 +201,9 @@ pub trait CongestionControl: AsAny {
     /// ACK (Linux calls `pkts_acked` before `cong_avoid`) and whether or not the sender is
     /// cwnd-limited. Default: nothing (Reno). CUBIC's HyStart lives here.
     fn on_ack_sample(&mut self, _st: &mut CcState, _s: &AckSample) {}
+    /// Every ACK (Linux's `in_ack_event`), before the sender's ECN-Echo reaction
+    /// ([`CongestionControl::on_ecn`]) and before [`CongestionControl::on_ack`]. Default: nothing.
+    fn in_ack_event(&mut self, _st: &mut CcState, _ev: &AckEvent) {}
     /// Every ACK, after loss detection and recovery processing, with its rate sample (Linux's
     /// `tcp_cong_control`). Default: window growth by [`CongestionControl::cong_avoid`] when
     /// [`RateSample::may_raise_cwnd`].
@@ -269,6 +290,7 @@ pub const REGISTRY: &[Registration] = &[
     Registration { name: "reno", build: |c| Box::new(Reno::new(RenoConfig::from_tcp(c))) },
     Registration { name: "cubic", build: |c| Box::new(Cubic::new(CubicConfig::from_tcp(c))) },
     Registration { name: "bbr", build: |c| Box::new(Bbr::new(BbrConfig::from_tcp(c))) },
+    Registration { name: "dctcp", build: |c| Box::new(Dctcp::new(DctcpConfig::from_tcp(c))) },
 ];
 
 /// Names accepted by the `cc` key, in [`REGISTRY`] order.

@@ -1,0 +1,314 @@
+//! The sender's SACK scoreboard (RFC 6675 §3): one entry per segment sent and not cumulatively
+//! acknowledged, with its SACKed / lost / retransmitted marks, and the RFC's queries over it —
+//! IsLost (§4), SetPipe (§4), NextSeg rules (1) and (3) (§4) — plus Linux's lost-retransmission
+//! detection (`tcp_mark_lost_retrans`). It knows nothing of windows or timers: the recovery policy
+//! (`recovery.rs`), RACK (`rack.rs`) and the sender decide what the marks mean.
+//!
+//! Sequence numbers are the sender's 64-bit ones; lengths are sequence space (payload bytes, or 1
+//! for the FIN).
+use std::collections::VecDeque;
+
+use super::DUP_THRESH;
+use crate::time::Time;
+
+/// One segment in flight (scoreboard entry, RFC 6675 §3).
+#[derive(Clone, Debug)]
+pub struct Seg {
+    pub seq: u64,
+    /// Sequence space taken (payload bytes, or 1 for the FIN).
+    pub len: u32,
+    pub fin: bool,
+    /// Last (re)transmission time.
+    pub sent: Time,
+    pub sacked: bool,
+    /// Presumed lost (RFC 6675 IsLost, RACK, or every unSACKed segment after an RTO).
+    pub lost: bool,
+    /// Retransmitted in the current recovery episode (RFC 6675 pipe rule S2).
+    pub rexmit: bool,
+    /// Ever retransmitted (Karn's rule, RFC 6298 §3).
+    pub ever_rexmit: bool,
+    /// SND.NXT when it was last retransmitted (Linux's lost-retransmission detection).
+    pub rexmit_nxt: u64,
+    /// TSval carried by its last transmission (RFC 7323 §3), when the option is on.
+    pub tsval: Option<u32>,
+    /// Delivery-rate state at the last transmission (`tcp_skb_cb.tx`, `tcp_rate_skb_sent`).
+    pub tx: TxRate,
+}
+
+/// What `tcp_rate.c` stamps on a segment when it is (re)sent.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct TxRate {
+    /// The connection's `delivered` then.
+    pub delivered: u64,
+    /// The connection's `delivered_time` then; None once the segment was counted as delivered by
+    /// a SACK (Linux zeroes `delivered_mstamp`), so that it is not sampled twice.
+    pub delivered_time: Option<Time>,
+    /// Send time of the first segment of the flight it belongs to (`first_tx_mstamp`).
+    pub first_tx: Time,
+    /// The connection was application-limited then.
+    pub app_limited: bool,
+}
+
+impl Seg {
+    pub fn new(seq: u64, len: u32, fin: bool, now: Time) -> Seg {
+        Seg { seq, len, fin, sent: now, sacked: false, lost: false, rexmit: false, ever_rexmit: false, rexmit_nxt: 0, tsval: None, tx: TxRate::default() }
+    }
+    pub fn end(&self) -> u64 { self.seq + self.len as u64 }
+}
+
+/// The scoreboard: segments in sequence order, HighSACK and the count of bytes ever marked lost.
+#[derive(Clone, Debug, Default)]
+pub struct Scoreboard {
+    segs: VecDeque<Seg>,
+    /// End of the highest SACKed segment (RFC 6675 HighSACK, exclusive).
+    high_sacked: u64,
+    /// Bytes ever marked lost (`tcp_sock.lost`), counted once per marking.
+    lost_total: u64,
+}
+
+impl Scoreboard {
+    pub fn len(&self) -> usize { self.segs.len() }
+    pub fn is_empty(&self) -> bool { self.segs.is_empty() }
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &Seg> { self.segs.iter() }
+    pub fn get(&self, i: usize) -> &Seg { &self.segs[i] }
+    pub fn get_mut(&mut self, i: usize) -> &mut Seg { &mut self.segs[i] }
+    pub fn front(&self) -> Option<&Seg> { self.segs.front() }
+    pub fn high_sacked(&self) -> u64 { self.high_sacked }
+    pub fn lost_total(&self) -> u64 { self.lost_total }
+
+    /// A newly sent segment (above every other); returns its index.
+    pub fn push(&mut self, g: Seg) -> usize {
+        debug_assert!(self.segs.back().is_none_or(|b| b.end() <= g.seq));
+        self.segs.push_back(g);
+        self.segs.len() - 1
+    }
+
+    /// Removes the segments wholly below `ackno` (cumulatively acknowledged), oldest first.
+    pub fn pop_acked(&mut self, ackno: u64) -> Option<Seg> {
+        if self.segs.front()?.end() > ackno {
+            return None;
+        }
+        self.segs.pop_front()
+    }
+
+    /// Applies SACK blocks (RFC 2018): marks every segment wholly inside a block above `snd_una`
+    /// as SACKed, calls `on_sacked` for each newly SACKed one, and returns the newly SACKed bytes.
+    pub fn sack(&mut self, blocks: &[(u64, u64)], snd_una: u64, mut on_sacked: impl FnMut(&mut Seg)) -> u64 {
+        let mut newly = 0;
+        for &(s, e) in blocks {
+            if e <= snd_una || s >= e {
+                continue;
+            }
+            let start = self.segs.partition_point(|g| g.end() <= s);
+            for g in self.segs.iter_mut().skip(start) {
+                if g.seq >= e {
+                    break;
+                }
+                if g.seq >= s && g.end() <= e && !g.sacked {
+                    g.sacked = true;
+                    newly += g.len as u64;
+                    self.high_sacked = self.high_sacked.max(g.end());
+                    on_sacked(g);
+                }
+            }
+        }
+        newly
+    }
+
+    /// Marks segment `i` lost (counted in [`Scoreboard::lost_total`] the first time).
+    pub fn mark_lost(&mut self, i: usize) {
+        let g = &mut self.segs[i];
+        if !g.lost {
+            self.lost_total += g.len as u64;
+        }
+        g.lost = true;
+    }
+
+    /// RFC 6675 §4 IsLost: an unSACKed segment is lost when DupThresh discontiguous SACKed
+    /// segments lie above it, or more than (DupThresh − 1)·SMSS SACKed bytes.
+    pub fn mark_lost_dupthresh(&mut self, mss: u64) {
+        let mut n_above = 0u32;
+        let mut bytes_above = 0u64;
+        for g in self.segs.iter_mut().rev() {
+            if g.sacked {
+                n_above += 1;
+                bytes_above += g.len as u64;
+            } else if n_above >= DUP_THRESH || bytes_above > (DUP_THRESH as u64 - 1) * mss {
+                if !g.lost {
+                    self.lost_total += g.len as u64;
+                }
+                g.lost = true;
+            }
+        }
+    }
+
+    /// Linux's `tcp_mark_lost_retrans` (not in RFC 6675): a retransmission is lost when data sent
+    /// after it (beyond the SND.NXT of its sending) has been SACKed; it becomes eligible for
+    /// NextSeg rule (1) again instead of waiting for the RTO. Returns how many were found.
+    pub fn mark_lost_retransmits(&mut self) -> u64 {
+        let high = self.high_sacked;
+        let mut n = 0;
+        for g in self.segs.iter_mut() {
+            if g.rexmit && !g.sacked && high > g.rexmit_nxt {
+                g.rexmit = false;
+                g.lost = true;
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// After a retransmission timeout every unSACKed segment is presumed lost and resent in order
+    /// (RFC 6675 §5.1); the episode's retransmission marks are forgotten.
+    pub fn mark_all_lost(&mut self) {
+        for g in self.segs.iter_mut() {
+            g.rexmit = false;
+            if !g.sacked {
+                if !g.lost {
+                    self.lost_total += g.len as u64;
+                }
+                g.lost = true;
+            }
+        }
+    }
+
+    /// Forget per-episode retransmission marks (RFC 6675 HighRxt reset).
+    pub fn clear_episode(&mut self) {
+        for g in self.segs.iter_mut() {
+            g.rexmit = false;
+        }
+    }
+
+    /// RFC 6675 §4 SetPipe over the scoreboard (Linux's `tcp_packets_in_flight` in bytes): per
+    /// unSACKed octet, 1 if not lost plus 1 if retransmitted in this episode.
+    pub fn pipe(&self) -> u64 {
+        self.segs.iter().filter(|s| !s.sacked).map(|s| if s.lost { 0 } else { s.len as u64 } + if s.rexmit { s.len as u64 } else { 0 }).sum()
+    }
+
+    /// RFC 6675 §4 NextSeg rule (1) (also used after an RTO): the first lost, unSACKed segment not
+    /// yet retransmitted in this episode.
+    pub fn next_lost(&self) -> Option<usize> { self.segs.iter().position(|g| g.lost && !g.sacked && !g.rexmit) }
+
+    /// RFC 6675 §4 NextSeg rule (3): an unSACKed, not retransmitted segment below HighSACK.
+    pub fn next_rule3(&self) -> Option<usize> {
+        let high = self.high_sacked;
+        self.segs.iter().position(|g| !g.sacked && !g.rexmit && g.end() <= high)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u64 = 1000;
+
+    /// Segments 0..n of one MSS each (segment i covers [1 + i·MSS, 1 + (i+1)·MSS)), sent at i ms.
+    fn board(n: u64) -> Scoreboard {
+        let mut b = Scoreboard::default();
+        for i in 0..n {
+            b.push(Seg::new(1 + i * MSS, MSS as u32, false, Time::from_ms(i)));
+        }
+        b
+    }
+    fn blk(a: u64, e: u64) -> (u64, u64) { (1 + a * MSS, 1 + e * MSS) }
+    fn marks(b: &Scoreboard, f: impl Fn(&Seg) -> bool) -> Vec<usize> { b.iter().enumerate().filter(|(_, g)| f(g)).map(|(i, _)| i).collect() }
+
+    /// RFC 2018 blocks: only whole segments inside a block count; a block below SND.UNA, an empty
+    /// block and a repeated block add nothing; HighSACK is the end of the highest SACKed segment.
+    #[test]
+    fn sack_marks_whole_segments_once() {
+        let mut b = board(10);
+        let mut seen = vec![];
+        // Block [2, 4) plus half of segment 5 (not whole: not SACKed).
+        let n = b.sack(&[blk(2, 4), (1 + 5 * MSS, 1 + 5 * MSS + 500)], 1, |g| seen.push(g.seq));
+        assert_eq!(n, 2 * MSS);
+        assert_eq!(seen, vec![1 + 2 * MSS, 1 + 3 * MSS]);
+        assert_eq!(b.high_sacked(), 1 + 4 * MSS);
+        assert_eq!(b.sack(&[blk(2, 4), (7, 7), blk(0, 1)], 1 + MSS, |_| {}), 0, "nothing new");
+        assert_eq!(b.sack(&[blk(6, 7)], 1, |_| {}), MSS);
+        assert_eq!(b.high_sacked(), 1 + 7 * MSS);
+    }
+
+    /// RFC 6675 §4 IsLost with DupThresh = 3: segment 0 with SACKed 1, 2 above is not lost (two
+    /// segments, 2·SMSS bytes, not more than (3 − 1)·SMSS); a third SACKed segment makes 0 lost.
+    /// With SMSS 1000 and 500-byte SACKed segments, bytes never decide before the count does.
+    #[test]
+    fn is_lost_needs_three_sacked_segments_above() {
+        let mut b = board(6);
+        b.sack(&[blk(1, 3)], 1, |_| {});
+        b.mark_lost_dupthresh(MSS);
+        assert!(marks(&b, |g| g.lost).is_empty());
+        b.sack(&[blk(4, 5)], 1, |_| {});
+        b.mark_lost_dupthresh(MSS);
+        assert_eq!(marks(&b, |g| g.lost), vec![0], "3 SACKed above 0; only 1 above 3");
+        assert_eq!(b.lost_total(), MSS);
+        b.mark_lost_dupthresh(MSS);
+        assert_eq!(b.lost_total(), MSS, "a segment is counted lost once");
+        // Bytes rule: SMSS 400 makes 2 SACKed segments (2000 B > 800 B) enough.
+        let mut b = board(4);
+        b.sack(&[blk(2, 4)], 1, |_| {});
+        b.mark_lost_dupthresh(400);
+        assert_eq!(marks(&b, |g| g.lost), vec![0, 1]);
+    }
+
+    /// SetPipe: SACKed octets count 0, lost 0, a retransmission adds its length again.
+    #[test]
+    fn pipe_counts_rfc6675() {
+        let mut b = board(10);
+        assert_eq!(b.pipe(), 10 * MSS);
+        b.sack(&[blk(3, 6)], 1, |_| {});
+        b.mark_lost_dupthresh(MSS);
+        // 0, 1, 2 lost; 3..5 SACKed; 6..9 in flight.
+        assert_eq!(b.pipe(), 4 * MSS);
+        assert_eq!(b.next_lost(), Some(0));
+        b.get_mut(0).rexmit = true;
+        assert_eq!(b.pipe(), 5 * MSS, "lost and retransmitted: 0 + 1");
+        assert_eq!(b.next_lost(), Some(1));
+        b.clear_episode();
+        assert_eq!(b.pipe(), 4 * MSS);
+    }
+
+    /// NextSeg rule (3): only unSACKed, unretransmitted segments below HighSACK qualify.
+    #[test]
+    fn rule3_stays_below_high_sack() {
+        let mut b = board(6);
+        b.sack(&[blk(2, 3)], 1, |_| {});
+        assert_eq!(b.next_rule3(), Some(0));
+        b.get_mut(0).rexmit = true;
+        b.get_mut(1).rexmit = true;
+        assert_eq!(b.next_rule3(), None, "3..5 lie above HighSACK");
+    }
+
+    /// `tcp_mark_lost_retrans`: a retransmission sent when SND.NXT was 1 + 10·MSS is lost once a
+    /// SACK covers data above that (segment 10); a SACK up to exactly that point is not enough.
+    #[test]
+    fn lost_retransmission_detected_by_later_sack() {
+        let mut b = board(12);
+        b.sack(&[blk(1, 4)], 1, |_| {});
+        b.mark_lost_dupthresh(MSS);
+        let g = b.get_mut(0);
+        g.rexmit = true;
+        g.rexmit_nxt = 1 + 10 * MSS;
+        b.sack(&[blk(1, 10)], 1, |_| {});
+        assert_eq!(b.mark_lost_retransmits(), 0);
+        b.sack(&[blk(10, 11)], 1, |_| {});
+        assert_eq!(b.mark_lost_retransmits(), 1);
+        assert_eq!(b.next_lost(), Some(0));
+    }
+
+    /// After an RTO: every unSACKed segment lost, retransmission marks cleared; cumulative ACKs
+    /// pop whole segments only.
+    #[test]
+    fn rto_marks_and_cumulative_ack() {
+        let mut b = board(5);
+        b.sack(&[blk(2, 3)], 1, |_| {});
+        b.get_mut(0).rexmit = true;
+        b.mark_all_lost();
+        assert_eq!(marks(&b, |g| g.lost), vec![0, 1, 3, 4]);
+        assert_eq!(b.lost_total(), 4 * MSS);
+        assert!(marks(&b, |g| g.rexmit).is_empty());
+        assert_eq!(b.pop_acked(1 + MSS + 10).map(|g| g.seq), Some(1));
+        assert!(b.pop_acked(1 + MSS + 10).is_none(), "segment 1 only partly acknowledged");
+        assert_eq!(b.len(), 4);
+    }
+}
