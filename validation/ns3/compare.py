@@ -86,6 +86,19 @@ SCENARIOS = {
                                   "--ns3::PieQueueDisc::Tupdate=15ms", "--ns3::PieQueueDisc::MaxBurstAllowance=150ms",
                                   "--ns3::PieQueueDisc::UseDequeueRateEstimator=false"],
             {"kind": "pie", "limit": "1000pkt"}, "TcpCubic", "cubic", 2, False),
+    "fq_pie": ("ns3::FqPieQueueDisc", ["--ns3::FqPieQueueDisc::UseEcn=false"], {"kind": "fq_pie", "quantum": 1500, "ecn": False}, "TcpCubic", "cubic", 2, False),
+    # CAKE without its shaper, one flow per queue, is ns-3's FQ-COBALT (ns-3 3.44 has no CAKE).
+    "cake": ("ns3::FqCobaltQueueDisc", ["--ns3::FqCobaltQueueDisc::UseEcn=false"], {"kind": "cake", "isolation": "flows"}, "TcpCubic", "cubic", 2, False),
+    # CAKE with one queue (flowblind) is COBALT alone.
+    "cobalt": ("ns3::CobaltQueueDisc", ["--ns3::CobaltQueueDisc::UseEcn=false", "--ns3::CobaltQueueDisc::MaxSize=1000p"], {"kind": "cake", "isolation": "flowblind"}, "TcpCubic", "cubic", 2, False),
+    # DCTCP as ns-3's examples/tcp/dctcp-example.cc sets its RED: instantaneous queue (QW 1), marking
+    # between 20 and 60 packets (max_p 1/50, gentle above), no hard drops; ECT(0) on both sides.
+    "dctcp": ("ns3::RedQueueDisc", ["--ns3::RedQueueDisc::UseEcn=true", "--ns3::RedQueueDisc::UseHardDrop=false", "--ns3::RedQueueDisc::QW=1",
+                                    "--ns3::RedQueueDisc::MinTh=20", "--ns3::RedQueueDisc::MaxTh=60", "--ns3::RedQueueDisc::LInterm=50",
+                                    "--ns3::RedQueueDisc::MeanPktSize=1500", "--ns3::RedQueueDisc::MaxSize=2666p",
+                                    "--ns3::RedQueueDisc::LinkBandwidth=10Mbps", "--ns3::TcpDctcp::UseEct0=true"],
+              {"kind": "red", "limit": "2666pkt", "q_weight": 1.0, "thresh": 20, "maxthresh": 60, "linterm": 50, "gentle": True, "ecn": True,
+               "use_mark_p": False, "mean_pktsize": 1500}, "TcpDctcp", "dctcp", 2, "ect0"),
     "bbr": ("ns3::FifoQueueDisc", ["--ns3::FifoQueueDisc::MaxSize=100p"], {"kind": "droptail", "limit": "100pkt"}, "TcpBbr", "bbr", 1, False),
     "bbr2": ("ns3::FifoQueueDisc", ["--ns3::FifoQueueDisc::MaxSize=100p"], {"kind": "droptail", "limit": "100pkt"}, "TcpBbr", "bbr", 2, False),
 }
@@ -94,7 +107,7 @@ SCENARIOS = {
 def ns3_args(name: str, duration: float, starts: list[float]) -> list[str]:
     q, qargs, _, tcp, _, n, ecn = SCENARIOS[name]
     return [f"--queue={q}", *qargs, f"--tcp={tcp}", f"--flows={n}", f"--rate={RATE.replace('bit', 'bps')}", f"--delay={DELAY}",
-            f"--duration={duration}", "--starts=" + ",".join(f"{s:.6f}" for s in starts), f"--ecn={int(ecn)}",
+            f"--duration={duration}", "--starts=" + ",".join(f"{s:.6f}" for s in starts), f"--ecn={int(bool(ecn))}",
             f"--pacing={int(tcp == 'TcpBbr')}"]
 
 

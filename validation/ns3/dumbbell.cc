@@ -11,6 +11,7 @@
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
 
+#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
@@ -19,6 +20,35 @@ using namespace ns3;
 
 static std::vector<double> g_owd_ms;
 static std::vector<uint32_t> g_seq;
+
+static std::ofstream g_trace;
+
+static void
+TraceVal(std::string what, uint32_t, uint32_t v)
+{
+    g_trace << Simulator::Now().GetSeconds() << " " << what << " " << v << "\n";
+}
+
+static void
+TracePacing(DataRate, DataRate v)
+{
+    g_trace << Simulator::Now().GetSeconds() << " pacing " << v.GetBitRate() << "\n";
+}
+
+static void
+TraceRtt(Time, Time v)
+{
+    g_trace << Simulator::Now().GetSeconds() << " rtt " << v.GetMicroSeconds() << "\n";
+}
+
+static void
+HookTrace()
+{
+    Config::ConnectWithoutContext("/NodeList/0/$ns3::TcpL4Protocol/SocketList/0/CongestionWindow", MakeBoundCallback(&TraceVal, "cwnd"));
+    Config::ConnectWithoutContext("/NodeList/0/$ns3::TcpL4Protocol/SocketList/0/BytesInFlight", MakeBoundCallback(&TraceVal, "inflight"));
+    Config::ConnectWithoutContext("/NodeList/0/$ns3::TcpL4Protocol/SocketList/0/PacingRate", MakeCallback(&TracePacing));
+    Config::ConnectWithoutContext("/NodeList/0/$ns3::TcpL4Protocol/SocketList/0/RTT", MakeCallback(&TraceRtt));
+}
 
 static void
 AudioRx(Ptr<Socket> sock)
@@ -51,6 +81,7 @@ main(int argc, char* argv[])
     uint32_t mss = 1460;
     uint32_t iw = 10;
     uint32_t delAck = 2;
+    std::string trace = "";
     std::string minRto = "200ms";
     CommandLine cmd;
     cmd.AddValue("flows", "bulk TCP flows", flows);
@@ -68,6 +99,7 @@ main(int argc, char* argv[])
     cmd.AddValue("mss", "TCP segment size (payload bytes)", mss);
     cmd.AddValue("iw", "initial window in segments", iw);
     cmd.AddValue("minRto", "minimum RTO", minRto);
+    cmd.AddValue("trace", "write the first flow's cwnd, bytes in flight, pacing rate and RTT here", trace);
     cmd.AddValue("delAck", "segments per delayed ACK (1: every segment)", delAck);
     cmd.Parse(argc, argv);
 
@@ -155,6 +187,11 @@ main(int argc, char* argv[])
         cl.SetAttribute("PacketSize", UintegerValue(52));
         ApplicationContainer ca = cl.Install(n.Get(0));
         ca.Start(Seconds(0));
+    }
+    if (!trace.empty())
+    {
+        g_trace.open(trace);
+        Simulator::Schedule(Seconds(st[0]) + MilliSeconds(1), &HookTrace);
     }
     Simulator::Stop(Seconds(duration));
     Simulator::Run();
