@@ -145,7 +145,7 @@ def test_link_errors_are_one_line_exit_2(tmp_path, args, msg):
 
 def test_link_only_for_pam2013(tmp_path):
     p = run_cli("reproduce", "elastic", "--out", str(tmp_path), "--link", "fixed")
-    assert p.returncode == 2 and "--link: only the pam2013 preset" in p.stderr and len(p.stderr.strip().splitlines()) == 1
+    assert p.returncode == 2 and "--link: only the pam2013 and mitigations presets" in p.stderr and len(p.stderr.strip().splitlines()) == 1
 
 
 def test_missing_link_file_is_one_line_naming_it(tmp_path, monkeypatch):
