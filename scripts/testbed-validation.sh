@@ -12,8 +12,9 @@ seeds="${SEEDS:-3}"
 mkdir -p "$out"
 "$root/scripts/bootstrap.sh"
 py="$root/.venv/bin/python"
-lock=/work/coord/testbed.lock
-run() { if [ -e "$(dirname "$lock")" ]; then flock "$lock" "$@"; else "$@"; fi; }
+# Testbed runs must not overlap (they share the machine's real time): one lock for all of them.
+lock="${JITTERLAB_TESTBED_LOCK:-/tmp/jitterlab-testbed.lock}"
+run() { flock "$lock" "$@"; }
 run "$py" "$root/scripts/testbed_validation.py" "$out" --seeds "$seeds"
 jl="$root/.venv/bin/jitterlab"
 sc="$root/scenarios/testbed"

@@ -7,7 +7,7 @@ OUT/table.md and OUT/table.json: audio OWD p5/p50/p90/p99 over the overlap windo
 testbed mean over the seeds against the simulator's mean. Pass rules (issue 12): each percentile
 within 10 % or 3 ms; goodput within 5 %.
 
-    sudo flock /work/coord/testbed.lock .venv/bin/python scripts/testbed_validation.py OUT --seeds 3
+    sudo flock /tmp/jitterlab-testbed.lock .venv/bin/python scripts/testbed_validation.py OUT --seeds 3
 """
 from __future__ import annotations
 

@@ -134,7 +134,7 @@ def test_testbed_column_knows_what_it_cannot_run():
     after = mt.why_not(scn.with_overrides(base, dict(by["RWND after SYN"].sets)))
     assert after is not None and after.startswith("hosts.mobile.rwnd.from_syn")
     paced = mt.why_not(scn.with_overrides(base, dict(by["paced IW"].sets)))
-    assert paced is not None and paced.startswith("traffic[1].pacing")
+    assert paced is not None and paced.startswith("traffic[1].pace_iw")
     for name in ("DropTail", "RED", "CoDel", "FQ-CoDel", "PIE", "RWND from SYN", "IW3"):
         assert mt.why_not(scn.with_overrides(base, dict(by[name].sets))) is None, name
 

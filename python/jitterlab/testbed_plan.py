@@ -223,7 +223,7 @@ def _check_keys(d: Iterable[str], allowed: set[str], where: str) -> None:
 _TCP_KEYS = ("kind", "name", "from", "to", "size", "flows", "iw", "cc", "start", "stop", "mss", "rcvbuf", "rwnd")
 _TCP_DEFAULT_ONLY: dict[str, tuple] = {  # durations in ns (the expanded form's)
     "recovery": ("sack",), "limited_transmit": (True,), "delack": (40_000_000,), "wscale": (True,), "ecn": (False,),
-    "pacing": (False,), "abc": (True, 2), "series": (False,), "min_rto": (200_000_000,),
+    "pacing": (False,), "pace_iw": (False,), "abc": (True, 2), "series": (False,), "min_rto": (200_000_000,),
     "hystart_round_fix": (True,), "rto": ("linux",), "tsq": (True,),
     "rack": (True,), "tlp": (True,), "timestamps": (True,),
 }

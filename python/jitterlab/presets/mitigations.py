@@ -4,7 +4,7 @@ The PAM 2013 workloads (audio + a 28 MB bulk download; audio + n = 1, 2, 6 short
 372 kB with IW3 or IW10) on the fixed and the cellular link (presets/links/), against each
 mitigation: the queue at the bottleneck (DropTail as the baseline, RED, CoDel, FQ-CoDel, CAKE, PIE,
 DualPI2 with classic TCP and with DCTCP), the receiving host's RWND moderation (after / from the
-SYN), the sender (IW3 instead of IW10, pacing, BBR instead of CUBIC). For each: the audio's OWD,
+SYN), the sender (IW3 instead of IW10, a paced initial window, BBR instead of CUBIC). For each: the audio's OWD,
 loss behind 40 and 100 ms jitter buffers, the share of packets in level-4/5 loss periods, the
 E-model MOS at the best jitter buffer, and what TCP pays (goodput, completion time). One ranked
 table per link (rule: `RANK_RULE`), a cost–benefit figure, findings computed by rule; with
@@ -33,7 +33,7 @@ from jitterlab.presets.findings import Finding, write_csv
 from jitterlab.report import Report
 from jitterlab.sweep import Param, Sweep
 
-DESCRIPTION = "Mitigations (AQMs, L4S, RWND moderation, IW3, pacing, BBR) ranked by the call's MOS gain and the downloads' cost"
+DESCRIPTION = "Mitigations (AQMs, L4S, RWND moderation, IW3, paced IW, BBR) ranked by the call's MOS gain and the downloads' cost"
 #: Replications per (link, workload, mitigation). 10 keep the whole study under 2 minutes on 2
 #: cores (README, "Performance"); the IQRs of the ranking are over these.
 REPS = 10
@@ -96,8 +96,8 @@ MITIGATIONS: tuple[Mitigation, ...] = (
     Mitigation("RWND from SYN", "receiver", f"the same {BUDGET} budget already in the SYN-ACK (caps the initial-window burst too)",
                {f"hosts.{HOST}.rwnd": {"budget": BUDGET, "from_syn": True}}),
     Mitigation("IW3", "sender", "initial window 3 instead of the workload's (no change where the workload is IW3 already)", {"traffic[1].iw": 3}),
-    Mitigation("paced IW", "sender", "Linux-style pacing (`pacing = true`): every segment, the initial window's included, leaves at "
-               "2·cwnd/SRTT from the SYN's RTT sample on; the simulator has no switch that paces only the IW", {"traffic[1].pacing": True}),
+    Mitigation("paced IW", "sender", "the initial window spread evenly over one SYN RTT (`pace_iw = true`: segments SRTT/IW apart), "
+               "unpaced from the first ACK of data on (Linux's own pacing leaves the first 10 segments unpaced)", {"traffic[1].pace_iw": True}),
     Mitigation("BBR", "sender", "BBR (v1, as Linux's tcp_bbr.c) instead of CUBIC", {"traffic[1].cc": "bbr"}, cc="bbr"),
 )
 

@@ -8,8 +8,8 @@ simulator on the same scenario, with the difference (testbed − simulator).
 Real time is expensive, so the scenario is shortened: audio + an 8 MB CUBIC download from 4 s, 30 s
 in all (about 45 s per mitigation and link); one testbed run per mitigation against the median of
 `SIM_REPS` simulator runs. A mitigation the testbed cannot honour (moderation after the SYN,
-pacing, DCTCP on this kernel) is a row with the planner's or the kernel's reason. Run it under the
-project's testbed lock (`flock /work/coord/testbed.lock jitterlab reproduce mitigations --testbed`)
+the paced IW, DCTCP on this kernel) is a row with the planner's or the kernel's reason. Run it under
+a lock shared by every testbed run on the machine (`flock /tmp/jitterlab-testbed.lock jitterlab reproduce mitigations --testbed`)
 where other testbed runs may overlap."""
 from __future__ import annotations
 

@@ -113,6 +113,10 @@ pub struct TcpConfig {
     pub ect1: bool,
     /// Pace segments at the congestion controller's pacing rate.
     pub pacing: bool,
+    /// The "paced IW" mitigation: the initial window's segments leave evenly spread over one SYN
+    /// RTT (SRTT/IW apart), and pacing ends with the first ACK of data. Linux has no such switch:
+    /// its `pacing` leaves the first ten segments unpaced (sch_fq), so it does not pace the IW.
+    pub pace_iw: bool,
     /// CUBIC's hybrid slow start as in Linux (`tcp_cubic.c` `hystart = 1`, the default); ignored
     /// by Reno.
     pub hystart: bool,
@@ -171,6 +175,7 @@ impl Default for TcpConfig {
             ecn: false,
             ect1: false,
             pacing: false,
+            pace_iw: false,
             hystart: true,
             hystart_round_fix: true,
             abc: None,

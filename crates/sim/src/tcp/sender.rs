@@ -131,6 +131,8 @@ pub struct Sender {
     fin_sent: bool,
     /// Pace segments (the `pacing` key, or an algorithm that needs pacing).
     pacing: bool,
+    /// `pace_iw`: the first flight is still being spread over the SYN RTT (until data is ACKed).
+    iw_paced: bool,
     last_rs: Option<RateSample>,
     /// Peer's sequence space: next byte expected from it (1 after its SYN, 2 after its FIN).
     rcv_nxt: u64,
@@ -159,6 +161,7 @@ impl Sender {
         let mss = cfg.payload_mss() as u64;
         let cs = CcState { ssthresh: cfg.initial_ssthresh, abc_l: cfg.abc, ..CcState::new(mss, cfg.iw.max(1) as u64 * mss) };
         let pacing = cfg.pacing || cc.needs_pacing();
+        let iw_paced = cfg.pace_iw;
         let (data_end, unlimited) = match size {
             Some(s) => (1 + s, false),
             None => (u64::MAX / 2, true),
@@ -193,6 +196,7 @@ impl Sender {
             cwnd_limited: false,
             fin_sent: false,
             pacing,
+            iw_paced,
             last_rs: None,
             rcv_nxt: 0,
             tsq: Default::default(),
@@ -590,6 +594,10 @@ impl Sender {
             self.cs.min_rtt = self.rtt.min_rtt();
         }
         self.snd_una = ackno;
+        if ackno > 1 {
+            // The first ACK of data ends the paced initial window.
+            self.iw_paced = false;
+        }
         if let Some((_, ca_rtt)) = sample {
             // The algorithm's sample (Linux `pkts_acked`): the RTT of the newest segment covered.
             let s = AckSample { rtt: ca_rtt, snd_una: ackno, snd_nxt: self.snd_nxt, recovery: self.ca == CaState::Recovery };
@@ -879,7 +887,7 @@ impl Sender {
         loop {
             // Linux paces GSO skbs: new segments may join the skb that left at this instant
             // (up to `tso_segs`) whatever the pacing timer says; anything else waits for it.
-            let paced_out = self.pacing && now < self.next_send;
+            let paced_out = (self.pacing || self.iw_paced) && now < self.next_send;
             if paced_out && !(self.skb_at == Some(now) && self.skb_segs < self.cc.tso_segs(&self.cs)) {
                 out.pace = TimerCmd::Set(self.next_send);
                 break;
@@ -1108,6 +1116,12 @@ impl Sender {
         }
         self.cs.now = now;
         self.cc.on_sent(&mut self.cs, g_len, in_flight);
+        if self.iw_paced && !self.pacing && !is_rexmit && payload > 0 {
+            // Paced IW: the first flight spread evenly over the SYN's RTT sample (none: a burst).
+            if let Some(srtt) = self.cs.srtt {
+                self.next_send = now + Time(srtt.ns() / self.cfg.iw.max(1) as u64);
+            }
+        }
         if self.pacing {
             if let Some(rate) = self.cc.pacing_rate(&self.cs) {
                 // Linux (tcp_update_skb_after_send) spaces by the payload and leaves the first

@@ -14,7 +14,7 @@
 //!
 //! TCP keys shared by the three kinds (defaults from [`TcpConfig::default`]): `mss`, `iw`, `cc`
 //! (reno | cubic | bbr | dctcp), `recovery` (sack | newreno) or `sack` (bool), `limited_transmit`, `prr`, `lost_retransmit`, `rack` (RACK loss detection, default true), `tlp` (tail loss probes, default true), `timestamps` (RFC 7323 option, default true), `min_rto`, `rto` (rfc6298 | linux), `delack` (a duration, a
-//! number of ms, or "off"), `quickack` (segments, 0 = off), `rcvbuf` or its alias `rwnd` (bytes, or "20pkt" = 20 MSS), `linux_rcvbuf` / `so_rcvbuf` (Linux's receive buffer, `rcvbuf.rs`; with `tcp_rmem_default`, `tcp_rmem_max`, `rmem_max`), `wscale` (bool or shift), `ecn` (false, true = "ect0", or "ect1" = "l4s"; default "l4s" with `cc = "dctcp"`), `pacing`, `hystart` (CUBIC's, default true), `hystart_round_fix` (default true: HyStart rounds as Linux since early 2025), `abc` (false, true = L 2, or L), `tsq` (TCP Small Queues, default true), `ssthresh`
+//! number of ms, or "off"), `quickack` (segments, 0 = off), `rcvbuf` or its alias `rwnd` (bytes, or "20pkt" = 20 MSS), `linux_rcvbuf` / `so_rcvbuf` (Linux's receive buffer, `rcvbuf.rs`; with `tcp_rmem_default`, `tcp_rmem_max`, `rmem_max`), `wscale` (bool or shift), `ecn` (false, true = "ect0", or "ect1" = "l4s"; default "l4s" with `cc = "dctcp"`), `pacing`, `pace_iw` (spread the initial window over one SYN RTT), `hystart` (CUBIC's, default true), `hystart_round_fix` (default true: HyStart rounds as Linux since early 2025), `abc` (false, true = L 2, or L), `tsq` (TCP Small Queues, default true), `ssthresh`
 //! (initial, bytes), `series` (record `tcp_series`).
 use serde_json::Value;
 
@@ -209,6 +209,7 @@ pub fn tcp_config(p: &mut Params) -> Result<TcpConfig, ConfigError> {
         Some(v) => return Err(p.err("ecn", format!("expected true, false, \"ect0\", \"ect1\" or \"l4s\", got {v}"))),
     };
     let pacing = p.bool_or("pacing", d.pacing)?;
+    let pace_iw = p.bool_or("pace_iw", d.pace_iw)?;
     let hystart = p.bool_or("hystart", d.hystart)?;
     let hystart_round_fix = p.bool_or("hystart_round_fix", d.hystart_round_fix)?;
     let abc = match p.value_opt("abc") {
@@ -227,7 +228,7 @@ pub fn tcp_config(p: &mut Params) -> Result<TcpConfig, ConfigError> {
     };
     let tsq = p.bool_or("tsq", d.tsq)?;
     let series = p.bool_or("series", false)?;
-    Ok(TcpConfig { mss: mss as u32, iw: iw as u32, cc, recovery, limited_transmit, prr, lost_retransmit, rack, tlp, timestamps, min_rto, rto_linux, delack, quickack: quickack as u32, rcvbuf, linux_rcv, wscale, wscale_shift, ecn, ect1, pacing, hystart, hystart_round_fix, abc, initial_ssthresh, tsq, series, cc_seed: 0 })
+    Ok(TcpConfig { mss: mss as u32, iw: iw as u32, cc, recovery, limited_transmit, prr, lost_retransmit, rack, tlp, timestamps, min_rto, rto_linux, delack, quickack: quickack as u32, rcvbuf, linux_rcv, wscale, wscale_shift, ecn, ect1, pacing, pace_iw, hystart, hystart_round_fix, abc, initial_ssthresh, tsq, series, cc_seed: 0 })
 }
 
 struct Common {
