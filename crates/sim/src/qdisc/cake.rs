@@ -26,9 +26,9 @@
 use std::collections::VecDeque;
 
 use super::cobalt::{kt, CobaltParams, CobaltVars, Signal, P_DEC, P_INC};
-use super::{DropReason, LinkInfo, Qdisc, QueueStats, QueuedDrop, Verdict};
+use super::{try_mark, DropReason, LinkInfo, Qdisc, QueueStats, QueuedDrop, Verdict};
 use crate::config::{rate_bps, ConfigError, Params};
-use crate::packet::{Ecn, PacketPool, PktId};
+use crate::packet::{PacketPool, PktId};
 use crate::rng::Rng;
 use crate::time::Time;
 use serde_json::Value;
@@ -204,17 +204,6 @@ fn mix(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
-}
-
-/// Marks `id` CE if it is ECN-capable (Linux `INET_ECN_set_ce`: true for ECT(0/1) and CE).
-fn try_mark(pool: &mut PacketPool, id: PktId) -> bool {
-    let pk = pool.get_mut(id);
-    if pk.ecn.is_ect() {
-        pk.ecn = Ecn::Ce;
-        true
-    } else {
-        false
-    }
 }
 
 impl Cake {
@@ -811,7 +800,7 @@ impl Qdisc for Cake {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::{Body, Packet};
+    use crate::packet::{Body, Ecn, Packet};
     use crate::qdisc::testutil::{params, Harness};
     use crate::time::Rate;
     use serde_json::json;

@@ -9,9 +9,9 @@
 use std::collections::VecDeque;
 
 use super::droptail::Limit;
-use super::{DropReason, LinkInfo, Qdisc, QueueStats, QueuedDrop};
+use super::{try_mark, DropReason, LinkInfo, Qdisc, QueueStats, QueuedDrop};
 use crate::config::{ConfigError, Params, Size};
-use crate::packet::{Ecn, PacketPool, PktId};
+use crate::packet::{PacketPool, PktId};
 use crate::rng::Rng;
 use crate::time::Time;
 
@@ -128,17 +128,6 @@ fn should_drop(head: Option<(PktId, u32, Time)>, q: &impl CodelQueue, p: &CodelP
         false
     } else {
         now > v.first_above_time
-    }
-}
-
-/// Marks `id` CE if it is ECN-capable (Linux `INET_ECN_set_ce`: true for ECT(0/1) and CE).
-fn try_mark(pool: &mut PacketPool, id: PktId) -> bool {
-    let pk = pool.get_mut(id);
-    if pk.ecn.is_ect() {
-        pk.ecn = Ecn::Ce;
-        true
-    } else {
-        false
     }
 }
 
@@ -304,6 +293,7 @@ impl Qdisc for Codel {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::packet::Ecn;
     use crate::qdisc::testutil::{params, Harness};
     use crate::qdisc::Verdict;
     use crate::time::Rate;

@@ -7,7 +7,7 @@
 //! - arrived = enqueued + dropped on arrival
 //! - backlog = enqueued − dequeued − dropped from the queue (after enqueue)
 use crate::config::{ConfigError, Params};
-use crate::packet::{PacketPool, PktId};
+use crate::packet::{Ecn, PacketPool, PktId};
 use crate::time::{Rate, Time};
 
 pub mod cake;
@@ -173,6 +173,17 @@ pub trait Qdisc {
     fn stats(&self) -> &QueueStats;
     /// Registry name, e.g. "droptail".
     fn kind(&self) -> &'static str;
+}
+
+/// Marks `id` CE if it is ECN-capable (Linux `INET_ECN_set_ce`: true for ECT(0/1) and CE).
+pub(crate) fn try_mark(pool: &mut PacketPool, id: PktId) -> bool {
+    let pk = pool.get_mut(id);
+    if pk.ecn.is_ect() {
+        pk.ecn = Ecn::Ce;
+        true
+    } else {
+        false
+    }
 }
 
 /// Builder of a discipline from its `[queue]` table. Each reads its keys through `Params`, which
