@@ -89,6 +89,8 @@ pub struct Core {
     agent_rng: Vec<Rng>,
     sample_every: Option<Time>,
     scratch: Vec<QueuedDrop>,
+    /// Per channel: its discipline's `empty_dequeue_is_noop`, asked when the run starts.
+    noop_idle: Vec<bool>,
     /// Per flow id: the agent told when a packet of that flow sent from the agent's node leaves the
     /// node's first link (TX completion, for TCP Small Queues); u32::MAX: nobody.
     tx_watch: Vec<AgentId>,
@@ -230,6 +232,9 @@ impl Core {
         let c = &mut self.chans[ch as usize];
         let Some((t, _)) = c.idle_at.take() else { return };
         c.busy = false;
+        if self.noop_idle[ch as usize] {
+            return;
+        }
         let got = c.qdisc.dequeue(&mut self.pool, t, &mut self.scratch);
         // The discipline promised this (idle_dequeue_deferrable); anything else is a broken invariant.
         assert!(got.is_none() && self.scratch.is_empty() && c.qdisc.backlog_pkts() == 0, "queue discipline {} broke its idle_dequeue_deferrable promise", c.qdisc.kind());
@@ -275,6 +280,16 @@ impl Core {
             }
         }
         self.settle(ch);
+        let c = &mut self.chans[ch as usize];
+        if !c.busy && c.opp.is_none() {
+            // Idle fixed-rate link: a discipline that would hand the packet straight back lets it
+            // through without queueing (same state, same stats; see Qdisc::pass_idle).
+            let size = self.pool.get(id).size;
+            if c.qdisc.pass_idle(size, now) {
+                self.launch(ch, id, size, true);
+                return;
+            }
+        }
         let verdict = self.chans[ch as usize].qdisc.enqueue(id, &mut self.pool, now, &mut self.scratch);
         self.drop_scratch(ch);
         match verdict {
@@ -352,6 +367,16 @@ impl Core {
             return;
         };
         let size = self.pool.get(id).size;
+        let c = &self.chans[ch as usize];
+        let idle_after = c.qdisc.backlog_pkts() == 0 && c.qdisc.idle_dequeue_deferrable();
+        self.launch(ch, id, size, idle_after);
+    }
+
+    /// Puts packet `id` of `size` bytes, just dequeued, on the wire of the fixed-rate channel `ch`;
+    /// `idle_after`: nothing waits behind it and the discipline's empty dequeue may be deferred.
+    #[inline(always)]
+    fn launch(&mut self, ch: ChanId, id: PktId, size: u32, idle_after: bool) {
+        let now = self.now;
         let c = &mut self.chans[ch as usize];
         c.busy = true;
         let bytes = size as u64 + c.overhead as u64;
@@ -364,7 +389,7 @@ impl Core {
         };
         let free_at = now + tx;
         let seq = self.events.reserve();
-        if c.qdisc.backlog_pkts() == 0 && c.qdisc.idle_dequeue_deferrable() {
+        if idle_after {
             // Nothing waits behind this packet: its TxDone would only find the queue empty.
             c.idle_at = Some((free_at, seq));
         } else {
@@ -539,6 +564,7 @@ impl Sim {
                 agent_rng: vec![],
                 sample_every: None,
                 scratch: vec![],
+                noop_idle: vec![],
                 tx_watch: vec![],
                 tables: Tables { tcp_start_ns: NULL_NS, tcp_end_ns: NULL_NS, ..Default::default() },
                 events_done: 0,
@@ -567,6 +593,7 @@ impl Sim {
 
     pub fn add_channel(&mut self, s: ChannelSpec) -> ChanId {
         let rng = Rng::stream(self.core.seed, &format!("channel:{}", s.name));
+        self.core.noop_idle.push(false);
         self.core.chans.push(Channel {
             name: s.name,
             from: s.from,
@@ -683,6 +710,7 @@ impl Sim {
             return;
         }
         self.started = true;
+        self.core.noop_idle = self.core.chans.iter().map(|c| c.qdisc.empty_dequeue_is_noop()).collect();
         if self.core.route_n != self.core.nodes.len() || self.core.route.is_empty() {
             self.compute_routes();
         }

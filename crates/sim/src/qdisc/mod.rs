@@ -168,6 +168,17 @@ pub trait Qdisc {
     /// relative to every other call on this discipline, just before it next uses the discipline.
     /// Conservative default: false (the engine schedules the link's event as always).
     fn idle_dequeue_deferrable(&self) -> bool { false }
+    /// Fast path for an idle link (nothing on the wire) offering a packet of `size` bytes: when the
+    /// discipline would accept it and its next `dequeue` at the same `now` would hand that very
+    /// packet back — leaving it empty, with `idle_dequeue_deferrable` true and nothing dropped —,
+    /// it makes exactly the state and `stats()` changes of that enqueue and dequeue and returns
+    /// true; the engine then puts the packet on the wire without queueing it. Otherwise it changes
+    /// nothing and returns false (the engine takes the ordinary path). Default: false.
+    fn pass_idle(&mut self, _size: u32, _now: Time) -> bool { false }
+    /// Whether a `dequeue` while the discipline holds no packet changes nothing at all, hidden
+    /// state included (a plain FIFO); the engine then skips the deferred empty dequeue of
+    /// `idle_dequeue_deferrable`. Asked once, when the run starts. Default: false.
+    fn empty_dequeue_is_noop(&self) -> bool { false }
     fn backlog_pkts(&self) -> usize;
     fn backlog_bytes(&self) -> u64;
     fn stats(&self) -> &QueueStats;
