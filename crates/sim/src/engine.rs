@@ -211,9 +211,16 @@ impl Core {
     /// the event being dispatched (see `Channel::idle_at`).
     #[inline(always)]
     fn settle(&mut self, ch: ChanId) {
-        if let Some(k) = self.chans[ch as usize].idle_at {
+        let c = &mut self.chans[ch as usize];
+        if let Some(k) = c.idle_at {
             if k < (self.now, self.cur) {
-                self.idle_dequeue(ch);
+                if self.noop_idle[ch as usize] {
+                    // The deferred empty dequeue would change nothing: only the link goes idle.
+                    c.idle_at = None;
+                    c.busy = false;
+                } else {
+                    self.idle_dequeue(ch);
+                }
             }
         }
     }
@@ -397,15 +404,14 @@ impl Core {
         }
         // A shaper releases the packet now and spends its serialisation time before the next one.
         let depart = if c.shaper { now } else { free_at };
-        self.transmitted(ch, id, depart);
+        self.transmitted(ch, id, size, depart);
     }
 
     /// A packet left the serialiser at `depart`: count it, apply link loss, schedule its arrival
     /// after the propagation delay and jitter (FIFO kept unless `reorder`).
     #[inline(always)]
-    fn transmitted(&mut self, ch: ChanId, id: PktId, depart: Time) {
+    fn transmitted(&mut self, ch: ChanId, id: PktId, size: u32, depart: Time) {
         self.tx_complete(self.chans[ch as usize].from, id, depart.max(self.now));
-        let size = self.pool.get(id).size;
         let c = &mut self.chans[ch as usize];
         c.tx_pkts += 1;
         c.tx_bytes += size as u64;
@@ -483,7 +489,8 @@ impl Core {
                 } else {
                     o.in_transit = None;
                     left -= need;
-                    self.transmitted(ch, id, t);
+                    let size = self.pool.get(id).size;
+                    self.transmitted(ch, id, size, t);
                 }
             }
             let c = &self.chans[ch as usize];
@@ -725,11 +732,7 @@ impl Sim {
     /// Runs every event with time <= `until`; the clock ends at `until`.
     pub fn run_until(&mut self, until: Time) {
         self.ensure_started();
-        while let Some(t) = self.core.events.peek_time() {
-            if t > until {
-                break;
-            }
-            let (t, seq, ev) = self.core.events.pop().expect("peeked");
+        while let Some((t, seq, ev)) = self.core.events.pop_until(until) {
             self.core.now = t;
             self.core.cur = seq;
             self.core.events_done += 1;

@@ -166,6 +166,14 @@ impl EventQueue {
         };
         Some((Time(top.t), top.s >> TAG_BITS, Ev::unpack(top.s & ((1 << TAG_BITS) - 1), top.a, top.b)))
     }
+    /// Removes the earliest event if it is due at or before `until`.
+    #[inline]
+    pub fn pop_until(&mut self, until: Time) -> Option<(Time, u64, Ev)> {
+        if self.heap.first()?.t > until.0 {
+            return None;
+        }
+        self.pop()
+    }
     pub fn peek_time(&self) -> Option<Time> { self.heap.first().map(|e| Time(e.t)) }
     pub fn len(&self) -> usize { self.heap.len() }
     pub fn is_empty(&self) -> bool { self.heap.is_empty() }
