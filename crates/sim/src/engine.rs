@@ -266,11 +266,11 @@ impl Core {
             self.tx_complete(src, id, self.now);
             return;
         }
-        self.forward(src, id);
+        self.forward(src, dst, id);
     }
 
-    fn forward(&mut self, at: NodeId, id: PktId) {
-        let dst = self.pool.get(id).dst;
+    /// Sends packet `id`, at node `at` and addressed to `dst`, on its next hop.
+    fn forward(&mut self, at: NodeId, dst: NodeId, id: PktId) {
         let ch = self.route[at as usize * self.route_n + dst as usize];
         // Routes are checked when the scenario is built; a missing one is a broken invariant.
         assert!(ch != u32::MAX, "no route from node {at} to node {dst}");
@@ -814,7 +814,7 @@ impl Sim {
                     let mut ctx = Ctx { core: &mut self.core, me: a };
                     self.agents[a as usize].on_packet(pkt, &mut ctx);
                 } else {
-                    self.core.forward(node, id);
+                    self.core.forward(node, dst, id);
                 }
             }
             Ev::Timer(slot) => {
