@@ -81,3 +81,40 @@ impl Qdisc for DropTail {
     }
     fn empty_dequeue_is_noop(&self) -> bool { true }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::Ecn;
+    use crate::qdisc::testutil::Harness;
+
+    /// pass_idle is an enqueue and a dequeue in one call: the same counters as the pair (one packet
+    /// arrived, enqueued, dequeued, of its size), and only when the pair would hand the packet
+    /// straight back — an empty queue that takes it.
+    #[test]
+    fn pass_idle_counts_as_an_enqueue_and_dequeue_and_only_when_empty() {
+        let mut pair = Harness::new(DropTail::new(Limit::Packets(2)));
+        assert_eq!(pair.offer(Time::ZERO, 0, 700, Ecn::NotEct), Verdict::Queued);
+        assert_eq!(pair.take(Time::ZERO), Some((0, 700, Ecn::NotEct)));
+        let mut q = DropTail::new(Limit::Packets(2));
+        assert!(q.pass_idle(700, Time::ZERO));
+        assert_eq!(q.stats(), pair.q.stats());
+        assert_eq!((q.stats().arrived_pkts, q.stats().dequeued_bytes, q.backlog_pkts()), (1, 700, 0));
+        q.stats().check(0, 0).unwrap();
+        assert!(q.empty_dequeue_is_noop());
+
+        // A packet waiting: the new one would queue behind it, so no pass and no counter moves.
+        let mut h = Harness::new(DropTail::new(Limit::Packets(2)));
+        h.offer(Time::ZERO, 0, 500, Ecn::NotEct);
+        let before = h.q.stats().clone();
+        assert!(!h.q.pass_idle(700, Time::ZERO));
+        assert_eq!(h.q.stats(), &before);
+
+        // A byte limit below the packet: the enqueue would drop it, so the engine's ordinary path
+        // must do that (and count the drop).
+        let mut b = DropTail::new(Limit::Bytes(600));
+        assert!(!b.pass_idle(700, Time::ZERO));
+        assert_eq!(b.stats(), &QueueStats::default());
+        assert!(b.pass_idle(600, Time::ZERO), "a packet of exactly the byte limit fits");
+    }
+}
