@@ -155,10 +155,13 @@ impl EventQueue {
             let k = last.key();
             while i > 0 {
                 let p = (i - 1) / 2;
-                if h[p].key() <= k {
-                    break;
+                // SAFETY: p < i < n = h.len().
+                unsafe {
+                    if h.get_unchecked(p).key() <= k {
+                        break;
+                    }
+                    *h.get_unchecked_mut(i) = *h.get_unchecked(p);
                 }
-                h[i] = h[p];
                 i = p;
             }
             h[i] = last;
