@@ -232,7 +232,10 @@ class Network:
 
     def _shape(self, c: Channel) -> None:
         node, dev = self._dev(c)
-        burst = max(1600, c.rate_bps // 8 // 1000)  # about 1 ms at the rate, at least one packet
+        # The scenario's `burst` (the simulator's token bucket, the same bytes); without one, HTB
+        # still needs some: about 1 ms at the rate, at least one packet, so that a late qdisc
+        # watchdog does not cost link time (the simulator then serialises exactly).
+        burst = c.burst if c.burst is not None else max(1600, c.rate_bps // 8 // 1000)
         tc = ("ip", "netns", "exec", self.ns[node], "tc")
         sh(*tc, "qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "1", "r2q", "1")
         # `overhead` as tc's: bytes added to each packet's length in the rate tables (the simulator's)
