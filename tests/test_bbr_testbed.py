@@ -3,8 +3,8 @@
 docs/validation.md ("BBR against real Linux BBR"): on the 4 Mbit/s, 500-packet path of
 `scenarios/testbed/audio-bulk.toml` — which gives each link the token bucket (`burst`) and frame
 overhead the testbed's HTB has, so both backends run the same links — the goodputs agree within
-5 % and the audio OWD median and p90 within 15 % over the median of several runs (11 testbed runs:
-+5 % and +2 %). Linux varies from run to run (median 50.9-57.5 ms on the same seed: host noise
+5 % and the audio OWD median and p90 within 15 % over the median of several runs (16 testbed runs
+against seeds 1-8 of the simulator: +5.2 % and +2.0 %). Linux varies from run to run (median 50.9-57.5 ms on the same seed: host noise
 compresses an ACK phase now and then, and BBR's max filter keeps the high sample ~1 s), so one run
 is held to what it has always met: OWD within -15 %/+25 % of the simulator's, goodput within 5 %.
 Without the token bucket the simulator's median is 35.5 ms and this fails (+45 %).
