@@ -1,15 +1,16 @@
 """The simulator's BBR against real Linux BBR on the namespace testbed (root only; about 30 s).
 
 docs/validation.md ("BBR against real Linux BBR"): on the 4 Mbit/s, 500-packet path of
-`scenarios/testbed/audio-bulk.toml` the goodputs agree within 5 % (the simulator is ~2 % faster:
-1460 B of payload per 1500 B packet against Linux's 1448 B per 1514 B frame), and both keep the
-audio OWD far below what the 500-packet buffer allows. The audio OWD percentiles do NOT agree
-within 15 % against the shipped testbed, and that miss is documented, not asserted: its HTB
-bottleneck releases two frames back to back after every idle period (burst 1600 B ≥ one frame),
-which together with Linux's two-segment GSO skbs gives BBR a 10 % high bandwidth sample in
-STARTUP. This test checks, from the run's captures, the two mechanisms the explanation rests on:
-Linux sends its segments in GSO pairs (which the simulator now models, `tso_segs`), and the
-testbed's HTB hands over back-to-back frame pairs when the link has been idle.
+`scenarios/testbed/audio-bulk.toml` — which gives each link the token bucket (`burst`) and frame
+overhead the testbed's HTB has, so both backends run the same links — the goodputs agree within
+5 % and the audio OWD median and p90 within 15 % over the median of several runs (16 testbed runs
+against seeds 1-8 of the simulator: +5.2 % and +2.0 %). Linux varies from run to run (median 50.9-57.5 ms on the same seed: host noise
+compresses an ACK phase now and then, and BBR's max filter keeps the high sample ~1 s), so one run
+is held to what it has always met: OWD within -15 %/+25 % of the simulator's, goodput within 5 %.
+Without the token bucket the simulator's median is 35.5 ms and this fails (+45 %).
+The test also checks, from the run's captures, the two mechanisms behind BBR's standing queue
+here: Linux sends its segments in GSO pairs (the simulator's `tso_segs`), and the testbed's HTB
+hands over back-to-back frame pairs when the link has been idle (the simulator's `burst`).
 """
 import struct
 from pathlib import Path
@@ -67,19 +68,22 @@ def _bulk_data(frames: list[tuple[float, int, int, int]]) -> np.ndarray:
     return np.array([t for t, s, d, n in frames if (s, d) == flow and n > 0])
 
 
-def test_bbr_goodput_matches_linux_bbr_and_the_mechanisms_behind_the_owd_gap(tmp_path):
+def test_bbr_owd_and_goodput_match_linux_bbr_and_the_mechanisms_behind_them(tmp_path):
     from jitterlab.compare import compare
 
     df = compare(ROOT / "scenarios" / "testbed" / "audio-bulk.toml", seed=1, cc="bbr", out=tmp_path)
     assert not df.attrs["errors"], df.attrs["errors"]
     g = df.loc["tcp_goodput_mbps"]
-    # 3 MB at 4 Mbit/s: both near the link's payload rate, within 5 % of each other.
+    # 3 MB at 4 Mbit/s: both near the link's payload rate (1448 B per 1514 B frame: 3.83 Mbit/s
+    # less the audio's share), within 5 % of each other.
     assert abs(g["diff_pct"]) <= 5.0, df
-    assert 3.5 < g["sim"] < 4.0 and 3.5 < g["testbed"] < 4.0, df
-    # 500 packets at 4 Mbit/s are 1.5 s of queue; BBR (either) keeps the audio median within
-    # 15.2 ms of path delay plus about 2 BDP (2 x 11 packets x 3 ms).
-    for side in ("sim", "testbed"):
-        assert df.loc["owd_p50_ms", side] < 15.2 + 66.0, df
+    assert 3.5 < g["sim"] < 3.85 and 3.5 < g["testbed"] < 3.85, df
+    # The simulator on this path (seeds 1-8): median 50.0-51.5 ms, p90 74.2-75.9 ms — a standing
+    # queue of BBR's cwnd-limited ~2 BDP, above the 15.2 ms path delay and far below the 1.5 s the
+    # 500-packet buffer allows. Linux: within -15 %/+25 % of it in one run (see the docstring).
+    assert 44.0 < df.loc["owd_p50_ms", "sim"] < 58.0, df
+    for q in ("owd_p50_ms", "owd_p90_ms"):
+        assert -15.0 <= df.loc[q, "diff_pct"] <= 25.0, df
 
     # Linux's GSO pairs (tcp_tso_segs = 2 at this rate): every other gap between the bulk flow's
     # departures is the software segmentation of one skb (µs), the rest one skb's pacing time,

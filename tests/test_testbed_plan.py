@@ -207,3 +207,37 @@ def test_aqm_away_from_the_userspace_link_is_refused():
           "traffic": [{"kind": "audio", "from": "s1", "to": "d1"}]}
     with pytest.raises(ScenarioError, match=r"dumbbell.access_queue.kind: the testbed runs a codel queue .* only on a channel"):
         plan(db)
+
+
+def test_htb_gets_the_scenarios_burst_and_the_overhead_beyond_the_ethernet_header(monkeypatch, root):
+    """A link's `burst` is HTB's burst and cburst (the simulator's token bucket, same bytes); without
+    one HTB keeps max(1600 B, 1 ms at the rate). HTB on a veth counts each frame's 14-byte Ethernet
+    header itself, so `overhead` = 14 B (the simulator's IP packet + header) passes nothing to tc
+    and 18 B passes 4; an overhead between 0 and 14 B cannot be expressed and is refused."""
+    from jitterlab import testbed_net
+    from jitterlab.testbed_net import Network, TestbedError
+
+    calls: list[tuple[str, ...]] = []
+    monkeypatch.setattr(testbed_net, "sh", lambda *a, **k: calls.append(a))
+
+    def htb_class(sc: dict, src: str, dst: str) -> list[str]:
+        calls.clear()
+        net = Network(plan(sc))
+        net._shape(net.plan.channel(src, dst))
+        return list(next(c for c in calls if "class" in c))
+
+    sc = scn.load(root / "scenarios/testbed/audio-bulk.toml")
+    down = htb_class(sc, "router", "client")
+    assert down[down.index("burst") + 1] == "1600b" and down[down.index("cburst") + 1] == "1600b", down
+    assert "overhead" not in down, down
+    core = htb_class(sc, "server", "router")
+    assert core[core.index("burst") + 1] == "12500b", core
+    acc = {**ACCESS, "access": {**ACCESS["access"], "down_burst": "3000B", "down_overhead": "18B"}}
+    down = htb_class(acc, "router", "client")
+    assert down[down.index("burst") + 1] == "3000b" and down[down.index("overhead") + 1] == "4", down
+    # no burst given: 1 ms at 100 Mbit/s (12,500 B), at least 1600 B at 4 Mbit/s
+    assert "12500b" in htb_class(ACCESS, "server", "router")
+    assert "1600b" in htb_class(ACCESS, "router", "client")
+    bad = {**ACCESS, "access": {**ACCESS["access"], "down_overhead": "4B"}}
+    with pytest.raises(TestbedError, match="access.down_overhead: HTB on the testbed's veth counts"):
+        Network(plan(bad))._check_features()

@@ -28,6 +28,10 @@ class TestbedError(Exception):
     """The testbed cannot run here (not root, missing tool or qdisc, setup failure)."""
 
 
+# Bytes HTB counts on a veth beyond the IP packet (the Ethernet header; qdisc_pkt_len = skb->len).
+ETH_HEADER = 14
+
+
 def sh(*args: str, check: bool = True, timeout: float = 30) -> subprocess.CompletedProcess:
     p = subprocess.run(list(args), capture_output=True, text=True, timeout=timeout)
     if check and p.returncode != 0:
@@ -202,6 +206,10 @@ class Network:
         self._initcwnd()
 
     def _check_features(self) -> None:
+        for c in self.plan.channels():
+            if not c.userspace and 0 < c.overhead < ETH_HEADER:
+                raise TestbedError(f"{c.key_prefix}overhead: HTB on the testbed's veth counts each frame's {ETH_HEADER}-byte Ethernet header "
+                                   f"itself; give 0 or at least {ETH_HEADER} B (got {c.overhead} B)")
         probe = self.plan.nodes[0]
         has_netem = qdisc_available("netem", self.ns[probe])
         if self.delay_request == "netem" and not has_netem:
@@ -232,11 +240,16 @@ class Network:
 
     def _shape(self, c: Channel) -> None:
         node, dev = self._dev(c)
-        burst = max(1600, c.rate_bps // 8 // 1000)  # about 1 ms at the rate, at least one packet
+        # The scenario's `burst` (the simulator's token bucket, the same bytes); without one, HTB
+        # still needs some: about 1 ms at the rate, at least one packet, so that a late qdisc
+        # watchdog does not cost link time (the simulator then serialises exactly).
+        burst = c.burst if c.burst is not None else max(1600, c.rate_bps // 8 // 1000)
         tc = ("ip", "netns", "exec", self.ns[node], "tc")
         sh(*tc, "qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "1", "r2q", "1")
-        # `overhead` as tc's: bytes added to each packet's length in the rate tables (the simulator's)
-        ovh = ["overhead", str(c.overhead)] if c.overhead else []
+        # `overhead`: bytes the simulator adds to each IP packet. HTB on a veth already counts each
+        # frame's 14-byte Ethernet header, so tc gets the rest (below 14 B is refused in
+        # _check_features; 0 = not given, where the testbed counts 14 B more than the simulator).
+        ovh = ["overhead", str(c.overhead - ETH_HEADER)] if c.overhead > ETH_HEADER else []
         sh(*tc, "class", "add", "dev", dev, "parent", "1:", "classid", "1:1", "htb", "rate", f"{c.rate_bps}bit",
            "ceil", f"{c.rate_bps}bit", "burst", f"{burst}b", "cburst", f"{burst}b", "quantum", "1514", *ovh)
         sh(*tc, "qdisc", "add", "dev", dev, "parent", "1:1", "handle", "10:", *leaf_qdisc(c.queue, c.rate_bps))

@@ -60,6 +60,7 @@ class Channel:
     capacity: str = "rate"  # rate | trace | cellular
     capacity_key: str = ""  # the key the user wrote (access.down_trace, ...)
     overhead: int = 0
+    burst: int | None = None  # the link's `burst` (HTB's burst and cburst), bytes; None: not given
     opportunities_ms: list[int] | None = None  # trace / cellular: the delivery opportunities
     jitter: dict[str, Any] | None = None  # the simulator's distribution, parameters in seconds
     loss: float = 0.0
@@ -370,7 +371,8 @@ def plan(sc: dict[str, Any], seed: int = 1) -> Plan:
         c = Channel(name, src, dst, int(round(rate)), int(e["delay_ns"]), q, capacity=kind,
                     capacity_key=f"{prefix}{'rate' if kind == 'rate' else kind}", overhead=int(cap.get("overhead_bytes") or 0),
                     jitter=_jitter_secs(e.get("jitter")), loss=float(e.get("loss") or 0.0), reorder=bool(e.get("reorder")),
-                    key_prefix=prefix, loss_burst_ns=e.get("loss_burst_ns"), sim_name=e["channel"])
+                    key_prefix=prefix, loss_burst_ns=e.get("loss_burst_ns"), sim_name=e["channel"],
+                    burst=e.get("burst_bytes"))
         if kind != "rate":
             c.opportunities_ms, _period = _native.channel_opportunities(_scn.to_json(sc), seed, e["channel"])
         return c

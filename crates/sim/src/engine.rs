@@ -397,7 +397,11 @@ impl Core {
             c.tx_memo = (c.rate.0, bytes, tx);
             tx
         };
-        let free_at = now + tx;
+        // HTB's token bucket frees the link once its tokens are back at 0, at once if the burst covers it.
+        let free_at = match &mut c.bucket {
+            Some(b) => b.send(now, tx),
+            None => now + tx,
+        };
         let seq = self.events.reserve();
         if idle_after {
             // Nothing waits behind this packet: its TxDone would only find the queue empty.
@@ -406,7 +410,7 @@ impl Core {
             self.events.push_reserved(free_at, seq, Ev::TxDone(ch));
         }
         // A shaper releases the packet now and spends its serialisation time before the next one.
-        let depart = if c.shaper { now } else { free_at };
+        let depart = if c.shaper || c.bucket.is_some() { now } else { free_at };
         self.transmitted(ch, id, size, depart);
     }
 
@@ -610,6 +614,7 @@ impl Sim {
             rate: s.rate,
             overhead: 0,
             shaper: false,
+            bucket: None,
             delay: s.delay,
             qdisc: s.qdisc,
             opp: s.trace.map(OppLink::new),

@@ -186,6 +186,34 @@ impl LossBursts {
     }
 }
 
+/// HTB's token bucket on a fixed-rate link (`burst`): a packet may leave whenever the tokens are
+/// ≥ 0 and is charged its serialisation time after it leaves, so the tokens can go negative; they
+/// accrue at the link rate up to the burst (`htb_class_mode` with hysteresis off, `htb_charge_class`).
+/// After an idle period of at least one frame time a 1600 B burst releases two 1514 B frames back
+/// to back (1600 − 1514 ≥ 0 after the first). Tokens are kept in ns of link time, as HTB's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TokenBucket {
+    /// The burst as link time (its bytes' serialisation time at the rate).
+    pub burst: Time,
+    /// Tokens (ns) at `at`; negative while the last packet's charge is not yet earned back.
+    tokens: i64,
+    at: Time,
+}
+
+impl TokenBucket {
+    /// A bucket that starts full (HTB: a new class has `burst` tokens).
+    pub fn new(burst: Time) -> TokenBucket { TokenBucket { burst, tokens: burst.ns() as i64, at: Time::ZERO } }
+
+    /// A packet needing `tx` of link time leaves at `now` (the caller only sends once the previous
+    /// call's answer has passed, so the tokens are ≥ 0 here); returns when the next one may leave.
+    pub fn send(&mut self, now: Time, tx: Time) -> Time {
+        let earned = (self.tokens + (now - self.at).ns() as i64).min(self.burst.ns() as i64);
+        self.tokens = earned - tx.ns() as i64;
+        self.at = now;
+        now + Time::from_ns(self.tokens.min(0).unsigned_abs())
+    }
+}
+
 /// Random extra per-packet delay (cellular-like link-layer jitter).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Jitter {
@@ -223,6 +251,9 @@ pub struct Channel {
     /// packet leaves at once when dequeued and the next one waits its serialisation time (a token
     /// bucket of one packet), instead of every packet spending that time on the wire.
     pub shaper: bool,
+    /// HTB's token bucket (`burst`): the link is a shaper whose next packet may leave as soon as the
+    /// tokens are ≥ 0 again (None: each packet waits its full serialisation time).
+    pub bucket: Option<TokenBucket>,
     pub delay: Time,
     pub qdisc: Box<dyn Qdisc>,
     /// Opportunity-driven serialiser (trace or cellular model); None: fixed rate.
@@ -275,6 +306,30 @@ mod tests {
         let mut c = Cursor::default();
         let walked: Vec<u64> = (0..9).map(|_| { let m = t.at(c); c = t.next(c); m }).collect();
         assert_eq!(walked, vec![0, 2, 2, 5, 5, 7, 7, 10, 10]);
+    }
+
+    /// 4 Mbit/s, burst 1600 B (3.2 ms of link time), 1514 B frames (3.028 ms): from a full bucket
+    /// the first frame leaves 172 µs of tokens, so the second leaves at once and leaves
+    /// 172 − 3028 = −2856 µs: the third waits 2.856 ms. After 10 ms idle the bucket is full again
+    /// (capped at 3.2 ms, not 10 ms), so again a pair; a busy link then runs at the frame time.
+    #[test]
+    fn token_bucket_releases_a_pair_after_idle_then_the_rate() {
+        let rate = Rate(4_000_000);
+        let (burst, tx) = (rate.tx_time(1600), rate.tx_time(1514));
+        assert_eq!((burst, tx), (Time::from_us(3200), Time::from_us(3028)));
+        let mut b = TokenBucket::new(burst);
+        assert_eq!(b.send(Time::ZERO, tx), Time::ZERO);
+        assert_eq!(b.send(Time::ZERO, tx), Time::from_us(2856));
+        assert_eq!(b.send(Time::from_us(2856), tx), Time::from_us(2856 + 3028));
+        let idle = Time::from_us(2856 + 3028 + 10_000);
+        assert_eq!(b.send(idle, tx), idle);
+        assert_eq!(b.send(idle, tx), idle + Time::from_us(2856));
+        // A late start (timer lateness) is earned back while the tokens stay below the burst.
+        let late = idle + Time::from_us(2856 + 100);
+        assert_eq!(b.send(late, tx), late + Time::from_us(3028 - 100));
+        // A burst below one frame never releases a pair.
+        let mut small = TokenBucket::new(rate.tx_time(200));
+        assert_eq!(small.send(Time::ZERO, tx), Time::from_us(3028 - 400));
     }
 
     #[test]

@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::config::{ConfigError, Params};
 use crate::engine::{ChannelSpec, Sim};
 use crate::cellular::CellularParams;
-use crate::link::{Capacity, Jitter, LossBursts, Trace};
+use crate::link::{Capacity, Jitter, LossBursts, TokenBucket, Trace};
 use crate::packet::NodeId;
 use crate::qdisc::{self, droptail, LinkInfo, Qdisc};
 use crate::record::Tables;
@@ -166,6 +166,8 @@ struct Dir {
     reorder: bool,
     /// A fixed rate enforced as a shaper (`Channel::shaper`).
     shaper: bool,
+    /// HTB's token-bucket burst in bytes (`Channel::bucket`); None: none.
+    burst: Option<u64>,
 }
 
 impl Clone for Params {
@@ -316,13 +318,26 @@ fn parse_dir(p: &mut Params, k: &Keys, inherit: Option<&Dir>) -> Result<Dir, Con
     if shaper && !matches!(capacity, Capacity::Rate { .. }) {
         return Err(p.err(&k.k("shaper"), format!("only with {} (a trace or the cellular model has no serialiser to replace)", k.k("rate"))));
     }
-    Ok(Dir { capacity, capacity_path, delay, queue, queue_path, jitter, loss, loss_burst, reorder, shaper })
+    let burst = match (p.bytes_opt(&k.k("burst"))?, inherit) {
+        (Some(b), _) => Some(b),
+        (None, Some(d)) if !p.has(&k.k("rate")) => d.burst,
+        _ => None,
+    };
+    if let Some(b) = burst {
+        if !matches!(capacity, Capacity::Rate { .. }) {
+            return Err(p.err(&k.k("burst"), format!("only with {} (a token bucket of a fixed rate)", k.k("rate"))));
+        }
+        if b == 0 {
+            return Err(p.err(&k.k("burst"), "must be > 0 B (leave it out for no token bucket)"));
+        }
+    }
+    Ok(Dir { capacity, capacity_path, delay, queue, queue_path, jitter, loss, loss_burst, reorder, shaper, burst })
 }
 
 /// The reverse direction of a link with no reverse table: same capacity, delay and queue settings,
 /// no jitter, loss or reordering.
 fn plain_reverse(d: &Dir) -> Dir {
-    Dir { capacity: d.capacity.clone(), capacity_path: d.capacity_path.clone(), delay: d.delay, queue: d.queue.as_ref().map(clone_params), queue_path: d.queue_path.clone(), jitter: None, loss: 0.0, loss_burst: None, reorder: false, shaper: d.shaper }
+    Dir { capacity: d.capacity.clone(), capacity_path: d.capacity_path.clone(), delay: d.delay, queue: d.queue.as_ref().map(clone_params), queue_path: d.queue_path.clone(), jitter: None, loss: 0.0, loss_burst: None, reorder: false, shaper: d.shaper, burst: d.burst }
 }
 
 /// The reverse direction inherits the forward queue's settings (its own instance, same path in errors).
@@ -404,7 +419,7 @@ fn parse_dumbbell(mut d: Params) -> Result<Vec<LinkDef>, ConfigError> {
     };
     d.finish()?;
     let mut out = vec![];
-    let same = |x: &Dir, delay: Time| Dir { capacity: x.capacity.clone(), capacity_path: x.capacity_path.clone(), delay, queue: x.queue.as_ref().map(clone_params), queue_path: x.queue_path.clone(), jitter: x.jitter.clone(), loss: x.loss, loss_burst: x.loss_burst, reorder: x.reorder, shaper: x.shaper };
+    let same = |x: &Dir, delay: Time| Dir { capacity: x.capacity.clone(), capacity_path: x.capacity_path.clone(), delay, queue: x.queue.as_ref().map(clone_params), queue_path: x.queue_path.clone(), jitter: x.jitter.clone(), loss: x.loss, loss_burst: x.loss_burst, reorder: x.reorder, shaper: x.shaper, burst: x.burst };
     for i in 1..=n {
         let delay = delays.as_ref().map(|v| v[(i - 1) as usize]).unwrap_or(acc.delay);
         out.push(LinkDef { name: format!("s{i}"), from: format!("s{i}"), to: "r1".into(), fwd: same(&acc, delay), rev: same(&acc, delay) });
@@ -544,6 +559,7 @@ pub fn build(v: &Value, seed: u64) -> Result<Built, ConfigError> {
             let id = sim.add_channel(ChannelSpec { name, from: a, to: b, rate, delay: dir.delay, qdisc: q, trace, jitter: dir.jitter, reorder: dir.reorder, loss: dir.loss, sampled: is_sampled });
             sim.channel_mut(id).overhead = overhead;
             sim.channel_mut(id).shaper = dir.shaper;
+            sim.channel_mut(id).bucket = dir.burst.map(|b| TokenBucket::new(rate.tx_time(b)));
             if let Some(b) = dir.loss_burst {
                 sim.channel_mut(id).loss_bursts = Some(LossBursts::new(dir.loss, b, seed, &sim.channel(id).name.clone()));
             }
@@ -695,6 +711,7 @@ fn dir_json(d: &Dir, channel: &str) -> Value {
         "loss_burst_ns": d.loss_burst.map(|t| t.ns()),
         "reorder": d.reorder,
         "shaper": d.shaper,
+        "burst_bytes": d.burst,
     })
 }
 

@@ -170,7 +170,7 @@ fn cases() -> Vec<(&'static str, Value, u64, &'static str)> {
         }, 7, "84ffb9128d35151e4a80d3577f09f12ed9293acf0c6e837548f344a333177998"),
         ("cellular-bulk", access(("down_cellular", json!({"bler": 0.2, "share": 0.4})), json!({"kind": "droptail", "limit": "500pkt"}), vec![bulk("cubic", "1s")], 6), 8, "5fde0aaf48320873c7e336cc759aded3a252fdc398a0120fbe30c409fbacb10c"),
         ("trace-codel-red", trace, 9, "9a5c257d1045bea7167bcec0d50b8b3fab356335dbfefd217f77afb961d1c60c"),
-        ("links-loss-reorder-bbr", links, 10, "057ae260022f08cf99c01af14290b2312ede07940e5a9892702aa087d654cfd8"),
+        ("links-loss-reorder-bbr", links, 10, "ba35a02cdf1d41711f2592a24acbd95d4292f134770bb78a70557739e27a0b12"),
         ("overload-paced-video", bench, 11, "fc92ede17eecd70a1b2350a7730218af742b7afdd8e93bd687e334ff2b120114"),
     ]
 }

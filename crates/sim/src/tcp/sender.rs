@@ -126,6 +126,10 @@ pub struct Sender {
     skb_at: Option<Time>,
     skb_segs: u64,
     skb_bytes: u64,
+    /// Linux's pacing clock at the current skb: where its gap starts (`tcp_wstamp_ns` after
+    /// `max(tcp_wstamp_ns, now)`) and how late it left (the "OS jitter" credit).
+    skb_start: Time,
+    skb_credit: Time,
     /// The last transmit attempt stopped because of cwnd (RFC 7661: grow only then).
     cwnd_limited: bool,
     fin_sent: bool,
@@ -193,6 +197,8 @@ impl Sender {
             skb_at: None,
             skb_segs: 0,
             skb_bytes: 0,
+            skb_start: Time::ZERO,
+            skb_credit: Time::ZERO,
             cwnd_limited: false,
             fin_sent: false,
             pacing,
@@ -1138,9 +1144,22 @@ impl Sender {
                     self.skb_at = Some(now);
                     self.skb_segs = 1;
                     self.skb_bytes = bytes as u64;
+                    self.skb_start = self.next_send.max(now);
+                    self.skb_credit = now - self.next_send;
                 }
                 if rate > 0.0 && !(linux && self.stats.segments_sent < 10) {
-                    self.next_send = now + Time::from_secs_f64(self.skb_bytes as f64 / rate);
+                    let len = Time::from_secs_f64(self.skb_bytes as f64 / rate);
+                    self.next_send = if linux {
+                        // tcp_update_skb_after_send: an skb that leaves late (after an ACK that
+                        // opened the cwnd, or a late timer) shortens its own gap by the lateness,
+                        // at most by half ("take into account OS jitter").
+                        self.skb_start + (len - Time(len.ns() / 2).min(self.skb_credit))
+                    } else {
+                        now + len
+                    };
+                } else if linux {
+                    // unpaced, but the clock still advances to the send (max(tcp_wstamp_ns, now))
+                    self.next_send = self.next_send.max(now);
                 }
             }
         }
