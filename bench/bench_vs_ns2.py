@@ -135,7 +135,7 @@ def split(sweep_path: str, out: str) -> dict[str, float]:
         return f
 
     saved = [(m, n, wrap(m, n, k)) for m, n, k in ((_native, "simulate_json", "simulator call (Rust)"), (sim, "_to_result", "Arrow tables"),
-                                                  (sweep, "_store", "storing runs (Parquet, SHA-256)"), (sweep, "collect", "combined tables"))]
+                                                  (sweep, "_store", "storing runs (Arrow IPC, SHA-256)"), (sweep, "collect", "combined tables"))]
     shutil.rmtree(out, ignore_errors=True)
     try:
         t = time.process_time()
@@ -160,13 +160,14 @@ def main() -> None:
     ap.add_argument("--duration", type=int, default=60, help="simulated seconds per point")
     ap.add_argument("--keep", default=None, help="leave both sides' outputs in this directory")
     ap.add_argument("--no-split", action="store_true", help="skip the in-process split of jitterlab's time by stage")
+    ap.add_argument("--no-ns2", action="store_true", help="run jitterlab only (profiling its side)")
     a = ap.parse_args()
     work = a.keep or tempfile.mkdtemp(prefix="vs-ns2-")
     os.makedirs(work, exist_ok=True)
     sw = os.path.join(work, "vs-ns2.toml")
     sweep_file(sw, a.duration)
     st = starts()
-    have_ns = shutil.which("ns") is not None
+    have_ns = shutil.which("ns") is not None and not a.no_ns2
     jl, ns = [], []
     try:
         for _ in range(a.pairs):
@@ -183,7 +184,7 @@ def main() -> None:
                   f"{du(os.path.join(work, 'ns2')) / 1e6:.1f} MB written")
             print(f"ratio ns-2 / jitterlab: wall {n[0] / j[0]:.1f}×, CPU {n[1] / j[1]:.1f}×")
         else:
-            print("ns-2: skipped (`ns` not found on PATH; Debian/Ubuntu: apt-get install ns2)")
+            print("ns-2: skipped (--no-ns2)" if a.no_ns2 else "ns-2: skipped (`ns` not found on PATH; Debian/Ubuntu: apt-get install ns2)")
         if not a.no_split:
             acc = split(sw, os.path.join(work, "split"))
             tot = sum(acc.values())

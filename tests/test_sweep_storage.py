@@ -62,7 +62,7 @@ def test_runs_store_only_the_tables_asked_for_and_aggregates(tmp_path, capsys):
     res = sweep.run(sw, tmp_path / "o", jobs=2, progress=False)
     assert sorted(p.name for p in (tmp_path / "o").glob("*.parquet")) == ["media_count.parquet", "runs.parquet"]
     for d in (tmp_path / "o" / "runs").iterdir():
-        assert sorted(p.name for p in d.glob("*.parquet")) == ["media_count.parquet", "runs.parquet"]
+        assert sorted(p.name for p in d.iterdir() if p.name != "done") == ["media_count.arrow", "runs.arrow"]
     counts = res["media_count"]
     # 2 s of 20 ms audio minus a start in [0, 50) ms: 98-100 packets per run
     assert list(counts.run_id) == list(range(12)) and counts.packets.between(98, 100).all()
@@ -124,3 +124,43 @@ def test_dask_receipt_for_a_run_the_client_cannot_see_is_an_error(tmp_path, monk
     monkeypatch.setattr(sweep, "_executor", elsewhere)
     with pytest.raises(sweep.SweepError, match="a Dask worker stored run 0 where this client cannot see it; --out must be a directory every worker shares"):
         sweep.run(sweep.load(f), tmp_path / "o", executor="dask", scheduler="tcp://nowhere:1", progress=False)
+
+
+def test_runs_stored_as_parquet_by_an_older_version_are_reused(tmp_path):
+    """Per-run files are Arrow IPC now; an OUT whose runs were stored as Parquet resumes without
+    running them again and combines to the same tables."""
+    import pyarrow.parquet as pq
+
+    f = write(tmp_path)
+    ref = sweep.run(sweep.load(f), tmp_path / "o", jobs=1, progress=False)
+    for done in (tmp_path / "o" / "runs").glob("*/done"):
+        rec = json.loads(done.read_text())
+        files = {}
+        for name in rec["files"]:
+            t = sweep.read_run_table(done.parent, name.removesuffix(".arrow"))
+            (done.parent / name).unlink()
+            p = done.parent / name.replace(".arrow", ".parquet")
+            pq.write_table(t, p)
+            files[p.name] = {"rows": t.num_rows, "sha256": hashlib.sha256(p.read_bytes()).hexdigest()}
+        rec["files"] = files
+        done.write_text(json.dumps(rec))
+    again = sweep.run(sweep.load(f), tmp_path / "o", jobs=1, progress=False)
+    assert again.ran == 0 and again.skipped == 12
+    for name in ("media_packets", "runs", "queue_samples"):
+        pd.testing.assert_frame_equal(again[name], ref[name])
+
+
+def test_a_sweep_does_not_import_pandas(tmp_path):
+    """`jitterlab sweep` and its workers never build a DataFrame: pandas (half a second a process)
+    stays unimported, in the client and in a worker."""
+    import subprocess
+    import sys
+
+    f = write(tmp_path)
+    code = ("import sys, jitterlab.cli, jitterlab.sweep as S\n"
+            f"r = S.run(S.load({str(f)!r}), {str(tmp_path / 'o')!r}, jobs=1, progress=False)\n"
+            "assert r.arrow['runs'].num_rows == 12 and not r.failed\n"
+            "print(sorted(m for m in ('pandas', 'matplotlib', 'dask') if m in sys.modules))")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "[]", p.stdout
