@@ -164,3 +164,40 @@ def test_a_sweep_does_not_import_pandas(tmp_path):
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "[]", p.stdout
+
+
+def _mixed(res) -> dict[str, pa.Table]:
+    """An aggregate whose column is typed in some runs and all-null (null type) in others."""
+    rid = int(res.arrow["runs"].column("run_id")[0].as_py())
+    v = pa.array([rid if rid % 3 else None])
+    return {"mixed": pa.table({"run_id": pa.array([rid]), "v": v})}
+
+
+def test_combined_tables_are_built_while_runs_finish(tmp_path, monkeypatch):
+    """The combined tables grow as runs finish (row groups of ROW_GROUP rows, in run order), and
+    hold exactly the runs' tables; a table whose runs disagree on a column's type is written with
+    the types unified, as concatenating all the runs would."""
+    import pyarrow.parquet as pq
+
+    monkeypatch.setattr(sweep._Combiner, "ROW_GROUP", 250)  # ~100 media rows a run
+    f = write(tmp_path)
+    sw = sweep.load(f)
+    sw.tables = sweep.TABLES + ("mixed",)
+    sw.reduce = _mixed
+    sizes: list[int] = []
+    tmp = tmp_path / "o" / f".media_packets.parquet.tmp{__import__('os').getpid()}"
+
+    def seen(_receipt):
+        sizes.append(tmp.stat().st_size if tmp.exists() else 0)
+
+    res = sweep.run(sw, tmp_path / "o", jobs=1, progress=False, on_result=seen)
+    meta = pq.ParquetFile(tmp_path / "o" / "media_packets.parquet").metadata
+    # 12 runs of ~99 rows in groups of >= 250 rows: 4 groups (the last takes the rest)
+    assert meta.num_rows == res.arrow["media_packets"].num_rows and 4 <= meta.num_row_groups <= 5
+    assert max(sizes) > 0, "nothing was written before the last run finished"
+    per_run = pa.concat_tables([sweep.read_run_table(tmp_path / "o" / "runs" / f"{i:06d}", "media_packets") for i in range(12)])
+    assert pq.read_table(tmp_path / "o" / "media_packets.parquet").equals(per_run)
+    mixed = pq.read_table(tmp_path / "o" / "mixed.parquet")
+    assert mixed.schema.field("v").type == pa.int64()
+    assert mixed.column("v").to_pylist() == [i if i % 3 else None for i in range(12)]
+    assert not list((tmp_path / "o").glob(".*tmp*"))

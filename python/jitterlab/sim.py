@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import math
 import os
@@ -116,8 +117,7 @@ def _f64(a: Any) -> pa.Array:
 
 def _strings(values: list[str]) -> pa.Array:
     enc = [v.encode() for v in values]
-    off = np.zeros(len(enc) + 1, dtype=np.int32)
-    np.cumsum([len(b) for b in enc], out=off[1:])
+    off = np.array([0, *itertools.accumulate(map(len, enc))], dtype=np.int32)
     return pa.Array.from_buffers(pa.string(), len(enc), [None, pa.py_buffer(off), pa.py_buffer(b"".join(enc))])
 
 

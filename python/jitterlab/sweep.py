@@ -446,12 +446,16 @@ def _write_run(tmp: Path, d: Path, res: dict[str, Any]) -> None:
 #: at about Parquet+snappy's size; they are the sweep's working storage, read back only to build
 #: the combined Parquet tables. Runs stored as Parquet by older versions are still read.
 RUN_EXT = ".arrow"
-_IPC_OPTIONS = pa.ipc.IpcWriteOptions(compression="lz4")
+_IPC_LZ4 = pa.ipc.IpcWriteOptions(compression="lz4", use_threads=False)  # a worker is one core
+_IPC_PLAIN = pa.ipc.IpcWriteOptions(use_threads=False)
+#: Tables smaller than this are stored uncompressed: LZ4 frames cost ~0.15 ms a table, more than
+#: they save on a few kB (a run's runs, channels, flows rows).
+LZ4_MIN_BYTES = 64 * 1024
 
 
 def _encode_run_table(t: pa.Table) -> pa.Buffer:
     sink = pa.BufferOutputStream()
-    with pa.ipc.new_file(sink, t.schema, options=_IPC_OPTIONS) as w:
+    with pa.ipc.new_file(sink, t.schema, options=_IPC_LZ4 if t.nbytes >= LZ4_MIN_BYTES else _IPC_PLAIN) as w:
         w.write_table(t)
     return sink.getvalue()
 
@@ -605,11 +609,41 @@ def run(sweep: Sweep, out: str | Path, jobs: int | None = None, executor: str = 
             raise SweepError("sweep.backend = \"testbed\": runs need this machine's namespaces; use --executor local")
         jobs = 1  # one real-time run at a time, never in parallel
     bar = Progress(len(todo), skipped, sweep.name, progress)
-    fresh: dict[int, dict[str, pa.Table]] = {}
+    todo_ids = {s.run_id for s in todo}
+    combiner = _Combiner(out, tuple(sweep.tables), [s.run_id for s in specs], [s.run_id for s in specs if s.run_id not in todo_ids])
     t_runs = time.perf_counter()
     client_s = run_s = cpu_s = 0.0
     peak_rss = 0
     it = iter(_executor(executor, jobs, scheduler)(payloads))
+    acc: dict[str, Any] = {"client_s": 0.0, "run_s": 0.0, "cpu_s": 0.0, "peak_rss": 0}
+    try:
+        _loop_results(it, out, local, inline, combiner, bar, on_result, acc)
+    except BaseException:
+        combiner.abort()
+        raise
+    client_s, run_s, cpu_s, peak_rss = acc["client_s"], acc["run_s"], acc["cpu_s"], acc["peak_rss"]
+    t_collect = time.perf_counter()
+    combined = combiner.finish()
+    fails = [{"run_id": int(d.name), "error": (d / "error.txt").read_text().split("\n", 1)[0]}
+             for d in sorted((out / "runs").glob("[0-9]*")) if ".tmp" not in d.name and (d / "error.txt").exists()]
+    _io.write_atomic(out / "failures.csv", functools.partial(_write_failures, fails))
+    result = SweepResult(out, combined, fails, len(todo), skipped)
+    t_end = time.perf_counter()
+    result.timing = {"wall_s": t_end - t_start, "prepare_s": t_runs - t_start, "runs_wall_s": t_collect - t_runs,
+                     "client_s": client_s, "collect_s": t_end - t_collect, "run_s": run_s, "run_cpu_s": cpu_s,
+                     "serial_s": (t_runs - t_start) + client_s + (t_end - t_collect), "workers": n_workers,
+                     "worker_peak_rss_bytes": peak_rss, "runs": len(todo)}
+    return result
+
+
+def _loop_results(it: Iterable[dict[str, Any]], out: Path, local: bool, inline: bool, combiner: _Combiner, bar: Progress,
+                  on_result: Callable[[dict[str, Any]], None] | None, acc: dict[str, Any]) -> None:
+    """The client's loop over the runs' receipts: hands each run to the combiner, keeps the
+    counts and the progress bar. `acc` gathers client_s (the client's own time, serial), run_s,
+    cpu_s (the workers') and the workers' peak_rss."""
+    it = iter(it)
+    client_s = run_s = cpu_s = 0.0
+    peak_rss = 0
     while True:
         t0 = time.perf_counter()
         res = next(it, None)
@@ -622,8 +656,7 @@ def run(sweep: Sweep, out: str | Path, jobs: int | None = None, executor: str = 
             # checked on the first receipt: a worker wrote somewhere this client does not see
             raise SweepError(f"{out}: a Dask worker stored run {res['run_id']} where this client cannot see it; "
                              "--out must be a directory every worker shares with the client (same path)")
-        if res["ok"] and "tables" in res:
-            fresh[res["run_id"]] = res["tables"]
+        combiner.add(res["run_id"], res.get("tables") if res["ok"] else None, res["ok"])
         run_s += res["wall_s"]
         cpu_s += res.get("cpu_s", 0.0)
         peak_rss = max(peak_rss, res.get("rss_bytes", 0))
@@ -631,14 +664,7 @@ def run(sweep: Sweep, out: str | Path, jobs: int | None = None, executor: str = 
         if on_result:
             on_result(res)
         client_s += time.perf_counter() - t1
-    t_collect = time.perf_counter()
-    result = collect(out, sweep.tables, fresh, ran=len(todo), skipped=skipped, verified=True)
-    t_end = time.perf_counter()
-    result.timing = {"wall_s": t_end - t_start, "prepare_s": t_runs - t_start, "runs_wall_s": t_collect - t_runs,
-                     "client_s": client_s, "collect_s": t_end - t_collect, "run_s": run_s, "run_cpu_s": cpu_s,
-                     "serial_s": (t_runs - t_start) + client_s + (t_end - t_collect), "workers": n_workers,
-                     "worker_peak_rss_bytes": peak_rss, "runs": len(todo)}
-    return result
+        acc.update(client_s=client_s, run_s=run_s, cpu_s=cpu_s, peak_rss=peak_rss)
 
 
 def serial_fraction(timing: Mapping[str, float]) -> float:
@@ -692,6 +718,147 @@ def _executor(kind: str, jobs: int | None, scheduler: str | None) -> Callable[[l
 
         return dask
     raise SweepError(f"executor: must be local or dask, got {kind!r}")
+
+
+class _Combiner:
+    """Builds OUT/<table>.parquet while the runs finish, in a thread beside the client's loop.
+
+    Runs are appended in run-id order as soon as every earlier run has finished (or failed), one
+    row group each time ROW_GROUP rows have gathered (128 Ki rows, a few MB: little is left to
+    write after the last run, and row groups stay large for readers), at most 1 Mi rows (pyarrow's
+    default) a group: the combined tables grow while workers still run, so
+    after the last run only its own tables and the footers remain to write (the serial part of
+    a sweep, Amdahl). Parquet encoding and the reading of runs' files release the GIL. The files
+    depend only on the runs' tables, not on the order runs finish in, so every executor writes
+    the same bytes. A table whose runs disagree on its schema (a column null in one run, typed
+    in another) is written at the end from all its parts with types unified instead."""
+
+    ROW_GROUP = 1 << 17
+
+    def __init__(self, out: Path, tables: tuple[str, ...], order: list[int], ready: Iterable[int]):
+        import queue
+        import threading
+
+        self.out, self.tables, self.order = out, tables, order
+        self.pos = 0
+        self.state: dict[int, dict[str, pa.Table] | None | bool] = {i: True for i in ready}  # True: read from its files
+        self.parts: dict[str, list[pa.Table]] = {n: [] for n in tables}
+        self.pending: dict[str, list[pa.Table]] = {n: [] for n in tables}
+        self.pending_rows = dict.fromkeys(tables, 0)
+        self.writers: dict[str, Any] = {}
+        self.mixed: set[str] = set()
+        self.error: BaseException | None = None
+        self.q: Any = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._loop, name="sweep-combine", daemon=True)
+        self.thread.start()
+
+    def add(self, run_id: int, tables: Mapping[str, pa.Table] | None, ok: bool) -> None:
+        """A finished run: its tables when in memory (else they are read from its files), or
+        a failed one (nothing to add)."""
+        self.q.put((run_id, dict(tables) if tables is not None else (True if ok else None)))
+
+    def _tmp(self, name: str) -> Path:
+        return self.out / f".{name}.parquet.tmp{os.getpid()}"
+
+    def _loop(self) -> None:
+        try:  # runs finished before (resumed sweeps) are read at once
+            self._advance()
+        except BaseException as e:
+            self.error = e
+        while True:
+            item = self.q.get()
+            if item is None:
+                return
+            if self.error is not None:
+                continue
+            try:
+                self.state[item[0]] = item[1]
+                self._advance()
+            except BaseException as e:  # reported by finish()
+                self.error = e
+
+    def _advance(self) -> None:
+        while self.pos < len(self.order) and self.order[self.pos] in self.state:
+            rid = self.order[self.pos]
+            got = self.state.pop(rid)
+            self.pos += 1
+            if got is None:
+                continue
+            d = _run_dir(self.out, rid)
+            for name in self.tables:
+                t = got.get(name) if isinstance(got, dict) else read_run_table(d, name)
+                if t is None or not t.num_rows:
+                    continue
+                self.parts[name].append(t)
+                if name in self.mixed:
+                    continue
+                first = self.parts[name][0]
+                if t.schema != first.schema:
+                    self.mixed.add(name)
+                    continue
+                self.pending[name].append(t)
+                self.pending_rows[name] += t.num_rows
+                if self.pending_rows[name] >= self.ROW_GROUP:
+                    self._flush(name)
+
+    def _flush(self, name: str) -> None:
+        if not self.pending[name]:
+            return
+        t = pa.concat_tables(self.pending[name])
+        w = self.writers.get(name)
+        if w is None:
+            w = self.writers[name] = pq.ParquetWriter(str(self._tmp(name)), t.schema, **_combined_options(t))
+        w.write_table(t, row_group_size=min(t.num_rows, 1 << 20))
+        self.pending[name], self.pending_rows[name] = [], 0
+
+    def finish(self) -> dict[str, pa.Table]:
+        """Waits for the thread, writes what is left and renames each file into place."""
+        self.q.put(None)
+        self.thread.join()
+        if self.error is not None:
+            self.abort()
+            if isinstance(self.error, OSError):
+                raise _io._oserror(self.out / "runs", self.error, "write the combined tables") from None
+            raise self.error
+        combined = {}
+        for name in self.tables:
+            parts = self.parts[name]
+            final = self.out / f"{name}.parquet"
+            try:
+                if name in self.mixed or not parts:
+                    self._close(name)
+                    self._tmp(name).unlink(missing_ok=True)
+                    t = pa.concat_tables(parts, promote_options="default") if parts else _empty()
+                    _io.write_atomic(final, functools.partial(pq.write_table, t, **_combined_options(t)))
+                else:
+                    self._flush(name)
+                    self._close(name)
+                    os.replace(self._tmp(name), final)
+                    t = pa.concat_tables(parts)
+            except OSError as e:
+                self.abort()
+                raise _io._oserror(final, e, "write") from None
+            combined[name] = t
+        return combined
+
+    def _close(self, name: str) -> None:
+        w = self.writers.pop(name, None)
+        if w is not None:
+            w.close()
+
+    def abort(self) -> None:
+        """Stops the thread (if running) and removes the unfinished files."""
+        if self.thread.is_alive():
+            self.error = self.error or RuntimeError("aborted")
+            self.q.put(None)
+            self.thread.join()
+        for name in list(self.writers):
+            try:
+                self._close(name)
+            except OSError:
+                pass
+        for name in self.tables:
+            self._tmp(name).unlink(missing_ok=True)
 
 
 def collect(out: str | Path, tables: Iterable[str] = TABLES, fresh: Mapping[int, Mapping[str, pa.Table]] | None = None,
