@@ -356,8 +356,16 @@ def _to_result(raw: dict, sc: dict, seed: int, run_id: int, params: Mapping[str,
         if not rows:
             return _table({"run_id": _i64(np.zeros(0, dtype=np.int64))})
         out = {"run_id": rid(len(rows))}
-        for key in rows[0]:
-            out[key] = _column([r[key] for r in rows])
+        keys = list(rows[0])
+        # the counters (most columns) as one int64 matrix: one conversion, not one per column
+        ints = [k for k in keys if all(type(r[k]) is int for r in rows)]
+        try:
+            mat = np.array([[r[k] for k in ints] for r in rows], dtype=np.int64).T.copy()
+        except OverflowError:  # a value beyond int64: each column by itself
+            ints, mat = [], None
+        at = {k: i for i, k in enumerate(ints)}
+        for key in keys:
+            out[key] = _i64(mat[at[key]]) if key in at else _column([r[key] for r in rows])
         return _table(out)
 
     ts = raw["tcp_series"]
