@@ -615,7 +615,7 @@ def run(sweep: Sweep, out: str | Path, jobs: int | None = None, executor: str = 
     client_s = run_s = cpu_s = 0.0
     peak_rss = 0
     it = iter(_executor(executor, jobs, scheduler)(payloads))
-    acc: dict[str, Any] = {"client_s": 0.0, "run_s": 0.0, "cpu_s": 0.0, "peak_rss": 0}
+    acc: dict[str, Any] = {"client_s": 0.0, "run_s": 0.0, "cpu_s": 0.0, "peak_rss": 0, "fails": []}
     try:
         _loop_results(it, out, local, inline, combiner, bar, on_result, acc)
     except BaseException:
@@ -624,8 +624,8 @@ def run(sweep: Sweep, out: str | Path, jobs: int | None = None, executor: str = 
     client_s, run_s, cpu_s, peak_rss = acc["client_s"], acc["run_s"], acc["cpu_s"], acc["peak_rss"]
     t_collect = time.perf_counter()
     combined = combiner.finish()
-    fails = [{"run_id": int(d.name), "error": (d / "error.txt").read_text().split("\n", 1)[0]}
-             for d in sorted((out / "runs").glob("[0-9]*")) if ".tmp" not in d.name and (d / "error.txt").exists()]
+    # from the receipts (a failed run's error.txt starts with the same line): no scan of OUT/runs/
+    fails = sorted(acc["fails"], key=lambda r: r["run_id"])
     _io.write_atomic(out / "failures.csv", functools.partial(_write_failures, fails))
     result = SweepResult(out, combined, fails, len(todo), skipped)
     t_end = time.perf_counter()
@@ -640,7 +640,7 @@ def _loop_results(it: Iterable[dict[str, Any]], out: Path, local: bool, inline: 
                   on_result: Callable[[dict[str, Any]], None] | None, acc: dict[str, Any]) -> None:
     """The client's loop over the runs' receipts: hands each run to the combiner, keeps the
     counts and the progress bar. `acc` gathers client_s (the client's own time, serial), run_s,
-    cpu_s (the workers') and the workers' peak_rss."""
+    cpu_s (the workers'), the workers' peak_rss and fails (the failed runs' first error lines)."""
     it = iter(it)
     client_s = run_s = cpu_s = 0.0
     peak_rss = 0
@@ -657,6 +657,8 @@ def _loop_results(it: Iterable[dict[str, Any]], out: Path, local: bool, inline: 
             raise SweepError(f"{out}: a Dask worker stored run {res['run_id']} where this client cannot see it; "
                              "--out must be a directory every worker shares with the client (same path)")
         combiner.add(res["run_id"], res.get("tables") if res["ok"] else None, res["ok"])
+        if not res["ok"]:
+            acc["fails"].append({"run_id": int(res["run_id"]), "error": str(res.get("error", "")).split("\n", 1)[0]})
         run_s += res["wall_s"]
         cpu_s += res.get("cpu_s", 0.0)
         peak_rss = max(peak_rss, res.get("rss_bytes", 0))
