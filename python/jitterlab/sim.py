@@ -362,7 +362,7 @@ def _to_result(raw: dict, sc: dict, seed: int, run_id: int, params: Mapping[str,
         try:
             mat = np.array([[r[k] for k in ints] for r in rows], dtype=np.int64).T.copy()
         except OverflowError:  # a value beyond int64: each column by itself
-            ints, mat = [], None
+            ints, mat = [], np.zeros((0, 0), dtype=np.int64)
         at = {k: i for i, k in enumerate(ints)}
         for key in keys:
             out[key] = _i64(mat[at[key]]) if key in at else _column([r[key] for r in rows])

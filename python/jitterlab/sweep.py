@@ -786,9 +786,9 @@ class _Combiner:
             self.pos += 1
             if got is None:
                 continue
-            d = None if isinstance(got, dict) else _run_dir(self.out, rid)
+            d = _run_dir(self.out, rid) if got is True else None  # in memory: no path needed
             for name in self.tables:
-                t = got.get(name) if d is None else read_run_table(d, name)
+                t = got.get(name) if isinstance(got, dict) else read_run_table(d, name) if d is not None else None
                 if t is None or not t.num_rows:
                     continue
                 self.parts[name].append(t)
