@@ -49,17 +49,31 @@ def _save_later(fig: Any, png: Path, svg: Path) -> Any:
     saved here at once). Rendering (text layout, Agg, SVG) is most of a preset's post-processing
     and pure CPU under the GIL: in other processes the figures render side by side, and beside
     the metrics the preset computes meanwhile. JITTERLAB_FIGURE_PROCS=0 saves in-process."""
-    global _SAVER
-    import os
     import pickle
 
-    procs = int(os.environ.get("JITTERLAB_FIGURE_PROCS", str(min(8, os.cpu_count() or 1))))
+    pool = _start_savers()
     try:
-        data = pickle.dumps(fig) if procs > 0 else None
+        data = pickle.dumps(fig) if pool is not None else None
     except Exception:  # an artist that does not pickle: drawn here
         data = None
-    if data is None:
+    if pool is None or data is None:
         _save_figure_here(fig, png, svg)
+        return None
+    return pool.submit(_save_figure, data, str(png), str(svg))
+
+
+def _warm() -> None:
+    from jitterlab import plots  # noqa: F401  (matplotlib imported before the first figure arrives)
+
+
+def _start_savers() -> Any:
+    """The saver pool (None: JITTERLAB_FIGURE_PROCS=0), started once; each process imports
+    matplotlib at once, while the caller goes on (a preset: during its runs)."""
+    global _SAVER
+    import os
+
+    procs = int(os.environ.get("JITTERLAB_FIGURE_PROCS", str(min(8, os.cpu_count() or 1))))
+    if procs <= 0:
         return None
     if _SAVER is None:
         import multiprocessing as mp
@@ -67,7 +81,9 @@ def _save_later(fig: Any, png: Path, svg: Path) -> Any:
 
         # spawn: no inherited threads or locks (pyarrow's pools, the sweep's combiner)
         _SAVER = ProcessPoolExecutor(max_workers=procs, mp_context=mp.get_context("spawn"))
-    return _SAVER.submit(_save_figure, data, str(png), str(svg))
+        for _ in range(procs):
+            _SAVER.submit(_warm)
+    return _SAVER
 
 
 def _save_figure_here(fig: Any, png: Path, svg: Path) -> None:
@@ -130,6 +146,7 @@ class Report:
         self.provenance: list[tuple[str, Mapping[str, Any]]] = []
         #: figures being saved as PNG and SVG in other processes (waited for in `write`)
         self._saves: list[Any] = []
+        _start_savers()  # their start (matplotlib's import) overlaps what comes before the figures
 
     def section(self, title: str, intro: str = "") -> Section:
         s = Section(title, intro)
