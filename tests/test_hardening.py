@@ -269,16 +269,16 @@ def test_damaged_truncated_missing_runs_are_redone(tmp_path):
     ref = _tables(ref_out)
     runs = out / "runs"
     done = json.loads((runs / "000000" / "done").read_text())
-    assert done["files"]["media_packets.parquet"]["rows"] == 50  # 1 s of 20 ms audio
+    assert done["files"]["media_packets.arrow"]["rows"] == 50  # 1 s of 20 ms audio
     # a flipped bit in the middle of a data page
-    m = runs / "000000" / "media_packets.parquet"
+    m = runs / "000000" / "media_packets.arrow"
     data = bytearray(m.read_bytes())
     data[len(data) // 2] ^= 0x10
     m.write_bytes(bytes(data))
     # a truncated file, a deleted file
-    r = runs / "000001" / "runs.parquet"
+    r = runs / "000001" / "runs.arrow"
     r.write_bytes(r.read_bytes()[: r.stat().st_size // 2])
-    (runs / "000002" / "tcp_flows.parquet").unlink()
+    (runs / "000002" / "tcp_flows.arrow").unlink()
     # a killed run's temporary directory (its process is gone)
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
@@ -290,9 +290,9 @@ def test_damaged_truncated_missing_runs_are_redone(tmp_path):
 
     p = run_cli("sweep", str(f), "--out", str(out), "--jobs", "1", "--quiet")
     assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
-    assert "run 000000: media_packets.parquet does not match its checksum (damaged); running it again" in p.stderr
-    assert "run 000001: runs.parquet does not match its checksum" in p.stderr
-    assert "run 000002: tcp_flows.parquet is missing; running it again" in p.stderr
+    assert "run 000000: media_packets.arrow does not match its checksum (damaged); running it again" in p.stderr
+    assert "run 000001: runs.arrow does not match its checksum" in p.stderr
+    assert "run 000002: tcp_flows.arrow is missing; running it again" in p.stderr
     assert "3 now, 1 before" in p.stderr
     assert not list(runs.glob("*.tmp*"))
     got = _tables(out)
@@ -305,11 +305,11 @@ def test_collect_leaves_out_unverified_runs(tmp_path, capsys):
     f.write_text(SWEEP)
     res = sweep.run(sweep.load(f), tmp_path / "o", jobs=1, progress=False)
     assert res.arrow["runs"].num_rows == 4
-    m = tmp_path / "o" / "runs" / "000003" / "media_packets.parquet"
+    m = tmp_path / "o" / "runs" / "000003" / "media_packets.arrow"
     m.write_bytes(m.read_bytes()[:-7])
     again = sweep.collect(tmp_path / "o", sweep.TABLES)
     assert sorted(again["runs"].run_id) == [0, 1, 2]
-    assert "run 000003: media_packets.parquet does not match its checksum" in capsys.readouterr().err
+    assert "run 000003: media_packets.arrow does not match its checksum" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------------------------------------
@@ -376,7 +376,16 @@ def test_sweep_full_disk_keeps_finished_runs(tmp_path, monkeypatch, capsys):
     f = tmp_path / "s.toml"
     f.write_text(SWEEP)
     out = tmp_path / "o"
-    _fail_on_write(monkeypatch, errno.ENOSPC, after=9)  # a few runs store, then the disk is full
+    # a few runs store their tables (Arrow IPC files), then the disk is full
+    real, calls = sweep._encode_run_table, {"n": 0}
+
+    def encode(t):
+        calls["n"] += 1
+        if calls["n"] > 9:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(t)
+
+    monkeypatch.setattr(sweep, "_encode_run_table", encode)
     assert cli.main(["sweep", str(f), "--out", str(out), "--jobs", "1", "--quiet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no space left" in err[0], err

@@ -142,3 +142,29 @@ def test_converted_figure_keeps_what_matplotlib_drew():
     assert xa["type"] == "log" and xa["ticktext"] == ["a", "b"]
     assert np.allclose(xa["range"], np.log10(ax.get_xlim()))
     assert any("T" in a["text"] for a in spec["layout"]["annotations"])
+
+
+def test_figures_saved_in_saver_processes_match_saving_here(tmp_path, monkeypatch):
+    """Figures are rendered to PNG/SVG in other processes (most of a preset's post-processing);
+    the PNG is byte for byte what saving in this process gives, and every file is there once
+    `write` returns."""
+    from jitterlab import report
+
+    def draw():
+        fig, ax = plots.new()
+        ax.plot([0, 1, 2], [0, 1, 4], label="a", **next(plots.styles()))
+        ax.legend()
+        plots.caption(fig, "figure: scenario t, 3 replications")
+        return fig
+
+    r = Report("saver", tmp_path / "a", "unit test")
+    r.figure(draw(), "f", "caption")
+    assert r._saves and r._saves[0] is not None  # handed to a saver process
+    r.write()
+    assert (tmp_path / "a" / "figures" / "f.svg").stat().st_size > 1000
+    monkeypatch.setenv("JITTERLAB_FIGURE_PROCS", "0")
+    r2 = Report("saver", tmp_path / "b", "unit test")
+    r2.figure(draw(), "f", "caption")
+    assert r2._saves == [None]
+    r2.write()
+    assert (tmp_path / "a" / "figures" / "f.png").read_bytes() == (tmp_path / "b" / "figures" / "f.png").read_bytes()

@@ -62,7 +62,7 @@ def test_runs_store_only_the_tables_asked_for_and_aggregates(tmp_path, capsys):
     res = sweep.run(sw, tmp_path / "o", jobs=2, progress=False)
     assert sorted(p.name for p in (tmp_path / "o").glob("*.parquet")) == ["media_count.parquet", "runs.parquet"]
     for d in (tmp_path / "o" / "runs").iterdir():
-        assert sorted(p.name for p in d.glob("*.parquet")) == ["media_count.parquet", "runs.parquet"]
+        assert sorted(p.name for p in d.iterdir() if p.name != "done") == ["media_count.arrow", "runs.arrow"]
     counts = res["media_count"]
     # 2 s of 20 ms audio minus a start in [0, 50) ms: 98-100 packets per run
     assert list(counts.run_id) == list(range(12)) and counts.packets.between(98, 100).all()
@@ -124,3 +124,80 @@ def test_dask_receipt_for_a_run_the_client_cannot_see_is_an_error(tmp_path, monk
     monkeypatch.setattr(sweep, "_executor", elsewhere)
     with pytest.raises(sweep.SweepError, match="a Dask worker stored run 0 where this client cannot see it; --out must be a directory every worker shares"):
         sweep.run(sweep.load(f), tmp_path / "o", executor="dask", scheduler="tcp://nowhere:1", progress=False)
+
+
+def test_runs_stored_as_parquet_by_an_older_version_are_reused(tmp_path):
+    """Per-run files are Arrow IPC now; an OUT whose runs were stored as Parquet resumes without
+    running them again and combines to the same tables."""
+    import pyarrow.parquet as pq
+
+    f = write(tmp_path)
+    ref = sweep.run(sweep.load(f), tmp_path / "o", jobs=1, progress=False)
+    for done in (tmp_path / "o" / "runs").glob("*/done"):
+        rec = json.loads(done.read_text())
+        files = {}
+        for name in rec["files"]:
+            t = sweep.read_run_table(done.parent, name.removesuffix(".arrow"))
+            (done.parent / name).unlink()
+            p = done.parent / name.replace(".arrow", ".parquet")
+            pq.write_table(t, p)
+            files[p.name] = {"rows": t.num_rows, "sha256": hashlib.sha256(p.read_bytes()).hexdigest()}
+        rec["files"] = files
+        done.write_text(json.dumps(rec))
+    again = sweep.run(sweep.load(f), tmp_path / "o", jobs=1, progress=False)
+    assert again.ran == 0 and again.skipped == 12
+    for name in ("media_packets", "runs", "queue_samples"):
+        pd.testing.assert_frame_equal(again[name], ref[name])
+
+
+def test_a_sweep_does_not_import_pandas(tmp_path):
+    """`jitterlab sweep` and its workers never build a DataFrame: pandas (half a second a process)
+    stays unimported, in the client and in a worker."""
+    import subprocess
+    import sys
+
+    f = write(tmp_path)
+    code = ("import sys, jitterlab.cli, jitterlab.sweep as S\n"
+            f"r = S.run(S.load({str(f)!r}), {str(tmp_path / 'o')!r}, jobs=1, progress=False)\n"
+            "assert r.arrow['runs'].num_rows == 12 and not r.failed\n"
+            "print(sorted(m for m in ('pandas', 'matplotlib', 'dask') if m in sys.modules))")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "[]", p.stdout
+
+
+def _mixed(res) -> dict[str, pa.Table]:
+    """An aggregate whose column is typed in some runs and all-null (null type) in others."""
+    rid = int(res.arrow["runs"].column("run_id")[0].as_py())
+    v = pa.array([rid if rid % 3 else None])
+    return {"mixed": pa.table({"run_id": pa.array([rid]), "v": v})}
+
+
+def test_combined_tables_are_built_while_runs_finish(tmp_path, monkeypatch):
+    """The combined tables grow as runs finish (row groups of ROW_GROUP rows, in run order), and
+    hold exactly the runs' tables; a table whose runs disagree on a column's type is written with
+    the types unified, as concatenating all the runs would."""
+    import pyarrow.parquet as pq
+
+    monkeypatch.setattr(sweep._Combiner, "ROW_GROUP", 250)  # ~100 media rows a run
+    f = write(tmp_path)
+    sw = sweep.load(f)
+    sw.tables = sweep.TABLES + ("mixed",)
+    sw.reduce = _mixed
+    sizes: list[int] = []
+    tmp = tmp_path / "o" / f".media_packets.parquet.tmp{__import__('os').getpid()}"
+
+    def seen(_receipt):
+        sizes.append(tmp.stat().st_size if tmp.exists() else 0)
+
+    res = sweep.run(sw, tmp_path / "o", jobs=1, progress=False, on_result=seen)
+    meta = pq.ParquetFile(tmp_path / "o" / "media_packets.parquet").metadata
+    # 12 runs of ~99 rows in groups of >= 250 rows: 4 groups (the last takes the rest)
+    assert meta.num_rows == res.arrow["media_packets"].num_rows and 4 <= meta.num_row_groups <= 5
+    assert max(sizes) > 0, "nothing was written before the last run finished"
+    per_run = pa.concat_tables([sweep.read_run_table(tmp_path / "o" / "runs" / f"{i:06d}", "media_packets") for i in range(12)])
+    assert pq.read_table(tmp_path / "o" / "media_packets.parquet").equals(per_run)
+    mixed = pq.read_table(tmp_path / "o" / "mixed.parquet")
+    assert mixed.schema.field("v").type == pa.int64()
+    assert mixed.column("v").to_pylist() == [i if i % 3 else None for i in range(12)]
+    assert not list((tmp_path / "o").glob(".*tmp*"))

@@ -28,6 +28,69 @@ VERDICTS = {"agrees": "✔ agrees", "disagrees": "✘ disagrees", "partly": "≈
 ROLE_LABELS = {"calibration": "calibration target", "held-out": "held-out prediction", "choice": "modelling choice"}
 
 
+_SAVER: Any = None
+
+
+def _save_figure(data: bytes, png: str, svg: str) -> None:
+    """Renders a pickled figure to PNG and SVG (in a saver process)."""
+    import pickle
+
+    from jitterlab import plots  # noqa: F401  (the Agg backend and the figure style of the parent)
+    import matplotlib.pyplot as plt
+
+    fig = pickle.loads(data)
+    fig.savefig(png, dpi=130, bbox_inches="tight")
+    fig.savefig(svg, bbox_inches="tight")
+    plt.close(fig)
+
+
+def _save_later(fig: Any, png: Path, svg: Path) -> Any:
+    """Saves `fig` as `png` and `svg` in a pool of saver processes and returns the future (None:
+    saved here at once). Rendering (text layout, Agg, SVG) is most of a preset's post-processing
+    and pure CPU under the GIL: in other processes the figures render side by side, and beside
+    the metrics the preset computes meanwhile. JITTERLAB_FIGURE_PROCS=0 saves in-process."""
+    import pickle
+
+    pool = _start_savers()
+    try:
+        data = pickle.dumps(fig) if pool is not None else None
+    except Exception:  # an artist that does not pickle: drawn here
+        data = None
+    if pool is None or data is None:
+        _save_figure_here(fig, png, svg)
+        return None
+    return pool.submit(_save_figure, data, str(png), str(svg))
+
+
+def _warm() -> None:
+    from jitterlab import plots  # noqa: F401  (matplotlib imported before the first figure arrives)
+
+
+def _start_savers() -> Any:
+    """The saver pool (None: JITTERLAB_FIGURE_PROCS=0), started once; each process imports
+    matplotlib at once, while the caller goes on (a preset: during its runs)."""
+    global _SAVER
+    import os
+
+    procs = int(os.environ.get("JITTERLAB_FIGURE_PROCS", str(min(8, os.cpu_count() or 1))))
+    if procs <= 0:
+        return None
+    if _SAVER is None:
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor
+
+        # spawn: no inherited threads or locks (pyarrow's pools, the sweep's combiner)
+        _SAVER = ProcessPoolExecutor(max_workers=procs, mp_context=mp.get_context("spawn"))
+        for _ in range(procs):
+            _SAVER.submit(_warm)
+    return _SAVER
+
+
+def _save_figure_here(fig: Any, png: Path, svg: Path) -> None:
+    fig.savefig(png, dpi=130, bbox_inches="tight")
+    fig.savefig(svg, bbox_inches="tight")
+
+
 @dataclass
 class Claim:
     """A finding of the paper and what we measured."""
@@ -81,6 +144,9 @@ class Report:
         self.figures: list[str] = []
         self.csvs: list[str] = []
         self.provenance: list[tuple[str, Mapping[str, Any]]] = []
+        #: figures being saved as PNG and SVG in other processes (waited for in `write`)
+        self._saves: list[Any] = []
+        _start_savers()  # their start (matplotlib's import) overlaps what comes before the figures
 
     def section(self, title: str, intro: str = "") -> Section:
         s = Section(title, intro)
@@ -104,8 +170,7 @@ class Report:
         from jitterlab import plots
 
         png = self.fig_dir / f"{name}.png"
-        fig.savefig(png, dpi=130, bbox_inches="tight")
-        fig.savefig(self.fig_dir / f"{name}.svg", bbox_inches="tight")
+        self._saves.append(_save_later(fig, png, self.fig_dir / f"{name}.svg"))
         payload: Any = None
         try:
             spec = plots.to_plotly(fig)
@@ -233,8 +298,14 @@ class Report:
         return f'<table class="claims findings"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
 
     def write(self, name: str = "report.html") -> Path:
-        """Writes the page (one self-contained HTML file) and returns its path."""
+        """Writes the page (one self-contained HTML file) and returns its path, once every
+        figure's PNG and SVG files are written."""
         from jitterlab import plots
+
+        saves, self._saves = self._saves, []
+        for f in saves:
+            if f is not None:
+                f.result()  # a failed save raises here
 
         parts = []
         toc = []

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import math
 import os
 from pathlib import Path
 from typing import Any, Mapping
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 from jitterlab import _io, _native
 from jitterlab import scenario as _scn
@@ -77,9 +81,96 @@ def check_cost(est: Mapping[str, float], max_memory: float | None = None, max_ev
                             "(--max-events); shorten `duration` or the traffic, or raise --max-events")
 
 
+# Arrow arrays are built from their buffers (numpy memory, no copy for int64): pyarrow's converters
+# (pa.array, pa.table from Python or numpy) import pandas on first use, half a second a process.
+def _validity(valid: np.ndarray) -> tuple[pa.Buffer | None, int]:
+    """Arrow's validity bitmap (LSB first) of a boolean mask, and the null count."""
+    nulls = int(len(valid) - np.count_nonzero(valid))
+    return (pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None), nulls
+
+
+_I64 = pa.int64()
+
+
+def _i64(a: Any, valid: np.ndarray | None = None) -> pa.Array:
+    a = np.ascontiguousarray(a, dtype=np.int64)
+    if valid is None:
+        return pa.Array.from_buffers(_I64, len(a), [None, pa.py_buffer(a)], null_count=0)
+    bitmap, nulls = _validity(valid)
+    return pa.Array.from_buffers(_I64, len(a), [bitmap, pa.py_buffer(a)], null_count=nulls)
+
+
 def _nullable(a: np.ndarray) -> pa.Array:
     a = np.asarray(a, dtype=np.int64)
-    return pa.array(a, mask=a == NULL_NS, type=pa.int64())
+    return _i64(a, a != NULL_NS)
+
+
+def _bool(a: Any) -> pa.Array:
+    a = np.asarray(a, dtype=bool)
+    return pa.Array.from_buffers(pa.bool_(), len(a), [None, pa.py_buffer(np.packbits(a, bitorder="little"))])
+
+
+def _f64(a: Any) -> pa.Array:
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    return pa.Array.from_buffers(pa.float64(), len(a), [None, pa.py_buffer(a)])
+
+
+def _strings(values: list[str]) -> pa.Array:
+    enc = [v.encode() for v in values]
+    off = np.array([0, *itertools.accumulate(map(len, enc))], dtype=np.int32)
+    return pa.Array.from_buffers(pa.string(), len(enc), [None, pa.py_buffer(off), pa.py_buffer(b"".join(enc))])
+
+
+def _take_strings(values: list[str], idx: np.ndarray) -> pa.Array:
+    """values[idx] as a string array, null where idx < 0: a dictionary array decoded in Arrow (no
+    per-row Python, and no temporaries beyond the output: queue samples run to millions of rows)."""
+    idx = np.asarray(idx, dtype=np.int64)
+    if not values:
+        return pa.nulls(len(idx), type=pa.string())
+    valid = idx >= 0
+    ids = _i64(np.where(valid, idx, 0), None if valid.all() else valid)
+    return pa.DictionaryArray.from_arrays(ids, _strings(values)).dictionary_decode()
+
+
+def _column(values: list[Any]) -> pa.Array:
+    """A column of Python scalars with the type `pa.array(values)` infers, for the common cases
+    (all bool, int, float or str, with None as null); anything else goes to pa.array."""
+    types = {type(v) for v in values}
+    if len(types) == 1:  # the usual case: no nulls, one type
+        t = types.pop()
+        try:
+            if t is int:
+                return _i64(np.array(values, dtype=np.int64))
+            if t is float:
+                return _f64(values)
+            if t is str:
+                return _strings(values)
+            if t is bool:
+                return _bool(values)
+        except OverflowError:  # an int beyond int64: pyarrow's own inference
+            return pa.array(values)
+        types = {t}
+    present = [v for v in values if v is not None]
+    if not present:
+        return pa.nulls(len(values))
+    types.discard(type(None))
+    valid = np.array([v is not None for v in values], dtype=bool)
+    if types == {bool}:
+        a = _bool([v is True for v in values])
+    elif types == {int} and all(-(2**63) <= v < 2**63 for v in present):
+        return _i64([v if v is not None else 0 for v in values], valid)
+    elif types <= {int, float} and float in types:
+        a = _f64([float(v) if v is not None else 0.0 for v in values])
+    elif types == {str}:
+        return _take_strings(present, np.where(valid, np.cumsum(valid) - 1, -1))
+    else:
+        return pa.array(values)
+    bitmap, nulls = _validity(valid)
+    return pa.Array.from_buffers(a.type, len(values), [bitmap] + a.buffers()[1:], null_count=nulls)
+
+
+def _table(cols: dict[str, pa.Array]) -> pa.Table:
+    return pa.Table.from_arrays(list(cols.values()), names=list(cols))
 
 
 #: Columns that may hold nulls (int64 with nulls becomes pandas' nullable Int64).
@@ -88,6 +179,8 @@ NULLABLE = {"recv_ns", "syn_ns", "first_data_ns", "end_ns", "tcp_start_ns", "tcp
 
 def to_pandas(t: pa.Table) -> pd.DataFrame:
     """Arrow table to pandas, keeping nullable integer columns as Int64 (not float64)."""
+    import pandas as pd
+
     df = t.to_pandas()
     for c in t.column_names:
         if c in NULLABLE and pa.types.is_integer(t.schema.field(c).type):
@@ -199,52 +292,40 @@ def simulate(
 
 def _to_result(raw: dict, sc: dict, seed: int, run_id: int, params: Mapping[str, Any]) -> Result:
     chans = raw["channels"]
-    names = pa.array([c["name"] for c in chans], type=pa.string())
+    names = [c["name"] for c in chans]
 
-    def name_of(idx: np.ndarray) -> pa.Array:
-        # a gather in Arrow (a null index gives a null name), not a Python object array
-        idx = np.asarray(idx, dtype=np.int64)
-        if not len(names):
-            return pa.nulls(len(idx), type=pa.string())
-        return names.take(pa.array(idx, mask=idx < 0))
-
-    def rid(n: int) -> np.ndarray:
-        return np.full(n, run_id, dtype=np.int64)
+    def rid(n: int) -> pa.Array:
+        return _i64(np.full(n, run_id, dtype=np.int64))
 
     m = raw["media_packets"]
     n = len(m["seq"])
-    media = pa.table({
+    media = _table({
         "run_id": rid(n),
-        "flow_id": np.asarray(m["flow_id"], dtype=np.int64),
-        "seq": np.asarray(m["seq"], dtype=np.int64),
-        "send_ns": np.asarray(m["send_ns"], dtype=np.int64),
+        "flow_id": _i64(m["flow_id"]),
+        "seq": _i64(m["seq"]),
+        "send_ns": _i64(m["send_ns"]),
         "recv_ns": _nullable(m["recv_ns"]),
-        "size": np.asarray(m["size"], dtype=np.int64),
-        "lost_where": name_of(m["lost_where"]),
-        "ce": np.asarray(m["ce"], dtype=bool),
+        "size": _i64(m["size"]),
+        # a gather (a negative index gives a null name), not a Python object array
+        "lost_where": _take_strings(names, m["lost_where"]),
+        "ce": _bool(m["ce"]),
     })
 
     f = raw["tcp_flows"]
     k = len(f["flow_id"])
-    i64 = lambda key: np.asarray(f[key], dtype=np.int64)  # noqa: E731
-    tcp = pa.table({
-        "run_id": rid(k), "flow_id": i64("flow_id"), "role": pa.array(f["role"], type=pa.string()),
-        "iw": i64("iw"), "cc": pa.array(f["cc"], type=pa.string()),
+    tcp = _table({
+        "run_id": rid(k), "flow_id": _i64(f["flow_id"]), "role": _strings(f["role"]),
+        "iw": _i64(f["iw"]), "cc": _strings(f["cc"]),
         "syn_ns": _nullable(f["syn_ns"]), "first_data_ns": _nullable(f["first_data_ns"]), "end_ns": _nullable(f["end_ns"]),
-        "bytes": i64("bytes"), "bytes_acked": i64("bytes_acked"), "segments_sent": i64("segments_sent"),
-        "retransmits": i64("retransmits"), "drops": i64("drops"), "ecn_marks": i64("ecn_marks"), "timeouts": i64("timeouts"),
+        **{c: _i64(f[c]) for c in ("bytes", "bytes_acked", "segments_sent", "retransmits", "drops", "ecn_marks", "timeouts")},
     })
 
     q = raw["queue_samples"]
-    qi = np.asarray(q["queue"], dtype=np.int64)
-    qs = pa.table({
-        "run_id": rid(len(qi)),
-        "t_ns": np.asarray(q["t_ns"], dtype=np.int64),
-        "queue": name_of(qi),
-        "backlog_pkts": np.asarray(q["backlog_pkts"], dtype=np.int64),
-        "backlog_bytes": np.asarray(q["backlog_bytes"], dtype=np.int64),
-        "drops": np.asarray(q["drops"], dtype=np.int64),
-        "marks": np.asarray(q["marks"], dtype=np.int64),
+    qs = _table({
+        "run_id": rid(len(q["t_ns"])),
+        "t_ns": _i64(q["t_ns"]),
+        "queue": _take_strings(names, q["queue"]),
+        **{c: _i64(q[c]) for c in ("backlog_pkts", "backlog_bytes", "drops", "marks")},
     })
 
     t = raw["totals"]
@@ -266,30 +347,38 @@ def _to_result(raw: dict, sc: dict, seed: int, run_id: int, params: Mapping[str,
         if key in ("tcp_start_ns", "tcp_end_ns"):
             cols[key] = _nullable(np.array([val], dtype=np.int64))
         elif isinstance(val, (dict, list)):
-            cols[key] = pa.array([json.dumps(val, sort_keys=True)])
+            cols[key] = _strings([json.dumps(val, sort_keys=True)])
         else:
-            cols[key] = pa.array([val])
-    runs = pa.table(cols)
+            cols[key] = _column([val])
+    runs = _table(cols)
 
     def records(rows: list[dict]) -> pa.Table:
         if not rows:
-            return pa.table({"run_id": pa.array([], type=pa.int64())})
+            return _table({"run_id": _i64(np.zeros(0, dtype=np.int64))})
         out = {"run_id": rid(len(rows))}
-        for key in rows[0]:
-            out[key] = pa.array([r[key] for r in rows])
-        return pa.table(out)
+        keys = list(rows[0])
+        # the counters (most columns) as one int64 matrix: one conversion, not one per column
+        ints = [k for k in keys if all(type(r[k]) is int for r in rows)]
+        try:
+            mat = np.array([[r[k] for k in ints] for r in rows], dtype=np.int64).T.copy()
+        except OverflowError:  # a value beyond int64: each column by itself
+            ints, mat = [], np.zeros((0, 0), dtype=np.int64)
+        at = {k: i for i, k in enumerate(ints)}
+        for key in keys:
+            out[key] = _i64(mat[at[key]]) if key in at else _column([r[key] for r in rows])
+        return _table(out)
 
     ts = raw["tcp_series"]
     ssth = np.asarray(ts["ssthresh"], dtype=np.uint64)
-    series = pa.table({
+    series = _table({
         "run_id": rid(len(ts["t_ns"])),
-        "t_ns": np.asarray(ts["t_ns"], dtype=np.int64),
-        "flow_id": np.asarray(ts["flow_id"], dtype=np.int64),
-        "cwnd": np.asarray(ts["cwnd"], dtype=np.int64),
+        "t_ns": _i64(ts["t_ns"]),
+        "flow_id": _i64(ts["flow_id"]),
+        "cwnd": _i64(ts["cwnd"]),
         # the core's "unset" ssthresh (u64::MAX / 4) becomes null
-        "ssthresh": pa.array(np.minimum(ssth, np.uint64(2**62)).astype(np.int64), mask=ssth >= np.uint64(2**62 - 1)),
+        "ssthresh": _i64(np.minimum(ssth, np.uint64(2**62)).astype(np.int64), ssth < np.uint64(2**62 - 1)),
         "srtt_ns": _nullable(ts["srtt_ns"]),
-        "inflight": np.asarray(ts["inflight"], dtype=np.int64),
+        "inflight": _i64(ts["inflight"]),
     })
     arrow = {"media_packets": media, "tcp_flows": tcp, "queue_samples": qs, "runs": runs,
              "channels": records(chans), "flows": records(raw["flows"]), "tcp_series": series}
@@ -392,6 +481,8 @@ def write(result: Result, out: str | Path, source: str = "sim", extra: Mapping[s
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise _io.OutputError(f"{out}: cannot create the output directory: {e.strerror}") from None
+    import pyarrow.parquet as pq
+
     files = {}
     for name, t in result.arrow.items():
         path = out / f"{name}.parquet"

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
-import pandas as pd
 import pyarrow as pa
+
+if TYPE_CHECKING:  # pandas is imported where a DataFrame is made (a sweep's workers never need it)
+    import pandas as pd
 
 
 def to_arrow(df: pd.DataFrame) -> pa.Table:
@@ -41,7 +43,7 @@ def canonical(t: pa.Table) -> pa.Table:
     return t.cast(pa.schema(fields, metadata=t.schema.metadata))
 
 
-class Tables(Mapping[str, pd.DataFrame]):
+class Tables(Mapping[str, "pd.DataFrame"]):
     """Tables of one result, held as Arrow; each is also a pandas DataFrame.
 
     Parameters

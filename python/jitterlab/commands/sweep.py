@@ -33,9 +33,9 @@ def run(args: argparse.Namespace) -> int:
     res = sweep.run(sw, args.out, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler, progress=not args.quiet,
                     max_memory=args.max_memory, max_events=args.max_events)
     n_ok = res.arrow["runs"].num_rows
-    print(f"{sw.name}: {n_ok} runs finished ({res.ran} now, {res.skipped} before), {len(res.failures)} failed; tables in {res.out}/",
+    print(f"{sw.name}: {n_ok} runs finished ({res.ran} now, {res.skipped} before), {len(res.failed)} failed; tables in {res.out}/",
           file=sys.stderr)
-    if len(res.failures):
+    if res.failed:
         print(f"failed runs are listed in {res.out}/failures.csv (errors in runs/<id>/error.txt)", file=sys.stderr)
         return 1
     return 0
