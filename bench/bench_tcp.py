@@ -37,8 +37,8 @@ def main():
     ap.add_argument("--bytes", type=int, default=28_000_000)
     ap.add_argument("--stop", type=float, default=100.0)
     a = ap.parse_args()
-    subprocess.run(["cargo", "build", "--release", "-q", "-p", "jitterlab-sim", "--example", "tcp_run"], cwd=ROOT, check=True)
-    binary = os.path.join(ROOT, "target", "release", "examples", "tcp_run")
+    subprocess.run(["cargo", "build", "--profile", "dist", "-q", "-p", "jitterlab-sim", "--example", "tcp_run"], cwd=ROOT, check=True)
+    binary = os.path.join(ROOT, "target", "dist", "examples", "tcp_run")
     v = json.dumps(scenario(a.bytes, a.stop))
     tcl = os.path.join(ROOT, "bench", "bench_tcp.tcl")
     jl, ns, ns_empty = [], [], []

@@ -30,9 +30,9 @@ if [ -f "$stamp" ] && "$py" -c "import jitterlab._native" 2>/dev/null; then
   fi
 fi
 if [ "$need_build" = 1 ]; then
-  log "building the native module (cargo release build via maturin; first time takes a few minutes)"
+  log "building the native module (cargo build, profile dist, via maturin; first time takes a few minutes)"
   buildlog="$venv/.native-build.log"
-  if ! VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" "$venv/bin/maturin" develop --release >"$buildlog" 2>&1; then
+  if ! VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" "$venv/bin/maturin" develop --profile dist >"$buildlog" 2>&1; then
     tail -n 60 "$buildlog" >&2; log "native build failed (full log: $buildlog)"; exit 1
   fi
   "$py" -c "import jitterlab._native" || { log "native module does not import"; exit 1; }

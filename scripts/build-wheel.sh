@@ -14,4 +14,4 @@ if c=$(git -C "$root" rev-parse HEAD 2>/dev/null); then
   [ -z "$(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null)" ] || c="$c-dirty"
   printf '%s\n' "$c" > "$commit_file"
 fi
-PATH="$root/.venv/bin:$PATH" "$root/.venv/bin/maturin" build --release --zig --compatibility manylinux2014 --out "$out"
+PATH="$root/.venv/bin:$PATH" "$root/.venv/bin/maturin" build --profile dist --zig --compatibility manylinux2014 --out "$out"
