@@ -38,7 +38,7 @@ def test_result_files_identical_for_1_and_2_workers_and_dask(tmp_path):
         sweep.run(sweep.load(f), tmp_path / "c", executor="dask", scheduler=cluster.scheduler_address, progress=False,
                   on_result=receipts["c"].append, inline_bytes=0)
     a, b, c, d = (_digests(tmp_path / k) for k in "abcd")
-    assert len(a) == 7 + 1 + 12 * 4  # 7 combined tables, failures.csv, 12 runs x 4 non-empty tables
+    assert len(a) == 7 + 1 + 12  # 7 combined tables, failures.csv, 12 runs x one pack
     assert a == b == c == d
     # the run done in the client hands its tables over in memory; workers send a receipt only
     assert all("tables" in r for r in receipts["a"])
@@ -62,7 +62,8 @@ def test_runs_store_only_the_tables_asked_for_and_aggregates(tmp_path, capsys):
     res = sweep.run(sw, tmp_path / "o", jobs=2, progress=False)
     assert sorted(p.name for p in (tmp_path / "o").glob("*.parquet")) == ["media_count.parquet", "runs.parquet"]
     for d in (tmp_path / "o" / "runs").iterdir():
-        assert sorted(p.name for p in d.iterdir() if p.name != "done") == ["media_count.arrow", "runs.arrow"]
+        assert sorted(p.name for p in d.iterdir()) == ["done", "tables.pack"]
+        assert sorted(json.loads((d / "done").read_text())["parts"]) == ["media_count", "runs"]
     counts = res["media_count"]
     # 2 s of 20 ms audio minus a start in [0, 50) ms: 98-100 packets per run
     assert list(counts.run_id) == list(range(12)) and counts.packets.between(98, 100).all()
@@ -126,9 +127,10 @@ def test_dask_receipt_for_a_run_the_client_cannot_see_is_an_error(tmp_path, monk
         sweep.run(sweep.load(f), tmp_path / "o", executor="dask", scheduler="tcp://nowhere:1", progress=False)
 
 
-def test_runs_stored_as_parquet_by_an_older_version_are_reused(tmp_path):
-    """Per-run files are Arrow IPC now; an OUT whose runs were stored as Parquet resumes without
-    running them again and combines to the same tables."""
+@pytest.mark.parametrize("old", ["parquet", "arrow"])
+def test_runs_stored_by_an_older_version_are_reused(tmp_path, old):
+    """Runs are one pack file each now; an OUT whose runs were stored a file a table (Parquet, then
+    Arrow IPC) resumes without running them again and combines to the same tables."""
     import pyarrow.parquet as pq
 
     f = write(tmp_path)
@@ -136,18 +138,41 @@ def test_runs_stored_as_parquet_by_an_older_version_are_reused(tmp_path):
     for done in (tmp_path / "o" / "runs").glob("*/done"):
         rec = json.loads(done.read_text())
         files = {}
-        for name in rec["files"]:
-            t = sweep.read_run_table(done.parent, name.removesuffix(".arrow"))
-            (done.parent / name).unlink()
-            p = done.parent / name.replace(".arrow", ".parquet")
-            pq.write_table(t, p)
+        for name, t in sweep.read_run_tables(done.parent, rec["parts"]).items():
+            p = done.parent / f"{name}.{old}"
+            if old == "parquet":
+                pq.write_table(t, p)
+            else:
+                p.write_bytes(sweep._encode_run_table(t).to_pybytes())
             files[p.name] = {"rows": t.num_rows, "sha256": hashlib.sha256(p.read_bytes()).hexdigest()}
+        (done.parent / sweep.PACK).unlink()
         rec["files"] = files
+        del rec["parts"]
         done.write_text(json.dumps(rec))
     again = sweep.run(sweep.load(f), tmp_path / "o", jobs=1, progress=False)
     assert again.ran == 0 and again.skipped == 12
     for name in ("media_packets", "runs", "queue_samples"):
         pd.testing.assert_frame_equal(again[name], ref[name])
+    # collect() reads them too
+    pd.testing.assert_frame_equal(sweep.collect(tmp_path / "o")["media_packets"], ref["media_packets"])
+
+
+def test_pack_parts_are_aligned_and_read_in_place(tmp_path):
+    """Each table's part starts at a 64-byte boundary (Arrow's alignment, so its buffers are used
+    where they lie) and decodes to the run's table; the pack's size is the recorded one."""
+    f = write(tmp_path)
+    res = sweep.run(sweep.load(f), tmp_path / "o", jobs=1, progress=False)
+    d = tmp_path / "o" / "runs" / "000005"
+    rec = json.loads((d / "done").read_text())
+    assert (d / sweep.PACK).stat().st_size == rec["files"][sweep.PACK]["bytes"]
+    ends = 0
+    for name, (off, length, rows) in sorted(rec["parts"].items(), key=lambda kv: kv[1][0]):
+        assert off % 64 == 0 and off >= ends and off - ends < 64
+        ends = off + length
+        t = pa.ipc.open_file(pa.py_buffer((d / sweep.PACK).read_bytes()[off:off + length])).read_all()
+        assert t.num_rows == rows
+        want = res.arrow[name].filter(pa.compute.equal(res.arrow[name]["run_id"], 5))
+        assert t.equals(want), name
 
 
 def test_a_sweep_does_not_import_pandas(tmp_path):

@@ -16,6 +16,11 @@ import os
 import sys
 from typing import NoReturn
 
+# Our parallelism is one process per run; OpenBLAS's thread pool (started by numpy's import, and
+# spinning for a while after) only takes CPU from them: ~0.1 s a process. Set before numpy loads;
+# sweep workers inherit it. A user's own setting wins.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 # One line per subcommand module.
 COMMANDS = [
     "simulate",

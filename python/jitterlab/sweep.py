@@ -25,9 +25,10 @@ draws (common random numbers), so points are compared on paired runs. Both deriv
 (sweep seed, r) through numpy's SeedSequence; nothing depends on execution order or executor.
 
 Storage: each finished run is written at once, by the worker that ran it, under OUT/runs/<run_id>/
-(one Arrow IPC file, `<table>.arrow`, per table asked for in `Sweep.tables`, including the aggregates `Sweep.reduce`
-computes in the worker, then a `done` marker listing each file's row count and SHA-256 and the
-tables asked for, written into a temporary directory renamed into place); workers send back a
+(one file, `tables.pack`, holding an Arrow IPC image of each table asked for in `Sweep.tables`,
+including the aggregates `Sweep.reduce` computes in the worker, then a `done` marker giving each
+table's place and row count in the pack, the pack's SHA-256 and the tables asked for, written
+into a temporary directory renamed into place); workers send back a
 receipt, not the tables (with Dask, OUT must be storage every worker shares with the client). A
 failed run leaves `error.txt` there and the sweep goes on. Running
 the same sweep into the same OUT skips finished runs whose files still match their `done` record,
@@ -423,16 +424,27 @@ def _store(out: Path, res: dict[str, Any]) -> None:
 def _write_run(tmp: Path, d: Path, res: dict[str, Any]) -> None:
     tmp.mkdir(parents=True)
     if res["ok"]:
-        files = {}
+        # one pack file a run, not one file a table: creating files is most of what storing a
+        # small run costs (ext4: ~0.2 ms a file), and a 10,000-run sweep keeps 2 inodes a run
+        parts, chunks, pos = {}, [], 0
         for name, t in res["tables"].items():
-            if t.num_rows:  # an absent file is an empty table (its absence is recorded below)
-                f = tmp / f"{name}{RUN_EXT}"
-                buf = _encode_run_table(t)  # hashed in memory, not read back from the file
-                with open(f, "wb") as fh:
-                    fh.write(buf)
-                files[f.name] = {"rows": t.num_rows, "sha256": hashlib.sha256(buf).hexdigest()}
+            if t.num_rows:  # an absent part is an empty table (its absence is recorded below)
+                buf = _encode_run_table(t)
+                parts[name] = [pos, buf.size, t.num_rows]
+                pad = -buf.size % PACK_ALIGN
+                chunks += [buf, b"\0" * pad] if pad else [buf]
+                pos += buf.size + pad
+        files = {}
+        if parts:
+            f = tmp / PACK
+            h = hashlib.sha256()  # hashed in memory, not read back from the file
+            with open(f, "wb") as fh:
+                for c in chunks:
+                    fh.write(c)
+                    h.update(c)
+            files[PACK] = {"bytes": pos, "sha256": h.hexdigest()}
         # written last: the record that certifies the run's files
-        (tmp / "done").write_text(json.dumps({"wall_s": res["wall_s"], "files": files, "tables": sorted(res["tables"]),
+        (tmp / "done").write_text(json.dumps({"wall_s": res["wall_s"], "files": files, "parts": parts, "tables": sorted(res["tables"]),
                                               "requested": sorted(res.get("requested", res["tables"]))}) + "\n")
     else:
         (tmp / "error.txt").write_text(res["error"] + "\n\n" + res.get("traceback", ""))
@@ -441,10 +453,14 @@ def _write_run(tmp: Path, d: Path, res: dict[str, Any]) -> None:
     os.replace(tmp, d)  # atomic: a run directory is either complete or absent
 
 
-#: A run's stored tables: Arrow IPC files (LZ4 frames). Written and read back about 3-20x faster
-#: than Parquet (no encoding, ~0.2 ms a small table against Parquet's ~0.4 ms fixed cost a file)
-#: at about Parquet+snappy's size; they are the sweep's working storage, read back only to build
-#: the combined Parquet tables. Runs stored as Parquet by older versions are still read.
+#: A run's stored tables: one file, PACK, holding each table as an Arrow IPC file image (LZ4
+#: frames), one after another at PACK_ALIGN-byte offsets; the `done` record's "parts" gives each
+#: table's [offset, length, rows]. Arrow IPC is written and read back about 3-20x faster than
+#: Parquet (no encoding) at about Parquet+snappy's size; these are the sweep's working storage,
+#: read back only to build the combined Parquet tables. Runs stored by older versions, a file a
+#: table (`<table>.arrow`, or `<table>.parquet` before that), are still read.
+PACK = "tables.pack"
+PACK_ALIGN = 64  # Arrow's buffer alignment: a part read from the file is used in place
 RUN_EXT = ".arrow"
 _IPC_LZ4 = pa.ipc.IpcWriteOptions(compression="lz4", use_threads=False)  # a worker is one core
 _IPC_PLAIN = pa.ipc.IpcWriteOptions(use_threads=False)
@@ -460,13 +476,31 @@ def _encode_run_table(t: pa.Table) -> pa.Buffer:
     return sink.getvalue()
 
 
+def read_run_tables(d: Path, names: Iterable[str]) -> dict[str, pa.Table]:
+    """The tables of `names` stored by the run in directory `d` (a name the run stored no rows of
+    is left out): its pack read once, each part used in place."""
+    names = list(names)
+    pack = d / PACK
+    if pack.exists():
+        parts = json.loads((d / "done").read_text()).get("parts", {})
+        want = [n for n in names if n in parts]
+        if not want:
+            return {}
+        buf = pa.py_buffer(pack.read_bytes())
+        return {n: pa.ipc.open_file(buf.slice(parts[n][0], parts[n][1])).read_all() for n in want}
+    out = {}
+    for n in names:
+        f = d / f"{n}{RUN_EXT}"
+        if f.exists():
+            out[n] = pa.ipc.open_file(pa.py_buffer(f.read_bytes())).read_all()
+        elif (d / f"{n}.parquet").exists():  # a run stored by an older jitterlab
+            out[n] = pq.ParquetFile(d / f"{n}.parquet").read()
+    return out
+
+
 def read_run_table(d: Path, name: str) -> pa.Table | None:
     """Table `name` stored by the run in directory `d` (None: the run stored no rows of it)."""
-    f = d / f"{name}{RUN_EXT}"
-    if f.exists():
-        return pa.ipc.open_file(pa.py_buffer(f.read_bytes())).read_all()
-    f = d / f"{name}.parquet"  # a run stored by an older jitterlab
-    return pq.ParquetFile(f).read() if f.exists() else None
+    return read_run_tables(d, [name]).get(name)
 
 
 def verify_run(d: Path, need: Iterable[str] = ()) -> str | None:
@@ -487,6 +521,10 @@ def verify_run(d: Path, need: Iterable[str] = ()) -> str | None:
     missing = sorted(set(need) - set(rec.get("requested", need)))
     if missing:
         return f"stored without {', '.join(missing)}"
+    parts = rec.get("parts", {})
+    if parts and (PACK not in files or not all(isinstance(p, list) and len(p) == 3 and 0 <= p[0] and p[0] + p[1] <= files[PACK].get("bytes", -1)
+                                                for p in parts.values())):
+        return "its done record is damaged"
     for name, meta in files.items():
         f = d / name
         if not f.is_file():
@@ -496,7 +534,7 @@ def verify_run(d: Path, need: Iterable[str] = ()) -> str | None:
                 return f"{name} does not match its checksum (damaged)"
         except OSError as e:
             return f"{name} cannot be read ({e.strerror})"
-    extra = {p.name for p in itertools.chain(d.glob(f"*{RUN_EXT}"), d.glob("*.parquet"))} - set(files)
+    extra = {p.name for p in itertools.chain(d.glob(f"*{RUN_EXT}"), d.glob("*.parquet"), d.glob("*.pack"))} - set(files)
     if extra:
         return f"{sorted(extra)[0]} is not in its done record"
     return None
@@ -786,9 +824,10 @@ class _Combiner:
             self.pos += 1
             if got is None:
                 continue
-            d = _run_dir(self.out, rid) if got is True else None  # in memory: no path needed
+            if got is True:  # stored: its pack read once
+                got = read_run_tables(_run_dir(self.out, rid), self.tables)
             for name in self.tables:
-                t = got.get(name) if isinstance(got, dict) else read_run_table(d, name) if d is not None else None
+                t = got.get(name)
                 if t is None or not t.num_rows:
                     continue
                 self.parts[name].append(t)
@@ -882,19 +921,21 @@ def collect(out: str | Path, tables: Iterable[str] = TABLES, fresh: Mapping[int,
         done = [d for d in done if bad.get(d) is None]
     from concurrent.futures import ThreadPoolExecutor
 
+    def load(d: Path) -> Mapping[str, pa.Table]:
+        return fresh[int(d.name)] if int(d.name) in fresh else read_run_tables(d, tables)
+
     def combine(name: str) -> pa.Table:
-        parts = []
-        for d, t in zip(done, pool.map(lambda d: fresh[int(d.name)].get(name) if int(d.name) in fresh else read_run_table(d, name), done)):
-            if t is not None and t.num_rows:
-                parts.append(t)
+        parts = [t for got in loaded if (t := got.get(name)) is not None and t.num_rows]
         t = pa.concat_tables(parts, promote_options="default") if parts else _empty()
         _io.write_atomic(out / f"{name}.parquet", functools.partial(pq.write_table, t, **_combined_options(t)))  # write_table(t, tmp, ...)
         return t
 
-    # Reading and writing Parquet release the GIL: the runs' files are read, and the tables
-    # combined and written, on threads (one per table, plus readers), so this client-side step
-    # uses the client's cores rather than one.
-    with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1) + 1) as pool, ThreadPoolExecutor(max_workers=len(tables) or 1) as tpool:
+    # Reading and writing Parquet release the GIL: the runs' packs are read (each once), and the
+    # tables combined and written, on threads (one per table, plus readers), so this client-side
+    # step uses the client's cores rather than one.
+    with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1) + 1) as pool:
+        loaded = list(pool.map(load, done))
+    with ThreadPoolExecutor(max_workers=len(tables) or 1) as tpool:
         combined = dict(zip(tables, tpool.map(combine, tables)))
     fails = [{"run_id": int(d.name), "error": (d / "error.txt").read_text().split("\n", 1)[0]} for d in dirs if (d / "error.txt").exists()]
     _io.write_atomic(out / "failures.csv", functools.partial(_write_failures, fails))
