@@ -45,8 +45,13 @@ def test_result_files_identical_for_1_and_2_workers_and_dask(tmp_path):
     for k in "bc":
         assert len(receipts[k]) == 12 and all("tables" not in r and r["stored"] for r in receipts[k])
         assert all(r["rows"]["media_packets"] >= 97 for r in receipts[k])
-    # ... carrying the tables when they are small (a few kB here, under INLINE_BYTES)
-    assert all(r["stored"] and r["tables"]["media_packets"].num_rows == r["rows"]["media_packets"] for r in receipts["d"])
+    # ... carrying the run's pack (bytes, not Arrow tables) when it is small (a few kB here,
+    # under INLINE_BYTES): the same bytes as its file
+    for r in receipts["d"]:
+        assert r["stored"] and "tables" not in r
+        blob, parts = r["pack"]
+        assert blob == (tmp_path / "d" / "runs" / f"{r['run_id']:06d}" / "tables.pack").read_bytes()
+        assert sweep.decode_pack(blob, parts, ["media_packets"])["media_packets"].num_rows == r["rows"]["media_packets"]
 
 
 def _summary(res) -> dict[str, pa.Table]:
@@ -120,7 +125,7 @@ def test_dask_receipt_for_a_run_the_client_cannot_see_is_an_error(tmp_path, monk
     f = write(tmp_path)
 
     def elsewhere(kind, jobs, scheduler):
-        return lambda payloads: iter([{"run_id": p["run_id"], "ok": True, "stored": True, "wall_s": 0.1, "rows": {}} for p in payloads])
+        return lambda payloads, est: iter([{"run_id": p["run_id"], "ok": True, "stored": True, "wall_s": 0.1, "rows": {}} for p in payloads])
 
     monkeypatch.setattr(sweep, "_executor", elsewhere)
     with pytest.raises(sweep.SweepError, match="a Dask worker stored run 0 where this client cannot see it; --out must be a directory every worker shares"):
@@ -228,17 +233,18 @@ def test_combined_tables_are_built_while_runs_finish(tmp_path, monkeypatch):
     assert not list((tmp_path / "o").glob(".*tmp*"))
 
 
-def test_local_pool_keeps_a_bounded_window_of_runs_in_flight(tmp_path, monkeypatch):
-    """The local executor hands a worker pool at most WINDOW_PER_WORKER runs a worker at a time
-    and tops the window up as runs finish (waiting on every run of a sweep at once made each
-    result cost O(runs): 10,000 tiny runs went at 320 runs/s instead of 530 on 2 cores)."""
+def test_local_pool_keeps_a_bounded_window_of_tasks_in_flight(tmp_path, monkeypatch):
+    """The local executor hands a worker pool at most WINDOW_PER_WORKER tasks a worker at a time
+    and tops the window up as tasks finish (waiting on every run of a sweep at once made each
+    result cost O(runs): 10,000 tiny runs went at 320 runs/s instead of 530 on 2 cores); tiny
+    runs travel in batches (here 40 runs, 2 workers: at least 8 tasks a worker, so 2 runs a task)."""
     import concurrent.futures as cf
 
-    seen = {"in_flight": 0, "max": 0, "submitted": 0}
+    seen: dict = {"in_flight": 0, "max": 0, "sizes": []}
 
     class Counting(cf.ProcessPoolExecutor):
         def submit(self, fn, *a, **k):
-            seen["submitted"] += 1
+            seen["sizes"].append(len(a[0]))
             seen["in_flight"] += 1
             seen["max"] = max(seen["max"], seen["in_flight"])
             fut = super().submit(fn, *a, **k)
@@ -250,5 +256,70 @@ def test_local_pool_keeps_a_bounded_window_of_runs_in_flight(tmp_path, monkeypat
     sw.replications = 10  # 40 runs
     res = sweep.run(sw, tmp_path / "o", jobs=2, progress=False)
     assert res.arrow["runs"].num_rows == 40 and not res.failed
-    assert seen["submitted"] == 40
+    assert list(res.arrow["runs"]["run_id"].to_pylist()) == list(range(40))
+    assert seen["sizes"] == [2] * 20
     assert 2 <= seen["max"] <= sweep.WINDOW_PER_WORKER * 2, seen
+
+
+@pytest.mark.parametrize("n, est, workers, sizes", [
+    (10, 0.0, 1, [1] * 10),                # few runs: at least 8 tasks a worker
+    (1000, 0.0, 1, [40] * 25),             # tiny runs: 40 x RUN_FIXED_EVENTS = BATCH_EVENTS
+    (1000, 950_000.0, 1, [2] * 500),       # 2 x (950k + 50k) reaches BATCH_EVENTS
+    (100, 3e6, 1, [1] * 100),              # long runs go one by one
+    (126, 0.0, 16, [1] * 126),             # many workers: 126 // (8 x 16) = 0 -> one a task
+    (1001, 0.0, 1, [40] * 25 + [1]),       # the rest in a last, smaller task
+])
+def test_batches_of_short_runs(n, est, workers, sizes):
+    payloads = [{"run_id": i} for i in range(n)]
+    got = sweep._batches(payloads, [est] * n, workers)
+    assert [len(b) for b in got] == sizes
+    assert [p["run_id"] for b in got for p in b] == list(range(n))  # in order, each once
+
+
+def _late_mixed(res) -> dict[str, pa.Table]:
+    """An aggregate typed in runs 0-5 and all-null in runs 6-11: it turns mixed after the client
+    has dropped the earlier runs' tables from memory."""
+    rid = int(res.arrow["runs"].column("run_id")[0].as_py())
+    return {"mixed": pa.table({"run_id": pa.array([rid]), "v": pa.array([rid if rid < 6 else None])})}
+
+
+@pytest.mark.parametrize("reduce, parts", [(_mixed, 12), (_late_mixed, 1 + 6)])
+def test_client_memory_is_bounded_past_hold_bytes(tmp_path, monkeypatch, reduce, parts):
+    """Past _Combiner.HOLD_BYTES the client drops the runs' tables it has written (the combined
+    tables are then read from their files when first used), with the same files and tables as a
+    sweep held in memory; a table that turns mixed-schema after that is read back and unified."""
+    import pyarrow.parquet as pq
+
+    f = write(tmp_path)
+
+    def sw():
+        s = sweep.load(f)
+        s.tables = sweep.TABLES + ("mixed",)
+        s.reduce = reduce
+        return s
+
+    ref = sweep.run(sw(), tmp_path / "ref", jobs=1, progress=False)
+    assert isinstance(ref.arrow, sweep.LazyTables) and not ref.arrow._files  # small: all kept
+    held: dict[str, int] = {}
+    finish = sweep._Combiner.finish
+
+    def spy(self):
+        out = finish(self)  # the thread has taken the last run
+        held.update({n: len(p) for n, p in self.parts.items()}, spilled=int(self.spilled))
+        return out
+
+    monkeypatch.setattr(sweep._Combiner, "HOLD_BYTES", 20_000)  # about two runs' tables
+    monkeypatch.setattr(sweep._Combiner, "finish", spy)
+    res = sweep.run(sw(), tmp_path / "o", jobs=1, progress=False)
+    assert held["spilled"] == 1
+    assert held["media_packets"] == 0 and held["runs"] == 0, held
+    # mixed from run 1 (before the drop): all 12 runs kept; from run 6 (after): runs 0-5 read
+    # back from the file as one table, then each later run
+    assert held["mixed"] == parts
+    assert "media_packets" in res.arrow._files  # not read until asked for
+    assert res.arrow.num_rows("media_packets") == ref.arrow["media_packets"].num_rows
+    assert "media_packets=" in repr(res) and "media_packets" in res.arrow._files  # repr reads footers only
+    for name in ("media_packets", "runs", "mixed"):
+        assert res.arrow[name].equals(ref.arrow[name]), name
+        assert pq.read_table(tmp_path / "o" / f"{name}.parquet").equals(pq.read_table(tmp_path / "ref" / f"{name}.parquet")), name
+    pd.testing.assert_frame_equal(res["media_packets"], ref["media_packets"])

@@ -55,7 +55,7 @@ import tomllib
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, MutableMapping
 
 import numpy as np
 import pyarrow as pa
@@ -317,17 +317,18 @@ def execute(payload: dict[str, Any]) -> dict[str, Any]:
         out = {"run_id": payload["run_id"], "ok": False, "error": f"{type(e).__name__}: {e}",
                "traceback": traceback.format_exc(), "wall_s": time.perf_counter() - t0, "stored": False}
     if payload.get("out"):
-        _store(Path(payload["out"]), out)
+        pack = _store(Path(payload["out"]), out)
         out["stored"] = True
         out["wall_s"] = time.perf_counter() - t0  # storing is the worker's work too
         if payload.get("receipt"):
             # the tables are on the shared storage: only a receipt travels back to the client,
-            # carrying them too when they are small (reading many small files back would cost
-            # the client more than the bytes: a tiny run's tables are a few kB)
+            # carrying the run's pack too when it is small (a tiny run's few kB cost the client
+            # less as bytes than as a file to read back). Bytes, not the Arrow tables: pickling
+            # Arrow tables cost client and worker ~0.1 ms a table, 10x the pack's decoding.
             tables = out.pop("tables", {})
             out["rows"] = {n: t.num_rows for n, t in tables.items()}
-            if tables and sum(t.nbytes for t in tables.values()) <= payload.get("inline_bytes", 0):
-                out["tables"] = tables
+            if pack is not None and len(pack[0]) <= payload.get("inline_bytes", 0):
+                out["pack"] = pack
     out["cpu_s"] = time.process_time() - c0
     out["rss_bytes"] = _peak_rss()
     return out
@@ -383,7 +384,7 @@ class SweepResult(Tables):
     an empty DataFrame), plus the output directory, the failed runs and the counts of runs done
     now and skipped (finished before)."""
 
-    def __init__(self, out: Path, arrow: dict[str, pa.Table], failures: list[dict[str, Any]], ran: int, skipped: int):
+    def __init__(self, out: Path, arrow: Mapping[str, pa.Table], failures: list[dict[str, Any]], ran: int, skipped: int):
         super().__init__(arrow, "sweep")
         self.out, self.ran, self.skipped = out, ran, skipped
         #: the failed runs as [{"run_id", "error"}] (`failures` is the same as a DataFrame)
@@ -412,24 +413,28 @@ def _run_dir(out: Path, run_id: int) -> Path:
     return out / "runs" / f"{run_id:06d}"
 
 
-def _store(out: Path, res: dict[str, Any]) -> None:
+def _store(out: Path, res: dict[str, Any]) -> tuple[bytes, dict[str, list[int]]] | None:
+    """Stores a finished run under OUT/runs/; returns its pack's bytes and parts (None: no pack)."""
     d = _run_dir(out, res["run_id"])
     tmp = d.with_name(d.name + f".tmp{os.getpid()}")
     if tmp.exists():
         shutil.rmtree(tmp)
     try:
-        _write_run(tmp, d, res)
+        return _write_run(tmp, d, res)
     except OSError as e:
         shutil.rmtree(tmp, ignore_errors=True)
         raise _io._oserror(d, e, f"store run {res['run_id']}") from None
 
 
-def _write_run(tmp: Path, d: Path, res: dict[str, Any]) -> None:
+def _write_run(tmp: Path, d: Path, res: dict[str, Any]) -> tuple[bytes, dict[str, list[int]]] | None:
     tmp.mkdir(parents=True)
+    blob = None
+    parts: dict[str, list[int]] = {}
     if res["ok"]:
         # one pack file a run, not one file a table: creating files is most of what storing a
         # small run costs (ext4: ~0.2 ms a file), and a 10,000-run sweep keeps 2 inodes a run
-        parts, chunks, pos = {}, [], 0
+        chunks: list[Any] = []
+        pos = 0
         for name, t in res["tables"].items():
             if t.num_rows:  # an absent part is an empty table (its absence is recorded below)
                 buf = _encode_run_table(t)
@@ -439,13 +444,9 @@ def _write_run(tmp: Path, d: Path, res: dict[str, Any]) -> None:
                 pos += buf.size + pad
         files = {}
         if parts:
-            f = tmp / PACK
-            h = hashlib.sha256()  # hashed in memory, not read back from the file
-            with open(f, "wb") as fh:
-                for c in chunks:
-                    fh.write(c)
-                    h.update(c)
-            files[PACK] = {"bytes": pos, "sha256": h.hexdigest()}
+            blob = b"".join(chunks)  # one copy, hashed and written as it is (not read back)
+            (tmp / PACK).write_bytes(blob)
+            files[PACK] = {"bytes": pos, "sha256": hashlib.sha256(blob).hexdigest()}
         # written last: the record that certifies the run's files
         (tmp / "done").write_text(json.dumps({"wall_s": res["wall_s"], "files": files, "parts": parts, "tables": sorted(res["tables"]),
                                               "requested": sorted(res.get("requested", res["tables"]))}) + "\n")
@@ -454,6 +455,7 @@ def _write_run(tmp: Path, d: Path, res: dict[str, Any]) -> None:
     if d.exists():
         shutil.rmtree(d)
     os.replace(tmp, d)  # atomic: a run directory is either complete or absent
+    return None if blob is None else (blob, parts)
 
 
 #: A run's stored tables: one file, PACK, holding each table as an Arrow IPC file image (LZ4
@@ -486,11 +488,7 @@ def read_run_tables(d: Path, names: Iterable[str]) -> dict[str, pa.Table]:
     pack = d / PACK
     if pack.exists():
         parts = json.loads((d / "done").read_text()).get("parts", {})
-        want = [n for n in names if n in parts]
-        if not want:
-            return {}
-        buf = pa.py_buffer(pack.read_bytes())
-        return {n: pa.ipc.open_file(buf.slice(parts[n][0], parts[n][1])).read_all() for n in want}
+        return decode_pack(pack.read_bytes(), parts, names) if any(n in parts for n in names) else {}
     out = {}
     for n in names:
         f = d / f"{n}{RUN_EXT}"
@@ -499,6 +497,12 @@ def read_run_tables(d: Path, names: Iterable[str]) -> dict[str, pa.Table]:
         elif (d / f"{n}.parquet").exists():  # a run stored by an older jitterlab
             out[n] = pq.ParquetFile(d / f"{n}.parquet").read()
     return out
+
+
+def decode_pack(blob: bytes, parts: Mapping[str, list[int]], names: Iterable[str]) -> dict[str, pa.Table]:
+    """The tables of `names` in a run's pack (`parts`: its done record's), each used in place."""
+    buf = pa.py_buffer(blob)
+    return {n: pa.ipc.open_file(buf.slice(parts[n][0], parts[n][1])).read_all() for n in names if n in parts}
 
 
 def read_run_table(d: Path, name: str) -> pa.Table | None:
@@ -601,20 +605,21 @@ def run(sweep: Sweep, out: str | Path, jobs: int | None = None, executor: str = 
     out = _io.prepare_out(out, "sweep", force=True)
     specs = sweep.runs()
     key = _scenario_key(sweep.scenario)
+    est_events: dict[int, float] = {}  # a parameter point's estimated events (sizes the batches of runs)
     if sweep.backend == "sim":
         from jitterlab import _native, sim
 
         share = 1 if executor != "local" else min(jobs or os.cpu_count() or 1, max(len(specs), 1))
         # one estimate per parameter point (its first replication): random draws such as start
         # times move the cost little, and a point's keys are all checked this way
-        seen: set[int] = set()
         avail = sim.available_memory()
         for sp in specs:
-            if sp.point in seen:
+            if sp.point in est_events:
                 continue
-            seen.add(sp.point)
             try:
-                sim.check_cost(dict(_native.estimate_json(sim.run_json(sweep.scenario, sp.overrides, key)[1])), max_memory, max_events, share, avail)
+                est = dict(_native.estimate_json(sim.run_json(sweep.scenario, sp.overrides, key)[1]))
+                est_events[sp.point] = float(est["events"])
+                sim.check_cost(est, max_memory, max_events, share, avail)
             except ScenarioError as e:
                 raise SweepError(f"run {sp.run_id} ({', '.join(f'{k}={v}' for k, v in sp.params.items()) or 'base'}): {e}") from None
     _check_out(out, specs, sweep)
@@ -655,7 +660,7 @@ def run(sweep: Sweep, out: str | Path, jobs: int | None = None, executor: str = 
     t_runs = time.perf_counter()
     client_s = run_s = cpu_s = 0.0
     peak_rss = 0
-    it = iter(_executor(executor, jobs, scheduler)(payloads))
+    it = iter(_executor(executor, jobs, scheduler)(payloads, [est_events.get(s.point, 0.0) for s in todo]))
     acc: dict[str, Any] = {"client_s": 0.0, "run_s": 0.0, "cpu_s": 0.0, "peak_rss": 0, "fails": []}
     try:
         _loop_results(it, out, local, inline, combiner, bar, on_result, acc)
@@ -697,7 +702,7 @@ def _loop_results(it: Iterable[dict[str, Any]], out: Path, local: bool, inline: 
             # checked on the first receipt: a worker wrote somewhere this client does not see
             raise SweepError(f"{out}: a Dask worker stored run {res['run_id']} where this client cannot see it; "
                              "--out must be a directory every worker shares with the client (same path)")
-        combiner.add(res["run_id"], res.get("tables") if res["ok"] else None, res["ok"])
+        combiner.add(res["run_id"], res.get("tables") if res["ok"] else None, res["ok"], res.get("pack"))
         if not res["ok"]:
             acc["fails"].append({"run_id": int(res["run_id"]), "error": str(res.get("error", "")).split("\n", 1)[0]})
         run_s += res["wall_s"]
@@ -722,11 +727,44 @@ def _scenario_key(sc: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(sc, sort_keys=True, default=str).encode()).hexdigest()[:32]
 
 
-def _executor(kind: str, jobs: int | None, scheduler: str | None) -> Callable[[list[dict]], Iterable[dict]]:
+#: Runs shorter than a worker's cost per task (pickling and a pipe: ~2 ms; Dask's scheduler:
+#: ~8 ms) travel in batches, each about BATCH_EVENTS of estimated simulation (~0.1 s), counting a
+#: run's fixed cost (its tables, storing them: ~1.6 ms) as RUN_FIXED_EVENTS; never so large that
+#: a worker gets fewer than TASKS_PER_WORKER tasks (the last tasks keep every worker busy).
+BATCH_EVENTS = 2_000_000
+RUN_FIXED_EVENTS = 50_000
+TASKS_PER_WORKER = 8
+
+
+def _batches(payloads: list[dict], est_events: list[float], workers: int) -> list[list[dict]]:
+    """The payloads, in order, cut into tasks of about BATCH_EVENTS (see above)."""
+    cap = max(1, len(payloads) // (TASKS_PER_WORKER * max(workers, 1)))
+    out: list[list[dict]] = []
+    cur: list[dict] = []
+    acc = 0.0
+    for p, e in zip(payloads, est_events):
+        cur.append(p)
+        acc += e + RUN_FIXED_EVENTS
+        if acc >= BATCH_EVENTS or len(cur) >= cap:
+            out.append(cur)
+            cur, acc = [], 0.0
+    if cur:
+        out.append(cur)
+    return out
+
+
+def execute_batch(payloads: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`execute` for each payload of a task (a worker's batch of short runs), in order."""
+    return [execute(p) for p in payloads]
+
+
+def _executor(kind: str, jobs: int | None, scheduler: str | None) -> Callable[[list[dict], list[float]], Iterable[dict]]:
+    """The executor `kind` as a function of the payloads and their runs' estimated events,
+    yielding the receipts as runs finish."""
     if kind == "local":
         n = jobs or os.cpu_count() or 1
 
-        def local(payloads: list[dict]) -> Iterable[dict]:
+        def local(payloads: list[dict], est_events: list[float]) -> Iterable[dict]:
             if n == 1 or len(payloads) <= 1:
                 for p in payloads:
                     yield execute(p)
@@ -736,22 +774,22 @@ def _executor(kind: str, jobs: int | None, scheduler: str | None) -> Callable[[l
 
             # spawn: workers do not inherit the parent's threads (pyarrow's pools) or locks
             with ProcessPoolExecutor(max_workers=n, mp_context=mp.get_context("spawn")) as ex:
-                # A window of WINDOW_PER_WORKER runs a worker in flight, topped up as each
+                # A window of WINDOW_PER_WORKER tasks a worker in flight, topped up as each
                 # finishes: wait() installs a waiter on every future it is given, so waiting on
                 # all of a sweep's futures at once cost O(runs) a result, O(runs^2) a sweep
                 # (10,000 tiny runs: 3/4 of the client's time). Finished futures are dropped
                 # as they are handed on: the client holds no more receipts than it keeps.
-                todo = iter(payloads)
-                pending = {ex.submit(execute, p) for p in itertools.islice(todo, WINDOW_PER_WORKER * n)}
+                todo = iter(_batches(payloads, est_events, n))
+                pending = {ex.submit(execute_batch, b) for b in itertools.islice(todo, WINDOW_PER_WORKER * n)}
                 while pending:
                     done, pending = wait(pending, return_when=FIRST_COMPLETED)
                     for f in done:
-                        pending.update(ex.submit(execute, p) for p in itertools.islice(todo, 1))
-                        yield f.result()
+                        pending.update(ex.submit(execute_batch, b) for b in itertools.islice(todo, 1))
+                        yield from f.result()
 
         return local
     if kind == "dask":
-        def dask(payloads: list[dict]) -> Iterable[dict]:
+        def dask(payloads: list[dict], est_events: list[float]) -> Iterable[dict]:
             try:
                 from dask.distributed import Client, as_completed
             except ImportError as e:  # pragma: no cover - dask is a declared dependency
@@ -759,13 +797,57 @@ def _executor(kind: str, jobs: int | None, scheduler: str | None) -> Callable[[l
             if not scheduler:
                 raise SweepError("--executor dask needs --scheduler ADDRESS (e.g. tcp://host:8786)")
             with Client(scheduler) as client:
-                for f in as_completed(client.map(execute, payloads, pure=False)):
+                workers = sum(client.nthreads().values()) or 1
+                batches = _batches(payloads, est_events, workers)
+                for f in as_completed(client.map(execute_batch, batches, pure=False)):
                     res = f.result()
                     f.release()  # the cluster forgets each receipt once the client has it
-                    yield res
+                    yield from res
 
         return dask
     raise SweepError(f"executor: must be local or dask, got {kind!r}")
+
+
+class LazyTables(MutableMapping[str, pa.Table]):
+    """Arrow tables by name, some read from their Parquet file only when first asked for (a
+    sweep's combined tables past what the client keeps in memory, `_Combiner.HOLD_BYTES`)."""
+
+    def __init__(self) -> None:
+        self._t: dict[str, pa.Table] = {}
+        self._files: dict[str, Path] = {}
+
+    def later(self, name: str, path: Path) -> None:
+        self._files[name] = path
+
+    def num_rows(self, name: str) -> int:
+        """Rows of table `name`, from its file's footer when it is not loaded (no data read)."""
+        if name in self._t:
+            return self._t[name].num_rows
+        return pq.ParquetFile(self._files[name]).metadata.num_rows
+
+    def __getitem__(self, name: str) -> pa.Table:
+        if name not in self._t:
+            if name not in self._files:
+                raise KeyError(name)
+            self._t[name] = pq.read_table(self._files.pop(name))
+        return self._t[name]
+
+    def __setitem__(self, name: str, t: pa.Table) -> None:
+        self._files.pop(name, None)
+        self._t[name] = t
+
+    def __delitem__(self, name: str) -> None:
+        if self._files.pop(name, None) is None:
+            del self._t[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._t or name in self._files
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([*self._t, *self._files])
+
+    def __len__(self) -> int:
+        return len(self._t) + len(self._files)
 
 
 class _Combiner:
@@ -779,9 +861,15 @@ class _Combiner:
     a sweep, Amdahl). Parquet encoding and the reading of runs' files release the GIL. The files
     depend only on the runs' tables, not on the order runs finish in, so every executor writes
     the same bytes. A table whose runs disagree on its schema (a column null in one run, typed
-    in another) is written at the end from all its parts with types unified instead."""
+    in another) is written at the end from all its parts with types unified instead.
+
+    The client's memory is bounded: the runs' tables are also kept in memory, to be handed back
+    without reading the files again, only while they total at most HOLD_BYTES; past that they
+    are dropped (they are in the files) and the result reads each combined table from its file
+    when first asked for (`LazyTables`)."""
 
     ROW_GROUP = 1 << 17
+    HOLD_BYTES = 256 << 20
 
     def __init__(self, out: Path, tables: tuple[str, ...], order: list[int], ready: Iterable[int]):
         import queue
@@ -789,8 +877,13 @@ class _Combiner:
 
         self.out, self.tables, self.order = out, tables, order
         self.pos = 0
-        self.state: dict[int, dict[str, pa.Table] | None | bool] = {i: True for i in ready}  # True: read from its files
+        # True: read from its files; (bytes, parts): its pack; None: failed
+        self.state: dict[int, dict[str, pa.Table] | tuple[bytes, dict] | None | bool] = {i: True for i in ready}
         self.parts: dict[str, list[pa.Table]] = {n: [] for n in tables}
+        self.schema: dict[str, pa.Schema] = {}
+        self.rows = dict.fromkeys(tables, 0)
+        self.held = 0
+        self.spilled = False  # parts of tables with one schema no longer kept in memory
         self.pending: dict[str, list[pa.Table]] = {n: [] for n in tables}
         self.pending_rows = dict.fromkeys(tables, 0)
         self.writers: dict[str, Any] = {}
@@ -800,10 +893,10 @@ class _Combiner:
         self.thread = threading.Thread(target=self._loop, name="sweep-combine", daemon=True)
         self.thread.start()
 
-    def add(self, run_id: int, tables: Mapping[str, pa.Table] | None, ok: bool) -> None:
-        """A finished run: its tables when in memory (else they are read from its files), or
-        a failed one (nothing to add)."""
-        self.q.put((run_id, dict(tables) if tables is not None else (True if ok else None)))
+    def add(self, run_id: int, tables: Mapping[str, pa.Table] | None, ok: bool, pack: tuple[bytes, dict] | None = None) -> None:
+        """A finished run: its tables when in memory, or its pack's bytes and parts as a receipt
+        carried them (else they are read from its files), or a failed one (nothing to add)."""
+        self.q.put((run_id, dict(tables) if tables is not None else pack if pack is not None and ok else (True if ok else None)))
 
     def _tmp(self, name: str) -> Path:
         return self.out / f".{name}.parquet.tmp{os.getpid()}"
@@ -830,25 +923,51 @@ class _Combiner:
             rid = self.order[self.pos]
             got = self.state.pop(rid)
             self.pos += 1
-            if got is None:
+            if got is None or got is False:
                 continue
             if got is True:  # stored: its pack read once
-                got = read_run_tables(_run_dir(self.out, rid), self.tables)
+                tables = read_run_tables(_run_dir(self.out, rid), self.tables)
+            elif isinstance(got, tuple):  # its pack, carried by the receipt
+                tables = decode_pack(got[0], got[1], self.tables)
+            else:
+                tables = got
             for name in self.tables:
-                t = got.get(name)
+                t = tables.get(name)
                 if t is None or not t.num_rows:
                     continue
-                self.parts[name].append(t)
+                self.rows[name] += t.num_rows
                 if name in self.mixed:
+                    self.parts[name].append(t)
                     continue
-                first = self.parts[name][0]
-                if t.schema != first.schema:
-                    self.mixed.add(name)
+                if name not in self.schema:
+                    self.schema[name] = t.schema
+                elif t.schema != self.schema[name]:
+                    self._to_mixed(name)
+                    self.parts[name].append(t)
                     continue
+                if not self.spilled:
+                    self.parts[name].append(t)
+                    self.held += t.nbytes
                 self.pending[name].append(t)
                 self.pending_rows[name] += t.num_rows
                 if self.pending_rows[name] >= self.ROW_GROUP:
                     self._flush(name)
+            if not self.spilled and self.held > self.HOLD_BYTES:
+                self.spilled = True
+                for name in self.tables:
+                    if name not in self.mixed:
+                        self.parts[name] = []
+
+    def _to_mixed(self, name: str) -> None:
+        """Table `name` met a second schema: from now on all its parts are kept and written at the
+        end with types unified; what was dropped from memory is read back from its file."""
+        self.mixed.add(name)
+        self._flush(name)
+        self._close(name)
+        if self.spilled and self._tmp(name).exists():
+            self.parts[name] = [pq.read_table(self._tmp(name))]
+        self._tmp(name).unlink(missing_ok=True)
+        self.pending[name], self.pending_rows[name] = [], 0
 
     def _flush(self, name: str) -> None:
         if not self.pending[name]:
@@ -861,7 +980,7 @@ class _Combiner:
         w.write_table(t, row_group_size=min(t.num_rows, 1 << 20))
         self.pending[name], self.pending_rows[name] = [], 0
 
-    def finish(self) -> dict[str, pa.Table]:
+    def finish(self) -> LazyTables:
         """Waits for the thread, writes what is left and renames each file into place."""
         self.q.put(None)
         self.thread.join()
@@ -870,12 +989,12 @@ class _Combiner:
             if isinstance(self.error, OSError):
                 raise _io._oserror(self.out / "runs", self.error, "write the combined tables") from None
             raise self.error
-        combined = {}
+        combined = LazyTables()
         for name in self.tables:
             parts = self.parts[name]
             final = self.out / f"{name}.parquet"
             try:
-                if name in self.mixed or not parts:
+                if name in self.mixed or not self.rows[name]:
                     self._close(name)
                     self._tmp(name).unlink(missing_ok=True)
                     t = pa.concat_tables(parts, promote_options="default") if parts else _empty()
@@ -884,11 +1003,14 @@ class _Combiner:
                     self._flush(name)
                     self._close(name)
                     os.replace(self._tmp(name), final)
-                    t = pa.concat_tables(parts)
+                    t = None if self.spilled else pa.concat_tables(parts)
             except OSError as e:
                 self.abort()
                 raise _io._oserror(final, e, "write") from None
-            combined[name] = t
+            if t is None:
+                combined.later(name, final)
+            else:
+                combined[name] = t
         return combined
 
     def _close(self, name: str) -> None:

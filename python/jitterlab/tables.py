@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, MutableMapping
 
 import pyarrow as pa
 
@@ -61,7 +61,8 @@ class Tables(Mapping[str, "pd.DataFrame"]):
     """
 
     def __init__(self, arrow: Mapping[str, pa.Table], source: str = "sim"):
-        self.arrow: dict[str, pa.Table] = dict(arrow)
+        # a mutable mapping is kept as it is: a sweep's LazyTables reads a table when first used
+        self.arrow: MutableMapping[str, pa.Table] = arrow if isinstance(arrow, MutableMapping) and not isinstance(arrow, dict) else dict(arrow)
         self.source = source
         self._pd: dict[str, pd.DataFrame] = {}
 
@@ -105,7 +106,8 @@ class Tables(Mapping[str, "pd.DataFrame"]):
         return {n: self[n] for n in self.arrow}
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(source={self.source!r}, " + ", ".join(f"{n}={t.num_rows} rows" for n, t in self.arrow.items()) + ")"
+        rows = getattr(self.arrow, "num_rows", lambda n: self.arrow[n].num_rows)  # LazyTables: from the footer
+        return f"{type(self).__name__}(source={self.source!r}, " + ", ".join(f"{n}={rows(n)} rows" for n in self.arrow) + ")"
 
 
 def load(path: str | Path) -> Tables:
