@@ -71,8 +71,9 @@ if TYPE_CHECKING:  # pandas only where a DataFrame is asked for: workers and `ji
 
 TABLES = ("media_packets", "tcp_flows", "queue_samples", "runs", "channels", "flows", "tcp_series")
 SWEEP_FORMAT = 1
-#: A receipt carries the run's tables when they hold at most this many bytes in memory (a tiny
-#: run's few kB cost less to send than to read back from its files); larger ones stay on storage.
+#: A receipt carries the run's pack (its stored file's bytes) when it is at most this many bytes
+#: (a tiny run's few kB cost less to send than to read back from its file); larger ones stay on
+#: storage and the client reads them.
 INLINE_BYTES = 64 * 1024
 #: Runs in flight a local worker (queued or running): enough that a worker never waits for the
 #: client to hand it the next run, few enough that waiting on them stays cheap.
