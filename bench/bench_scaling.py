@@ -34,6 +34,11 @@ def measure(sw, out: str, executor: str, workers: int, cluster=None) -> dict:
     from jitterlab import sweep
 
     shutil.rmtree(out, ignore_errors=True)
+    try:  # the client's peak RSS is this process's: reset it (Linux >= 4.0) so each row has its own
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass
     if executor == "dask":
         res = sweep.run(sw, out, executor="dask", scheduler=cluster.scheduler_address, progress=False)
     else:
@@ -51,7 +56,7 @@ def row(label: str, executor: str, t: dict, base: dict | None) -> str:
     speed = base["wall_s"] / t["wall_s"] if base else 1.0
     return (f"| {label} | {executor} | {t['workers']} | {n} | {t['wall_s']:.2f} | {speed:.2f}× | {t['serial_s']:.2f} | "
             f"{100 * t['serial_fraction']:.1f} % | {n / t['wall_s']:.0f} | {1e3 * t['wall_s'] * t['workers'] / n:.2f} | "
-            f"{1e3 * t['run_s'] / n:.2f} | {t['worker_peak_rss_bytes'] / 2**20:.0f} |")
+            f"{1e3 * t['run_s'] / n:.2f} | {t['worker_peak_rss_bytes'] / 2**20:.0f} | {t['client_peak_rss_bytes'] / 2**20:.0f} |")
 
 
 def main() -> None:
@@ -74,8 +79,8 @@ def main() -> None:
         medium.replications = a.reps
         tiny = sweep.from_dict({"sweep": {"name": "tiny", "seed": 1, "replications": a.tiny_runs}, "scenario": TINY})
         print(f"{os.cpu_count()} cores; medium sweep: 126 points x {a.reps} replications x {a.duration} s; tiny: {a.tiny_runs} runs of 0.1 s audio")
-        print("| sweep | executor | workers | runs | wall s | speed-up | serial s | serial fraction | runs/s | cost/run ms (wall x workers / runs) | in worker ms/run | worker peak RSS MB |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        print("| sweep | executor | workers | runs | wall s | speed-up | serial s | serial fraction | runs/s | cost/run ms (wall x workers / runs) | in worker ms/run | worker peak RSS MB | client peak RSS MB |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         executors = ["local"] + ([] if a.no_dask else ["dask"])
         for label, sw in (("medium", medium), ("tiny", tiny)):
             for ex in executors:

@@ -94,7 +94,7 @@ def test_serial_fraction_is_the_time_outside_the_workers(tmp_path):
     assert t["serial_s"] + t["run_s"] == pytest.approx(t["wall_s"], rel=0.05, abs=0.05)
     assert sweep.serial_fraction(t) == pytest.approx(t["serial_s"] / t["wall_s"])
     assert sweep.serial_fraction({"serial_s": 1.0, "wall_s": 40.0}) == 0.025
-    assert 0 < t["worker_peak_rss_bytes"]
+    assert 0 < t["worker_peak_rss_bytes"] and 0 < t["client_peak_rss_bytes"]
 
 
 def test_elastic_like_sweep_stays_small_on_disk(tmp_path):

@@ -392,7 +392,8 @@ class SweepResult(Tables):
         self.failed = list(failures)
         #: where the wall time went (set by `run`): wall_s, prepare_s, runs_wall_s, client_s,
         #: collect_s, serial_s (prepare + client + collect: see `serial_fraction`), run_s and
-        #: run_cpu_s (summed over the runs, in the workers), workers, worker_peak_rss_bytes
+        #: run_cpu_s (summed over the runs, in the workers), workers, worker_peak_rss_bytes,
+        #: client_peak_rss_bytes (this process's peak so far)
         self.timing: dict[str, float] = {}
 
     @property
@@ -679,7 +680,7 @@ def run(sweep: Sweep, out: str | Path, jobs: int | None = None, executor: str = 
     result.timing = {"wall_s": t_end - t_start, "prepare_s": t_runs - t_start, "runs_wall_s": t_collect - t_runs,
                      "client_s": client_s, "collect_s": t_end - t_collect, "run_s": run_s, "run_cpu_s": cpu_s,
                      "serial_s": (t_runs - t_start) + client_s + (t_end - t_collect), "workers": n_workers,
-                     "worker_peak_rss_bytes": peak_rss, "runs": len(todo)}
+                     "worker_peak_rss_bytes": peak_rss, "client_peak_rss_bytes": _peak_rss(), "runs": len(todo)}
     return result
 
 
