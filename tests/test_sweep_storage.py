@@ -283,7 +283,7 @@ def _late_mixed(res) -> dict[str, pa.Table]:
     return {"mixed": pa.table({"run_id": pa.array([rid]), "v": pa.array([rid if rid < 6 else None])})}
 
 
-@pytest.mark.parametrize("reduce, parts", [(_mixed, 12), (_late_mixed, 1 + 6)])
+@pytest.mark.parametrize("reduce, parts", [(_mixed, 3), (_late_mixed, 1)])
 def test_client_memory_is_bounded_past_hold_bytes(tmp_path, monkeypatch, reduce, parts):
     """Past _Combiner.HOLD_BYTES the client drops the runs' tables it has written (the combined
     tables are then read from their files when first used), with the same files and tables as a
@@ -309,12 +309,16 @@ def test_client_memory_is_bounded_past_hold_bytes(tmp_path, monkeypatch, reduce,
         return out
 
     monkeypatch.setattr(sweep._Combiner, "HOLD_BYTES", 20_000)  # about two runs' tables
+    monkeypatch.setattr(sweep._Combiner, "ROW_GROUP", 50)  # a row group (and a held table) every run
+    monkeypatch.setattr(sweep._Combiner, "COMPACT_PARTS", 4)  # runs (1 row each) compacted every 4
     monkeypatch.setattr(sweep._Combiner, "finish", spy)
     res = sweep.run(sw(), tmp_path / "o", jobs=1, progress=False)
     assert held["spilled"] == 1
     assert held["media_packets"] == 0 and held["runs"] == 0, held
-    # mixed from run 1 (before the drop): all 12 runs kept; from run 6 (after): runs 0-5 read
-    # back from the file as one table, then each later run
+    # The drop comes after run 0. _mixed turns mixed at run 1: run 0 read back from the file,
+    # then runs 1..11 appended, the list compacted to one table whenever it reaches 4 parts
+    # (lengths 2 3 1 2 3 1 2 3 1 2 3): 3 parts. _late_mixed turns mixed at run 6: runs 0-5 read
+    # back as one table, then runs 6..11 (2 3 1 2 3 1): 1 part.
     assert held["mixed"] == parts
     assert "media_packets" in res.arrow._files  # not read until asked for
     assert res.arrow.num_rows("media_packets") == ref.arrow["media_packets"].num_rows

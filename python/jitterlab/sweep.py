@@ -872,6 +872,7 @@ class _Combiner:
 
     ROW_GROUP = 1 << 17
     HOLD_BYTES = 256 << 20
+    COMPACT_PARTS = 256
 
     def __init__(self, out: Path, tables: tuple[str, ...], order: list[int], ready: Iterable[int]):
         import queue
@@ -939,26 +940,35 @@ class _Combiner:
                     continue
                 self.rows[name] += t.num_rows
                 if name in self.mixed:
-                    self.parts[name].append(t)
+                    self._keep_mixed(name, t)
                     continue
                 if name not in self.schema:
                     self.schema[name] = t.schema
                 elif t.schema != self.schema[name]:
                     self._to_mixed(name)
-                    self.parts[name].append(t)
+                    self._keep_mixed(name, t)
                     continue
-                if not self.spilled:
-                    self.parts[name].append(t)
-                    self.held += t.nbytes
-                self.pending[name].append(t)
+                pending = self.pending[name]
+                pending.append(t)
                 self.pending_rows[name] += t.num_rows
                 if self.pending_rows[name] >= self.ROW_GROUP:
                     self._flush(name)
+                elif len(pending) >= self.COMPACT_PARTS:
+                    # many small runs: one table of one chunk a column in their place (Arrow's
+                    # cost per table and column, not the rows, is what grows: 10,000 tiny runs'
+                    # ~70,000 small tables held ~0.6 GB)
+                    self.pending[name] = [pa.concat_tables(pending).combine_chunks()]
             if not self.spilled and self.held > self.HOLD_BYTES:
                 self.spilled = True
                 for name in self.tables:
                     if name not in self.mixed:
                         self.parts[name] = []
+
+    def _keep_mixed(self, name: str, t: pa.Table) -> None:
+        parts = self.parts[name]
+        parts.append(t)
+        if len(parts) >= self.COMPACT_PARTS:
+            self.parts[name] = [pa.concat_tables(parts, promote_options="default").combine_chunks()]
 
     def _to_mixed(self, name: str) -> None:
         """Table `name` met a second schema: from now on all its parts are kept and written at the
@@ -969,9 +979,10 @@ class _Combiner:
         if self.spilled and self._tmp(name).exists():
             self.parts[name] = [pq.read_table(self._tmp(name))]
         self._tmp(name).unlink(missing_ok=True)
-        self.pending[name], self.pending_rows[name] = [], 0
 
     def _flush(self, name: str) -> None:
+        """Writes the pending runs of table `name` as one row group, kept for the result as one
+        table while the client holds results in memory."""
         if not self.pending[name]:
             return
         # one chunk: Parquet's writer pays per chunk and column (1000 one-row runs tables: 8x)
@@ -981,6 +992,9 @@ class _Combiner:
             w = self.writers[name] = pq.ParquetWriter(str(self._tmp(name)), t.schema, **_combined_options(t))
         w.write_table(t, row_group_size=min(t.num_rows, 1 << 20))
         self.pending[name], self.pending_rows[name] = [], 0
+        if not self.spilled:
+            self.parts[name].append(t)
+            self.held += t.nbytes
 
     def finish(self) -> LazyTables:
         """Waits for the thread, writes what is left and renames each file into place."""
