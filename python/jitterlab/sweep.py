@@ -810,6 +810,11 @@ def _executor(kind: str, jobs: int | None, scheduler: str | None) -> Callable[[l
     raise SweepError(f"executor: must be local or dask, got {kind!r}")
 
 
+def _compact(parts: list[pa.Table]) -> pa.Table:
+    """Tables as one, one chunk a column (types unified where the parts disagree)."""
+    return pa.concat_tables(parts, promote_options="default").combine_chunks()
+
+
 class LazyTables(MutableMapping[str, pa.Table]):
     """Arrow tables by name, some read from their Parquet file only when first asked for (a
     sweep's combined tables past what the client keeps in memory, `_Combiner.HOLD_BYTES`)."""
@@ -940,35 +945,37 @@ class _Combiner:
                     continue
                 self.rows[name] += t.num_rows
                 if name in self.mixed:
-                    self._keep_mixed(name, t)
+                    self._keep(name, t)
                     continue
                 if name not in self.schema:
                     self.schema[name] = t.schema
                 elif t.schema != self.schema[name]:
                     self._to_mixed(name)
-                    self._keep_mixed(name, t)
+                    self._keep(name, t)
                     continue
-                pending = self.pending[name]
-                pending.append(t)
+                if not self.spilled:
+                    self._keep(name, t)
+                    self.held += t.nbytes
+                self.pending[name].append(t)
                 self.pending_rows[name] += t.num_rows
                 if self.pending_rows[name] >= self.ROW_GROUP:
                     self._flush(name)
-                elif len(pending) >= self.COMPACT_PARTS:
-                    # many small runs: one table of one chunk a column in their place (Arrow's
-                    # cost per table and column, not the rows, is what grows: 10,000 tiny runs'
-                    # ~70,000 small tables held ~0.6 GB)
-                    self.pending[name] = [pa.concat_tables(pending).combine_chunks()]
+                elif len(self.pending[name]) >= self.COMPACT_PARTS:
+                    self.pending[name] = [_compact(self.pending[name])]
             if not self.spilled and self.held > self.HOLD_BYTES:
                 self.spilled = True
                 for name in self.tables:
                     if name not in self.mixed:
                         self.parts[name] = []
 
-    def _keep_mixed(self, name: str, t: pa.Table) -> None:
+    def _keep(self, name: str, t: pa.Table) -> None:
+        """Holds run table `t` for the result (zero-copy), many small ones compacted into one:
+        Arrow's cost per table and column, not the rows, is what grows with many tiny runs
+        (10,000 of them, ~70,000 small tables, held ~0.6 GB)."""
         parts = self.parts[name]
         parts.append(t)
         if len(parts) >= self.COMPACT_PARTS:
-            self.parts[name] = [pa.concat_tables(parts, promote_options="default").combine_chunks()]
+            self.parts[name] = [_compact(parts)]
 
     def _to_mixed(self, name: str) -> None:
         """Table `name` met a second schema: from now on all its parts are kept and written at the
@@ -981,8 +988,7 @@ class _Combiner:
         self._tmp(name).unlink(missing_ok=True)
 
     def _flush(self, name: str) -> None:
-        """Writes the pending runs of table `name` as one row group, kept for the result as one
-        table while the client holds results in memory."""
+        """Writes the pending runs of table `name` as one row group."""
         if not self.pending[name]:
             return
         # one chunk: Parquet's writer pays per chunk and column (1000 one-row runs tables: 8x)
@@ -992,9 +998,6 @@ class _Combiner:
             w = self.writers[name] = pq.ParquetWriter(str(self._tmp(name)), t.schema, **_combined_options(t))
         w.write_table(t, row_group_size=min(t.num_rows, 1 << 20))
         self.pending[name], self.pending_rows[name] = [], 0
-        if not self.spilled:
-            self.parts[name].append(t)
-            self.held += t.nbytes
 
     def finish(self) -> LazyTables:
         """Waits for the thread, writes what is left and renames each file into place."""
