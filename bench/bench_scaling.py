@@ -14,8 +14,10 @@ before the clock starts (a cluster is long-lived); the local pool's start is ins
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -34,11 +36,6 @@ def measure(sw, out: str, executor: str, workers: int, cluster=None) -> dict:
     from jitterlab import sweep
 
     shutil.rmtree(out, ignore_errors=True)
-    try:  # the client's peak RSS is this process's: reset it (Linux >= 4.0) so each row has its own
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-    except OSError:
-        pass
     if executor == "dask":
         res = sweep.run(sw, out, executor="dask", scheduler=cluster.scheduler_address, progress=False)
     else:
@@ -59,7 +56,29 @@ def row(label: str, executor: str, t: dict, base: dict | None) -> str:
             f"{1e3 * t['run_s'] / n:.2f} | {t['worker_peak_rss_bytes'] / 2**20:.0f} | {t['client_peak_rss_bytes'] / 2**20:.0f} |")
 
 
+def one(spec: str) -> None:
+    """One row, in this (fresh) process: prints its timing as JSON."""
+    from jitterlab import sweep
+
+    label, ex, w, f, reps, tiny_runs, work = json.loads(spec)
+    if label == "medium":
+        sw = sweep.load(f)
+        sw.replications = reps
+    else:
+        sw = sweep.from_dict({"sweep": {"name": "tiny", "seed": 1, "replications": tiny_runs}, "scenario": TINY})
+    if ex == "dask":
+        from dask.distributed import LocalCluster
+
+        with LocalCluster(n_workers=w, threads_per_worker=1, processes=True, dashboard_address=None) as cl:
+            t = measure(sw, os.path.join(work, "out"), ex, w, cl)
+    else:
+        t = measure(sw, os.path.join(work, "out"), ex, w)
+    print(json.dumps(t))
+
+
 def main() -> None:
+    if len(sys.argv) == 3 and sys.argv[1] == "--one":
+        return one(sys.argv[2])
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--workers", default=None, help="comma-separated worker counts (default 1..cores)")
     ap.add_argument("--duration", type=int, default=30)
@@ -69,30 +88,26 @@ def main() -> None:
     a = ap.parse_args()
     counts = [int(x) for x in a.workers.split(",")] if a.workers else list(range(1, (os.cpu_count() or 1) + 1))
     import bench_vs_ns2
-    from jitterlab import sweep
 
     work = tempfile.mkdtemp(prefix="scaling-")
     try:
         f = os.path.join(work, "medium.toml")
         bench_vs_ns2.sweep_file(f, a.duration)
-        medium = sweep.load(f)
-        medium.replications = a.reps
-        tiny = sweep.from_dict({"sweep": {"name": "tiny", "seed": 1, "replications": a.tiny_runs}, "scenario": TINY})
         print(f"{os.cpu_count()} cores; medium sweep: 126 points x {a.reps} replications x {a.duration} s; tiny: {a.tiny_runs} runs of 0.1 s audio")
         print("| sweep | executor | workers | runs | wall s | speed-up | serial s | serial fraction | runs/s | cost/run ms (wall x workers / runs) | in worker ms/run | worker peak RSS MB | client peak RSS MB |")
         print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         executors = ["local"] + ([] if a.no_dask else ["dask"])
-        for label, sw in (("medium", medium), ("tiny", tiny)):
+        for label in ("medium", "tiny"):
             for ex in executors:
                 base = None
                 for w in (counts if label == "medium" else [max(counts)]):
-                    if ex == "dask":
-                        from dask.distributed import LocalCluster
-
-                        with LocalCluster(n_workers=w, threads_per_worker=1, processes=True, dashboard_address=None) as cl:
-                            t = measure(sw, os.path.join(work, "out"), ex, w, cl)
-                    else:
-                        t = measure(sw, os.path.join(work, "out"), ex, w)
+                    # each row in a fresh process: the client's peak memory is its own, not the
+                    # high-water mark of the rows before it
+                    p = subprocess.run([sys.executable, __file__, "--one", json.dumps([label, ex, w, f, a.reps, a.tiny_runs, work])],
+                                       capture_output=True, text=True)
+                    if p.returncode != 0:
+                        raise SystemExit(f"{label}/{ex}/{w}: {p.stderr.strip().splitlines()[-1] if p.stderr.strip() else p.returncode}")
+                    t = json.loads(p.stdout.strip().splitlines()[-1])
                     base = base or t
                     print(row(label, ex, t, base), flush=True)
     finally:
