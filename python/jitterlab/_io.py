@@ -83,7 +83,7 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-def _oserror(path: Path, e: OSError, doing: str) -> OutputError:
+def _oserror(path: Path | Any, e: OSError, doing: str) -> OutputError:
     """One line for a failed write, naming the place and the plain reason."""
     why = {errno.ENOSPC: "no space left on the device", errno.EROFS: "read-only file system",
            errno.EDQUOT: "disk quota exceeded"}.get(e.errno or 0, e.strerror or str(e))

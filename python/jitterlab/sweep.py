@@ -37,6 +37,9 @@ asked for now, with a line saying so, retries
 failed ones and removes the temporary directories of killed runs; at the end the verified runs'
 tables are concatenated into OUT/<table>.parquet (each written under a temporary name, renamed
 when complete).
+
+OUT may be a URL for fsspec (s3://, gcs://, …; see `jitterlab._fspath`): runs are then written in
+place and certified by their `done` record, written last.
 """
 from __future__ import annotations
 
@@ -61,13 +64,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from jitterlab import _io
+from jitterlab import _fspath, _io
 from jitterlab import scenario as _scn
 from jitterlab._native import ScenarioError
 from jitterlab.tables import Tables
 
 if TYPE_CHECKING:  # pandas only where a DataFrame is asked for: workers and `jitterlab sweep` skip it
     import pandas as pd
+
+#: Where a sweep's results go: a local directory, or a directory on an fsspec filesystem (a URL).
+Out = Path | _fspath.FsPath
 
 TABLES = ("media_packets", "tcp_flows", "queue_samples", "runs", "channels", "flows", "tcp_series")
 SWEEP_FORMAT = 1
@@ -318,7 +324,7 @@ def execute(payload: dict[str, Any]) -> dict[str, Any]:
         out = {"run_id": payload["run_id"], "ok": False, "error": f"{type(e).__name__}: {e}",
                "traceback": traceback.format_exc(), "wall_s": time.perf_counter() - t0, "stored": False}
     if payload.get("out"):
-        pack = _store(Path(payload["out"]), out)
+        pack = _store(_fspath.as_path(payload["out"]), out)
         out["stored"] = True
         out["wall_s"] = time.perf_counter() - t0  # storing is the worker's work too
         if payload.get("receipt"):
@@ -385,7 +391,7 @@ class SweepResult(Tables):
     an empty DataFrame), plus the output directory, the failed runs and the counts of runs done
     now and skipped (finished before)."""
 
-    def __init__(self, out: Path, arrow: Mapping[str, pa.Table], failures: list[dict[str, Any]], ran: int, skipped: int):
+    def __init__(self, out: Out, arrow: Mapping[str, pa.Table], failures: list[dict[str, Any]], ran: int, skipped: int):
         super().__init__(arrow, "sweep")
         self.out, self.ran, self.skipped = out, ran, skipped
         #: the failed runs as [{"run_id", "error"}] (`failures` is the same as a DataFrame)
@@ -411,24 +417,26 @@ class SweepResult(Tables):
         return pd.DataFrame()
 
 
-def _run_dir(out: Path, run_id: int) -> Path:
+def _run_dir(out: Out, run_id: int) -> Out:
     return out / "runs" / f"{run_id:06d}"
 
 
-def _store(out: Path, res: dict[str, Any]) -> tuple[bytes, dict[str, list[int]]] | None:
-    """Stores a finished run under OUT/runs/; returns its pack's bytes and parts (None: no pack)."""
+def _store(out: Out, res: dict[str, Any]) -> tuple[bytes, dict[str, list[int]]] | None:
+    """Stores a finished run under OUT/runs/; returns its pack's bytes and parts (None: no pack).
+    Locally in a temporary directory renamed into place; on an object store (no rename) in place,
+    its `done` record written last."""
     d = _run_dir(out, res["run_id"])
-    tmp = d.with_name(d.name + f".tmp{os.getpid()}")
-    if tmp.exists():
-        shutil.rmtree(tmp)
+    tmp = d if isinstance(d, _fspath.FsPath) else d.with_name(d.name + f".tmp{os.getpid()}")
     try:
+        _fspath.rmtree(tmp)
         return _write_run(tmp, d, res)
     except OSError as e:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if tmp != d:
+            _fspath.rmtree(tmp)
         raise _io._oserror(d, e, f"store run {res['run_id']}") from None
 
 
-def _write_run(tmp: Path, d: Path, res: dict[str, Any]) -> tuple[bytes, dict[str, list[int]]] | None:
+def _write_run(tmp: Out, d: Out, res: dict[str, Any]) -> tuple[bytes, dict[str, list[int]]] | None:
     tmp.mkdir(parents=True)
     blob = None
     parts: dict[str, list[int]] = {}
@@ -454,9 +462,9 @@ def _write_run(tmp: Path, d: Path, res: dict[str, Any]) -> tuple[bytes, dict[str
                                               "requested": sorted(res.get("requested", res["tables"]))}) + "\n")
     else:
         (tmp / "error.txt").write_text(res["error"] + "\n\n" + res.get("traceback", ""))
-    if d.exists():
-        shutil.rmtree(d)
-    os.replace(tmp, d)  # atomic: a run directory is either complete or absent
+    if tmp != d:
+        _fspath.rmtree(d)
+        os.replace(tmp, d)  # type: ignore[arg-type]  # atomic: a run directory is either complete or absent
     return None if blob is None else (blob, parts)
 
 
@@ -483,7 +491,7 @@ def _encode_run_table(t: pa.Table) -> pa.Buffer:
     return sink.getvalue()
 
 
-def read_run_tables(d: Path, names: Iterable[str]) -> dict[str, pa.Table]:
+def read_run_tables(d: Out, names: Iterable[str]) -> dict[str, pa.Table]:
     """The tables of `names` stored by the run in directory `d` (a name the run stored no rows of
     is left out): its pack read once, each part used in place."""
     names = list(names)
@@ -497,7 +505,7 @@ def read_run_tables(d: Path, names: Iterable[str]) -> dict[str, pa.Table]:
         if f.exists():
             out[n] = pa.ipc.open_file(pa.py_buffer(f.read_bytes())).read_all()
         elif (d / f"{n}.parquet").exists():  # a run stored by an older jitterlab
-            out[n] = pq.ParquetFile(d / f"{n}.parquet").read()
+            out[n] = _fspath.read_parquet(d / f"{n}.parquet")
     return out
 
 
@@ -507,12 +515,12 @@ def decode_pack(blob: bytes, parts: Mapping[str, list[int]], names: Iterable[str
     return {n: pa.ipc.open_file(buf.slice(parts[n][0], parts[n][1])).read_all() for n in names if n in parts}
 
 
-def read_run_table(d: Path, name: str) -> pa.Table | None:
+def read_run_table(d: Out, name: str) -> pa.Table | None:
     """Table `name` stored by the run in directory `d` (None: the run stored no rows of it)."""
     return read_run_tables(d, [name]).get(name)
 
 
-def verify_run(d: Path, need: Iterable[str] = ()) -> str | None:
+def verify_run(d: Out, need: Iterable[str] = ()) -> str | None:
     """None when run directory `d` is finished, stored every table of `need` (a run stored without
     a table asked for now, e.g. `--keep packets` added later, is done again) and every file
     matches its `done` record (rows and SHA-256); otherwise why not, in a few words (for the
@@ -539,19 +547,24 @@ def verify_run(d: Path, need: Iterable[str] = ()) -> str | None:
         if not f.is_file():
             return f"{name} is missing"
         try:
-            if _io.sha256_file(f) != meta.get("sha256"):
+            got = hashlib.sha256(f.read_bytes()).hexdigest() if isinstance(f, _fspath.FsPath) else _io.sha256_file(f)
+            if got != meta.get("sha256"):
                 return f"{name} does not match its checksum (damaged)"
         except OSError as e:
             return f"{name} cannot be read ({e.strerror})"
-    extra = {p.name for p in itertools.chain(d.glob(f"*{RUN_EXT}"), d.glob("*.parquet"), d.glob("*.pack"))} - set(files)
+    stored: Iterable[Out] = itertools.chain(d.glob(f"*{RUN_EXT}"), d.glob("*.parquet"), d.glob("*.pack"))
+    extra = {p.name for p in stored} - set(files)
     if extra:
         return f"{sorted(extra)[0]} is not in its done record"
     return None
 
 
-def _remove_stale_tmp(out: Path) -> int:
-    """Removes runs/*.tmpPID directories whose process is gone (a killed run); returns how many."""
+def _remove_stale_tmp(out: Out) -> int:
+    """Removes runs/*.tmpPID directories whose process is gone (a killed run); returns how many.
+    An object store has none (runs are written in place)."""
     n = 0
+    if isinstance(out, _fspath.FsPath):
+        return 0
     for t in (out / "runs").glob("*.tmp*"):
         m = re.search(r"\.tmp(\d+)$", t.name)
         pid = int(m.group(1)) if m else None
@@ -568,7 +581,7 @@ def _remove_stale_tmp(out: Path) -> int:
     return n
 
 
-def _check_out(out: Path, specs: list[RunSpec], sweep: Sweep) -> None:
+def _check_out(out: Out, specs: list[RunSpec], sweep: Sweep) -> None:
     digest = hashlib.sha256("\n".join(s.key() for s in specs).encode() + json.dumps(sweep.scenario, sort_keys=True).encode()).hexdigest()
     man = out / "sweep.json"
     if man.exists():
@@ -583,14 +596,22 @@ def _check_out(out: Path, specs: list[RunSpec], sweep: Sweep) -> None:
     from jitterlab import provenance
 
     prov = provenance.collect(sorted({s.seed for s in specs}), sweep.scenario, sweep_seed=sweep.seed)
-    _io.write_text_atomic(man, json.dumps({"format_version": SWEEP_FORMAT, "schema_version": provenance.SCHEMA_VERSION,
+    _fspath.write_text(man, json.dumps({"format_version": SWEEP_FORMAT, "schema_version": provenance.SCHEMA_VERSION,
                                "provenance": prov, "source": sweep.backend, "name": sweep.name, "digest": digest, "runs": len(specs),
                                "seed": sweep.seed, "replications": sweep.replications, "scenario": sweep.scenario,
                                "params": [p.name for p in sweep.params] + [p.name for p in sweep.zipped],
                                "random": sweep.random, "tables": list(sweep.tables)}, indent=2, sort_keys=True, default=str) + "\n")
 
 
-def run(sweep: Sweep, out: str | Path, jobs: int | None = None, executor: str = "local",
+def _prepare(out: str | Path | _fspath.FsPath) -> Out:
+    """The output place, checked and created: a local directory, or a URL (`_fspath`)."""
+    p = _fspath.as_path(out)
+    if isinstance(p, _fspath.FsPath):
+        return _fspath.prepare(p, "sweep")
+    return _io.prepare_out(p, "sweep", force=True)
+
+
+def run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None = None, executor: str = "local",
         scheduler: str | None = None, progress: bool = True,
         on_result: Callable[[dict[str, Any]], None] | None = None,
         max_memory: float | None = None, max_events: float | None = None, inline_bytes: int = INLINE_BYTES) -> SweepResult:
@@ -604,7 +625,9 @@ def run(sweep: Sweep, out: str | Path, jobs: int | None = None, executor: str = 
     # the command line refuses a foreign non-empty --out (without --force) before this; here only a
     # file, an unwritable place or another kind of result is refused
     t_start = time.perf_counter()
-    out = _io.prepare_out(out, "sweep", force=True)
+    out = _prepare(out)
+    if isinstance(out, _fspath.FsPath) and sweep.backend == "testbed":
+        raise SweepError(f"{out}: the testbed's runs are stored on this machine; --out must be a local directory")
     specs = sweep.runs()
     key = _scenario_key(sweep.scenario)
     est_events: dict[int, float] = {}  # a parameter point's estimated events (sizes the batches of runs)
@@ -628,7 +651,7 @@ def run(sweep: Sweep, out: str | Path, jobs: int | None = None, executor: str = 
     _remove_stale_tmp(out)
     todo = []
     # one directory listing, not a stat per run (sweeps of 10,000 tiny runs)
-    present = set(os.listdir(out / "runs")) if (out / "runs").is_dir() else set()
+    present = _fspath.names(out / "runs")
     for s in specs:
         if f"{s.run_id:06d}" not in present:
             todo.append(s)
@@ -674,7 +697,7 @@ def run(sweep: Sweep, out: str | Path, jobs: int | None = None, executor: str = 
     combined = combiner.finish()
     # from the receipts (a failed run's error.txt starts with the same line): no scan of OUT/runs/
     fails = sorted(acc["fails"], key=lambda r: r["run_id"])
-    _io.write_atomic(out / "failures.csv", functools.partial(_write_failures, fails))
+    _fspath.write_text(out / "failures.csv", _failures_csv(fails))
     result = SweepResult(out, combined, fails, len(todo), skipped)
     t_end = time.perf_counter()
     result.timing = {"wall_s": t_end - t_start, "prepare_s": t_runs - t_start, "runs_wall_s": t_collect - t_runs,
@@ -684,7 +707,7 @@ def run(sweep: Sweep, out: str | Path, jobs: int | None = None, executor: str = 
     return result
 
 
-def _loop_results(it: Iterable[dict[str, Any]], out: Path, local: bool, inline: bool, combiner: _Combiner, bar: Progress,
+def _loop_results(it: Iterable[dict[str, Any]], out: Out, local: bool, inline: bool, combiner: _Combiner, bar: Progress,
                   on_result: Callable[[dict[str, Any]], None] | None, acc: dict[str, Any]) -> None:
     """The client's loop over the runs' receipts: hands each run to the combiner, keeps the
     counts and the progress bar. `acc` gathers client_s (the client's own time, serial), run_s,
@@ -821,22 +844,22 @@ class LazyTables(MutableMapping[str, pa.Table]):
 
     def __init__(self) -> None:
         self._t: dict[str, pa.Table] = {}
-        self._files: dict[str, Path] = {}
+        self._files: dict[str, Out] = {}
 
-    def later(self, name: str, path: Path) -> None:
+    def later(self, name: str, path: Out) -> None:
         self._files[name] = path
 
     def num_rows(self, name: str) -> int:
         """Rows of table `name`, from its file's footer when it is not loaded (no data read)."""
         if name in self._t:
             return self._t[name].num_rows
-        return pq.ParquetFile(self._files[name]).metadata.num_rows
+        return _fspath.parquet_rows(self._files[name])
 
     def __getitem__(self, name: str) -> pa.Table:
         if name not in self._t:
             if name not in self._files:
                 raise KeyError(name)
-            self._t[name] = pq.read_table(self._files.pop(name))
+            self._t[name] = _fspath.read_parquet(self._files.pop(name))
         return self._t[name]
 
     def __setitem__(self, name: str, t: pa.Table) -> None:
@@ -879,7 +902,7 @@ class _Combiner:
     HOLD_BYTES = 256 << 20
     COMPACT_PARTS = 256
 
-    def __init__(self, out: Path, tables: tuple[str, ...], order: list[int], ready: Iterable[int]):
+    def __init__(self, out: Out, tables: tuple[str, ...], order: list[int], ready: Iterable[int]):
         import queue
         import threading
 
@@ -906,7 +929,7 @@ class _Combiner:
         carried them (else they are read from its files), or a failed one (nothing to add)."""
         self.q.put((run_id, dict(tables) if tables is not None else pack if pack is not None and ok else (True if ok else None)))
 
-    def _tmp(self, name: str) -> Path:
+    def _tmp(self, name: str) -> Out:
         return self.out / f".{name}.parquet.tmp{os.getpid()}"
 
     def _loop(self) -> None:
@@ -984,7 +1007,7 @@ class _Combiner:
         self._flush(name)
         self._close(name)
         if self.spilled and self._tmp(name).exists():
-            self.parts[name] = [pq.read_table(self._tmp(name))]
+            self.parts[name] = [_fspath.read_parquet(self._tmp(name))]
         self._tmp(name).unlink(missing_ok=True)
 
     def _flush(self, name: str) -> None:
@@ -995,7 +1018,7 @@ class _Combiner:
         t = pa.concat_tables(self.pending[name]).combine_chunks()
         w = self.writers.get(name)
         if w is None:
-            w = self.writers[name] = pq.ParquetWriter(str(self._tmp(name)), t.schema, **_combined_options(t))
+            w = self.writers[name] = _fspath.parquet_writer(self._tmp(name), t.schema, **_combined_options(t))
         w.write_table(t, row_group_size=min(t.num_rows, 1 << 20))
         self.pending[name], self.pending_rows[name] = [], 0
 
@@ -1017,11 +1040,11 @@ class _Combiner:
                     self._close(name)
                     self._tmp(name).unlink(missing_ok=True)
                     t = pa.concat_tables(parts, promote_options="default") if parts else _empty()
-                    _io.write_atomic(final, functools.partial(pq.write_table, t, **_combined_options(t)))
+                    _fspath.write_parquet(final, t, **_combined_options(t))
                 else:
                     self._flush(name)
                     self._close(name)
-                    os.replace(self._tmp(name), final)
+                    _fspath.replace(self._tmp(name), final)
                     t = None if self.spilled else pa.concat_tables(parts)
             except OSError as e:
                 self.abort()
@@ -1052,12 +1075,12 @@ class _Combiner:
             self._tmp(name).unlink(missing_ok=True)
 
 
-def collect(out: str | Path, tables: Iterable[str] = TABLES, fresh: Mapping[int, Mapping[str, pa.Table]] | None = None,
+def collect(out: str | Path | _fspath.FsPath, tables: Iterable[str] = TABLES, fresh: Mapping[int, Mapping[str, pa.Table]] | None = None,
             ran: int = 0, skipped: int = 0, verified: bool = False) -> SweepResult:
     """Concatenates the finished runs' tables in run order into OUT/<table>.parquet. Tables of runs
     done in this process come from memory; the others are read from OUT/runs/. Only runs whose
     files match their checksums are used (`verified`: `run` has just checked them)."""
-    out = Path(out)
+    out = _fspath.as_path(out)
     fresh = fresh or {}
     tables = tuple(tables)
     dirs = sorted(p for p in (out / "runs").glob("[0-9]*") if p.is_dir() and ".tmp" not in p.name)
@@ -1070,13 +1093,13 @@ def collect(out: str | Path, tables: Iterable[str] = TABLES, fresh: Mapping[int,
         done = [d for d in done if bad.get(d) is None]
     from concurrent.futures import ThreadPoolExecutor
 
-    def load(d: Path) -> Mapping[str, pa.Table]:
+    def load(d: Out) -> Mapping[str, pa.Table]:
         return fresh[int(d.name)] if int(d.name) in fresh else read_run_tables(d, tables)
 
     def combine(name: str) -> pa.Table:
         parts = [t for got in loaded if (t := got.get(name)) is not None and t.num_rows]
         t = pa.concat_tables(parts, promote_options="default") if parts else _empty()
-        _io.write_atomic(out / f"{name}.parquet", functools.partial(pq.write_table, t, **_combined_options(t)))  # write_table(t, tmp, ...)
+        _fspath.write_parquet(out / f"{name}.parquet", t, **_combined_options(t))
         return t
 
     # Reading and writing Parquet release the GIL: the runs' packs are read (each once), and the
@@ -1087,18 +1110,20 @@ def collect(out: str | Path, tables: Iterable[str] = TABLES, fresh: Mapping[int,
     with ThreadPoolExecutor(max_workers=len(tables) or 1) as tpool:
         combined = dict(zip(tables, tpool.map(combine, tables)))
     fails = [{"run_id": int(d.name), "error": (d / "error.txt").read_text().split("\n", 1)[0]} for d in dirs if (d / "error.txt").exists()]
-    _io.write_atomic(out / "failures.csv", functools.partial(_write_failures, fails))
+    _fspath.write_text(out / "failures.csv", _failures_csv(fails))
     return SweepResult(out, combined, fails, ran, skipped)
 
 
-def _write_failures(fails: list[dict[str, Any]], path: Path) -> None:
+def _failures_csv(fails: list[dict[str, Any]]) -> str:
     """failures.csv as pandas' ``to_csv(index=False)`` writes it (minimal quoting, \\n lines)."""
     import csv
+    import io
 
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(["run_id", "error"])
-        w.writerows([r["run_id"], r["error"]] for r in fails)
+    f = io.StringIO()
+    w = csv.writer(f, lineterminator="\n")
+    w.writerow(["run_id", "error"])
+    w.writerows([r["run_id"], r["error"]] for r in fails)
+    return f.getvalue()
 
 
 def _empty() -> pa.Table:

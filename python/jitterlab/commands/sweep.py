@@ -1,4 +1,4 @@
-"""`jitterlab sweep FILE --out DIR [--jobs N] [--executor local|dask --scheduler ADDRESS]`."""
+"""`jitterlab sweep FILE --out DIR|URL [--jobs N] [--executor local|dask --scheduler ADDRESS]`."""
 from __future__ import annotations
 
 import argparse
@@ -15,7 +15,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "under OUT/runs/; re-running into the same OUT skips finished runs. Combined tables go to OUT/<table>.parquet.",
     )
     p.add_argument("file", help="sweep file (TOML)")
-    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--out", required=True, help="output directory, or a URL for fsspec (s3://bucket/dir, gcs://…; "
+                   "with --executor dask, a place every worker shares with the client)")
     p.add_argument("--jobs", type=options.whole(1, 4096), default=None, help="local worker processes (default: all cores)")
     p.add_argument("--executor", choices=["local", "dask"], default="local")
     p.add_argument("--scheduler", default=None, help="Dask scheduler address (with --executor dask)")
@@ -26,10 +27,13 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from jitterlab import _io, sweep
+    from jitterlab import _fspath, _io, sweep
 
     sw = sweep.load(args.file)
-    _io.prepare_out(args.out, "sweep", force=args.force)
+    if _fspath.is_url(args.out):
+        _fspath.prepare(_fspath.FsPath.from_url(args.out))
+    else:
+        _io.prepare_out(args.out, "sweep", force=args.force)
     res = sweep.run(sw, args.out, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler, progress=not args.quiet,
                     max_memory=args.max_memory, max_events=args.max_events)
     n_ok = res.arrow["runs"].num_rows

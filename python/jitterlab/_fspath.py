@@ -1,0 +1,222 @@
+"""A sweep's output on any fsspec filesystem (``s3://bucket/sweep``, ``gcs://…``, ``memory://…``):
+the few `pathlib.Path` operations the sweep's storage uses, so that one code path serves a local
+directory (a `Path`, through the os module: fast) and a URL (an `FsPath`, through fsspec).
+
+What differs on an object store, and how the sweep copes: there is no atomic rename of a
+directory, so a run is written in place and certified by its `done` record, written last (a run
+without one is unfinished and done again; a damaged one fails its checksum); there are no
+processes to ask about, so no temporary directories are left to clean; a combined table is
+written under a temporary name and moved (a copy on S3) when complete.
+"""
+from __future__ import annotations
+
+import fnmatch
+from pathlib import Path
+from typing import Any, Iterator
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+
+def is_url(out: object) -> bool:
+    """A URL for fsspec (``proto://…``); ``file://`` and plain paths are local directories."""
+    return isinstance(out, str) and "://" in out and not out.startswith("file://")
+
+
+def as_path(out: str | Path | FsPath) -> Path | FsPath:
+    if isinstance(out, (Path, FsPath)):
+        return out
+    if is_url(out):
+        return FsPath.from_url(out)
+    return Path(str(out).removeprefix("file://"))
+
+
+class FsPath:
+    """A path on an fsspec filesystem, with the `Path` methods a sweep's storage calls."""
+
+    __slots__ = ("fs", "path", "proto")
+
+    def __init__(self, fs: Any, path: str, proto: str):
+        self.fs, self.path, self.proto = fs, path.rstrip("/") or "/", proto
+
+    @classmethod
+    def from_url(cls, url: str) -> FsPath:
+        import fsspec
+
+        try:
+            fs, path = fsspec.core.url_to_fs(url)
+        except (ImportError, ValueError) as e:  # an unknown protocol, or its package missing
+            from jitterlab._io import OutputError
+
+            raise OutputError(f"{url}: {e}") from None
+        return cls(fs, path, url.split("://", 1)[0])
+
+    def __truediv__(self, name: str) -> FsPath:
+        return FsPath(self.fs, f"{self.path}/{name}", self.proto)
+
+    def __str__(self) -> str:
+        # the protocol as the user wrote it (fsspec would name local:// file://, which a worker
+        # would take for a local directory): what a worker is handed, and what messages show
+        return f"{self.proto}://{self.path}"
+
+    def __repr__(self) -> str:
+        return f"FsPath({str(self)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, FsPath) and other.fs is self.fs and other.path == self.path
+
+    def __hash__(self) -> int:
+        return hash(self.path)
+
+    def __lt__(self, other: FsPath) -> bool:
+        return self.path < other.path
+
+    @property
+    def name(self) -> str:
+        return self.path.rsplit("/", 1)[-1]
+
+    @property
+    def parent(self) -> FsPath:
+        return FsPath(self.fs, self.path.rsplit("/", 1)[0] or "/", self.proto)
+
+    def with_name(self, name: str) -> FsPath:
+        return self.parent / name
+
+    def exists(self) -> bool:
+        return bool(self.fs.exists(self.path))
+
+    def is_dir(self) -> bool:
+        return bool(self.fs.isdir(self.path))
+
+    def is_file(self) -> bool:
+        return bool(self.fs.isfile(self.path))
+
+    def read_bytes(self) -> bytes:
+        return bytes(self.fs.cat_file(self.path))
+
+    def write_bytes(self, data: bytes) -> None:
+        self.fs.pipe_file(self.path, bytes(data))
+
+    def read_text(self) -> str:
+        return self.read_bytes().decode()
+
+    def write_text(self, text: str) -> None:
+        self.write_bytes(text.encode())
+
+    def mkdir(self, parents: bool = False, exist_ok: bool = False) -> None:
+        self.fs.makedirs(self.path, exist_ok=True)
+
+    def iterdir(self) -> Iterator[FsPath]:
+        if not self.fs.isdir(self.path):
+            return iter(())
+        return iter([FsPath(self.fs, p, self.proto) for p in self.fs.ls(self.path, detail=False) if p.rstrip("/") != self.path])
+
+    def glob(self, pattern: str) -> Iterator[FsPath]:
+        """Entries of this directory whose name matches `pattern` (one level, as the sweep uses)."""
+        return (p for p in self.iterdir() if fnmatch.fnmatchcase(p.name, pattern))
+
+    def unlink(self, missing_ok: bool = False) -> None:
+        try:
+            self.fs.rm_file(self.path)
+        except FileNotFoundError:
+            if not missing_ok:
+                raise
+
+    def rmtree(self) -> None:
+        if self.fs.exists(self.path):
+            self.fs.rm(self.path, recursive=True)
+
+
+def names(d: Path | FsPath) -> set[str]:
+    """The names in directory `d` (empty when it does not exist): one listing, not a stat each."""
+    if isinstance(d, FsPath):
+        return {p.name for p in d.iterdir()}
+    import os
+
+    return set(os.listdir(d)) if d.is_dir() else set()
+
+
+def rmtree(d: Path | FsPath) -> None:
+    if isinstance(d, FsPath):
+        d.rmtree()
+    else:
+        import shutil
+
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def replace(src: Path | FsPath, dst: Path | FsPath) -> None:
+    """Moves file `src` to `dst` (atomic locally; a copy and a delete on an object store)."""
+    if isinstance(src, FsPath) and isinstance(dst, FsPath):
+        src.fs.mv(src.path, dst.path)
+    else:
+        import os
+
+        os.replace(src, dst)  # type: ignore[arg-type]
+
+
+def parquet_writer(p: Path | FsPath, schema: pa.Schema, **options: Any) -> pq.ParquetWriter:
+    if isinstance(p, FsPath):
+        return pq.ParquetWriter(p.path, schema, filesystem=p.fs, **options)
+    return pq.ParquetWriter(str(p), schema, **options)
+
+
+def read_parquet(p: Path | FsPath) -> pa.Table:
+    return pq.read_table(p.path, filesystem=p.fs) if isinstance(p, FsPath) else pq.read_table(p)
+
+
+def parquet_rows(p: Path | FsPath) -> int:
+    """Rows of a Parquet file, from its footer."""
+    if isinstance(p, FsPath):
+        with p.fs.open(p.path, "rb") as f:
+            return int(pq.ParquetFile(f).metadata.num_rows)
+    return int(pq.ParquetFile(p).metadata.num_rows)
+
+
+def write_parquet(p: Path | FsPath, t: pa.Table, **options: Any) -> None:
+    """Writes `t` under a temporary name beside `p` and moves it to `p` when complete."""
+    from jitterlab import _io
+
+    if isinstance(p, FsPath):
+        import os
+
+        tmp = p.with_name(f".{p.name}.tmp{os.getpid()}")
+        try:
+            pq.write_table(t, tmp.path, filesystem=p.fs, **options)
+            replace(tmp, p)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        return
+    _io.write_atomic(p, lambda tmp: pq.write_table(t, tmp, **options))
+
+
+def write_text(p: Path | FsPath, text: str) -> None:
+    """A small file, complete under its final name (an object store's put is)."""
+    if isinstance(p, FsPath):
+        p.write_text(text)
+    else:
+        from jitterlab import _io
+
+        _io.write_text_atomic(p, text)
+
+
+def prepare(out: FsPath, kind: str = "sweep") -> FsPath:
+    """`_io.prepare_out` for a URL: refuses a place holding something jitterlab did not write or
+    another kind of result, creates it, and checks it can be written."""
+    from jitterlab._io import OutputError
+
+    try:
+        if out.exists():
+            if not out.is_dir():
+                raise OutputError(f"--out {out}: is a file, expected a directory")
+            entries = [p for p in out.iterdir() if not p.name.startswith(".")]
+            if entries and not (out / "sweep.json").exists():
+                raise OutputError(f"--out {out}: holds files jitterlab did not write (no sweep.json); choose another place")
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".jitterlab-probe"
+        probe.write_bytes(b"")
+        probe.unlink(missing_ok=True)
+    except OSError as e:
+        raise OutputError(f"--out {out}: cannot write there: {e.strerror or e}") from None
+    return out

@@ -1,0 +1,132 @@
+"""Sweeps whose --out is a URL (fsspec): an object store without directories or renames
+(`memory://`, as S3 or GCS behave) and a directory reached through fsspec (`local://`) that
+worker processes and a Dask cluster share. Same result files, byte for byte, as a local
+directory; runs certified by their done record written last; damage found by the checksums."""
+import hashlib
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import fsspec
+import pytest
+
+from jitterlab import _fspath, sweep
+from jitterlab._io import OutputError
+from test_sweep import write
+
+RESULT_FILES = ["channels.parquet", "failures.csv", "flows.parquet", "media_packets.parquet", "queue_samples.parquet",
+                "runs.parquet", "tcp_flows.parquet", "tcp_series.parquet"]
+
+
+def _digests_local(d: Path) -> dict[str, str]:
+    return {n: hashlib.sha256((d / n).read_bytes()).hexdigest() for n in RESULT_FILES}
+
+
+def _digests_fs(fs, root: str) -> dict[str, str]:
+    return {n: hashlib.sha256(fs.cat_file(f"{root}/{n}")).hexdigest() for n in RESULT_FILES}
+
+
+@pytest.fixture
+def mem():
+    """A fresh place in fsspec's in-process memory filesystem (no rename of directories)."""
+    root = f"/jl-{uuid.uuid4().hex}"
+    fs = fsspec.filesystem("memory")
+    yield fs, root
+    if fs.exists(root):
+        fs.rm(root, recursive=True)
+
+
+def test_object_store_url_same_files_resume_and_damage(tmp_path, mem, capsys):
+    fs, root = mem
+    f = write(tmp_path)
+    ref = sweep.run(sweep.load(f), tmp_path / "ref", jobs=1, progress=False)
+    url = f"memory://{root}"
+    res = sweep.run(sweep.load(f), url, jobs=1, progress=False)
+    assert str(res.out) == f"memory://{root}" and res.ran == 12
+    assert _digests_fs(fs, root) == _digests_local(tmp_path / "ref")
+    runs = sorted(fs.ls(f"{root}/runs", detail=False))
+    assert len(runs) == 12 and not [r for r in runs if ".tmp" in r]  # written in place: no temporary names
+    assert sorted(p.rsplit("/", 1)[1] for p in fs.ls(runs[0], detail=False)) == ["done", "tables.pack"]
+    assert res.arrow["media_packets"].equals(ref.arrow["media_packets"])
+    # resumed: nothing to do
+    again = sweep.run(sweep.load(f), url, jobs=1, progress=False)
+    assert again.ran == 0 and again.skipped == 12
+    # a flipped bit, a truncated pack, and a run whose done record never got written (killed
+    # between its pack and its record): the first two are redone with a line each, the third
+    # is unfinished and simply done again
+    p0 = f"{root}/runs/000000/tables.pack"
+    data = bytearray(fs.cat_file(p0))
+    data[len(data) // 2] ^= 0x04
+    fs.pipe_file(p0, bytes(data))
+    p1 = f"{root}/runs/000001/tables.pack"
+    fs.pipe_file(p1, fs.cat_file(p1)[:100])
+    fs.rm_file(f"{root}/runs/000002/done")
+    capsys.readouterr()
+    fixed = sweep.run(sweep.load(f), url, jobs=1, progress=False)
+    err = capsys.readouterr().err
+    assert "run 000000: tables.pack does not match its checksum (damaged); running it again" in err
+    assert "run 000001: tables.pack does not match its checksum" in err
+    assert fixed.ran == 3 and fixed.skipped == 9
+    assert _digests_fs(fs, root) == _digests_local(tmp_path / "ref")
+
+
+def test_object_store_url_combined_tables_read_when_used(tmp_path, mem, monkeypatch):
+    """Past the client's memory bound the result reads each combined table from the URL."""
+    fs, root = mem
+    f = write(tmp_path)
+    ref = sweep.run(sweep.load(f), tmp_path / "ref", jobs=1, progress=False)
+    monkeypatch.setattr(sweep._Combiner, "HOLD_BYTES", 10_000)
+    res = sweep.run(sweep.load(f), f"memory://{root}", jobs=1, progress=False)
+    assert "media_packets" in res.arrow._files
+    assert res.arrow.num_rows("media_packets") == ref.arrow["media_packets"].num_rows
+    assert res.arrow["media_packets"].equals(ref.arrow["media_packets"])
+    assert sweep.collect(f"memory://{root}").arrow["runs"].equals(ref.arrow["runs"])
+
+
+def test_workers_and_a_dask_cluster_share_a_url(tmp_path):
+    """Worker processes store their runs through fsspec at a URL the client reads back: the
+    local pool and a Dask LocalCluster give the local directory's files byte for byte."""
+    f = write(tmp_path)
+    sweep.run(sweep.load(f), tmp_path / "ref", jobs=1, progress=False)
+    want = _digests_local(tmp_path / "ref")
+    pool = sweep.run(sweep.load(f), f"local://{tmp_path}/pool", jobs=2, progress=False, inline_bytes=0)
+    assert str(pool.out) == f"local://{tmp_path}/pool" and pool.ran == 12
+    assert _digests_local(tmp_path / "pool") == want
+    distributed = pytest.importorskip("dask.distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        res = sweep.run(sweep.load(f), f"local://{tmp_path}/dask", executor="dask", scheduler=cluster.scheduler_address,
+                        progress=False)
+    assert res.ran == 12 and _digests_local(tmp_path / "dask") == want
+
+
+def test_url_refusals(tmp_path, mem):
+    fs, root = mem
+    f = write(tmp_path)
+    # a place holding something jitterlab did not write
+    fs.pipe_file(f"{root}/photo.jpg", b"\xff\xd8")
+    with pytest.raises(OutputError, match="did not write"):
+        sweep.run(sweep.load(f), f"memory://{root}", jobs=1, progress=False)
+    # the testbed's runs stay on this machine
+    sw = sweep.load(f)
+    sw.backend = "testbed"
+    with pytest.raises(sweep.SweepError, match="--out must be a local directory"):
+        sweep.run(sw, f"memory://{root}-tb", jobs=1, progress=False)
+    # on the command line: one line, exit status 2 (an unknown protocol; a foreign place)
+    (tmp_path / "foreign").mkdir()
+    (tmp_path / "foreign" / "photo.jpg").write_bytes(b"\xff\xd8")
+    for out, msg in ((f"nosuchproto://{root}", "nosuchproto"), (f"local://{tmp_path}/foreign", "did not write")):
+        p = subprocess.run([sys.executable, "-m", "jitterlab.cli", "sweep", str(f), "--out", out, "--quiet"],
+                           capture_output=True, text=True)
+        assert p.returncode == 2 and msg in p.stderr and "Traceback" not in p.stderr, p.stderr
+        assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+
+
+def test_cli_sweep_to_a_url(tmp_path):
+    f = write(tmp_path)
+    p = subprocess.run([sys.executable, "-m", "jitterlab.cli", "sweep", str(f), "--out", f"local://{tmp_path}/o", "--jobs", "1",
+                        "--quiet"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert f"tables in local://{tmp_path}/o/" in p.stderr
+    assert sorted(x.name for x in (tmp_path / "o").iterdir()) == sorted(RESULT_FILES + ["runs", "sweep.json"])
+    assert _fspath.is_url("s3://bucket/x") and not _fspath.is_url("file:///tmp/x") and not _fspath.is_url("/tmp/x")
