@@ -36,8 +36,7 @@ pub fn prr_sndcnt(prr_delivered: u64, prr_out: u64, ssthresh: u64, recover_fs: u
     if pipe > ssthresh {
         // sndcnt = CEIL(prr_delivered · ssthresh / RecoverFS) − prr_out
         let num = prr_delivered as u128 * ssthresh as u128;
-        let fs = recover_fs.max(1) as u128;
-        (num.div_ceil(fs) as u64).saturating_sub(prr_out)
+        (crate::time::div_ceil_u128(num, recover_fs.max(1)) as u64).saturating_sub(prr_out)
     } else {
         // PRR-SSRB: limit = MAX(prr_delivered − prr_out, DeliveredData) + MSS
         let limit = prr_delivered.saturating_sub(prr_out).max(delivered) + mss;

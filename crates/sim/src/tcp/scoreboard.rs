@@ -7,6 +7,7 @@
 //! Sequence numbers are the sender's 64-bit ones; lengths are sequence space (payload bytes, or 1
 //! for the FIN).
 use std::collections::VecDeque;
+use std::ops::{Deref, DerefMut};
 
 use super::DUP_THRESH;
 use crate::time::Time;
@@ -64,6 +65,61 @@ pub struct Scoreboard {
     high_sacked: u64,
     /// Bytes ever marked lost (`tcp_sock.lost`), counted once per marking.
     lost_total: u64,
+    /// SetPipe, SACKed segments and lost unSACKed segments, kept as the marks change (Linux keeps
+    /// `sacked_out`, `lost_out`, `retrans_out` the same way): every ACK asks, and a scan of the
+    /// whole window each time was a fifth of the sender's work.
+    counts: Counts,
+}
+
+/// What one segment adds to the scoreboard's running counts.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+struct Counts {
+    pipe: u64,
+    sacked: u64,
+    lost_unsacked: u64,
+}
+
+impl Counts {
+    fn of(g: &Seg) -> Counts {
+        if g.sacked {
+            return Counts { pipe: 0, sacked: 1, lost_unsacked: 0 };
+        }
+        let len = g.len as u64;
+        Counts { pipe: if g.lost { 0 } else { len } + if g.rexmit { len } else { 0 }, sacked: 0, lost_unsacked: g.lost as u64 }
+    }
+    fn add(&mut self, c: Counts) {
+        self.pipe += c.pipe;
+        self.sacked += c.sacked;
+        self.lost_unsacked += c.lost_unsacked;
+    }
+    fn sub(&mut self, c: Counts) {
+        self.pipe -= c.pipe;
+        self.sacked -= c.sacked;
+        self.lost_unsacked -= c.lost_unsacked;
+    }
+}
+
+/// A segment of the scoreboard open for change; the counts follow its marks when it is dropped.
+pub struct SegMut<'a> {
+    g: &'a mut Seg,
+    counts: &'a mut Counts,
+    before: Counts,
+}
+
+impl Deref for SegMut<'_> {
+    type Target = Seg;
+    fn deref(&self) -> &Seg { self.g }
+}
+
+impl DerefMut for SegMut<'_> {
+    fn deref_mut(&mut self) -> &mut Seg { self.g }
+}
+
+impl Drop for SegMut<'_> {
+    fn drop(&mut self) {
+        self.counts.sub(self.before);
+        self.counts.add(Counts::of(self.g));
+    }
 }
 
 impl Scoreboard {
@@ -71,7 +127,11 @@ impl Scoreboard {
     pub fn is_empty(&self) -> bool { self.segs.is_empty() }
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = &Seg> { self.segs.iter() }
     pub fn get(&self, i: usize) -> &Seg { &self.segs[i] }
-    pub fn get_mut(&mut self, i: usize) -> &mut Seg { &mut self.segs[i] }
+    pub fn get_mut(&mut self, i: usize) -> SegMut<'_> {
+        let g = &mut self.segs[i];
+        let before = Counts::of(g);
+        SegMut { g, counts: &mut self.counts, before }
+    }
     pub fn front(&self) -> Option<&Seg> { self.segs.front() }
     pub fn high_sacked(&self) -> u64 { self.high_sacked }
     pub fn lost_total(&self) -> u64 { self.lost_total }
@@ -79,6 +139,7 @@ impl Scoreboard {
     /// A newly sent segment (above every other); returns its index.
     pub fn push(&mut self, g: Seg) -> usize {
         debug_assert!(self.segs.back().is_none_or(|b| b.end() <= g.seq));
+        self.counts.add(Counts::of(&g));
         self.segs.push_back(g);
         self.segs.len() - 1
     }
@@ -88,7 +149,9 @@ impl Scoreboard {
         if self.segs.front()?.end() > ackno {
             return None;
         }
-        self.segs.pop_front()
+        let g = self.segs.pop_front()?;
+        self.counts.sub(Counts::of(&g));
+        Some(g)
     }
 
     /// Applies SACK blocks (RFC 2018): marks every segment wholly inside a block above `snd_una`
@@ -105,10 +168,12 @@ impl Scoreboard {
                     break;
                 }
                 if g.seq >= s && g.end() <= e && !g.sacked {
+                    self.counts.sub(Counts::of(g));
                     g.sacked = true;
                     newly += g.len as u64;
                     self.high_sacked = self.high_sacked.max(g.end());
                     on_sacked(g);
+                    self.counts.add(Counts::of(g));
                 }
             }
         }
@@ -121,23 +186,27 @@ impl Scoreboard {
         if !g.lost {
             self.lost_total += g.len as u64;
         }
+        self.counts.sub(Counts::of(g));
         g.lost = true;
+        self.counts.add(Counts::of(g));
     }
 
     /// A retransmission of segment `i` is found lost as well (RACK): it becomes eligible for
     /// NextSeg rule (1) again and counts as lost once more (Linux's `tp->lost`).
     pub fn mark_retransmission_lost(&mut self, i: usize) {
         let g = &mut self.segs[i];
+        self.counts.sub(Counts::of(g));
         g.rexmit = false;
         g.lost = true;
+        self.counts.add(Counts::of(g));
         self.lost_total += g.len as u64;
     }
 
     /// Segments SACKed and not yet cumulatively acknowledged (Linux's `sacked_out`).
-    pub fn sacked_segs(&self) -> u64 { self.segs.iter().filter(|g| g.sacked).count() as u64 }
+    pub fn sacked_segs(&self) -> u64 { self.counts.sacked }
 
     /// Some unSACKed segment is marked lost (Linux's `lost_out > 0`).
-    pub fn any_lost(&self) -> bool { self.segs.iter().any(|g| g.lost && !g.sacked) }
+    pub fn any_lost(&self) -> bool { self.counts.lost_unsacked > 0 }
 
     /// RFC 6675 §4 IsLost: an unSACKed segment is lost when DupThresh discontiguous SACKed
     /// segments lie above it, or more than (DupThresh − 1)·SMSS SACKed bytes.
@@ -151,8 +220,10 @@ impl Scoreboard {
             } else if n_above >= DUP_THRESH || bytes_above > (DUP_THRESH as u64 - 1) * mss {
                 if !g.lost {
                     self.lost_total += g.len as u64;
+                    self.counts.sub(Counts::of(g));
+                    g.lost = true;
+                    self.counts.add(Counts::of(g));
                 }
-                g.lost = true;
             }
         }
     }
@@ -165,8 +236,10 @@ impl Scoreboard {
         let mut n = 0;
         for g in self.segs.iter_mut() {
             if g.rexmit && !g.sacked && high > g.rexmit_nxt {
+                self.counts.sub(Counts::of(g));
                 g.rexmit = false;
                 g.lost = true;
+                self.counts.add(Counts::of(g));
                 n += 1;
             }
         }
@@ -185,19 +258,30 @@ impl Scoreboard {
                 g.lost = true;
             }
         }
+        // every unSACKed segment now adds nothing to pipe and one to the lost ones
+        self.counts = Counts { pipe: 0, sacked: self.counts.sacked, lost_unsacked: self.segs.len() as u64 - self.counts.sacked };
     }
 
     /// Forget per-episode retransmission marks (RFC 6675 HighRxt reset).
     pub fn clear_episode(&mut self) {
         for g in self.segs.iter_mut() {
-            g.rexmit = false;
+            if g.rexmit {
+                self.counts.sub(Counts::of(g));
+                g.rexmit = false;
+                self.counts.add(Counts::of(g));
+            }
         }
     }
 
     /// RFC 6675 §4 SetPipe over the scoreboard (Linux's `tcp_packets_in_flight` in bytes): per
     /// unSACKed octet, 1 if not lost plus 1 if retransmitted in this episode.
-    pub fn pipe(&self) -> u64 {
-        self.segs.iter().filter(|s| !s.sacked).map(|s| if s.lost { 0 } else { s.len as u64 } + if s.rexmit { s.len as u64 } else { 0 }).sum()
+    pub fn pipe(&self) -> u64 { self.counts.pipe }
+
+    /// The counts recomputed from the marks (what the running ones must equal; for tests).
+    #[doc(hidden)]
+    pub fn recount(&self) -> (u64, u64, bool) {
+        let pipe = self.segs.iter().filter(|s| !s.sacked).map(|s| if s.lost { 0 } else { s.len as u64 } + if s.rexmit { s.len as u64 } else { 0 }).sum();
+        (pipe, self.segs.iter().filter(|g| g.sacked).count() as u64, self.segs.iter().any(|g| g.lost && !g.sacked))
     }
 
     /// RFC 6675 §4 NextSeg rule (1) (also used after an RTO): the first lost, unSACKed segment not
@@ -227,6 +311,60 @@ mod tests {
     }
     fn blk(a: u64, e: u64) -> (u64, u64) { (1 + a * MSS, 1 + e * MSS) }
     fn marks(b: &Scoreboard, f: impl Fn(&Seg) -> bool) -> Vec<usize> { b.iter().enumerate().filter(|(_, g)| f(g)).map(|(i, _)| i).collect() }
+
+    /// The running counts (pipe, SACKed segments, any lost unSACKed) equal a recount from the
+    /// marks after every operation of 20,000 drawn at random: sends, cumulative ACKs, SACK blocks,
+    /// each way of marking lost, retransmissions through `get_mut`, RTOs and episode ends.
+    #[test]
+    fn running_counts_equal_a_recount_after_every_change() {
+        let mut b = Scoreboard::default();
+        let (mut next, mut una) = (1u64, 1u64);
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut draw = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        for step in 0..20_000u32 {
+            let len = 1 + draw(MSS) as u32;
+            match draw(10) {
+                0 | 1 => {
+                    b.push(Seg::new(next, len, false, Time::ZERO));
+                    next += len as u64;
+                }
+                2 if !b.is_empty() => {
+                    let k = draw(b.len() as u64) as usize;
+                    una = b.get(k).end();
+                    while b.pop_acked(una).is_some() {}
+                }
+                3 | 4 if !b.is_empty() => {
+                    let i = draw(b.len() as u64) as usize;
+                    let j = (i + 1 + draw(4) as usize).min(b.len());
+                    let blocks = [(b.get(i).seq, b.get(j - 1).end())];
+                    b.sack(&blocks, una, |_| {});
+                }
+                5 if !b.is_empty() => {
+                    let i = draw(b.len() as u64) as usize;
+                    if draw(2) == 0 { b.mark_lost(i) } else { b.mark_retransmission_lost(i) }
+                }
+                6 if !b.is_empty() => {
+                    let i = draw(b.len() as u64) as usize;
+                    let mut g = b.get_mut(i);
+                    g.rexmit = true;
+                    g.rexmit_nxt = next;
+                }
+                7 => b.mark_lost_dupthresh(MSS),
+                8 => {
+                    b.mark_lost_retransmits();
+                }
+                _ => {
+                    if draw(8) == 0 { b.mark_all_lost() } else { b.clear_episode() }
+                }
+            }
+            assert_eq!((b.pipe(), b.sacked_segs(), b.any_lost()), b.recount(), "after step {step}");
+        }
+    }
 
     /// RFC 2018 blocks: only whole segments inside a block count; a block below SND.UNA, an empty
     /// block and a repeated block add nothing; HighSACK is the end of the highest SACKed segment.
@@ -301,9 +439,11 @@ mod tests {
         let mut b = board(12);
         b.sack(&[blk(1, 4)], 1, |_| {});
         b.mark_lost_dupthresh(MSS);
-        let g = b.get_mut(0);
-        g.rexmit = true;
-        g.rexmit_nxt = 1 + 10 * MSS;
+        {
+            let mut g = b.get_mut(0);
+            g.rexmit = true;
+            g.rexmit_nxt = 1 + 10 * MSS;
+        }
         b.sack(&[blk(1, 10)], 1, |_| {});
         assert_eq!(b.mark_lost_retransmits(), 0);
         b.sack(&[blk(10, 11)], 1, |_| {});

@@ -1072,8 +1072,8 @@ impl Sender {
         // Bytes in flight before this transmission (a new segment is already in SND.NXT).
         let in_flight = if is_rexmit { self.flight_size() } else { self.flight_size() - self.sb.get(i).len as u64 };
         let snd_nxt = self.snd_nxt;
-        let g = self.sb.get_mut(i);
-        self.rate.on_sent(&mut self.cs, g, in_flight, now);
+        let mut g = self.sb.get_mut(i);
+        self.rate.on_sent(&mut self.cs, &mut g, in_flight, now);
         let g_len = g.len as u64;
         if is_rexmit {
             g.rexmit = true;
@@ -1084,10 +1084,11 @@ impl Sender {
         let ts = self.ts_ok.then(|| (tsval(now), self.ts_recent));
         g.tsval = ts.map(|(v, _)| v);
         if is_rexmit {
-            self.rack.on_retransmit(g);
+            self.rack.on_retransmit(&g);
         }
         let (seq, fin) = (g.seq, g.fin);
         let payload = if fin { 0 } else { g.len };
+        drop(g);
         let head_rexmit = is_rexmit && i == 0;
         let mut flags = F::ACK;
         if fin {

@@ -51,7 +51,7 @@ pub fn pacing_rate(mss: u64, cwnd: u64, ssthresh: u64, packets_out: u64, srtt_us
     let (cwnd_p, ssthresh_p) = (cwnd / mss, ssthresh / mss);
     let ratio = if cwnd_p < ssthresh_p / 2 { PACING_SS_RATIO } else { PACING_CA_RATIO };
     // rate = mss · (USEC_PER_SEC / 100) · ratio · max(cwnd, packets_out) / srtt_us
-    let r = mss as u128 * 10_000 * ratio as u128 * cwnd_p.max(packets_out) as u128 / srtt_us as u128;
+    let r = crate::time::div_u128(mss as u128 * 10_000 * ratio as u128 * cwnd_p.max(packets_out) as u128, srtt_us);
     Some(r.min(u64::MAX as u128) as u64)
 }
 
