@@ -182,7 +182,8 @@ def test_pack_parts_are_aligned_and_read_in_place(tmp_path):
 
 def test_a_sweep_does_not_import_pandas(tmp_path):
     """`jitterlab sweep` and its workers never build a DataFrame: pandas (half a second a process)
-    stays unimported, in the client and in a worker."""
+    stays unimported, in the client and in a worker; so does pyarrow.compute (~50 ms: string
+    columns are gathered in Rust)."""
     import subprocess
     import sys
 
@@ -190,7 +191,7 @@ def test_a_sweep_does_not_import_pandas(tmp_path):
     code = ("import sys, jitterlab.cli, jitterlab.sweep as S\n"
             f"r = S.run(S.load({str(f)!r}), {str(tmp_path / 'o')!r}, jobs=1, progress=False)\n"
             "assert r.arrow['runs'].num_rows == 12 and not r.failed\n"
-            "print(sorted(m for m in ('pandas', 'matplotlib', 'dask') if m in sys.modules))")
+            "print(sorted(m for m in ('pandas', 'matplotlib', 'dask', 'pyarrow.compute') if m in sys.modules))")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "[]", p.stdout
@@ -327,3 +328,22 @@ def test_client_memory_is_bounded_past_hold_bytes(tmp_path, monkeypatch, reduce,
         assert res.arrow[name].equals(ref.arrow[name]), name
         assert pq.read_table(tmp_path / "o" / f"{name}.parquet").equals(pq.read_table(tmp_path / "ref" / f"{name}.parquet")), name
     pd.testing.assert_frame_equal(res["media_packets"], ref["media_packets"])
+
+
+def test_take_strings_gathers_names_with_nulls():
+    """The Rust gather behind the channel-name columns: names[idx], null where idx is negative
+    or past the names, a validity bitmap only when something is null; against pyarrow's own
+    construction on a million random indices (so the bitmap's bytes and the offsets are checked
+    past the first word)."""
+    import numpy as np
+    from jitterlab import sim
+
+    names = ["bottleneck", "", "access-ü"]
+    idx = np.random.default_rng(7).integers(-2, 5, size=1_000_003)
+    got = sim._take_strings(names, idx)
+    got.validate(full=True)
+    want = pa.array([names[i] if 0 <= i < len(names) else None for i in idx.tolist()], type=pa.string())
+    assert got.equals(want) and got.null_count == want.null_count
+    every = sim._take_strings(names, np.array([2, 0, 1]))
+    assert every.to_pylist() == ["access-ü", "bottleneck", ""] and every.buffers()[0] is None
+    assert sim._take_strings([], np.array([0, -1])).to_pylist() == [None, None]

@@ -7,7 +7,7 @@ __all__ = [
     "sim_registry", "expand_scenario", "channel_opportunities", "cellular_trace", "channel_loss_periods",
     "MediaSet", "grouped_quantiles", "emodel_r", "mos_from_r", "analyze_pair", "PcapWriter", "testbed_link",
     "testbed_set_realtime", "testbed_media_send", "testbed_media_recv", "capture_check", "parse_duration_ns",
-    "parse_rate_bps", "parse_size", "estimate_json",
+    "parse_rate_bps", "parse_size", "estimate_json", "take_strings",
 ]
 
 __version__: str
@@ -124,6 +124,11 @@ def mos_from_r(r: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]: ...
 def simulate_json(scenario_json: str, seed: int, pcap_dir: str | None = None) -> dict[str, Any]:
     """Runs a scenario (JSON text) with `seed`: tables as dicts of numpy columns, run totals, and
     the pcap files written for the nodes in `output.pcap` when `pcap_dir` is given."""
+    ...
+
+def take_strings(names: list[str], idx: Any) -> tuple[Any | None, Any, Any, int]:
+    """`names[idx]` as an Arrow string column's buffers (validity bitmap or None, int32 offsets,
+    UTF-8 data, null count); null where idx is negative or past the names."""
     ...
 def sim_registry() -> dict[str, list[str]]:
     """Queue disciplines ("queues"), congestion controls ("cc") and traffic kinds ("traffic") the simulator knows."""
