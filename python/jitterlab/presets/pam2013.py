@@ -255,6 +255,8 @@ def _figures(rep: Report, res: dict, reps: int, reps7: int, ln: Link, multi: boo
     bulk_m, bulk_r, bulk_t = _first(res["bulk"], reps)
     web_m, web_r, web_t = _first(res["web"], reps)
     web7_m, web7_r = res["web"]["media_packets"], res["web"]["runs"]
+    # each media set validated and indexed once (metrics.prepare), not once per metric
+    audio_m, bulk_m, web_m, web7_m = (M.prepare(m, r) for m, r in ((audio_m, audio_r), (bulk_m, bulk_r), (web_m, web_r), (web7_m, web7_r)))
     n_fig = 0
     tag = f"[{ln.spec}] " if multi else ""
     sub = f"{ln.label}/"
