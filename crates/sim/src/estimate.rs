@@ -44,20 +44,22 @@ pub const QUEUED_HOPS_TCP: f64 = 1.0;
 /// Events per packet at its source (timer or transmission scheduling).
 pub const EVENTS_PER_SEND: f64 = 1.0;
 /// Peak bytes per `media_packets` row: 37 B of Rust columns with Vec growth slack, then the Arrow
-/// copy and the Parquet encoder's buffers. Calibrated on `scenarios/audio-bulk-access.toml` with
-/// `--set duration=30000s` (1.5 M media rows, 6 M queue samples): peak RSS 924 MB measured
-/// (`/usr/bin/time -f %M`), 1,040 MB estimated with these constants.
+/// copy and the Parquet encoder's buffers. Calibrated on `scenarios/audio-bulk-access.toml`
+/// (`sim.simulate` then `sim.write`, peak RSS of the process): at `duration=30000s` (1.5 M media
+/// rows, 6 M queue samples) 743 MB measured, 905 MB estimated with these constants; at 10000 s
+/// 289 MB measured, 405 MB estimated (tests/test_hardening.py holds it within 1–1.6×).
 pub const BYTES_PER_MEDIA_ROW: f64 = 160.0;
 /// Peak bytes per `tcp_series` row (7 columns of 8 B, the same copies; not calibrated separately,
 /// so taken above the per-column cost of the media rows).
 pub const BYTES_PER_SERIES_ROW: f64 = 160.0;
-/// Peak bytes per `queue_samples` row (6 columns of 8 B, same copies; calibrated as above).
-pub const BYTES_PER_SAMPLE_ROW: f64 = 100.0;
+/// Peak bytes per `queue_samples` row (6 columns of 8 B, same copies, and the queue's name
+/// gathered into a string column; calibrated as above).
+pub const BYTES_PER_SAMPLE_ROW: f64 = 85.0;
 /// Bytes per captured packet of a pcap tap beyond its captured bytes (record header, Vec slack).
 pub const TAP_OVERHEAD: f64 = 48.0;
 /// A fixed base: the interpreter, numpy, pyarrow, pandas and the module (measured peak RSS of a
-/// 15 s run ≈ 150 MB).
-pub const BASE_BYTES: f64 = 200e6;
+/// 15 s run of the scenario above: 84 MB, with pandas imported lazily).
+pub const BASE_BYTES: f64 = 150e6;
 /// The factor within which tests hold the estimate to measured counts (measured / 2 <= estimate <=
 /// measured · 4: it over-estimates when TCP sources share a bottleneck, each bounded by all of it).
 pub const STATED_FACTOR: f64 = 4.0;
