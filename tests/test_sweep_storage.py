@@ -347,3 +347,18 @@ def test_take_strings_gathers_names_with_nulls():
     every = sim._take_strings(names, np.array([2, 0, 1]))
     assert every.to_pylist() == ["access-ü", "bottleneck", ""] and every.buffers()[0] is None
     assert sim._take_strings([], np.array([0, -1])).to_pylist() == [None, None]
+
+
+def test_collect_writes_the_sweeps_own_files(tmp_path, monkeypatch):
+    """`sweep.collect` combines as the sweep does: deleting the combined tables and collecting
+    again gives the same bytes; past the memory bound its result reads tables from their files."""
+    f = write(tmp_path)
+    sweep.run(sweep.load(f), tmp_path / "o", jobs=1, progress=False)
+    before = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in (tmp_path / "o").glob("*.parquet")}
+    for p in (tmp_path / "o").glob("*.parquet"):
+        p.unlink()
+    monkeypatch.setattr(sweep._Combiner, "HOLD_BYTES", 10_000)
+    res = sweep.collect(tmp_path / "o")
+    after = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in (tmp_path / "o").glob("*.parquet")}
+    assert after == before and len(after) == 7
+    assert "media_packets" in res.arrow._files and res.arrow["runs"].num_rows == 12

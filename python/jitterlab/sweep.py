@@ -1077,9 +1077,10 @@ class _Combiner:
 
 def collect(out: str | Path | _fspath.FsPath, tables: Iterable[str] = TABLES, fresh: Mapping[int, Mapping[str, pa.Table]] | None = None,
             ran: int = 0, skipped: int = 0, verified: bool = False) -> SweepResult:
-    """Concatenates the finished runs' tables in run order into OUT/<table>.parquet. Tables of runs
-    done in this process come from memory; the others are read from OUT/runs/. Only runs whose
-    files match their checksums are used (`verified`: `run` has just checked them)."""
+    """Concatenates the finished runs' tables in run order into OUT/<table>.parquet, as a sweep
+    does (`_Combiner`: the same files, the client's memory bounded). Tables of runs done in this
+    process come from memory; the others are read from OUT/runs/. Only runs whose files match
+    their checksums are used (`verified`: `run` has just checked them)."""
     out = _fspath.as_path(out)
     fresh = fresh or {}
     tables = tuple(tables)
@@ -1091,24 +1092,17 @@ def collect(out: str | Path | _fspath.FsPath, tables: Iterable[str] = TABLES, fr
             if why is not None:
                 print(f"run {d.name}: {why}; left out of the combined tables (run the sweep again to redo it)", file=sys.stderr)
         done = [d for d in done if bad.get(d) is None]
-    from concurrent.futures import ThreadPoolExecutor
-
-    def load(d: Out) -> Mapping[str, pa.Table]:
-        return fresh[int(d.name)] if int(d.name) in fresh else read_run_tables(d, tables)
-
-    def combine(name: str) -> pa.Table:
-        parts = [t for got in loaded if (t := got.get(name)) is not None and t.num_rows]
-        t = pa.concat_tables(parts, promote_options="default") if parts else _empty()
-        _fspath.write_parquet(out / f"{name}.parquet", t, **_combined_options(t))
-        return t
-
-    # Reading and writing Parquet release the GIL: the runs' packs are read (each once), and the
-    # tables combined and written, on threads (one per table, plus readers), so this client-side
-    # step uses the client's cores rather than one.
-    with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1) + 1) as pool:
-        loaded = list(pool.map(load, done))
-    with ThreadPoolExecutor(max_workers=len(tables) or 1) as tpool:
-        combined = dict(zip(tables, tpool.map(combine, tables)))
+    # the same combining as a sweep's (row groups in run order, the client's memory bounded)
+    ids = [int(d.name) for d in done]
+    combiner = _Combiner(out, tables, ids, [i for i in ids if i not in fresh])
+    try:
+        for i in ids:
+            if i in fresh:
+                combiner.add(i, fresh[i], True)
+    except BaseException:
+        combiner.abort()
+        raise
+    combined = combiner.finish()
     fails = [{"run_id": int(d.name), "error": (d / "error.txt").read_text().split("\n", 1)[0]} for d in dirs if (d / "error.txt").exists()]
     _fspath.write_text(out / "failures.csv", _failures_csv(fails))
     return SweepResult(out, combined, fails, ran, skipped)
