@@ -11,6 +11,9 @@ written under a temporary name and moved (a copy on S3) when complete.
 from __future__ import annotations
 
 import fnmatch
+import hashlib
+import os
+import shutil
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -131,8 +134,6 @@ def names(d: Path | FsPath) -> set[str]:
     """The names in directory `d` (empty when it does not exist): one listing, not a stat each."""
     if isinstance(d, FsPath):
         return {p.name for p in d.iterdir()}
-    import os
-
     return set(os.listdir(d)) if d.is_dir() else set()
 
 
@@ -140,8 +141,6 @@ def rmtree(d: Path | FsPath) -> None:
     if isinstance(d, FsPath):
         d.rmtree()
     else:
-        import shutil
-
         shutil.rmtree(d, ignore_errors=True)
 
 
@@ -150,8 +149,6 @@ def replace(src: Path | FsPath, dst: Path | FsPath) -> None:
     if isinstance(src, FsPath) and isinstance(dst, FsPath):
         src.fs.mv(src.path, dst.path)
     else:
-        import os
-
         os.replace(src, dst)  # type: ignore[arg-type]
 
 
@@ -178,8 +175,6 @@ def write_parquet(p: Path | FsPath, t: pa.Table, **options: Any) -> None:
     from jitterlab import _io
 
     if isinstance(p, FsPath):
-        import os
-
         tmp = p.with_name(f".{p.name}.tmp{os.getpid()}")
         try:
             pq.write_table(t, tmp.path, filesystem=p.fs, **options)
@@ -189,6 +184,15 @@ def write_parquet(p: Path | FsPath, t: pa.Table, **options: Any) -> None:
             raise
         return
     _io.write_atomic(p, lambda tmp: pq.write_table(t, tmp, **options))
+
+
+def sha256(p: Path | FsPath) -> str:
+    """SHA-256 of a file's bytes (a local one streamed)."""
+    if isinstance(p, FsPath):
+        return hashlib.sha256(p.read_bytes()).hexdigest()
+    from jitterlab import _io
+
+    return _io.sha256_file(p)
 
 
 def write_text(p: Path | FsPath, text: str) -> None:

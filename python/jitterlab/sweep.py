@@ -43,31 +43,26 @@ place and certified by their `done` record, written last.
 """
 from __future__ import annotations
 
-import copy
-import functools
 import hashlib
 import itertools
 import json
-import math
 import os
 import re
 import shutil
 import sys
 import time
-import tomllib
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, MutableMapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from jitterlab import _fspath, _io
 from jitterlab import scenario as _scn
 from jitterlab._native import ScenarioError
-from jitterlab.tables import Tables
+from jitterlab.tables import LazyTables, Tables
 
 if TYPE_CHECKING:  # pandas only where a DataFrame is asked for: workers and `jitterlab sweep` skip it
     import pandas as pd
@@ -547,8 +542,7 @@ def verify_run(d: Out, need: Iterable[str] = ()) -> str | None:
         if not f.is_file():
             return f"{name} is missing"
         try:
-            got = hashlib.sha256(f.read_bytes()).hexdigest() if isinstance(f, _fspath.FsPath) else _io.sha256_file(f)
-            if got != meta.get("sha256"):
+            if _fspath.sha256(f) != meta.get("sha256"):
                 return f"{name} does not match its checksum (damaged)"
         except OSError as e:
             return f"{name} cannot be read ({e.strerror})"
@@ -836,48 +830,6 @@ def _executor(kind: str, jobs: int | None, scheduler: str | None) -> Callable[[l
 def _compact(parts: list[pa.Table]) -> pa.Table:
     """Tables as one, one chunk a column (types unified where the parts disagree)."""
     return pa.concat_tables(parts, promote_options="default").combine_chunks()
-
-
-class LazyTables(MutableMapping[str, pa.Table]):
-    """Arrow tables by name, some read from their Parquet file only when first asked for (a
-    sweep's combined tables past what the client keeps in memory, `_Combiner.HOLD_BYTES`)."""
-
-    def __init__(self) -> None:
-        self._t: dict[str, pa.Table] = {}
-        self._files: dict[str, Out] = {}
-
-    def later(self, name: str, path: Out) -> None:
-        self._files[name] = path
-
-    def num_rows(self, name: str) -> int:
-        """Rows of table `name`, from its file's footer when it is not loaded (no data read)."""
-        if name in self._t:
-            return self._t[name].num_rows
-        return _fspath.parquet_rows(self._files[name])
-
-    def __getitem__(self, name: str) -> pa.Table:
-        if name not in self._t:
-            if name not in self._files:
-                raise KeyError(name)
-            self._t[name] = _fspath.read_parquet(self._files.pop(name))
-        return self._t[name]
-
-    def __setitem__(self, name: str, t: pa.Table) -> None:
-        self._files.pop(name, None)
-        self._t[name] = t
-
-    def __delitem__(self, name: str) -> None:
-        if self._files.pop(name, None) is None:
-            del self._t[name]
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._t or name in self._files
-
-    def __iter__(self) -> Iterator[str]:
-        return iter([*self._t, *self._files])
-
-    def __len__(self) -> int:
-        return len(self._t) + len(self._files)
 
 
 class _Combiner:

@@ -43,6 +43,53 @@ def canonical(t: pa.Table) -> pa.Table:
     return t.cast(pa.schema(fields, metadata=t.schema.metadata))
 
 
+class LazyTables(MutableMapping[str, pa.Table]):
+    """Arrow tables by name, some read from their Parquet file (a local path or an
+    `_fspath.FsPath`) only when first asked for: a sweep's combined tables past what the client
+    keeps in memory (`sweep._Combiner.HOLD_BYTES`). `Tables` keeps one as it is."""
+
+    def __init__(self) -> None:
+        self._t: dict[str, pa.Table] = {}
+        self._files: dict[str, Any] = {}
+
+    def later(self, name: str, path: Any) -> None:
+        self._files[name] = path
+
+    def num_rows(self, name: str) -> int:
+        """Rows of table `name`, from its file's footer when it is not loaded (no data read)."""
+        if name in self._t:
+            return self._t[name].num_rows
+        from jitterlab import _fspath
+
+        return _fspath.parquet_rows(self._files[name])
+
+    def __getitem__(self, name: str) -> pa.Table:
+        if name not in self._t:
+            if name not in self._files:
+                raise KeyError(name)
+            from jitterlab import _fspath
+
+            self._t[name] = _fspath.read_parquet(self._files.pop(name))
+        return self._t[name]
+
+    def __setitem__(self, name: str, t: pa.Table) -> None:
+        self._files.pop(name, None)
+        self._t[name] = t
+
+    def __delitem__(self, name: str) -> None:
+        if self._files.pop(name, None) is None:
+            del self._t[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._t or name in self._files
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([*self._t, *self._files])
+
+    def __len__(self) -> int:
+        return len(self._t) + len(self._files)
+
+
 class Tables(Mapping[str, "pd.DataFrame"]):
     """Tables of one result, held as Arrow; each is also a pandas DataFrame.
 
@@ -61,8 +108,8 @@ class Tables(Mapping[str, "pd.DataFrame"]):
     """
 
     def __init__(self, arrow: Mapping[str, pa.Table], source: str = "sim"):
-        # a mutable mapping is kept as it is: a sweep's LazyTables reads a table when first used
-        self.arrow: MutableMapping[str, pa.Table] = arrow if isinstance(arrow, MutableMapping) and not isinstance(arrow, dict) else dict(arrow)
+        # a LazyTables is kept as it is (it reads a table when first used); anything else copied
+        self.arrow: MutableMapping[str, pa.Table] = arrow if isinstance(arrow, LazyTables) else dict(arrow)
         self.source = source
         self._pd: dict[str, pd.DataFrame] = {}
 
@@ -106,7 +153,8 @@ class Tables(Mapping[str, "pd.DataFrame"]):
         return {n: self[n] for n in self.arrow}
 
     def __repr__(self) -> str:
-        rows = getattr(self.arrow, "num_rows", lambda n: self.arrow[n].num_rows)  # LazyTables: from the footer
+        arrow = self.arrow
+        rows = arrow.num_rows if isinstance(arrow, LazyTables) else (lambda n: arrow[n].num_rows)  # lazy: from the footer
         return f"{type(self).__name__}(source={self.source!r}, " + ", ".join(f"{n}={rows(n)} rows" for n in self.arrow) + ")"
 
 
