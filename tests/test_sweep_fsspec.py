@@ -9,6 +9,7 @@ import uuid
 from pathlib import Path
 
 import fsspec
+from fsspec.implementations.memory import MemoryFileSystem
 import pytest
 
 from jitterlab import _fspath, sweep
@@ -130,3 +131,78 @@ def test_cli_sweep_to_a_url(tmp_path):
     assert f"tables in local://{tmp_path}/o/" in p.stderr
     assert sorted(x.name for x in (tmp_path / "o").iterdir()) == sorted(RESULT_FILES + ["runs", "sweep.json"])
     assert _fspath.is_url("s3://bucket/x") and not _fspath.is_url("file:///tmp/x") and not _fspath.is_url("/tmp/x")
+
+
+class FlakyStoreError(Exception):
+    """What an object store's client raises: a botocore ClientError (SlowDown, AccessDenied) is
+    not an OSError."""
+
+
+class _FlakyFS(MemoryFileSystem):
+    """The memory filesystem, failing with FlakyStoreError from the `fail_at`-th run record on."""
+
+    protocol = "jlflaky"
+    fail_at: int | None = None
+    records = 0
+
+    @classmethod
+    def _strip_protocol(cls, path):
+        return super()._strip_protocol(str(path).removeprefix("jlflaky://"))
+
+    def pipe_file(self, path, value, *args, **kwargs):
+        if str(path).endswith("/done"):
+            type(self).records += 1
+            if self.fail_at is not None and self.records >= self.fail_at:
+                raise FlakyStoreError("SlowDown: Please reduce your request rate.")
+        return super().pipe_file(path, value, *args, **kwargs)
+
+
+def test_a_storage_failure_that_is_not_an_oserror_is_one_line_and_keeps_the_stored_runs(tmp_path, capsys):
+    from jitterlab import cli
+
+    fsspec.register_implementation("jlflaky", _FlakyFS, clobber=True)
+    root = f"/jl-{uuid.uuid4().hex}"
+    f = write(tmp_path)
+    total = len(sweep.load(f).runs())
+    _FlakyFS.records, _FlakyFS.fail_at = 0, 3
+    try:
+        with pytest.raises(OutputError, match=r"^jlflaky:///?jl-.*: the storage failed: FlakyStoreError: SlowDown.*runs stored before it are kept"):
+            sweep.run(sweep.load(f), f"jlflaky://{root}", jobs=1, progress=False)
+        fs = fsspec.filesystem("jlflaky")
+        assert len(fs.glob(f"{root}/runs/*/done")) == 2  # the runs certified before the failure
+        # the command line: one line, exit status 2, no traceback
+        _FlakyFS.records = 0
+        assert cli.main(["sweep", str(f), "--out", f"jlflaky://{root}", "--jobs", "1", "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert "FlakyStoreError: SlowDown" in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+        # the storage recovers: the sweep goes on from what was stored
+        _FlakyFS.fail_at = None
+        res = sweep.run(sweep.load(f), f"jlflaky://{root}", jobs=1, progress=False)
+        assert res.skipped == 4 and res.ran == total - 4, (res.skipped, res.ran)
+        # an exception of ours (a bug, not the storage's) is not dressed up as a storage failure
+        assert _fspath.storage_error(KeyError("x"), _fspath.as_path(f"jlflaky://{root}")) is None
+        assert _fspath.storage_error(FlakyStoreError("x"), tmp_path) is None
+    finally:
+        _FlakyFS.fail_at = None
+        fsspec.filesystem("jlflaky").rm(root, recursive=True)
+
+
+def test_tables_and_report_read_a_sweep_at_a_url(tmp_path, mem):
+    from jitterlab import tables
+
+    fs, root = mem
+    f = write(tmp_path)
+    sweep.run(sweep.load(f), tmp_path / "local", jobs=1, progress=False)
+    sweep.run(sweep.load(f), f"memory://{root}", jobs=1, progress=False)
+    here, there = tables.load(tmp_path / "local"), tables.load(f"memory://{root}")
+    assert there.source == "sweep" and sorted(there.arrow) == sorted(here.arrow)
+    for name in here.arrow:
+        assert there.arrow[name].equals(here.arrow[name]), name
+    # the report command, in another process: a URL it can reach (local://), the report written here
+    p = subprocess.run([sys.executable, "-m", "jitterlab.cli", "report", f"local://{tmp_path}/local", "--label", "url"],
+                       capture_output=True, text=True, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "report" / "report.html").is_file()
+    assert "local://" in (tmp_path / "report" / "report.html").read_text()
+    p = subprocess.run([sys.executable, "-m", "jitterlab.cli", "report", "nosuchproto://x/y"], capture_output=True, text=True, cwd=tmp_path)
+    assert p.returncode == 2 and "nosuchproto" in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr

@@ -367,3 +367,29 @@ def test_collect_writes_the_sweeps_own_files(tmp_path, monkeypatch):
     after = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in (tmp_path / "o").glob("*.parquet")}
     assert after == before and len(after) == 7
     assert "media_packets" in res.arrow._files and res.arrow["runs"].num_rows == 12
+
+
+def test_combined_tables_encode_integers_as_deltas(tmp_path):
+    """The combined Parquet tables: integer columns DELTA_BINARY_PACKED (send and receive times,
+    sequence numbers and run ids rise in small steps), text columns dictionary-encoded, other
+    columns plain. A media table of periodic packets then costs about a byte a row, against ~13
+    plain+snappy (`bench/run vs-ns2`'s 2.97 M rows: 1.8 MB against 38.9 MB)."""
+    import pyarrow.parquet as pq
+
+    res = sweep.run(sweep.load(write(tmp_path)), tmp_path / "out", jobs=1, progress=False)
+    f = pq.ParquetFile(tmp_path / "out" / "media_packets.parquet")
+    rows = f.metadata.num_rows
+    assert rows == len(res["media_packets"]) > 1000
+    enc = {f.metadata.row_group(0).column(i).path_in_schema: set(f.metadata.row_group(0).column(i).encodings)
+           for i in range(f.metadata.num_columns)}
+    for c in ("run_id", "flow_id", "seq", "send_ns", "recv_ns", "size"):
+        assert "DELTA_BINARY_PACKED" in enc[c], (c, enc[c])
+    assert "RLE_DICTIONARY" in enc["lost_where"] and "DELTA_BINARY_PACKED" not in enc["ce"]
+    # against the same rows written with pyarrow's defaults (dictionary pages, snappy)
+    plain = pa.BufferOutputStream()
+    pq.write_table(pq.read_table(tmp_path / "out" / "media_packets.parquet"), plain)
+    size = (tmp_path / "out" / "media_packets.parquet").stat().st_size
+    assert size * 2 < plain.getvalue().size, (size, plain.getvalue().size)
+    # the values read back as written
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "out" / "media_packets.parquet").astype(res["media_packets"].dtypes),
+                                  res["media_packets"].reset_index(drop=True))

@@ -21,6 +21,24 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 
+#: Packages whose exceptions are a storage backend's: fsspec and the clients its filesystems drive
+#: (a botocore ClientError for a missing bucket or a denied key is not an OSError).
+STORAGE_PACKAGES = frozenset({"fsspec", "s3fs", "botocore", "aiobotocore", "boto3", "gcsfs", "google", "adlfs", "azure",
+                              "aiohttp", "requests", "urllib3"})
+
+
+def storage_error(e: BaseException, out: object) -> str | None:
+    """One line for an exception that the storage behind URL `out` raised without making it an
+    OSError (those are reported as they are), or None when `e` is not the storage's: its class
+    comes from one of STORAGE_PACKAGES or from the package of `out`'s filesystem."""
+    if not isinstance(out, FsPath) or isinstance(e, OSError) or not isinstance(e, Exception):
+        return None
+    roots = STORAGE_PACKAGES | {type(out.fs).__module__.split(".")[0]}
+    if type(e).__module__.split(".")[0] not in roots:
+        return None
+    return f"{out}: the storage failed: {type(e).__name__}: {e}"
+
+
 def is_url(out: object) -> bool:
     """A URL for fsspec (``proto://…``); ``file://`` and plain paths are local directories."""
     return isinstance(out, str) and "://" in out and not out.startswith("file://")
@@ -223,4 +241,9 @@ def prepare(out: FsPath, kind: str = "sweep") -> FsPath:
         probe.unlink(missing_ok=True)
     except OSError as e:
         raise OutputError(f"--out {out}: cannot write there: {e.strerror or e}") from None
+    except Exception as e:
+        msg = storage_error(e, out)
+        if msg is None:
+            raise
+        raise OutputError(f"--out {msg}") from None
     return out

@@ -3,27 +3,43 @@ with scenario, parameters and replication count on every figure."""
 from __future__ import annotations
 
 import itertools
+import threading
 from typing import Any, Iterator
-
-import matplotlib
-
-matplotlib.use("Agg")  # files only; never a display
-import matplotlib.pyplot as plt  # noqa: E402
 
 LINESTYLES = ["-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1))]
 MARKERS = ["o", "s", "^", "D", "v", "x", "+", "*"]
 GREYS = ["#000000", "#444444", "#777777", "#999999", "#222222", "#555555"]
 
 
+def pyplot() -> Any:
+    """matplotlib.pyplot on the Agg backend (files only; never a display), imported on first use:
+    the import is half a second, which a preset spends during its runs (`warm`), not before them."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # a no-op once set (matplotlib.use returns at once for the current backend)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def warm() -> threading.Thread:
+    """Imports matplotlib in a background thread (the runs that come next run in worker
+    processes; the client only waits for them) and returns the thread."""
+    t = threading.Thread(target=pyplot, name="jitterlab-import-matplotlib", daemon=True)
+    t.start()
+    return t
+
+
 def styles() -> Iterator[dict[str, Any]]:
     """Endless distinct (colour, linestyle, marker) combinations that survive grey printing."""
+    plt = pyplot()
     for i in itertools.count():
         yield {"color": plt.get_cmap("tab10")(i % 10), "linestyle": LINESTYLES[i % len(LINESTYLES)],
                "marker": MARKERS[i % len(MARKERS)], "markevery": 0.1}
 
 
 def new(width: float = 6.4, height: float = 4.0, ncols: int = 1, nrows: int = 1, **kw: Any):
-    fig, ax = plt.subplots(nrows, ncols, figsize=(width, height), **kw)
+    fig, ax = pyplot().subplots(nrows, ncols, figsize=(width, height), **kw)
     return fig, ax
 
 

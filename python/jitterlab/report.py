@@ -19,9 +19,12 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 import pandas as pd
+
+if TYPE_CHECKING:
+    from jitterlab._fspath import FsPath
 
 VERDICTS = {"agrees": "✔ agrees", "disagrees": "✘ disagrees", "partly": "≈ partly", "inconclusive": "? inconclusive",
             "n/a": "– not measured"}
@@ -35,9 +38,9 @@ def _save_figure(data: bytes, png: str, svg: str) -> None:
     """Renders a pickled figure to PNG and SVG (in a saver process)."""
     import pickle
 
-    from jitterlab import plots  # noqa: F401  (the Agg backend and the figure style of the parent)
-    import matplotlib.pyplot as plt
+    from jitterlab import plots
 
+    plt = plots.pyplot()  # the Agg backend and the figure style of the parent
     fig = pickle.loads(data)
     fig.savefig(png, dpi=130, bbox_inches="tight")
     fig.savefig(svg, bbox_inches="tight")
@@ -63,7 +66,9 @@ def _save_later(fig: Any, png: Path, svg: Path) -> Any:
 
 
 def _warm() -> None:
-    from jitterlab import plots  # noqa: F401  (matplotlib imported before the first figure arrives)
+    from jitterlab import plots
+
+    plots.pyplot()  # matplotlib imported before the first figure arrives
 
 
 def _start_savers() -> Any:
@@ -147,6 +152,9 @@ class Report:
         #: figures being saved as PNG and SVG in other processes (waited for in `write`)
         self._saves: list[Any] = []
         _start_savers()  # their start (matplotlib's import) overlaps what comes before the figures
+        from jitterlab import plots
+
+        plots.warm()  # and this process's own import of matplotlib too
 
     def section(self, title: str, intro: str = "") -> Section:
         s = Section(title, intro)
@@ -165,10 +173,9 @@ class Report:
         """Saves `fig` as figures/<name>.png, .svg and .csv (the plotted points, one row per point
         and series) and adds it to the page: interactive when `plots.to_plotly` converts it,
         else the PNG embedded. Returns the PNG's path."""
-        import matplotlib.pyplot as plt
-
         from jitterlab import plots
 
+        plt = plots.pyplot()
         png = self.fig_dir / f"{name}.png"
         self._saves.append(_save_later(fig, png, self.fig_dir / f"{name}.svg"))
         payload: Any = None
@@ -470,7 +477,8 @@ class Output:
 
     Attributes
     ----------
-    path : Path
+    path : Path or FsPath
+        The directory, or the URL (`jitterlab._fspath.FsPath`) it was read from.
     label : str
         Name of the directory's curves in overlaid figures.
     source : str
@@ -483,7 +491,7 @@ class Output:
         manifest.json or sweep.json as written.
     """
 
-    path: Path
+    path: Path | FsPath
     label: str
     source: str
     tables: dict[str, pd.DataFrame]
@@ -507,11 +515,10 @@ def load_output(path: str | Path, label: str | None = None) -> Output:
     OutputError
         When `path` holds no manifest.json / sweep.json, or no media_packets and no tcp_flows.
     """
-    import pyarrow.parquet as pq
-
+    from jitterlab import _fspath
     from jitterlab.sim import to_pandas
 
-    p = Path(path)
+    p = _fspath.as_path(path)  # a local directory or an fsspec URL (a sweep written to s3://…)
     if not p.is_dir():
         raise OutputError(f"{p}: no such directory")
     if (p / "sweep.json").is_file():
@@ -527,12 +534,13 @@ def load_output(path: str | Path, label: str | None = None) -> Output:
         hint = f"; it holds the outputs {', '.join(subs)}: give them as separate arguments" if subs else ""
         raise OutputError(f"{p}: not a jitterlab output (no manifest.json or sweep.json){hint}")
     tables = {}
-    for f in sorted(p.glob("*.parquet")):
-        tables[f.stem] = to_pandas(pq.read_table(f))
+    files: list[Path | _fspath.FsPath] = list(p.glob("*.parquet"))
+    for f in sorted(files, key=lambda f: f.name):
+        tables[f.name.removesuffix(".parquet")] = to_pandas(_fspath.read_parquet(f))
     if "runs" not in tables or ("media_packets" not in tables and "tcp_flows" not in tables):
         raise OutputError(f"{p}: no runs.parquet with media_packets.parquet or tcp_flows.parquet")
     params = [c for c in params if c in tables["runs"].columns]
-    return Output(p, label or p.resolve().name, source, tables, params, man)
+    return Output(p, label or (p.name if isinstance(p, _fspath.FsPath) else p.resolve().name), source, tables, params, man)
 
 
 def _combine(outputs: list[Output]) -> tuple[dict[str, pd.DataFrame], list[str]]:

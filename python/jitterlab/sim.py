@@ -292,8 +292,7 @@ def simulate(
 
 
 def _to_result(raw: dict, sc: dict, seed: int, run_id: int, params: Mapping[str, Any]) -> Result:
-    chans = raw["channels"]
-    names = [c["name"] for c in chans]
+    names = list(raw["channels"]["name"])
 
     def rid(n: int) -> pa.Array:
         return _i64(np.full(n, run_id, dtype=np.int64))
@@ -353,21 +352,12 @@ def _to_result(raw: dict, sc: dict, seed: int, run_id: int, params: Mapping[str,
             cols[key] = _column([val])
     runs = _table(cols)
 
-    def records(rows: list[dict]) -> pa.Table:
-        if not rows:
+    def columns(cols: dict[str, Any]) -> pa.Table:
+        """A small table the core hands over column by column (text as lists, counters as int64)."""
+        n = len(next(iter(cols.values()), ()))
+        if not n:
             return _table({"run_id": _i64(np.zeros(0, dtype=np.int64))})
-        out = {"run_id": rid(len(rows))}
-        keys = list(rows[0])
-        # the counters (most columns) as one int64 matrix: one conversion, not one per column
-        ints = [k for k in keys if all(type(r[k]) is int for r in rows)]
-        try:
-            mat = np.array([[r[k] for k in ints] for r in rows], dtype=np.int64).T.copy()
-        except OverflowError:  # a value beyond int64: each column by itself
-            ints, mat = [], np.zeros((0, 0), dtype=np.int64)
-        at = {k: i for i, k in enumerate(ints)}
-        for key in keys:
-            out[key] = _i64(mat[at[key]]) if key in at else _column([r[key] for r in rows])
-        return _table(out)
+        return _table({"run_id": rid(n), **{k: _strings(v) if isinstance(v, list) else _i64(v) for k, v in cols.items()}})
 
     ts = raw["tcp_series"]
     ssth = np.asarray(ts["ssthresh"], dtype=np.uint64)
@@ -382,7 +372,7 @@ def _to_result(raw: dict, sc: dict, seed: int, run_id: int, params: Mapping[str,
         "inflight": _i64(ts["inflight"]),
     })
     arrow = {"media_packets": media, "tcp_flows": tcp, "queue_samples": qs, "runs": runs,
-             "channels": records(chans), "flows": records(raw["flows"]), "tcp_series": series}
+             "channels": columns(raw["channels"]), "flows": columns(raw["flows"]), "tcp_series": series}
     return Result(arrow, sc, seed, t)
 
 

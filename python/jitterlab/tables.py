@@ -19,6 +19,8 @@ import pyarrow as pa
 if TYPE_CHECKING:  # pandas is imported where a DataFrame is made (a sweep's workers never need it)
     import pandas as pd
 
+    from jitterlab import _fspath
+
 
 def to_arrow(df: pd.DataFrame) -> pa.Table:
     """A pandas table as Arrow with jitterlab's canonical types: ``large_string`` becomes
@@ -171,13 +173,15 @@ def load(path: str | Path) -> Tables:
     Tables
         Its tables; ``source`` from the manifest (``sweep`` for a sweep).
     """
-    import pyarrow.parquet as pq
+    from jitterlab import _fspath
 
-    p = Path(path)
+    p = _fspath.as_path(path)  # a local directory or an fsspec URL (a sweep written to s3://…)
     if (p / "sweep.json").is_file():
         source = "sweep"
     elif (p / "manifest.json").is_file():
         source = str(json.loads((p / "manifest.json").read_text()).get("source", "sim"))
     else:
         raise FileNotFoundError(f"{p}: not a jitterlab output (no manifest.json or sweep.json)")
-    return Tables({f.stem: canonical(pq.read_table(f)) for f in sorted(p.glob("*.parquet"))}, source)
+    files: list[Path | _fspath.FsPath] = list(p.glob("*.parquet"))
+    files.sort(key=lambda f: f.name)
+    return Tables({f.name.removesuffix(".parquet"): canonical(_fspath.read_parquet(f)) for f in files}, source)

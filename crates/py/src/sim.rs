@@ -89,48 +89,48 @@ fn tables_to_py<'py>(py: Python<'py>, t: Tables) -> PyResult<Bound<'py, PyDict>>
     ts.set_item("inflight", series.inflight.into_pyarray(py))?;
     out.set_item("tcp_series", ts)?;
 
-    let chans = PyList::empty(py);
-    for c in &t.channels {
-        let d = PyDict::new(py);
-        d.set_item("name", &c.name)?;
-        d.set_item("from", &c.from)?;
-        d.set_item("to", &c.to)?;
-        d.set_item("qdisc", &c.qdisc)?;
-        d.set_item("rate_bps", c.rate_bps)?;
-        d.set_item("delay_ns", c.delay_ns)?;
-        d.set_item("arrived_pkts", c.stats.arrived_pkts)?;
-        d.set_item("enqueued_pkts", c.stats.enqueued_pkts)?;
-        d.set_item("dequeued_pkts", c.stats.dequeued_pkts)?;
-        d.set_item("dropped_pkts", c.stats.dropped_pkts())?;
-        d.set_item("dropped_bytes", c.stats.dropped_bytes())?;
-        for r in jitterlab_sim::qdisc::DropReason::ALL {
-            d.set_item(format!("drops_{}", r.name()), c.stats.drops_by_reason[r.index()])?;
-        }
-        d.set_item("marked_pkts", c.stats.marked_pkts)?;
-        d.set_item("backlog_pkts", c.backlog_pkts)?;
-        d.set_item("backlog_bytes", c.backlog_bytes)?;
-        d.set_item("tx_pkts", c.tx_pkts)?;
-        d.set_item("tx_bytes", c.tx_bytes)?;
-        d.set_item("link_lost_pkts", c.lost_pkts)?;
-        chans.append(d)?;
+    // column-major, as the Arrow tables are built: one array a column, not a dict a row
+    let ch = &t.channels;
+    let chans = PyDict::new(py);
+    chans.set_item("name", PyList::new(py, ch.iter().map(|c| c.name.as_str()))?)?;
+    chans.set_item("from", PyList::new(py, ch.iter().map(|c| c.from.as_str()))?)?;
+    chans.set_item("to", PyList::new(py, ch.iter().map(|c| c.to.as_str()))?)?;
+    chans.set_item("qdisc", PyList::new(py, ch.iter().map(|c| c.qdisc.as_str()))?)?;
+    let int_col = |name: &str, f: &dyn Fn(&jitterlab_sim::record::ChannelInfo) -> u64| -> PyResult<()> {
+        chans.set_item(name, int64(name, ch.iter().map(f))?.into_pyarray(py))
+    };
+    int_col("rate_bps", &|c| c.rate_bps)?;
+    chans.set_item("delay_ns", ch.iter().map(|c| c.delay_ns).collect::<Vec<i64>>().into_pyarray(py))?;
+    int_col("arrived_pkts", &|c| c.stats.arrived_pkts)?;
+    int_col("enqueued_pkts", &|c| c.stats.enqueued_pkts)?;
+    int_col("dequeued_pkts", &|c| c.stats.dequeued_pkts)?;
+    int_col("dropped_pkts", &|c| c.stats.dropped_pkts())?;
+    int_col("dropped_bytes", &|c| c.stats.dropped_bytes())?;
+    for r in jitterlab_sim::qdisc::DropReason::ALL {
+        int_col(&format!("drops_{}", r.name()), &|c| c.stats.drops_by_reason[r.index()])?;
     }
+    int_col("marked_pkts", &|c| c.stats.marked_pkts)?;
+    int_col("backlog_pkts", &|c| c.backlog_pkts)?;
+    int_col("backlog_bytes", &|c| c.backlog_bytes)?;
+    int_col("tx_pkts", &|c| c.tx_pkts)?;
+    int_col("tx_bytes", &|c| c.tx_bytes)?;
+    int_col("link_lost_pkts", &|c| c.lost_pkts)?;
     out.set_item("channels", chans)?;
 
-    let flows = PyList::empty(py);
-    for fl in &t.flows {
-        let d = PyDict::new(py);
-        let c = t.flow_counters.get(fl.flow_id as usize).copied().unwrap_or_default();
-        d.set_item("flow_id", fl.flow_id)?;
-        d.set_item("name", &fl.name)?;
-        d.set_item("kind", &fl.kind)?;
-        d.set_item("sent_pkts", c.sent_pkts)?;
-        d.set_item("sent_bytes", c.sent_bytes)?;
-        d.set_item("delivered_pkts", c.delivered_pkts)?;
-        d.set_item("delivered_bytes", c.delivered_bytes)?;
-        d.set_item("dropped_pkts", c.dropped_pkts)?;
-        d.set_item("dropped_bytes", c.dropped_bytes)?;
-        flows.append(d)?;
-    }
+    let flows = PyDict::new(py);
+    let counters: Vec<_> = t.flows.iter().map(|fl| t.flow_counters.get(fl.flow_id as usize).copied().unwrap_or_default()).collect();
+    flows.set_item("flow_id", t.flows.iter().map(|fl| i64::from(fl.flow_id)).collect::<Vec<i64>>().into_pyarray(py))?;
+    flows.set_item("name", PyList::new(py, t.flows.iter().map(|fl| fl.name.as_str()))?)?;
+    flows.set_item("kind", PyList::new(py, t.flows.iter().map(|fl| fl.kind.as_str()))?)?;
+    let flow_col = |name: &str, f: &dyn Fn(&jitterlab_sim::record::FlowCounters) -> u64| -> PyResult<()> {
+        flows.set_item(name, int64(name, counters.iter().map(f))?.into_pyarray(py))
+    };
+    flow_col("sent_pkts", &|c| c.sent_pkts)?;
+    flow_col("sent_bytes", &|c| c.sent_bytes)?;
+    flow_col("delivered_pkts", &|c| c.delivered_pkts)?;
+    flow_col("delivered_bytes", &|c| c.delivered_bytes)?;
+    flow_col("dropped_pkts", &|c| c.dropped_pkts)?;
+    flow_col("dropped_bytes", &|c| c.dropped_bytes)?;
     out.set_item("flows", flows)?;
 
     let totals = PyDict::new(py);
@@ -148,6 +148,12 @@ fn tables_to_py<'py>(py: Python<'py>, t: Tables) -> PyResult<Bound<'py, PyDict>>
     totals.set_item("end_ns", t.end_ns)?;
     out.set_item("totals", totals)?;
     Ok(out)
+}
+
+/// A counter column as int64 (the tables' type); a counter past 2^63 - 1 is an error, not a wrap.
+fn int64(name: &str, v: impl Iterator<Item = u64>) -> PyResult<Vec<i64>> {
+    v.map(|x| i64::try_from(x).map_err(|_| pyo3::exceptions::PyOverflowError::new_err(format!("{name}: {x} exceeds int64"))))
+        .collect()
 }
 
 fn parse_json(scenario_json: &str) -> PyResult<serde_json::Value> {

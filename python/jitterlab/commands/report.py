@@ -14,7 +14,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "against the jitter buffer, loss-period levels over time, TCP goodput and completion. Several directories "
         "are overlaid in each figure; a sweep's runs are grouped by its parameters.",
     )
-    p.add_argument("dirs", nargs="+", metavar="DIR", help="output directory")
+    p.add_argument("dirs", nargs="+", metavar="DIR", help="output directory, or a sweep's fsspec URL (s3://…; its report is written to ./report)")
     p.add_argument("--label", action="append", default=[], help="name of the DIR in the same position (repeatable; default: its name)")
     p.add_argument("--out", default=None, help="report directory (default: DIR/report for one DIR, ./report otherwise)")
     p.add_argument("--title", default=None, help="page title")
@@ -39,7 +39,11 @@ def run(args: argparse.Namespace) -> int:
     dup = {x for x in seen if seen.count(x) > 1}
     if dup:
         raise UserError(f"--label: two inputs are both called {sorted(dup)[0]!r}; name them with --label")
-    out = Path(args.out) if args.out else (Path(args.dirs[0]) / "report" if len(args.dirs) == 1 else Path("report"))
+    from jitterlab import _fspath
+
+    # beside a single local input; a URL's report is written here (a report is a local file)
+    local_one = len(args.dirs) == 1 and not _fspath.is_url(args.dirs[0])
+    out = Path(args.out) if args.out else (Path(args.dirs[0]) / "report" if local_one else Path("report"))
     path = report.build(outs, out, title=args.title, jb_ms=args.jb)
     print(f"report: {path}", file=sys.stderr)
     return 0

@@ -189,6 +189,18 @@ def _first(res, reps: int):
     return res["media_packets"][res["media_packets"].run_id.isin(ids)], keep, res["tcp_flows"][res["tcp_flows"].run_id.isin(ids)]
 
 
+def _data(res: dict, reps: int) -> dict[str, Any]:
+    """The tables the figures and the findings read: each media set cut to its replications,
+    validated and indexed once (metrics.prepare) for every metric of both."""
+    audio_m, audio_r, _ = _first(res["audio"], reps)
+    bulk_m, bulk_r, bulk_t = _first(res["bulk"], reps)
+    web_m, web_r, web_t = _first(res["web"], reps)
+    web7_m, web7_r = res["web"]["media_packets"], res["web"]["runs"]
+    audio_m, bulk_m, web_m, web7_m = (M.prepare(m, r) for m, r in ((audio_m, audio_r), (bulk_m, bulk_r), (web_m, web_r), (web7_m, web7_r)))
+    return {"audio_m": audio_m, "audio_r": audio_r, "bulk_m": bulk_m, "bulk_r": bulk_r, "bulk_t": bulk_t, "web_m": web_m,
+            "web_r": web_r, "web_t": web_t, "web7_m": web7_m, "web7_r": web7_r}
+
+
 def _cdf_plot(ax, cdf: pd.DataFrame, label: str, style: dict) -> None:
     ax.plot(cdf["owd_s"] * 1e3, cdf["p"], label=label, **style)
 
@@ -218,8 +230,9 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
         params.update({f"{ln.label}.{k}": v for k, v in flat({"access": ln.access}).items()})
         params[f"{ln.label}.source"] = ln.source
         params[f"{ln.label}.mean_downlink_Mbps"] = round(ln.mean_bps / 1e6, 3)
-        figs += _figures(rep, res, reps, reps7, ln, multi=len(lns) > 1)
-        fs = findings(res, reps, reps7, ln)
+        data = _data(res, reps)
+        figs += _figures(rep, res, reps, reps7, ln, multi=len(lns) > 1, data=data)
+        fs = findings(res, reps, reps7, ln, data=data)
         write_csv(fs, lopt.out / "findings.csv")
         by_link[ln.label] = fs
     params.update({f"scenario.{k}": v for k, v in flat(_workloads()).items()})
@@ -250,13 +263,10 @@ def _section(rep: Report, title: str, intro: str) -> None:
     rep.section(title, intro)
 
 
-def _figures(rep: Report, res: dict, reps: int, reps7: int, ln: Link, multi: bool = False) -> int:
-    audio_m, audio_r, _ = _first(res["audio"], reps)
-    bulk_m, bulk_r, bulk_t = _first(res["bulk"], reps)
-    web_m, web_r, web_t = _first(res["web"], reps)
-    web7_m, web7_r = res["web"]["media_packets"], res["web"]["runs"]
-    # each media set validated and indexed once (metrics.prepare), not once per metric
-    audio_m, bulk_m, web_m, web7_m = (M.prepare(m, r) for m, r in ((audio_m, audio_r), (bulk_m, bulk_r), (web_m, web_r), (web7_m, web7_r)))
+def _figures(rep: Report, res: dict, reps: int, reps7: int, ln: Link, multi: bool = False, data: dict[str, Any] | None = None) -> int:
+    d = data or _data(res, reps)
+    audio_m, audio_r, bulk_m, bulk_r, bulk_t = d["audio_m"], d["audio_r"], d["bulk_m"], d["bulk_r"], d["bulk_t"]
+    web_m, web_r, web_t, web7_m, web7_r = d["web_m"], d["web_r"], d["web_t"], d["web7_m"], d["web7_r"]
     n_fig = 0
     tag = f"[{ln.spec}] " if multi else ""
     sub = f"{ln.label}/"
@@ -451,14 +461,12 @@ def _ms(x: float) -> str:
     return f"{x * 1e3:.0f} ms"
 
 
-def findings(res: dict, reps: int, reps7: int, ln: Link) -> list[Finding]:
-    """Every quantitative statement of the paper and its slides against the data of one link."""
-    audio_m, audio_r, _ = _first(res["audio"], reps)
-    bulk_m, bulk_r, _ = _first(res["bulk"], reps)
-    web_m, web_r, _ = _first(res["web"], reps)
-    web7_m, web7_r = res["web"]["media_packets"], res["web"]["runs"]
-    # validated and sorted once for every metric below
-    audio_m, bulk_m, web_m, web7_m = (M.prepare(m, r) for m, r in ((audio_m, audio_r), (bulk_m, bulk_r), (web_m, web_r), (web7_m, web7_r)))
+def findings(res: dict, reps: int, reps7: int, ln: Link, data: dict[str, Any] | None = None) -> list[Finding]:
+    """Every quantitative statement of the paper and its slides against the data of one link
+    (`data`: `_data(res, reps)`, when the figures prepared it already)."""
+    d = data or _data(res, reps)
+    audio_m, audio_r, bulk_m, bulk_r = d["audio_m"], d["audio_r"], d["bulk_m"], d["bulk_r"]
+    web_m, web_r, web7_m, web7_r = d["web_m"], d["web_r"], d["web7_m"], d["web7_r"]
     out: list[Finding] = []
     rw = F.RULE_WITHIN
 
