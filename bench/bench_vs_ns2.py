@@ -8,7 +8,9 @@ Both sides are whole processes on one core with their results on disk: `jitterla
 (one process for the 126 runs, tables in Parquet) and one `ns` process per point (ns-2 has no
 sweep driver; each writes its bottleneck queue trace, bench/vs_ns2.tcl). Prints wall and CPU time
 (user + sys of the child processes: robust on a loaded machine) of each and the ratios, alternating
-the two --pairs times and keeping the best of each. ns-2 is skipped, with the reason, without `ns`.
+the two --pairs times and keeping the best of each; before each timed run the side's previous
+output is deleted and every dirty page written back (os.sync), outside the timing, so neither side
+pays for the other's files. ns-2 is skipped, with the reason, without `ns`.
 
     python3 bench/bench_vs_ns2.py [--pairs 1] [--duration 60] [--keep DIR]
 """
@@ -91,8 +93,15 @@ def timed(fn) -> tuple[float, float, object]:
     return wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime), out
 
 
-def run_jitterlab(sweep_path: str, out: str) -> int:
+def clean(out: str) -> None:
+    """Removes a side's previous output and writes back every dirty page before the next timed
+    run: otherwise one side's deletion and the kernel's writeback of the other side's files
+    (ns-2 writes 834 MB) land in the timing (0.3-0.5 s of jitterlab's 2 s on a 2-core VM)."""
     shutil.rmtree(out, ignore_errors=True)
+    os.sync()
+
+
+def run_jitterlab(sweep_path: str, out: str) -> int:
     subprocess.run([os.path.join(ROOT, ".venv", "bin", "jitterlab"), "sweep", sweep_path, "--out", out, "--jobs", "1", "--quiet"], check=True)
     import pyarrow.parquet as pq
 
@@ -101,7 +110,6 @@ def run_jitterlab(sweep_path: str, out: str) -> int:
 
 
 def run_ns2(out: str, duration: int, st: list[float]) -> int:
-    shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
     acked = 0
     for i, p in enumerate(points()):
@@ -186,8 +194,10 @@ def main() -> None:
     jl, ns = [], []
     try:
         for _ in range(a.pairs):
+            clean(os.path.join(work, "jitterlab"))
             jl.append(timed(lambda: run_jitterlab(sw, os.path.join(work, "jitterlab"))))
             if have_ns:
+                clean(os.path.join(work, "ns2"))
                 ns.append(timed(lambda: run_ns2(os.path.join(work, "ns2"), a.duration, st)))
         j = min(jl, key=lambda x: x[0])
         print(f"126 Chodorek points × {a.duration} s simulated, one core each, whole processes, results on disk; best of {a.pairs}")
@@ -201,6 +211,7 @@ def main() -> None:
         else:
             print("ns-2: skipped (--no-ns2)" if a.no_ns2 else "ns-2: skipped (`ns` not found on PATH; Debian/Ubuntu: apt-get install ns2)")
         if not a.no_split:
+            clean(os.path.join(work, "split"))
             acc = split(sw, os.path.join(work, "split"))
             tot = sum(acc.values())
             print(f"jitterlab's CPU time by stage (the same sweep in one process, plus a fresh process's imports; {tot:.2f} s):")

@@ -166,7 +166,8 @@ def load(path: str | Path) -> Tables:
     Parameters
     ----------
     path : str or Path
-        A directory holding manifest.json or sweep.json and the tables as Parquet.
+        A directory holding manifest.json or sweep.json and the tables as Parquet, or the fsspec
+        URL a sweep was written to (``s3://bucket/sweeps/web``).
 
     Returns
     -------
