@@ -6,7 +6,10 @@ the cost per run), with each worker's peak memory.
 The medium sweep is `bench/run vs-ns2`'s 126 Chodorek points (--duration s simulated each,
 --reps replications). The serial part is what the client does outside the workers (planning and
 cost checks, handling each receipt, collecting the tables: `SweepResult.timing`); its fraction of
-the 1-worker wall time bounds the speed-up on many cores (Amdahl). Dask clusters are started
+the 1-worker wall time bounds the speed-up on many cores (Amdahl). The client's combining thread
+works beside the runs, so it is not in the serial part, but its CPU time bounds the speed-up too
+(16 workers cannot finish before one thread has combined their tables): the last column gives it
+and its share of the 1-worker wall time. Dask clusters are started
 before the clock starts (a cluster is long-lived); the local pool's start is inside the timing.
 
     python3 bench/bench_scaling.py [--workers 1,2] [--duration 30] [--reps 1] [--tiny-runs 10000]
@@ -52,7 +55,8 @@ def row(label: str, executor: str, t: dict, base: dict | None) -> str:
     speed = base["wall_s"] / t["wall_s"] if base else 1.0
     return (f"| {label} | {executor} | {t['workers']} | {n} | {t['wall_s']:.2f} | {speed:.2f}× | {t['serial_s']:.2f} | "
             f"{100 * t['serial_fraction']:.1f} % | {n / t['wall_s']:.0f} | {1e3 * t['wall_s'] * t['workers'] / n:.2f} | "
-            f"{1e3 * t['run_s'] / n:.2f} | {t['worker_peak_rss_bytes'] / 2**20:.0f} | {t['client_peak_rss_bytes'] / 2**20:.0f} |")
+            f"{1e3 * t['run_s'] / n:.2f} | {t['worker_peak_rss_bytes'] / 2**20:.0f} | {t['client_peak_rss_bytes'] / 2**20:.0f} | "
+            f"{t['combine_cpu_s']:.2f} ({100 * t['combine_cpu_s'] / (base or t)['wall_s']:.1f} %) |")
 
 
 def one(spec: str) -> None:
@@ -93,8 +97,8 @@ def main() -> None:
         f = os.path.join(work, "medium.toml")
         bench_vs_ns2.sweep_file(f, a.duration)
         print(f"{os.cpu_count()} cores; medium sweep: 126 points x {a.reps} replications x {a.duration} s; tiny: {a.tiny_runs} runs of 0.1 s audio")
-        print("| sweep | executor | workers | runs | wall s | speed-up | serial s | serial fraction | runs/s | cost/run ms (wall x workers / runs) | in worker ms/run | worker peak RSS MB | client peak RSS MB |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        print("| sweep | executor | workers | runs | wall s | speed-up | serial s | serial fraction | runs/s | cost/run ms (wall x workers / runs) | in worker ms/run | worker peak RSS MB | client peak RSS MB | combining thread CPU s (of the 1-worker wall) |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         executors = ["local"] + ([] if a.no_dask else ["dask"])
         for label in ("medium", "tiny"):
             for ex in executors:

@@ -11,7 +11,7 @@ import pytest
 
 from jitterlab import sweep
 from conftest import run_cli
-from test_sweep import write
+from test_sweep import SWEEP, write
 
 
 def _digests(out: Path) -> dict[str, str]:
@@ -27,8 +27,12 @@ def _digests(out: Path) -> dict[str, str]:
     return d
 
 
-def test_result_files_identical_for_1_and_2_workers_and_dask(tmp_path):
-    f = write(tmp_path)
+@pytest.mark.parametrize("duration", ["2s", "90s"])
+def test_result_files_identical_for_1_and_2_workers_and_dask(tmp_path, duration):
+    """2 s: ~100 media rows a run, stored as Arrow IPC and encoded by the client in batches;
+    90 s: ~4 500, past PARQUET_MIN_ROWS, stored as Parquet and spliced into the combined table
+    as they are (one row group a run). Either way every executor writes the same bytes."""
+    f = write(tmp_path, SWEEP.replace('duration = "2s"', f'duration = "{duration}"'))
     receipts: dict[str, list[dict]] = {k: [] for k in "abcd"}
     sweep.run(sweep.load(f), tmp_path / "a", jobs=1, progress=False, on_result=receipts["a"].append)
     sweep.run(sweep.load(f), tmp_path / "b", jobs=2, progress=False, on_result=receipts["b"].append, inline_bytes=0)
@@ -40,6 +44,20 @@ def test_result_files_identical_for_1_and_2_workers_and_dask(tmp_path):
     a, b, c, d = (_digests(tmp_path / k) for k in "abcd")
     assert len(a) == 7 + 1 + 12  # 7 combined tables, failures.csv, 12 runs x one pack
     assert a == b == c == d
+    import pyarrow.parquet as pq
+
+    media = pq.ParquetFile(tmp_path / "a" / "media_packets.parquet")
+    spliced = duration == "90s"
+    for k in "abcd":
+        for done in (tmp_path / k / "runs").glob("*/done"):
+            off, size, rows = json.loads(done.read_text())["parts"]["media_packets"]
+            assert (rows >= sweep.PARQUET_MIN_ROWS) == spliced
+            head = (done.parent / sweep.PACK).read_bytes()[off:off + 6]
+            assert head[:4] == b"PAR1" if spliced else head == b"ARROW1", head
+    # spliced: a row group a run, in run order; batched: one row group for the 12 small runs
+    assert media.metadata.num_row_groups == (12 if spliced else 1)
+    assert [media.metadata.row_group(g).column(0).statistics.min for g in range(media.metadata.num_row_groups)] == \
+        (list(range(12)) if spliced else [0])
     # the run done in the client hands its tables over in memory; workers send a receipt only
     assert all("tables" in r for r in receipts["a"])
     for k in "bc":
@@ -95,6 +113,8 @@ def test_serial_fraction_is_the_time_outside_the_workers(tmp_path):
     assert sweep.serial_fraction(t) == pytest.approx(t["serial_s"] / t["wall_s"])
     assert sweep.serial_fraction({"serial_s": 1.0, "wall_s": 40.0}) == 0.025
     assert 0 < t["worker_peak_rss_bytes"] and 0 < t["client_peak_rss_bytes"]
+    # the combining thread's CPU time: its encoding of the 12 runs' tables, within the wall time
+    assert 0 < t["combine_cpu_s"] < t["wall_s"]
 
 
 def test_elastic_like_sweep_stays_small_on_disk(tmp_path):
@@ -115,7 +135,12 @@ def test_elastic_like_sweep_stays_small_on_disk(tmp_path):
     full_size = sum(p.stat().st_size for p in (tmp_path / "full").rglob("*") if p.is_file())
     # 275 frames of 50 packets in 11 s
     assert full["media_packets"].groupby("run_id").size().between(13_700, 13_800).all()
-    assert size < 40_000 * 6 and full_size > 3 * size, (size, full_size)
+    assert size < 40_000 * 6 and full_size > size, (size, full_size)
+    # what each run stored: no media rows unless asked for
+    parts = [json.loads(d.read_text())["parts"] for d in sorted((tmp_path / "lean" / "runs").glob("*/done"))]
+    assert len(parts) == 6 and not any("media_packets" in p for p in parts)
+    parts = [json.loads(d.read_text())["parts"] for d in sorted((tmp_path / "full" / "runs").glob("*/done"))]
+    assert all(13_700 <= p["media_packets"][2] <= 13_800 for p in parts)
     pd.testing.assert_frame_equal(res["rtp_summary"], full["rtp_summary"])
 
 
@@ -132,32 +157,58 @@ def test_dask_receipt_for_a_run_the_client_cannot_see_is_an_error(tmp_path, monk
         sweep.run(sweep.load(f), tmp_path / "o", executor="dask", scheduler="tcp://nowhere:1", progress=False)
 
 
-@pytest.mark.parametrize("old", ["parquet", "arrow"])
-def test_runs_stored_by_an_older_version_are_reused(tmp_path, old):
-    """Runs are one pack file each now; an OUT whose runs were stored a file a table (Parquet, then
-    Arrow IPC) resumes without running them again and combines to the same tables."""
+def _ipc(t: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, t.schema, options=pa.ipc.IpcWriteOptions(compression="lz4")) as w:
+        w.write_table(t)
+    return sink.getvalue().to_pybytes()
+
+
+@pytest.mark.parametrize("duration", ["2s", "90s"])
+@pytest.mark.parametrize("old", ["parquet", "arrow", "ipc-pack"])
+def test_runs_stored_by_an_older_version_are_reused(tmp_path, old, duration):
+    """Runs are one pack file each now, large tables as Parquet parts; an OUT whose runs were
+    stored a file a table (Parquet, then Arrow IPC) or in a pack of Arrow IPC parts only resumes
+    without running them again and combines to the same files, byte for byte (a large table not
+    stored as Parquet is encoded as a worker would have encoded it)."""
     import pyarrow.parquet as pq
 
-    f = write(tmp_path)
+    f = write(tmp_path, SWEEP.replace('duration = "2s"', f'duration = "{duration}"'))
     ref = sweep.run(sweep.load(f), tmp_path / "o", jobs=1, progress=False)
+    ref_bytes = {n: (tmp_path / "o" / f"{n}.parquet").read_bytes() for n in ("media_packets", "runs", "channels")}
     for done in (tmp_path / "o" / "runs").glob("*/done"):
         rec = json.loads(done.read_text())
-        files = {}
-        for name, t in sweep.read_run_tables(done.parent, rec["parts"]).items():
-            p = done.parent / f"{name}.{old}"
-            if old == "parquet":
-                pq.write_table(t, p)
-            else:
-                p.write_bytes(sweep._encode_run_table(t).to_pybytes())
-            files[p.name] = {"rows": t.num_rows, "sha256": hashlib.sha256(p.read_bytes()).hexdigest()}
+        tables = sweep.read_run_tables(done.parent, rec["parts"])
         (done.parent / sweep.PACK).unlink()
-        rec["files"] = files
-        del rec["parts"]
+        if old == "ipc-pack":  # the pack of the version before: every part Arrow IPC
+            blob, parts = b"", {}
+            for name, t in tables.items():
+                blob += b"\0" * (-len(blob) % sweep.PACK_ALIGN)
+                parts[name] = [len(blob), len(_ipc(t)), t.num_rows]
+                blob += _ipc(t)
+            (done.parent / sweep.PACK).write_bytes(blob)
+            rec["parts"] = parts
+            rec["files"] = {sweep.PACK: {"bytes": len(blob), "sha256": hashlib.sha256(blob).hexdigest()}}
+        else:
+            files = {}
+            for name, t in tables.items():
+                p = done.parent / f"{name}.{old}"
+                if old == "parquet":
+                    pq.write_table(t, p)
+                else:
+                    p.write_bytes(_ipc(t))
+                files[p.name] = {"rows": t.num_rows, "sha256": hashlib.sha256(p.read_bytes()).hexdigest()}
+            rec["files"] = files
+            del rec["parts"]
         done.write_text(json.dumps(rec))
+    for n in ref_bytes:
+        (tmp_path / "o" / f"{n}.parquet").unlink()
     again = sweep.run(sweep.load(f), tmp_path / "o", jobs=1, progress=False)
     assert again.ran == 0 and again.skipped == 12
     for name in ("media_packets", "runs", "queue_samples"):
         pd.testing.assert_frame_equal(again[name], ref[name])
+    for n, b in ref_bytes.items():
+        assert (tmp_path / "o" / f"{n}.parquet").read_bytes() == b, n
     # collect() reads them too
     pd.testing.assert_frame_equal(sweep.collect(tmp_path / "o")["media_packets"], ref["media_packets"])
 
@@ -393,3 +444,78 @@ def test_combined_tables_encode_integers_as_deltas(tmp_path):
     # the values read back as written
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "out" / "media_packets.parquet").astype(res["media_packets"].dtypes),
                                   res["media_packets"].reset_index(drop=True))
+
+
+def test_parquet_concat_splices_row_groups_as_they_are():
+    """`_native.ParquetConcat` (how a sweep's combined tables take a large run's Parquet part):
+    the row groups of each image, in order, their column chunks byte for byte (statistics kept);
+    an image of another schema, even one differing only in its Arrow type (string against
+    large_string: the same Parquet type), is refused with nothing written."""
+    import pyarrow.parquet as pq
+
+    from jitterlab import _native
+
+    def img(t: pa.Table, **kw) -> bytes:
+        sink = pa.BufferOutputStream()
+        pq.write_table(t, sink, **{**sweep._combined_options(t), **kw})
+        return sink.getvalue().to_pybytes()
+
+    a = pa.table({"run_id": pa.array([0] * 5, pa.int64()), "x": pa.array([1, 2, None, 4, 5], pa.int64()),
+                  "s": pa.array(["a", "b", None, "a", "c"])})
+    b = pa.table({"run_id": pa.array([1] * 3, pa.int64()), "x": pa.array([7, 8, 9], pa.int64()), "s": pa.array(["z", "z", "y"])})
+    ia, ib = img(a, row_group_size=2), img(b)
+    c = _native.ParquetConcat()
+    out = c.append(ia)
+    out += c.append(ib)
+    with pytest.raises(ValueError, match="schema differs"):
+        c.append(img(b.cast(pa.schema([("run_id", pa.int64()), ("x", pa.int64()), ("s", pa.large_string())]))))
+    with pytest.raises(ValueError, match="schema differs"):
+        c.append(img(b.drop_columns(["s"])))
+    with pytest.raises(ValueError, match="Parquet"):
+        c.append(b"PAR1 not a Parquet file")
+    assert c.rows == 8
+    out += c.finish()
+    with pytest.raises(ValueError):
+        c.append(ib)
+    f = pq.ParquetFile(pa.BufferReader(out))
+    assert f.metadata.num_row_groups == 3 + 1
+    assert pq.read_table(pa.BufferReader(out)).equals(pa.concat_tables([a, b]))
+    src = pq.ParquetFile(pa.BufferReader(ib)).metadata.row_group(0)
+    dst = f.metadata.row_group(3)
+    for i in range(3):
+        s_col, d_col = src.column(i), dst.column(i)
+        s0 = s_col.dictionary_page_offset or s_col.data_page_offset
+        d0 = d_col.dictionary_page_offset or d_col.data_page_offset
+        assert out[d0:d0 + d_col.total_compressed_size] == ib[s0:s0 + s_col.total_compressed_size]
+        assert d_col.statistics == s_col.statistics and d_col.encodings == s_col.encodings
+    assert f.metadata.created_by == pq.ParquetFile(pa.BufferReader(ia)).metadata.created_by
+    with pytest.raises(ValueError, match="nothing appended"):
+        _native.ParquetConcat().finish()
+
+
+def _mixed_big(res) -> dict[str, pa.Table]:
+    """`_mixed` with PARQUET_MIN_ROWS rows a run: stored as Parquet parts, spliced when they agree."""
+    rid = int(res.arrow["runs"].column("run_id")[0].as_py())
+    n = sweep.PARQUET_MIN_ROWS
+    v = pa.array([rid] * n, pa.int64()) if rid % 3 else pa.nulls(n)
+    return {"mixed": pa.table({"run_id": pa.array([rid] * n, pa.int64()), "v": v})}
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_spliced_parts_of_another_schema_are_unified(tmp_path, jobs):
+    """Large parts whose schemas disagree (a column all null in one run, typed in another): the
+    client splices the first ones, finds the next one's schema differs (in memory, jobs=1; in the
+    Parquet image's footer, jobs=2, where the parts travel as bytes) and writes the table at the
+    end with the types unified, as concatenating all the runs would."""
+    import pyarrow.parquet as pq
+
+    sw = sweep.load(write(tmp_path))
+    sw.tables = ("runs", "mixed")
+    sw.reduce = _mixed_big
+    sweep.run(sw, tmp_path / "o", jobs=jobs, progress=False)
+    mixed = pq.read_table(tmp_path / "o" / "mixed.parquet")
+    assert mixed.schema.field("v").type == pa.int64()
+    n = sweep.PARQUET_MIN_ROWS
+    assert mixed.column("v").to_pylist() == [x for i in range(12) for x in [i if i % 3 else None] * n]
+    assert mixed.column("run_id").to_pylist() == [i for i in range(12) for _ in range(n)]
+    assert not list((tmp_path / "o").glob(".*tmp*"))

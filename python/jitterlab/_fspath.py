@@ -170,10 +170,11 @@ def replace(src: Path | FsPath, dst: Path | FsPath) -> None:
         os.replace(src, dst)  # type: ignore[arg-type]
 
 
-def parquet_writer(p: Path | FsPath, schema: pa.Schema, **options: Any) -> pq.ParquetWriter:
+def open_write(p: Path | FsPath) -> Any:
+    """A binary file open for writing (an object store's upload completes at close)."""
     if isinstance(p, FsPath):
-        return pq.ParquetWriter(p.path, schema, filesystem=p.fs, **options)
-    return pq.ParquetWriter(str(p), schema, **options)
+        return p.fs.open(p.path, "wb")
+    return open(p, "wb")
 
 
 def read_parquet(p: Path | FsPath) -> pa.Table:

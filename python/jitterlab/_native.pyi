@@ -7,7 +7,7 @@ __all__ = [
     "sim_registry", "expand_scenario", "channel_opportunities", "cellular_trace", "channel_loss_periods",
     "MediaSet", "grouped_quantiles", "emodel_r", "mos_from_r", "analyze_pair", "PcapWriter", "testbed_link",
     "testbed_set_realtime", "testbed_media_send", "testbed_media_recv", "capture_check", "parse_duration_ns",
-    "parse_rate_bps", "parse_size", "estimate_json", "take_strings",
+    "parse_rate_bps", "parse_size", "estimate_json", "take_strings", "ParquetConcat",
 ]
 
 __version__: str
@@ -125,6 +125,25 @@ def simulate_json(scenario_json: str, seed: int, pcap_dir: str | None = None) ->
     """Runs a scenario (JSON text) with `seed`: tables as dicts of numpy columns, run totals, and
     the pcap files written for the nodes in `output.pcap` when `pcap_dir` is given."""
     ...
+
+@final
+class ParquetConcat:
+    """One Parquet file out of the row groups of Parquet images of one schema, spliced without
+    decoding (column chunks copied, offsets and footer rewritten). Python writes the bytes."""
+
+    # a PyO3 class: constructed by __new__ (#[new]), no __init__
+    def __new__(cls) -> ParquetConcat: ...
+    def append(self, data: bytes) -> bytes:
+        """Appends every row group of the Parquet image `data`; returns the bytes to write next.
+        ValueError (nothing written) when `data` is not Parquet or its schema differs from the first image's."""
+        ...
+    def finish(self) -> bytes:
+        """The bytes that end the file (the footer). ValueError when nothing was appended."""
+        ...
+    @property
+    def rows(self) -> int:
+        """Rows appended so far."""
+        ...
 
 def take_strings(names: list[str], idx: Any) -> tuple[Any | None, Any, Any, int]:
     """`names[idx]` as an Arrow string column's buffers (validity bitmap or None, int32 offsets,

@@ -25,8 +25,9 @@ draws (common random numbers), so points are compared on paired runs. Both deriv
 (sweep seed, r) through numpy's SeedSequence; nothing depends on execution order or executor.
 
 Storage: each finished run is written at once, by the worker that ran it, under OUT/runs/<run_id>/
-(one file, `tables.pack`, holding an Arrow IPC image of each table asked for in `Sweep.tables`,
-including the aggregates `Sweep.reduce` computes in the worker, then a `done` marker giving each
+(one file, `tables.pack`, holding an image of each table asked for in `Sweep.tables`, including
+the aggregates `Sweep.reduce` computes in the worker: Parquet for a large table, which the client
+splices into the combined table as it is, Arrow IPC for a small one; then a `done` marker giving each
 table's place and row count in the pack, the pack's SHA-256 and the tables asked for, written
 into a temporary directory renamed into place); workers send back a
 receipt, not the tables (with Dask, OUT must be storage every worker shares with the client). A
@@ -34,9 +35,9 @@ failed run leaves `error.txt` there and the sweep goes on. Running
 the same sweep into the same OUT skips finished runs whose files still match their `done` record,
 redoes damaged ones (a flipped bit, a truncated or deleted file) and ones stored without a table
 asked for now, with a line saying so, retries
-failed ones and removes the temporary directories of killed runs; at the end the verified runs'
-tables are concatenated into OUT/<table>.parquet (each written under a temporary name, renamed
-when complete).
+failed ones and removes the temporary directories of killed runs; the verified runs' tables are
+concatenated into OUT/<table>.parquet while the runs go on (each written under a temporary name,
+renamed when complete).
 
 OUT may be a URL for fsspec (s3://, gcs://, …; see `jitterlab._fspath`): runs are then written in
 place and certified by their `done` record, written last.
@@ -58,6 +59,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from jitterlab import _fspath, _io
 from jitterlab import scenario as _scn
@@ -331,6 +333,8 @@ def execute(payload: dict[str, Any]) -> dict[str, Any]:
             out["rows"] = {n: t.num_rows for n, t in tables.items()}
             if pack is not None and len(pack[0]) <= payload.get("inline_bytes", 0):
                 out["pack"] = pack
+        elif pack is not None:
+            out["pack"] = pack  # a run done in the client's own process: its Parquet parts are spliced as they are
     out["cpu_s"] = time.process_time() - c0
     out["rss_bytes"] = _peak_rss()
     return out
@@ -394,7 +398,8 @@ class SweepResult(Tables):
         #: where the wall time went (set by `run`): wall_s, prepare_s, runs_wall_s, client_s,
         #: collect_s, serial_s (prepare + client + collect: see `serial_fraction`), run_s and
         #: run_cpu_s (summed over the runs, in the workers), workers, worker_peak_rss_bytes,
-        #: client_peak_rss_bytes (this process's peak so far)
+        #: client_peak_rss_bytes (this process's peak so far), combine_cpu_s (the CPU time of the
+        #: client's thread that builds the combined tables while the runs go on)
         self.timing: dict[str, float] = {}
 
     @property
@@ -463,12 +468,15 @@ def _write_run(tmp: Out, d: Out, res: dict[str, Any]) -> tuple[bytes, dict[str, 
     return None if blob is None else (blob, parts)
 
 
-#: A run's stored tables: one file, PACK, holding each table as an Arrow IPC file image (LZ4
-#: frames), one after another at PACK_ALIGN-byte offsets; the `done` record's "parts" gives each
-#: table's [offset, length, rows]. Arrow IPC is written and read back about 3-20x faster than
-#: Parquet (no encoding) at about Parquet+snappy's size; these are the sweep's working storage,
-#: read back only to build the combined Parquet tables. Runs stored by older versions, a file a
-#: table (`<table>.arrow`, or `<table>.parquet` before that), are still read.
+#: A run's stored tables: one file, PACK, holding each table as a file image, one after another at
+#: PACK_ALIGN-byte offsets; the `done` record's "parts" gives each table's [offset, length, rows].
+#: A table of at least PARQUET_MIN_ROWS rows is a Parquet image encoded as the combined tables are
+#: (`_combined_options`): the client splices it into OUT/<table>.parquet as it is
+#: (`_native.ParquetConcat`), so per-packet rows are encoded once, by the worker, and never decoded
+#: by the client. A smaller table is an Arrow IPC image (LZ4 frames from LZ4_MIN_BYTES): Parquet's
+#: fixed cost a file (~0.3 ms) would dominate a tiny run; the client gathers those and encodes
+#: them in batches. Parts are told apart by their magic bytes (PAR1, ARROW1). Runs stored by older
+#: versions (IPC parts only, or a file a table: `<table>.arrow`, `<table>.parquet`) are still read.
 PACK = "tables.pack"
 PACK_ALIGN = 64  # Arrow's buffer alignment: a part read from the file is used in place
 RUN_EXT = ".arrow"
@@ -477,13 +485,31 @@ _IPC_PLAIN = pa.ipc.IpcWriteOptions(use_threads=False)
 #: Tables smaller than this are stored uncompressed: LZ4 frames cost ~0.15 ms a table, more than
 #: they save on a few kB (a run's runs, channels, flows rows).
 LZ4_MIN_BYTES = 64 * 1024
+#: A run's table of at least this many rows is stored as Parquet and spliced as it is (above).
+PARQUET_MIN_ROWS = 4096
+#: Rows a row group at most (pyarrow's default), in a run's Parquet part and in the combined tables.
+MAX_GROUP_ROWS = 1 << 20
 
 
 def _encode_run_table(t: pa.Table) -> pa.Buffer:
     sink = pa.BufferOutputStream()
+    if t.num_rows >= PARQUET_MIN_ROWS:
+        pq.write_table(t, sink, row_group_size=MAX_GROUP_ROWS, **_combined_options(t))
+        return sink.getvalue()
     with pa.ipc.new_file(sink, t.schema, options=_IPC_LZ4 if t.nbytes >= LZ4_MIN_BYTES else _IPC_PLAIN) as w:
         w.write_table(t)
     return sink.getvalue()
+
+
+def _is_parquet(buf: pa.Buffer | bytes) -> bool:
+    return len(buf) >= 4 and bytes(memoryview(buf)[:4]) == b"PAR1"
+
+
+def _decode_part(buf: pa.Buffer) -> pa.Table:
+    """A pack part (a table's Parquet or Arrow IPC file image), used in place where it can be."""
+    if _is_parquet(buf):
+        return pq.read_table(pa.BufferReader(buf))
+    return pa.ipc.open_file(buf).read_all()
 
 
 def read_run_tables(d: Out, names: Iterable[str]) -> dict[str, pa.Table]:
@@ -507,7 +533,16 @@ def read_run_tables(d: Out, names: Iterable[str]) -> dict[str, pa.Table]:
 def decode_pack(blob: bytes, parts: Mapping[str, list[int]], names: Iterable[str]) -> dict[str, pa.Table]:
     """The tables of `names` in a run's pack (`parts`: its done record's), each used in place."""
     buf = pa.py_buffer(blob)
-    return {n: pa.ipc.open_file(buf.slice(parts[n][0], parts[n][1])).read_all() for n in names if n in parts}
+    return {n: _decode_part(buf.slice(parts[n][0], parts[n][1])) for n in names if n in parts}
+
+
+def read_run_pack(d: Out) -> tuple[bytes, dict[str, list[int]]] | None:
+    """The pack's bytes and parts of the run stored in directory `d` (None: stored by an older
+    version, a file a table, or no rows at all)."""
+    pack = d / PACK
+    if not pack.exists():
+        return None
+    return pack.read_bytes(), json.loads((d / "done").read_text()).get("parts", {})
 
 
 def read_run_table(d: Out, name: str) -> pa.Table | None:
@@ -714,7 +749,8 @@ def _run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None, execu
     result.timing = {"wall_s": t_end - t_start, "prepare_s": t_runs - t_start, "runs_wall_s": t_collect - t_runs,
                      "client_s": client_s, "collect_s": t_end - t_collect, "run_s": run_s, "run_cpu_s": cpu_s,
                      "serial_s": (t_runs - t_start) + client_s + (t_end - t_collect), "workers": n_workers,
-                     "worker_peak_rss_bytes": peak_rss, "client_peak_rss_bytes": _peak_rss(), "runs": len(todo)}
+                     "worker_peak_rss_bytes": peak_rss, "client_peak_rss_bytes": _peak_rss(), "runs": len(todo),
+                     "combine_cpu_s": combiner.cpu_s}
     return result
 
 
@@ -852,20 +888,23 @@ def _compact(parts: list[pa.Table]) -> pa.Table:
 class _Combiner:
     """Builds OUT/<table>.parquet while the runs finish, in a thread beside the client's loop.
 
-    Runs are appended in run-id order as soon as every earlier run has finished (or failed), one
-    row group each time ROW_GROUP rows have gathered (128 Ki rows, a few MB: little is left to
-    write after the last run, and row groups stay large for readers), at most 1 Mi rows (pyarrow's
-    default) a group: the combined tables grow while workers still run, so
-    after the last run only its own tables and the footers remain to write (the serial part of
-    a sweep, Amdahl). Parquet encoding and the reading of runs' files release the GIL. The files
-    depend only on the runs' tables, not on the order runs finish in, so every executor writes
-    the same bytes. A table whose runs disagree on its schema (a column null in one run, typed
-    in another) is written at the end from all its parts with types unified instead.
+    Runs are appended in run-id order as soon as every earlier run has finished (or failed). A
+    run's table of PARQUET_MIN_ROWS rows or more is its pack's Parquet image, spliced into the file
+    as it is (`_native.ParquetConcat`: column chunks copied, the footer rewritten; no decoding, no
+    encoding), its own row group(s). Smaller ones are gathered and encoded as one row group each
+    time ROW_GROUP rows have gathered (128 Ki rows: little is left to write after the last run,
+    and row groups stay large for readers). So the combined tables grow while workers still run,
+    and after the last run only its own tables and the footers remain to write (the serial part
+    of a sweep, Amdahl); splicing and encoding release the GIL. The files depend only on the runs'
+    tables, not on the order runs finish in nor on how they were stored (a part that is not
+    already Parquet is encoded exactly as a worker would have), so every executor writes the same
+    bytes. A table whose runs disagree on its schema (a column null in one run, typed in another)
+    is written at the end from all its parts with types unified instead.
 
     The client's memory is bounded: the runs' tables are also kept in memory, to be handed back
-    without reading the files again, only while they total at most HOLD_BYTES; past that they
-    are dropped (they are in the files) and the result reads each combined table from its file
-    when first asked for (`LazyTables`)."""
+    without reading the files again, only while they total at most HOLD_BYTES and are in memory
+    anyway (a spliced part read from storage is not decoded for it); otherwise the result reads
+    the combined table from its file when first asked for (`LazyTables`)."""
 
     ROW_GROUP = 1 << 17
     HOLD_BYTES = 256 << 20
@@ -879,37 +918,50 @@ class _Combiner:
 
         self.out, self.tables, self.order = out, tables, order
         self.pos = 0
-        # True: read from its files; (bytes, parts): its pack; None: failed
-        self.state: dict[int, dict[str, pa.Table] | tuple[bytes, dict] | None | bool] = {i: True for i in ready}
+        # True: read from its files; (tables or None, (pack bytes, parts) or None): in hand; None: failed
+        self.state: dict[int, tuple[dict[str, pa.Table] | None, tuple[bytes, dict] | None] | None | bool] = {i: True for i in ready}
         self.parts: dict[str, list[pa.Table]] = {n: [] for n in tables}
         self.schema: dict[str, pa.Schema] = {}
         self.rows = dict.fromkeys(tables, 0)
         self.held = 0
         self.spilled = False  # parts of tables with one schema no longer kept in memory
+        self.lazy: set[str] = set()  # tables some of whose parts were spliced without being in memory
         self.pending: dict[str, list[pa.Table]] = {n: [] for n in tables}
         self.pending_rows = dict.fromkeys(tables, 0)
-        self.writers: dict[str, Any] = {}
+        self.concat: dict[str, Any] = {}  # name: _native.ParquetConcat
+        self.files: dict[str, Any] = {}  # name: its temporary file, open for writing
         self.mixed: set[str] = set()
         self.error: BaseException | None = None
+        #: CPU seconds of the combining thread (beside the runs: on many cores its share of a
+        #: 1-worker sweep bounds the speed-up as the serial part does)
+        self.cpu_s = 0.0
         self.q: Any = queue.SimpleQueue()
         self.thread = threading.Thread(target=self._loop, name="sweep-combine", daemon=True)
         self.thread.start()
 
     def add(self, run_id: int, tables: Mapping[str, pa.Table] | None, ok: bool, pack: tuple[bytes, dict] | None = None) -> None:
-        """A finished run: its tables when in memory, or its pack's bytes and parts as a receipt
-        carried them (else they are read from its files), or a failed one (nothing to add)."""
-        self.q.put((run_id, dict(tables) if tables is not None else pack if pack is not None and ok else (True if ok else None)))
+        """A finished run: its tables when in memory and/or its pack's bytes and parts (a receipt
+        carried them; else they are read from its files), or a failed one (nothing to add)."""
+        if not ok:
+            self.q.put((run_id, None))
+        elif tables is None and pack is None:
+            self.q.put((run_id, True))
+        else:
+            self.q.put((run_id, (dict(tables) if tables is not None else None, pack)))
 
     def _tmp(self, name: str) -> Out:
         return self.out / f".{name}.parquet.tmp{os.getpid()}"
 
     def _loop(self) -> None:
+        t = time.thread_time()
         try:  # runs finished before (resumed sweeps) are read at once
             self._advance()
         except BaseException as e:
             self.error = e
         while True:
+            self.cpu_s += time.thread_time() - t
             item = self.q.get()
+            t = time.thread_time()
             if item is None:
                 return
             if self.error is not None:
@@ -927,45 +979,78 @@ class _Combiner:
             self.pos += 1
             if got is None or got is False:
                 continue
+            tables: dict[str, pa.Table] = {}
+            pack: tuple[bytes, dict] | None = None
             if got is True:  # stored: its pack read once
-                tables = read_run_tables(_run_dir(self.out, rid), self.tables)
-            elif isinstance(got, tuple):  # its pack, carried by the receipt
-                tables = decode_pack(got[0], got[1], self.tables)
+                pack = read_run_pack(_run_dir(self.out, rid))
+                if pack is None:  # stored a file a table by an older version
+                    tables = read_run_tables(_run_dir(self.out, rid), self.tables)
             else:
-                tables = got
+                tables, pack = got[0] or {}, got[1]
+            buf = pa.py_buffer(pack[0]) if pack is not None else None
             for name in self.tables:
                 t = tables.get(name)
-                if t is None or not t.num_rows:
+                raw = None
+                if buf is not None and pack is not None and name in pack[1]:
+                    off, size, _ = pack[1][name]
+                    part = buf.slice(off, size)
+                    if _is_parquet(part):
+                        raw = part
+                    elif t is None:
+                        t = _decode_part(part)
+                if raw is None and t is not None and t.num_rows >= PARQUET_MIN_ROWS:
+                    raw = _encode_run_table(t)  # as its pack would hold it (a run stored by an older version)
+                rows = t.num_rows if t is not None else pack[1][name][2] if raw is not None and pack is not None else 0
+                if not rows:
                     continue
-                self.rows[name] += t.num_rows
-                if name in self.mixed:
-                    self._keep(name, t)
-                    continue
-                if name not in self.schema:
-                    self.schema[name] = t.schema
-                elif t.schema != self.schema[name]:
-                    self._to_mixed(name)
-                    self._keep(name, t)
-                    continue
-                if not self.spilled:
-                    self._keep(name, t)
-                    self.held += t.nbytes
-                self.pending[name].append(t)
-                self.pending_rows[name] += t.num_rows
-                if self.pending_rows[name] >= self.ROW_GROUP:
-                    self._flush(name)
-                elif len(self.pending[name]) >= self.COMPACT_PARTS:
-                    self.pending[name] = [_compact(self.pending[name])]
+                self.rows[name] += rows
+                self._add(name, t, raw)
             if not self.spilled and self.held > self.HOLD_BYTES:
                 self.spilled = True
                 for name in self.tables:
                     if name not in self.mixed:
                         self.parts[name] = []
 
+    def _add(self, name: str, t: pa.Table | None, raw: pa.Buffer | None) -> None:
+        """One run's table `name`: in memory (`t`) and/or as its Parquet image (`raw`)."""
+        if name in self.mixed:
+            self._keep(name, t if t is not None else _decode_part(raw))
+            return
+        if name not in self.schema:
+            self.schema[name] = t.schema if t is not None else pq.read_schema(pa.BufferReader(raw))
+        elif t is not None and t.schema != self.schema[name]:
+            self._to_mixed(name)
+            self._keep(name, t)
+            return
+        if raw is not None:
+            self._flush(name)  # the runs before it first: row groups in run order
+            try:
+                self._append(name, raw)
+            except ValueError:  # its schema differs (a column null in this run, typed in another)
+                self._to_mixed(name)
+                self._keep(name, t if t is not None else _decode_part(raw))
+                return
+        else:
+            self.pending[name].append(t)
+            self.pending_rows[name] += t.num_rows  # type: ignore[union-attr]
+        if not self.spilled and t is not None:
+            self._keep(name, t)
+            self.held += t.nbytes
+        elif not self.spilled:
+            self.lazy.add(name)  # spliced, never decoded: read from the combined file when used
+            self.parts[name] = []
+        if raw is None:
+            if self.pending_rows[name] >= self.ROW_GROUP:
+                self._flush(name)
+            elif len(self.pending[name]) >= self.COMPACT_PARTS:
+                self.pending[name] = [_compact(self.pending[name])]
+
     def _keep(self, name: str, t: pa.Table) -> None:
         """Holds run table `t` for the result (zero-copy), many small ones compacted into one:
         Arrow's cost per table and column, not the rows, is what grows with many tiny runs
         (10,000 of them, ~70,000 small tables, held ~0.6 GB)."""
+        if name in self.lazy and name not in self.mixed:
+            return
         parts = self.parts[name]
         parts.append(t)
         if len(parts) >= self.COMPACT_PARTS:
@@ -974,12 +1059,26 @@ class _Combiner:
     def _to_mixed(self, name: str) -> None:
         """Table `name` met a second schema: from now on all its parts are kept and written at the
         end with types unified; what was dropped from memory is read back from its file."""
-        self.mixed.add(name)
         self._flush(name)
         self._close(name)
-        if self.spilled and self._tmp(name).exists():
+        self.mixed.add(name)
+        if (self.spilled or name in self.lazy) and self._tmp(name).exists():
             self.parts[name] = [_fspath.read_parquet(self._tmp(name))]
+        self.lazy.discard(name)
         self._tmp(name).unlink(missing_ok=True)
+
+    def _append(self, name: str, data: pa.Buffer | bytes) -> None:
+        """Splices Parquet image `data` into table `name`'s file (ValueError: another schema)."""
+        c = self.concat.get(name)
+        if c is None:
+            from jitterlab import _native
+
+            c = self.concat[name] = _native.ParquetConcat()
+        chunk = c.append(data.to_pybytes() if isinstance(data, pa.Buffer) else data)
+        f = self.files.get(name)
+        if f is None:
+            f = self.files[name] = _fspath.open_write(self._tmp(name))
+        f.write(chunk)
 
     def _flush(self, name: str) -> None:
         """Writes the pending runs of table `name` as one row group."""
@@ -990,11 +1089,10 @@ class _Combiner:
             # small runs as one chunk: Parquet's writer pays per chunk and column (1000 one-row
             # runs tables: 8x); large ones are written as they are (the same bytes, no copy)
             t = t.combine_chunks()
-        w = self.writers.get(name)
-        if w is None:
-            w = self.writers[name] = _fspath.parquet_writer(self._tmp(name), t.schema, **_combined_options(t))
-        w.write_table(t, row_group_size=min(t.num_rows, 1 << 20))
+        sink = pa.BufferOutputStream()
+        pq.write_table(t, sink, row_group_size=min(t.num_rows, MAX_GROUP_ROWS), **_combined_options(t))
         self.pending[name], self.pending_rows[name] = [], 0
+        self._append(name, sink.getvalue())
 
     def finish(self) -> LazyTables:
         """Waits for the thread, writes what is left and renames each file into place."""
@@ -1019,7 +1117,7 @@ class _Combiner:
                     self._flush(name)
                     self._close(name)
                     _fspath.replace(self._tmp(name), final)
-                    t = None if self.spilled else pa.concat_tables(parts)
+                    t = None if self.spilled or name in self.lazy else pa.concat_tables(parts)
             except OSError as e:
                 self.abort()
                 raise _io._oserror(final, e, "write") from None
@@ -1030,9 +1128,14 @@ class _Combiner:
         return combined
 
     def _close(self, name: str) -> None:
-        w = self.writers.pop(name, None)
-        if w is not None:
-            w.close()
+        """Ends table `name`'s file (its footer) and closes it."""
+        c, f = self.concat.pop(name, None), self.files.pop(name, None)
+        try:
+            if c is not None and f is not None:
+                f.write(c.finish())
+        finally:
+            if f is not None:
+                f.close()
 
     def abort(self) -> None:
         """Stops the thread (if running) and removes the unfinished files."""
@@ -1040,11 +1143,12 @@ class _Combiner:
             self.error = self.error or RuntimeError("aborted")
             self.q.put(None)
             self.thread.join()
-        for name in list(self.writers):
+        for name in list(self.files):
             try:
-                self._close(name)
+                self.files.pop(name).close()
             except OSError:
                 pass
+        self.concat.clear()
         for name in self.tables:
             self._tmp(name).unlink(missing_ok=True)
 

@@ -9,6 +9,7 @@ mod metrics;
 mod capture;
 mod testbed;
 mod units;
+mod parquet_concat;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -19,5 +20,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     capture::register(m)?;
     testbed::register(m)?;
     units::register(m)?;
+    parquet_concat::register(m)?;
     Ok(())
 }
