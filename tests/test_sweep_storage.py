@@ -34,13 +34,19 @@ def test_result_files_identical_for_1_and_2_workers_and_dask(tmp_path, duration)
     as they are (one row group a run). Either way every executor writes the same bytes."""
     f = write(tmp_path, SWEEP.replace('duration = "2s"', f'duration = "{duration}"'))
     receipts: dict[str, list[dict]] = {k: [] for k in "abcd"}
-    sweep.run(sweep.load(f), tmp_path / "a", jobs=1, progress=False, on_result=receipts["a"].append)
-    sweep.run(sweep.load(f), tmp_path / "b", jobs=2, progress=False, on_result=receipts["b"].append, inline_bytes=0)
-    sweep.run(sweep.load(f), tmp_path / "d", jobs=2, progress=False, on_result=receipts["d"].append)
+    res = {"a": sweep.run(sweep.load(f), tmp_path / "a", jobs=1, progress=False, on_result=receipts["a"].append),
+           "b": sweep.run(sweep.load(f), tmp_path / "b", jobs=2, progress=False, on_result=receipts["b"].append, inline_bytes=0),
+           "d": sweep.run(sweep.load(f), tmp_path / "d", jobs=2, progress=False, on_result=receipts["d"].append)}
     distributed = pytest.importorskip("dask.distributed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
-        sweep.run(sweep.load(f), tmp_path / "c", executor="dask", scheduler=cluster.scheduler_address, progress=False,
-                  on_result=receipts["c"].append, inline_bytes=0)
+        res["c"] = sweep.run(sweep.load(f), tmp_path / "c", executor="dask", scheduler=cluster.scheduler_address, progress=False,
+                             on_result=receipts["c"].append, inline_bytes=0)
+    # the tables handed back: in memory (a), or read from the combined file when used where the
+    # client spliced parts it never decoded (b, c with 90 s runs)
+    assert ("media_packets" in res["b"].arrow._files) == (duration == "90s")  # not yet read
+    for k in "bcd":
+        for name in ("media_packets", "runs", "channels"):
+            assert res[k].arrow[name].equals(res["a"].arrow[name]), (k, name)
     a, b, c, d = (_digests(tmp_path / k) for k in "abcd")
     assert len(a) == 7 + 1 + 12  # 7 combined tables, failures.csv, 12 runs x one pack
     assert a == b == c == d
@@ -513,6 +519,9 @@ def test_spliced_parts_of_another_schema_are_unified(tmp_path, jobs):
     sw.tables = ("runs", "mixed")
     sw.reduce = _mixed_big
     sweep.run(sw, tmp_path / "o", jobs=jobs, progress=False)
+    for done in (tmp_path / "o" / "runs").glob("*/done"):  # exactly PARQUET_MIN_ROWS rows: a Parquet part
+        off = json.loads(done.read_text())["parts"]["mixed"][0]
+        assert (done.parent / sweep.PACK).read_bytes()[off:off + 4] == b"PAR1"
     mixed = pq.read_table(tmp_path / "o" / "mixed.parquet")
     assert mixed.schema.field("v").type == pa.int64()
     n = sweep.PARQUET_MIN_ROWS
