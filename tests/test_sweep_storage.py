@@ -528,3 +528,22 @@ def test_spliced_parts_of_another_schema_are_unified(tmp_path, jobs):
     assert mixed.column("v").to_pylist() == [x for i in range(12) for x in [i if i % 3 else None] * n]
     assert mixed.column("run_id").to_pylist() == [i for i in range(12) for _ in range(n)]
     assert not list((tmp_path / "o").glob(".*tmp*"))
+
+
+def test_resume_splices_stored_parquet_parts_to_the_same_bytes(tmp_path):
+    """A resumed sweep whose finished runs hold Parquet parts (90 s runs: ~4 500 media rows)
+    splices them from their packs on storage and writes the same combined files as the first
+    time; the one run redone is stored as before."""
+    f = write(tmp_path, SWEEP.replace('duration = "2s"', 'duration = "90s"'))
+    sweep.run(sweep.load(f), tmp_path / "o", jobs=1, progress=False)
+    first = {p.name: p.read_bytes() for p in (tmp_path / "o").glob("*.parquet")}
+    pack7 = (tmp_path / "o" / "runs" / "000007" / sweep.PACK).read_bytes()
+    import shutil
+
+    shutil.rmtree(tmp_path / "o" / "runs" / "000007")
+    for p in (tmp_path / "o").glob("*.parquet"):
+        p.unlink()
+    again = sweep.run(sweep.load(f), tmp_path / "o", jobs=2, progress=False)
+    assert again.ran == 1 and again.skipped == 11
+    assert {p.name: p.read_bytes() for p in (tmp_path / "o").glob("*.parquet")} == first
+    assert (tmp_path / "o" / "runs" / "000007" / sweep.PACK).read_bytes() == pack7
