@@ -310,9 +310,13 @@ def test_local_pool_keeps_a_bounded_window_of_tasks_in_flight(tmp_path, monkeypa
             return fut
 
     monkeypatch.setattr(cf, "ProcessPoolExecutor", Counting)
+    sweep._drop_pool()  # a pool kept from an earlier sweep of this process is not a Counting one
     sw = sweep.load(write(tmp_path))
     sw.replications = 10  # 40 runs
-    res = sweep.run(sw, tmp_path / "o", jobs=2, progress=False)
+    try:
+        res = sweep.run(sw, tmp_path / "o", jobs=2, progress=False)
+    finally:
+        sweep._drop_pool()
     assert res.arrow["runs"].num_rows == 40 and not res.failed
     assert list(res.arrow["runs"]["run_id"].to_pylist()) == list(range(40))
     assert seen["sizes"] == [2] * 20
@@ -547,3 +551,25 @@ def test_resume_splices_stored_parquet_parts_to_the_same_bytes(tmp_path):
     assert again.ran == 1 and again.skipped == 11
     assert {p.name: p.read_bytes() for p in (tmp_path / "o").glob("*.parquet")} == first
     assert (tmp_path / "o" / "runs" / "000007" / sweep.PACK).read_bytes() == pack7
+
+
+def test_local_pool_is_kept_for_the_next_sweep_and_dropped_after_an_error(tmp_path):
+    """A process's sweeps share one local pool of the same size (a preset's 3-4 sweeps start their
+    workers once); a sweep that ends in an error takes its pool down with it (no run of it
+    outlives it), and the next sweep starts a fresh one."""
+    sweep._drop_pool()
+    f = write(tmp_path)
+    sweep.run(sweep.load(f), tmp_path / "a", jobs=2, progress=False)
+    pool = sweep._POOL
+    assert pool is not None and pool[0] == 2
+    sweep.run(sweep.load(f), tmp_path / "b", jobs=2, progress=False)
+    assert sweep._POOL is pool
+
+    def boom(_res):
+        raise RuntimeError("stop")
+
+    with pytest.raises(RuntimeError, match="stop"):
+        sweep.run(sweep.load(f), tmp_path / "c", jobs=2, progress=False, on_result=boom)
+    assert sweep._POOL is None
+    res = sweep.run(sweep.load(f), tmp_path / "c", jobs=2, progress=False)
+    assert sweep._POOL is not None and sweep._POOL is not pool and res.arrow["runs"].num_rows == 12

@@ -397,7 +397,8 @@ class SweepResult(Tables):
         self.failed = list(failures)
         #: where the wall time went (set by `run`): wall_s, prepare_s, runs_wall_s, client_s,
         #: collect_s, serial_s (prepare + client + collect: see `serial_fraction`), run_s and
-        #: run_cpu_s (summed over the runs, in the workers), workers, worker_peak_rss_bytes,
+        #: run_cpu_s (summed over the runs, in the workers), workers, worker_peak_rss_bytes (since
+        #: the worker started: the local pool is kept for this process's next sweep),
         #: client_peak_rss_bytes (this process's peak so far), combine_cpu_s (the CPU time of the
         #: client's thread that builds the combined tables while the runs go on)
         self.timing: dict[str, float] = {}
@@ -737,6 +738,7 @@ def _run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None, execu
         _loop_results(it, out, local, inline, combiner, bar, on_result, acc)
     except BaseException:
         combiner.abort()
+        getattr(it, "close", lambda: None)()  # the executor stops its runs now, not when collected
         raise
     client_s, run_s, cpu_s, peak_rss = acc["client_s"], acc["run_s"], acc["cpu_s"], acc["peak_rss"]
     t_collect = time.perf_counter()
@@ -830,6 +832,33 @@ def execute_batch(payloads: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [execute(p) for p in payloads]
 
 
+_POOL: tuple[int, Any] | None = None
+
+
+def _pool(n: int) -> Any:
+    """The local executor's pool of `n` worker processes, kept for the next sweep of this process
+    (a preset runs 3-4 sweeps: starting 2 spawned workers, each importing jitterlab, costs ~0.25 s
+    of wall a sweep on 2 cores). Spawned: workers inherit no threads (pyarrow's pools, the
+    combiner) or locks of the client."""
+    global _POOL
+    if _POOL is not None and _POOL[0] == n and not getattr(_POOL[1], "_broken", False):
+        return _POOL[1]
+    _drop_pool()
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    _POOL = (n, ProcessPoolExecutor(max_workers=n, mp_context=mp.get_context("spawn")))
+    return _POOL[1]
+
+
+def _drop_pool(cancel: bool = False) -> None:
+    """Shuts the kept pool down (`cancel`: its queued tasks dropped, running ones waited for)."""
+    global _POOL
+    if _POOL is not None:
+        pool, _POOL = _POOL[1], None
+        pool.shutdown(wait=True, cancel_futures=cancel)
+
+
 def _executor(kind: str, jobs: int | None, scheduler: str | None) -> Callable[[list[dict], list[float]], Iterable[dict]]:
     """The executor `kind` as a function of the payloads and their runs' estimated events,
     yielding the receipts as runs finish."""
@@ -841,11 +870,11 @@ def _executor(kind: str, jobs: int | None, scheduler: str | None) -> Callable[[l
                 for p in payloads:
                     yield execute(p)
                 return
-            import multiprocessing as mp
-            from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+            from concurrent.futures import FIRST_COMPLETED, wait
 
-            # spawn: workers do not inherit the parent's threads (pyarrow's pools) or locks
-            with ProcessPoolExecutor(max_workers=n, mp_context=mp.get_context("spawn")) as ex:
+            ex = _pool(n)
+            finished = False
+            try:
                 # A window of WINDOW_PER_WORKER tasks a worker in flight, topped up as each
                 # finishes: wait() installs a waiter on every future it is given, so waiting on
                 # all of a sweep's futures at once cost O(runs) a result, O(runs^2) a sweep
@@ -858,6 +887,10 @@ def _executor(kind: str, jobs: int | None, scheduler: str | None) -> Callable[[l
                     for f in done:
                         pending.update(ex.submit(execute_batch, b) for b in itertools.islice(todo, 1))
                         yield from f.result()
+                finished = True
+            finally:
+                if not finished:  # an error, an interrupt or an abandoned sweep: no run may outlive it
+                    _drop_pool(cancel=True)
 
         return local
     if kind == "dask":
