@@ -573,3 +573,16 @@ def test_local_pool_is_kept_for_the_next_sweep_and_dropped_after_an_error(tmp_pa
     assert sweep._POOL is None
     res = sweep.run(sweep.load(f), tmp_path / "c", jobs=2, progress=False)
     assert sweep._POOL is not None and sweep._POOL is not pool and res.arrow["runs"].num_rows == 12
+
+
+def test_a_kept_pool_writes_where_a_relative_out_points_now(tmp_path, monkeypatch):
+    """The kept pool's workers were started in another working directory: a relative OUT is
+    resolved by the client, so the runs land where it points now."""
+    f = write(tmp_path)
+    (tmp_path / "one").mkdir()
+    (tmp_path / "two").mkdir()
+    monkeypatch.chdir(tmp_path / "one")
+    sweep.run(sweep.load(f), "o", jobs=2, progress=False)
+    monkeypatch.chdir(tmp_path / "two")
+    res = sweep.run(sweep.load(f), "o", jobs=2, progress=False)
+    assert res.ran == 12 and len(list((tmp_path / "two" / "o" / "runs").glob("*/done"))) == 12

@@ -717,7 +717,9 @@ def _run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None, execu
     # Workers store their runs themselves (on storage shared with the client: this machine's disk,
     # or for Dask a directory every worker mounts) and send back a receipt; only a run done in
     # this process hands its tables over in memory.
-    names, out_s, testbed = list(sweep.tables), str(out), sweep.backend == "testbed"
+    # absolute: a kept worker pool keeps the working directory it was started in
+    out_s = str(out) if isinstance(out, _fspath.FsPath) else os.path.abspath(out)
+    names, testbed = list(sweep.tables), sweep.backend == "testbed"
     payloads = [{"scenario": sweep.scenario, "scenario_key": key, "seed": s.seed, "run_id": s.run_id, "rep": s.rep, "point": s.point,
                  "overrides": s.overrides, "params": s.params, "tables": names, "reduce": sweep.reduce,
                  "out": out_s, "receipt": not inline, "inline_bytes": inline_bytes, "backend": sweep.backend,
