@@ -915,9 +915,10 @@ def _executor(kind: str, jobs: int | None, scheduler: str | None) -> Callable[[l
     raise SweepError(f"executor: must be local or dask, got {kind!r}")
 
 
-def _compact(parts: list[pa.Table]) -> pa.Table:
-    """Tables as one, one chunk a column (types unified where the parts disagree)."""
-    return pa.concat_tables(parts, promote_options="default").combine_chunks()
+def _compact(parts: list[pa.Table], unify: bool = True) -> pa.Table:
+    """Tables as one, one chunk a column; `unify`: types unified where the parts disagree (half
+    the speed on many small tables: only a mixed table needs it)."""
+    return pa.concat_tables(parts, promote_options="default" if unify else "none").combine_chunks()
 
 
 class _Combiner:
@@ -1078,7 +1079,7 @@ class _Combiner:
             if self.pending_rows[name] >= self.ROW_GROUP:
                 self._flush(name)
             elif len(self.pending[name]) >= self.COMPACT_PARTS:
-                self.pending[name] = [_compact(self.pending[name])]
+                self.pending[name] = [_compact(self.pending[name], unify=False)]
 
     def _keep(self, name: str, t: pa.Table) -> None:
         """Holds run table `t` for the result (zero-copy), many small ones compacted into one:
@@ -1089,7 +1090,7 @@ class _Combiner:
         parts = self.parts[name]
         parts.append(t)
         if len(parts) >= self.COMPACT_PARTS:
-            self.parts[name] = [_compact(parts)]
+            self.parts[name] = [_compact(parts, unify=name in self.mixed)]
 
     def _to_mixed(self, name: str) -> None:
         """Table `name` met a second schema: from now on all its parts are kept and written at the
