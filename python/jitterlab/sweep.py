@@ -492,11 +492,17 @@ PARQUET_MIN_ROWS = 4096
 MAX_GROUP_ROWS = 1 << 20
 
 
-def _encode_run_table(t: pa.Table) -> pa.Buffer:
+def _parquet_image(t: pa.Table) -> pa.Buffer:
+    """`t` as a Parquet file in memory, encoded as the combined tables are (`_combined_options`)."""
     sink = pa.BufferOutputStream()
+    pq.write_table(t, sink, row_group_size=MAX_GROUP_ROWS, **_combined_options(t))
+    return sink.getvalue()
+
+
+def _encode_run_table(t: pa.Table) -> pa.Buffer:
     if t.num_rows >= PARQUET_MIN_ROWS:
-        pq.write_table(t, sink, row_group_size=MAX_GROUP_ROWS, **_combined_options(t))
-        return sink.getvalue()
+        return _parquet_image(t)
+    sink = pa.BufferOutputStream()
     with pa.ipc.new_file(sink, t.schema, options=_IPC_LZ4 if t.get_total_buffer_size() >= LZ4_MIN_BYTES else _IPC_PLAIN) as w:
         w.write_table(t)
     return sink.getvalue()
@@ -517,10 +523,9 @@ def read_run_tables(d: Out, names: Iterable[str]) -> dict[str, pa.Table]:
     """The tables of `names` stored by the run in directory `d` (a name the run stored no rows of
     is left out): its pack read once, each part used in place."""
     names = list(names)
-    pack = d / PACK
-    if pack.exists():
-        parts = json.loads((d / "done").read_text()).get("parts", {})
-        return decode_pack(pack.read_bytes(), parts, names) if any(n in parts for n in names) else {}
+    got = read_run_pack(d)
+    if got is not None:
+        return decode_pack(got[0], got[1], names)
     out = {}
     for n in names:
         f = d / f"{n}{RUN_EXT}"
@@ -1125,10 +1130,8 @@ class _Combiner:
             # small runs as one chunk: Parquet's writer pays per chunk and column (1000 one-row
             # runs tables: 8x); large ones are written as they are (the same bytes, no copy)
             t = t.combine_chunks()
-        sink = pa.BufferOutputStream()
-        pq.write_table(t, sink, row_group_size=min(t.num_rows, MAX_GROUP_ROWS), **_combined_options(t))
         self.pending[name], self.pending_rows[name] = [], 0
-        self._append(name, sink.getvalue())
+        self._append(name, _parquet_image(t))
 
     def finish(self) -> LazyTables:
         """Waits for the thread, writes what is left and renames each file into place."""
