@@ -586,3 +586,28 @@ def test_a_kept_pool_writes_where_a_relative_out_points_now(tmp_path, monkeypatc
     monkeypatch.chdir(tmp_path / "two")
     res = sweep.run(sweep.load(f), "o", jobs=2, progress=False)
     assert res.ran == 12 and len(list((tmp_path / "two" / "o" / "runs").glob("*/done"))) == 12
+
+
+def test_run_parts_switch_format_and_compression_at_the_documented_sizes():
+    """docs/tables.md's storage rules, by behaviour and with their literal numbers (a change of
+    either constant fails here, not only where the code names it): a run's table of 4 096 rows or
+    more is a Parquet image, 4 095 an Arrow IPC one; an IPC part's buffers are LZ4 frames from
+    64 kB (65 536 bytes) on, plain below; a Parquet image holds at most 2^20 rows a row group
+    (pyarrow's default, so a part spliced as it is never holds a larger group than the client's)."""
+    import pyarrow.parquet as pq
+
+    def table(n: int) -> pa.Table:
+        return pa.table({"run_id": pa.array([0] * n, pa.int64())})
+
+    assert bytes(sweep._encode_run_table(table(4096))[:4]) == b"PAR1"
+    assert bytes(sweep._encode_run_table(table(4095))[:6]) == b"ARROW1"
+    small = {n: pa.table({"a": pa.array([7] * n, pa.int64()), "b": pa.array([1] * n, pa.int64()), "c": pa.array([2] * n, pa.int64()),
+                          "d": pa.array([3] * n, pa.int64())}) for n in (2047, 2048)}  # 4 columns x 8 bytes: 65 504 / 65 536 bytes
+    assert small[2047].get_total_buffer_size() < 65536 <= small[2048].get_total_buffer_size()
+    plain, lz4 = (sweep._encode_run_table(small[n]) for n in (2047, 2048))
+    assert bytes(plain[:6]) == bytes(lz4[:6]) == b"ARROW1"
+    assert plain.size > 65504 and lz4.size < 8192, (plain.size, lz4.size)  # constant columns: LZ4 frames are tiny
+    for buf, n in ((plain, 2047), (lz4, 2048)):
+        assert pa.ipc.open_file(buf).read_all().equals(small[n])
+    f = pq.ParquetFile(pa.BufferReader(sweep._parquet_image(table((1 << 20) + 1))))
+    assert [f.metadata.row_group(g).num_rows for g in range(f.metadata.num_row_groups)] == [1 << 20, 1]
