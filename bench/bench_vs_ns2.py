@@ -156,7 +156,7 @@ def split(sweep_path: str, out: str) -> dict[str, float]:
         setattr(cls, name, g)
         return f
 
-    saved = [(m, n, wrap(m, n, k)) for m, n, k in ((_native, "simulate_json", "simulator call (Rust)"), (sim, "_to_result", "Arrow tables"),
+    saved = [(m, n, wrap(m, n, k)) for m, n, k in ((_native, "simulate_tables", "simulator call (Rust)"), (sim, "_to_result", "Arrow tables"),
                                                   (sweep, "_store", "storing runs (a pack a run, SHA-256)"))]
     saved += [(sweep._Combiner, n, wrap_thread(sweep._Combiner, n, "combined tables (a thread during the runs)")) for n in ("_advance", "finish")]
     shutil.rmtree(out, ignore_errors=True)

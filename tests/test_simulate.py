@@ -162,3 +162,58 @@ def test_tcp_series_for_plots():
     assert set(grow.unique()) <= {0, 1000}
     assert s.srtt_ns.dropna().min() >= 20_000_000  # at least the 20 ms propagation RTT
     assert r.tcp_flows.end_ns.notna().all()
+
+
+def test_core_tables_arrive_as_arrow_batches_with_numpy_era_layout():
+    """The core hands each table to pyarrow through the Arrow C data interface (`ArrowBatch`,
+    `pyarrow.record_batch(obj)`), its vectors moved, not copied. The layout is what the numpy
+    path made, so every stored byte stays the same: every field nullable; a validity bitmap only
+    on a column that has a null; a null's slot keeps the core's value (i64::MIN for a lost
+    packet's recv_ns, 2^62 - 1 for an unset ssthresh); run_id a column of every table. Each
+    batch is exported once; a capsule dropped without import is released by us."""
+    import pyarrow as pa
+
+    from jitterlab import _native, scenario, sim
+
+    sc = json.loads(json.dumps(ONE_LINK))
+    sc["traffic"][0].update({"size": "1000B", "interval": "4ms"})  # 2 Mbit/s into 1 Mbit/s: drops
+    sc["traffic"].append({"kind": "bulk", "from": "a", "to": "b", "size": "50MB", "series": True})  # never ends in 2 s
+    js = scenario.to_json(scenario.load(sc))
+    raw = _native.simulate_tables(js, 1, 9)
+    assert set(sim.CORE_TABLES) <= set(raw) and raw["channel_names"] == ["l", "l.rev"]
+    media = pa.record_batch(raw["media_packets"])
+    with pytest.raises(ValueError, match="exported already"):
+        raw["media_packets"].__arrow_c_array__()
+    assert media.schema.names == ["run_id", "flow_id", "seq", "send_ns", "recv_ns", "size", "lost_where", "ce"]
+    assert [f.type for f in media.schema] == [pa.int64()] * 6 + [pa.string(), pa.bool_()]
+    assert all(f.nullable for f in media.schema)
+    assert media.num_rows == 500  # 2 s / 4 ms
+    assert media.column("run_id").to_pylist() == [9] * 500 and media.column("seq").to_pylist() == list(range(500))
+    unreceived = np.array(media.column("recv_ns").is_null().to_pylist())
+    dropped = np.array(media.column("lost_where").is_valid().to_pylist())
+    # dropped at the queue, or still on the way at the end (50 queued + one on the wire at most)
+    assert dropped.sum() > 0 and (unreceived[dropped]).all() and 0 < unreceived.sum() - dropped.sum() <= 51
+    values = np.frombuffer(media.column("recv_ns").buffers()[1], dtype=np.int64)[:500]
+    assert (values[unreceived] == np.iinfo(np.int64).min).all()  # the core's NULL_NS, kept under the null
+    for c in ("run_id", "flow_id", "seq", "send_ns", "size", "ce"):
+        assert media.column(c).buffers()[0] is None, c  # no nulls: no bitmap (as numpy's path)
+    assert media.column("ce").to_pylist() == [False] * 500
+    series = pa.record_batch(raw["tcp_series"])
+    ss = series.column("ssthresh")
+    unset = np.array(ss.is_null().to_pylist())
+    assert unset.any() and (np.frombuffer(ss.buffers()[1], dtype=np.int64)[:len(ss)][unset] == 2**62 - 1).all()
+    flows = pa.record_batch(raw["tcp_flows"])
+    assert flows.column("end_ns").null_count == 1 and flows.column("end_ns").buffers()[0] is not None
+    for c in ("syn_ns", "first_data_ns"):  # nullable columns, no null in this run: no bitmap
+        assert flows.column(c).null_count == 0 and flows.column(c).buffers()[0] is None, c
+    assert flows.column("role").to_pylist() == ["bulk"] and flows.column("cc").to_pylist() == ["cubic"]
+    # the same tables as the whole path gives
+    r = simulate(sc, seed=1, run_id=9)
+    assert pa.Table.from_batches([media]).equals(r.arrow["media_packets"])
+    # a schema request is refused; capsules never imported are released with nothing leaked
+    raw2 = _native.simulate_tables(js, 1, 9)
+    with pytest.raises(ValueError, match="requested schema"):
+        raw2["queue_samples"].__arrow_c_array__(pa.schema([]))
+    for _ in range(3):
+        s, a = _native.simulate_tables(js, 1, 9)["media_packets"].__arrow_c_array__()
+        del s, a

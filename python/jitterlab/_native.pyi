@@ -3,7 +3,7 @@
 from typing import Any, Callable, final
 
 __all__ = [
-    "__version__", "JitterlabError", "ScenarioError", "TableError", "CaptureError", "simulate_json",
+    "__version__", "JitterlabError", "ScenarioError", "TableError", "CaptureError", "simulate_tables", "ArrowBatch",
     "sim_registry", "expand_scenario", "channel_opportunities", "cellular_trace", "channel_loss_periods",
     "MediaSet", "grouped_quantiles", "emodel_r", "mos_from_r", "analyze_pair", "PcapWriter", "testbed_link",
     "testbed_set_realtime", "testbed_media_send", "testbed_media_recv", "capture_check", "parse_duration_ns",
@@ -121,10 +121,21 @@ def emodel_r(
 def mos_from_r(r: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]: ...
 
 # ---- simulator (crates/py/src/sim.rs)
-def simulate_json(scenario_json: str, seed: int, pcap_dir: str | None = None) -> dict[str, Any]:
-    """Runs a scenario (JSON text) with `seed`: tables as dicts of numpy columns, run totals, and
-    the pcap files written for the nodes in `output.pcap` when `pcap_dir` is given."""
+def simulate_tables(scenario_json: str, seed: int, run_id: int, pcap_dir: str | None = None) -> dict[str, Any]:
+    """Runs a scenario (JSON text) with `seed`: each core table as an `ArrowBatch` (a `run_id`
+    column first), the channel names, run totals, and the pcap files written for the nodes in
+    `output.pcap` when `pcap_dir` is given."""
     ...
+
+@final
+class ArrowBatch:
+    """One table of the core for `pyarrow.record_batch(obj)` (the Arrow PyCapsule protocol): its
+    buffers move to pyarrow, once. Made only by `simulate_tables`."""
+
+    def __arrow_c_array__(self, requested_schema: object | None = None) -> tuple[object, object]:
+        """The (schema, array) capsules of the table. ValueError when exported already or when a
+        schema is requested."""
+        ...
 
 @final
 class ParquetConcat:

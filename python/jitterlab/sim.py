@@ -284,7 +284,7 @@ def simulate(
     sc = _scn.with_overrides(_scn.load(scenario), overrides)
     js = _scn.to_json(sc)
     check_cost(_native.estimate_json(js), max_memory, max_events, share)
-    raw = _native.simulate_json(js, int(seed), None if pcap_dir is None else str(pcap_dir))
+    raw = _native.simulate_tables(js, int(seed), int(run_id), None if pcap_dir is None else str(pcap_dir))
     res = _to_result(raw, sc, int(seed), run_id, params or {})
     res.pcap = dict(raw["pcap"])
     res.pcap_epoch_ns = int(raw["pcap_epoch_ns"])
@@ -292,42 +292,8 @@ def simulate(
 
 
 def _to_result(raw: dict, sc: dict, seed: int, run_id: int, params: Mapping[str, Any]) -> Result:
-    names = list(raw["channels"]["name"])
-
-    def rid(n: int) -> pa.Array:
-        return _i64(np.full(n, run_id, dtype=np.int64))
-
-    m = raw["media_packets"]
-    n = len(m["seq"])
-    media = _table({
-        "run_id": rid(n),
-        "flow_id": _i64(m["flow_id"]),
-        "seq": _i64(m["seq"]),
-        "send_ns": _i64(m["send_ns"]),
-        "recv_ns": _nullable(m["recv_ns"]),
-        "size": _i64(m["size"]),
-        # a gather (a negative index gives a null name), not a Python object array
-        "lost_where": _take_strings(names, m["lost_where"]),
-        "ce": _bool(m["ce"]),
-    })
-
-    f = raw["tcp_flows"]
-    k = len(f["flow_id"])
-    tcp = _table({
-        "run_id": rid(k), "flow_id": _i64(f["flow_id"]), "role": _strings(f["role"]),
-        "iw": _i64(f["iw"]), "cc": _strings(f["cc"]),
-        "syn_ns": _nullable(f["syn_ns"]), "first_data_ns": _nullable(f["first_data_ns"]), "end_ns": _nullable(f["end_ns"]),
-        **{c: _i64(f[c]) for c in ("bytes", "bytes_acked", "segments_sent", "retransmits", "drops", "ecn_marks", "timeouts")},
-    })
-
-    q = raw["queue_samples"]
-    qs = _table({
-        "run_id": rid(len(q["t_ns"])),
-        "t_ns": _i64(q["t_ns"]),
-        "queue": _take_strings(names, q["queue"]),
-        **{c: _i64(q[c]) for c in ("backlog_pkts", "backlog_bytes", "drops", "marks")},
-    })
-
+    # the core's tables arrive as Arrow record batches (C data interface: its buffers, not copies)
+    core = {k: pa.Table.from_batches([pa.record_batch(raw[k])]) for k in CORE_TABLES}
     t = raw["totals"]
     row: dict[str, Any] = {
         "run_id": run_id,
@@ -350,31 +316,13 @@ def _to_result(raw: dict, sc: dict, seed: int, run_id: int, params: Mapping[str,
             cols[key] = _strings([json.dumps(val, sort_keys=True)])
         else:
             cols[key] = _column([val])
-    runs = _table(cols)
-
-    def columns(cols: dict[str, Any]) -> pa.Table:
-        """A small table the core hands over column by column (text as lists, counters as int64)."""
-        n = len(next(iter(cols.values()), ()))
-        if not n:
-            return _table({"run_id": _i64(np.zeros(0, dtype=np.int64))})
-        return _table({"run_id": rid(n), **{k: _strings(v) if isinstance(v, list) else _i64(v) for k, v in cols.items()}})
-
-    ts = raw["tcp_series"]
-    ssth = np.asarray(ts["ssthresh"], dtype=np.uint64)
-    series = _table({
-        "run_id": rid(len(ts["t_ns"])),
-        "t_ns": _i64(ts["t_ns"]),
-        "flow_id": _i64(ts["flow_id"]),
-        "cwnd": _i64(ts["cwnd"]),
-        # the core's "unset" ssthresh (u64::MAX / 4) becomes null
-        "ssthresh": _i64(np.minimum(ssth, np.uint64(2**62)).astype(np.int64), ssth < np.uint64(2**62 - 1)),
-        "srtt_ns": _nullable(ts["srtt_ns"]),
-        "inflight": _i64(ts["inflight"]),
-    })
-    arrow = {"media_packets": media, "tcp_flows": tcp, "queue_samples": qs, "runs": runs,
-             "channels": columns(raw["channels"]), "flows": columns(raw["flows"]), "tcp_series": series}
+    arrow = {"media_packets": core["media_packets"], "tcp_flows": core["tcp_flows"], "queue_samples": core["queue_samples"],
+             "runs": _table(cols), "channels": core["channels"], "flows": core["flows"], "tcp_series": core["tcp_series"]}
     return Result(arrow, sc, seed, t)
 
+
+#: the tables the core hands over (`_native.simulate_tables`); `runs` is built here
+CORE_TABLES = ("media_packets", "tcp_flows", "queue_samples", "channels", "flows", "tcp_series")
 
 _BASE_JSON: dict[str, str] = {}
 
@@ -453,7 +401,7 @@ def simulate_run(base: Mapping[str, Any], overrides: Mapping[str, Any] | None, s
     if seed < 0 or seed >= 2**64:
         raise _native.ScenarioError(f"seed: must be between 0 and 2^64-1, got {seed}")
     sc, js = run_json(base, overrides, cache_key)
-    raw = _native.simulate_json(js, int(seed), None)
+    raw = _native.simulate_tables(js, int(seed), int(run_id), None)
     return _to_result(raw, sc, int(seed), run_id, params)
 
 

@@ -2,6 +2,7 @@
 //! module file; errors of every crate map to Python exceptions in `errors.rs`.
 use pyo3::prelude::*;
 
+mod arrow_c;
 mod errors;
 mod export;
 mod sim;

@@ -1,5 +1,6 @@
-//! Python bindings of the simulator: one call runs a scenario and returns its tables as numpy
-//! columns (no per-packet Python objects). The GIL is released while the simulation runs.
+//! Python bindings of the simulator: one call runs a scenario and returns its tables as Arrow
+//! record batches (`arrow_c`: the core's column vectors moved to pyarrow, no per-packet Python
+//! objects, no per-column conversion in Python). The GIL is released while the simulation runs.
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -7,15 +8,17 @@ use pyo3::types::{PyDict, PyList};
 use jitterlab_sim::record::Tables;
 use jitterlab_sim::scenario;
 
+use crate::arrow_c::{ArrowBatch, Batch, Col};
 use crate::errors::ScenarioError;
 
-/// Runs the scenario given as a JSON string with `seed`; returns a dict of tables (dicts of numpy
-/// arrays) and run totals. Raises ScenarioError naming the key path for a bad scenario.
+/// Runs the scenario given as a JSON string with `seed`; returns a dict of its tables (each an
+/// `ArrowBatch` for `pyarrow.record_batch`, `run_id` a column of each), the channel names, and the
+/// run totals. Raises ScenarioError naming the key path for a bad scenario.
 /// With `pcap_dir`, the packets of the nodes named in `output.pcap` are written there as
 /// `<node>.pcap` (the dict's "pcap" entry maps node name to path).
 #[pyfunction]
-#[pyo3(signature = (scenario_json, seed, pcap_dir=None))]
-fn simulate_json<'py>(py: Python<'py>, scenario_json: &str, seed: u64, pcap_dir: Option<String>) -> PyResult<Bound<'py, PyDict>> {
+#[pyo3(signature = (scenario_json, seed, run_id, pcap_dir=None))]
+fn simulate_tables<'py>(py: Python<'py>, scenario_json: &str, seed: u64, run_id: i64, pcap_dir: Option<String>) -> PyResult<Bound<'py, PyDict>> {
     let v: serde_json::Value = serde_json::from_str(scenario_json).map_err(|e| ScenarioError::new_err(format!("<scenario>: not valid JSON: {e}")))?;
     let res = py.detach(|| scenario::run(&v, seed));
     let mut t = res.map_err(|e| ScenarioError::new_err(e.to_string()))?;
@@ -31,107 +34,130 @@ fn simulate_json<'py>(py: Python<'py>, scenario_json: &str, seed: u64, pcap_dir:
             pcaps.set_item(name, path.to_string_lossy().to_string())?;
         }
     }
-    let out = tables_to_py(py, t)?;
+    let out = tables_to_py(py, t, run_id)?;
     out.set_item("pcap", pcaps)?;
     out.set_item("pcap_epoch_ns", crate::export::EPOCH_NS)?;
     Ok(out)
 }
 
-fn tables_to_py<'py>(py: Python<'py>, t: Tables) -> PyResult<Bound<'py, PyDict>> {
+fn rid(n: usize, run_id: i64) -> Col { Col::i64(vec![run_id; n]) }
+
+/// A time column whose NULL_NS rows are null.
+fn nullable_ns(v: Vec<i64>) -> Col { Col::i64_null_where(v, |x| x == jitterlab_sim::record::NULL_NS) }
+
+fn tables_to_py<'py>(py: Python<'py>, t: Tables, run_id: i64) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
+    let names: Vec<String> = t.channels.iter().map(|c| c.name.clone()).collect();
 
-    let m = PyDict::new(py);
-    let media = t.media;
-    m.set_item("flow_id", media.flow_id.into_pyarray(py))?;
-    m.set_item("seq", media.seq.into_pyarray(py))?;
-    m.set_item("send_ns", media.send_ns.into_pyarray(py))?;
-    m.set_item("recv_ns", media.recv_ns.into_pyarray(py))?;
-    m.set_item("size", media.size.into_pyarray(py))?;
-    m.set_item("lost_where", media.lost_where.into_pyarray(py))?;
-    m.set_item("ce", media.ce.into_pyarray(py))?;
-    out.set_item("media_packets", m)?;
+    let m = t.media;
+    let mut b = Batch::default();
+    b.push("run_id", rid(m.len(), run_id))
+        .push("flow_id", Col::from_u32(&m.flow_id))
+        .push("seq", Col::from_u64(m.seq))
+        .push("send_ns", Col::i64(m.send_ns))
+        .push("recv_ns", nullable_ns(m.recv_ns))
+        .push("size", Col::from_u32(&m.size))
+        // a gather (a negative index gives a null name)
+        .push("lost_where", Col::take_strings(&names, m.lost_where.iter().map(|&i| i64::from(i)))?)
+        .push("ce", Col::bools(&m.ce));
+    out.set_item("media_packets", ArrowBatch::new(b))?;
 
-    let q = PyDict::new(py);
-    let qs = t.queue_samples;
-    q.set_item("t_ns", qs.t_ns.into_pyarray(py))?;
-    q.set_item("queue", qs.queue.into_pyarray(py))?;
-    q.set_item("backlog_pkts", qs.backlog_pkts.into_pyarray(py))?;
-    q.set_item("backlog_bytes", qs.backlog_bytes.into_pyarray(py))?;
-    q.set_item("drops", qs.drops.into_pyarray(py))?;
-    q.set_item("marks", qs.marks.into_pyarray(py))?;
-    out.set_item("queue_samples", q)?;
+    let f = t.tcp_flows;
+    let mut b = Batch::default();
+    b.push("run_id", rid(f.flow_id.len(), run_id))
+        .push("flow_id", Col::from_u32(&f.flow_id))
+        .push("role", Col::strings(f.role.iter().map(String::as_str))?)
+        .push("iw", Col::from_u32(&f.iw))
+        .push("cc", Col::strings(f.cc.iter().map(String::as_str))?)
+        .push("syn_ns", nullable_ns(f.syn_ns))
+        .push("first_data_ns", nullable_ns(f.first_data_ns))
+        .push("end_ns", nullable_ns(f.end_ns))
+        .push("bytes", Col::from_u64(f.bytes))
+        .push("bytes_acked", Col::from_u64(f.bytes_acked))
+        .push("segments_sent", Col::from_u64(f.segments_sent))
+        .push("retransmits", Col::from_u64(f.retransmits))
+        .push("drops", Col::from_u64(f.drops))
+        .push("ecn_marks", Col::from_u64(f.ecn_marks))
+        .push("timeouts", Col::from_u64(f.timeouts));
+    out.set_item("tcp_flows", ArrowBatch::new(b))?;
 
-    let f = PyDict::new(py);
-    let tf = t.tcp_flows;
-    f.set_item("flow_id", tf.flow_id.into_pyarray(py))?;
-    f.set_item("role", PyList::new(py, tf.role)?)?;
-    f.set_item("iw", tf.iw.into_pyarray(py))?;
-    f.set_item("cc", PyList::new(py, tf.cc)?)?;
-    f.set_item("syn_ns", tf.syn_ns.into_pyarray(py))?;
-    f.set_item("first_data_ns", tf.first_data_ns.into_pyarray(py))?;
-    f.set_item("end_ns", tf.end_ns.into_pyarray(py))?;
-    f.set_item("bytes", tf.bytes.into_pyarray(py))?;
-    f.set_item("bytes_acked", tf.bytes_acked.into_pyarray(py))?;
-    f.set_item("segments_sent", tf.segments_sent.into_pyarray(py))?;
-    f.set_item("retransmits", tf.retransmits.into_pyarray(py))?;
-    f.set_item("drops", tf.drops.into_pyarray(py))?;
-    f.set_item("ecn_marks", tf.ecn_marks.into_pyarray(py))?;
-    f.set_item("timeouts", tf.timeouts.into_pyarray(py))?;
-    out.set_item("tcp_flows", f)?;
+    let q = t.queue_samples;
+    let mut b = Batch::default();
+    b.push("run_id", rid(q.t_ns.len(), run_id))
+        .push("t_ns", Col::i64(q.t_ns))
+        .push("queue", Col::take_strings(&names, q.queue.iter().map(|&i| i64::from(i)))?)
+        .push("backlog_pkts", Col::from_u64(q.backlog_pkts))
+        .push("backlog_bytes", Col::from_u64(q.backlog_bytes))
+        .push("drops", Col::from_u64(q.drops))
+        .push("marks", Col::from_u64(q.marks));
+    out.set_item("queue_samples", ArrowBatch::new(b))?;
 
-    let ts = PyDict::new(py);
-    let series = t.tcp_series;
-    ts.set_item("t_ns", series.t_ns.into_pyarray(py))?;
-    ts.set_item("flow_id", series.flow_id.into_pyarray(py))?;
-    ts.set_item("cwnd", series.cwnd.into_pyarray(py))?;
-    ts.set_item("ssthresh", series.ssthresh.into_pyarray(py))?;
-    ts.set_item("srtt_ns", series.srtt_ns.into_pyarray(py))?;
-    ts.set_item("inflight", series.inflight.into_pyarray(py))?;
-    out.set_item("tcp_series", ts)?;
+    let s = t.tcp_series;
+    // the core's "unset" ssthresh (u64::MAX / 4) is null; values capped at 2^62 as before
+    const UNSET: u64 = u64::MAX / 4;
+    let ssth: Vec<i64> = s.ssthresh.iter().map(|&x| x.min(1 << 62) as i64).collect();
+    let mut b = Batch::default();
+    b.push("run_id", rid(s.t_ns.len(), run_id))
+        .push("t_ns", Col::i64(s.t_ns))
+        .push("flow_id", Col::from_u32(&s.flow_id))
+        .push("cwnd", Col::from_u64(s.cwnd))
+        .push("ssthresh", Col::i64_valid(ssth, s.ssthresh.iter().map(|&x| x < UNSET)))
+        .push("srtt_ns", nullable_ns(s.srtt_ns))
+        .push("inflight", Col::from_u64(s.inflight));
+    out.set_item("tcp_series", ArrowBatch::new(b))?;
 
-    // column-major, as the Arrow tables are built: one array a column, not a dict a row
+    // a run without channels or flows: a table of its run_id column alone, no rows
     let ch = &t.channels;
-    let chans = PyDict::new(py);
-    chans.set_item("name", PyList::new(py, ch.iter().map(|c| c.name.as_str()))?)?;
-    chans.set_item("from", PyList::new(py, ch.iter().map(|c| c.from.as_str()))?)?;
-    chans.set_item("to", PyList::new(py, ch.iter().map(|c| c.to.as_str()))?)?;
-    chans.set_item("qdisc", PyList::new(py, ch.iter().map(|c| c.qdisc.as_str()))?)?;
-    let int_col = |name: &str, f: &dyn Fn(&jitterlab_sim::record::ChannelInfo) -> u64| -> PyResult<()> {
-        chans.set_item(name, int64(name, ch.iter().map(f))?.into_pyarray(py))
-    };
-    int_col("rate_bps", &|c| c.rate_bps)?;
-    chans.set_item("delay_ns", ch.iter().map(|c| c.delay_ns).collect::<Vec<i64>>().into_pyarray(py))?;
-    int_col("arrived_pkts", &|c| c.stats.arrived_pkts)?;
-    int_col("enqueued_pkts", &|c| c.stats.enqueued_pkts)?;
-    int_col("dequeued_pkts", &|c| c.stats.dequeued_pkts)?;
-    int_col("dropped_pkts", &|c| c.stats.dropped_pkts())?;
-    int_col("dropped_bytes", &|c| c.stats.dropped_bytes())?;
-    for r in jitterlab_sim::qdisc::DropReason::ALL {
-        int_col(&format!("drops_{}", r.name()), &|c| c.stats.drops_by_reason[r.index()])?;
+    let mut b = Batch::default();
+    b.push("run_id", rid(ch.len(), run_id));
+    if !ch.is_empty() {
+        b.push("name", Col::strings(ch.iter().map(|c| c.name.as_str()))?)
+            .push("from", Col::strings(ch.iter().map(|c| c.from.as_str()))?)
+            .push("to", Col::strings(ch.iter().map(|c| c.to.as_str()))?)
+            .push("qdisc", Col::strings(ch.iter().map(|c| c.qdisc.as_str()))?)
+            .push("rate_bps", Col::i64(int64("rate_bps", ch.iter().map(|c| c.rate_bps))?))
+            .push("delay_ns", Col::i64(ch.iter().map(|c| c.delay_ns).collect()))
+            .push("arrived_pkts", Col::i64(int64("arrived_pkts", ch.iter().map(|c| c.stats.arrived_pkts))?))
+            .push("enqueued_pkts", Col::i64(int64("enqueued_pkts", ch.iter().map(|c| c.stats.enqueued_pkts))?))
+            .push("dequeued_pkts", Col::i64(int64("dequeued_pkts", ch.iter().map(|c| c.stats.dequeued_pkts))?))
+            .push("dropped_pkts", Col::i64(int64("dropped_pkts", ch.iter().map(|c| c.stats.dropped_pkts()))?))
+            .push("dropped_bytes", Col::i64(int64("dropped_bytes", ch.iter().map(|c| c.stats.dropped_bytes()))?));
+        for r in jitterlab_sim::qdisc::DropReason::ALL {
+            let name = format!("drops_{}", r.name());
+            let col = Col::i64(int64(&name, ch.iter().map(|c| c.stats.drops_by_reason[r.index()]))?);
+            b.push(name, col);
+        }
+        b.push("marked_pkts", Col::i64(int64("marked_pkts", ch.iter().map(|c| c.stats.marked_pkts))?))
+            .push("backlog_pkts", Col::i64(int64("backlog_pkts", ch.iter().map(|c| c.backlog_pkts))?))
+            .push("backlog_bytes", Col::i64(int64("backlog_bytes", ch.iter().map(|c| c.backlog_bytes))?))
+            .push("tx_pkts", Col::i64(int64("tx_pkts", ch.iter().map(|c| c.tx_pkts))?))
+            .push("tx_bytes", Col::i64(int64("tx_bytes", ch.iter().map(|c| c.tx_bytes))?))
+            .push("link_lost_pkts", Col::i64(int64("link_lost_pkts", ch.iter().map(|c| c.lost_pkts))?));
     }
-    int_col("marked_pkts", &|c| c.stats.marked_pkts)?;
-    int_col("backlog_pkts", &|c| c.backlog_pkts)?;
-    int_col("backlog_bytes", &|c| c.backlog_bytes)?;
-    int_col("tx_pkts", &|c| c.tx_pkts)?;
-    int_col("tx_bytes", &|c| c.tx_bytes)?;
-    int_col("link_lost_pkts", &|c| c.lost_pkts)?;
-    out.set_item("channels", chans)?;
+    out.set_item("channels", ArrowBatch::new(b))?;
 
-    let flows = PyDict::new(py);
     let counters: Vec<_> = t.flows.iter().map(|fl| t.flow_counters.get(fl.flow_id as usize).copied().unwrap_or_default()).collect();
-    flows.set_item("flow_id", t.flows.iter().map(|fl| i64::from(fl.flow_id)).collect::<Vec<i64>>().into_pyarray(py))?;
-    flows.set_item("name", PyList::new(py, t.flows.iter().map(|fl| fl.name.as_str()))?)?;
-    flows.set_item("kind", PyList::new(py, t.flows.iter().map(|fl| fl.kind.as_str()))?)?;
-    let flow_col = |name: &str, f: &dyn Fn(&jitterlab_sim::record::FlowCounters) -> u64| -> PyResult<()> {
-        flows.set_item(name, int64(name, counters.iter().map(f))?.into_pyarray(py))
-    };
-    flow_col("sent_pkts", &|c| c.sent_pkts)?;
-    flow_col("sent_bytes", &|c| c.sent_bytes)?;
-    flow_col("delivered_pkts", &|c| c.delivered_pkts)?;
-    flow_col("delivered_bytes", &|c| c.delivered_bytes)?;
-    flow_col("dropped_pkts", &|c| c.dropped_pkts)?;
-    flow_col("dropped_bytes", &|c| c.dropped_bytes)?;
-    out.set_item("flows", flows)?;
+    let mut b = Batch::default();
+    b.push("run_id", rid(t.flows.len(), run_id));
+    if !t.flows.is_empty() {
+        b.push("flow_id", Col::i64(t.flows.iter().map(|fl| i64::from(fl.flow_id)).collect()))
+            .push("name", Col::strings(t.flows.iter().map(|fl| fl.name.as_str()))?)
+            .push("kind", Col::strings(t.flows.iter().map(|fl| fl.kind.as_str()))?);
+        type Counter = fn(&jitterlab_sim::record::FlowCounters) -> u64;
+        let cols: [(&str, Counter); 6] = [
+            ("sent_pkts", |c| c.sent_pkts),
+            ("sent_bytes", |c| c.sent_bytes),
+            ("delivered_pkts", |c| c.delivered_pkts),
+            ("delivered_bytes", |c| c.delivered_bytes),
+            ("dropped_pkts", |c| c.dropped_pkts),
+            ("dropped_bytes", |c| c.dropped_bytes),
+        ];
+        for (name, f) in cols {
+            b.push(name, Col::i64(int64(name, counters.iter().map(f))?));
+        }
+    }
+    out.set_item("flows", ArrowBatch::new(b))?;
+    out.set_item("channel_names", PyList::new(py, &names)?)?;
 
     let totals = PyDict::new(py);
     totals.set_item("tcp_start_ns", t.tcp_start_ns)?;
@@ -255,7 +281,8 @@ fn take_strings<'py>(
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(simulate_json, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate_tables, m)?)?;
+    m.add_class::<ArrowBatch>()?;
     m.add_function(wrap_pyfunction!(take_strings, m)?)?;
     m.add_function(wrap_pyfunction!(sim_registry, m)?)?;
     m.add_function(wrap_pyfunction!(expand_scenario, m)?)?;
