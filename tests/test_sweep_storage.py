@@ -611,3 +611,86 @@ def test_run_parts_switch_format_and_compression_at_the_documented_sizes():
         assert pa.ipc.open_file(buf).read_all().equals(small[n])
     f = pq.ParquetFile(pa.BufferReader(sweep._parquet_image(table((1 << 20) + 1))))
     assert [f.metadata.row_group(g).num_rows for g in range(f.metadata.num_row_groups)] == [1 << 20, 1]
+
+
+def test_a_rerun_reuses_the_combined_tables_only_when_they_are_made_of_its_runs(tmp_path, monkeypatch):
+    """OUT/combined.json certifies the combined tables: the SHA-256 over each run's id and done
+    record (which holds its files' SHA-256) and each table file's SHA-256. A rerun whose runs are all
+    finished and verified, with that digest, reads the tables from their files instead of
+    splicing every run again; a run redone, a table file changed, a damaged record or a failed
+    run: combined again (the same bytes, runs being deterministic)."""
+    f = write(tmp_path)
+    out = tmp_path / "o"
+    first = sweep.run(sweep.load(f), out, jobs=1, progress=False)
+    rec = json.loads((out / sweep.COMBINED).read_text())
+    assert set(rec["sha256"]) == set(sweep.TABLES)
+    assert rec["sha256"]["media_packets"] == hashlib.sha256((out / "media_packets.parquet").read_bytes()).hexdigest()
+    dones = sorted((out / "runs").glob("*/done"))
+    want = hashlib.sha256("".join(f"{int(d.parent.name)} {hashlib.sha256(d.read_bytes()).hexdigest()}\n" for d in dones).encode()).hexdigest()
+    assert rec["digest"] == want and len(dones) == 12
+    files = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in out.glob("*.parquet")}
+    made = []
+    orig = sweep._Combiner.__init__
+
+    def counting(self, *a, **k):
+        made.append(1)
+        orig(self, *a, **k)
+
+    monkeypatch.setattr(sweep._Combiner, "__init__", counting)
+    again = sweep.run(sweep.load(f), out, jobs=1, progress=False)
+    assert made == [] and again.skipped == 12 and again.ran == 0
+    assert {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in out.glob("*.parquet")} == files  # not rewritten
+    for name in sweep.TABLES:
+        assert again.arrow[name].equals(first.arrow[name]), name
+
+    def rerun_combines() -> None:
+        n = len(made)
+        sweep.run(sweep.load(f), out, jobs=1, progress=False)
+        assert len(made) == n + 1
+        assert {p.name: p.read_bytes() for p in out.glob("*.parquet")} == {k: v[0] for k, v in files.items()}
+
+    # a damaged or foreign record
+    (out / sweep.COMBINED).write_text(json.dumps({**rec, "digest": "0" * 64}))
+    rerun_combines()
+    (out / sweep.COMBINED).write_text("{not json")
+    rerun_combines()
+    assert json.loads((out / sweep.COMBINED).read_text()) == rec  # written again
+    # a combined table changed: another table's file of as many rows in its place, or one byte
+    assert first.arrow["flows"].num_rows == first.arrow["runs"].num_rows
+    (out / "flows.parquet").write_bytes((out / "runs.parquet").read_bytes())
+    rerun_combines()
+    b = bytearray((out / "media_packets.parquet").read_bytes())
+    b[100] ^= 1
+    (out / "media_packets.parquet").write_bytes(bytes(b))
+    rerun_combines()
+    # a run redone: its done record (its wall time) differs, so does the digest
+    import shutil
+
+    shutil.rmtree(out / "runs" / "000004")
+    rerun_combines()
+    assert json.loads((out / sweep.COMBINED).read_text())["digest"] != rec["digest"]
+    assert len(made) == 5
+
+
+def test_no_combined_record_while_a_run_fails(tmp_path, monkeypatch):
+    """A sweep with a failed run writes no OUT/combined.json (and drops an older one): the next
+    run does the failed run again and must combine again."""
+    f = write(tmp_path)
+    out = tmp_path / "o"
+    sweep.run(sweep.load(f), out, jobs=1, progress=False)
+    assert (out / sweep.COMBINED).exists()
+    import shutil
+
+    shutil.rmtree(out / "runs" / "000002")
+    from jitterlab import sim
+
+    real = sim.simulate_run
+
+    def flaky(base, overrides, seed, run_id, params, cache_key=None):
+        if run_id == 2:
+            raise RuntimeError("boom")
+        return real(base, overrides, seed, run_id, params, cache_key)
+
+    monkeypatch.setattr(sim, "simulate_run", flaky)
+    res = sweep.run(sweep.load(f), out, jobs=1, progress=False)
+    assert len(res.failed) == 1 and not (out / sweep.COMBINED).exists()

@@ -55,7 +55,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -459,8 +459,10 @@ def _write_run(tmp: Out, d: Out, res: dict[str, Any]) -> tuple[bytes, dict[str, 
             (tmp / PACK).write_bytes(blob)
             files[PACK] = {"bytes": pos, "sha256": hashlib.sha256(blob).hexdigest()}
         # written last: the record that certifies the run's files
-        (tmp / "done").write_text(json.dumps({"wall_s": res["wall_s"], "files": files, "parts": parts, "tables": sorted(res["tables"]),
-                                              "requested": sorted(res.get("requested", res["tables"]))}) + "\n")
+        done = (json.dumps({"wall_s": res["wall_s"], "files": files, "parts": parts, "tables": sorted(res["tables"]),
+                            "requested": sorted(res.get("requested", res["tables"]))}) + "\n").encode()
+        (tmp / "done").write_bytes(done)
+        res["done_sha256"] = hashlib.sha256(done).hexdigest()  # rides in the receipt (`_combined_digest`)
     else:
         (tmp / "error.txt").write_text(res["error"] + "\n\n" + res.get("traceback", ""))
     if tmp != d:
@@ -561,37 +563,49 @@ def verify_run(d: Out, need: Iterable[str] = ()) -> str | None:
     a table asked for now, e.g. `--keep packets` added later, is done again) and every file
     matches its `done` record (rows and SHA-256); otherwise why not, in a few words (for the
     "redone" line)."""
+    return _verify_run(d, need)[0]
+
+
+def _verify_run(d: Out, need: Iterable[str] = ()) -> tuple[str | None, str | None]:
+    """`verify_run`'s answer and, for a finished run, the SHA-256 of its done record (which
+    certifies its files: see `_combined_digest`)."""
+    why, raw = _verify_done(d, need)
+    return why, (hashlib.sha256(raw).hexdigest() if why is None and raw is not None else None)
+
+
+def _verify_done(d: Out, need: Iterable[str]) -> tuple[str | None, bytes | None]:
     done = d / "done"
     if not done.is_file():
-        return "not finished"
+        return "not finished", None
     try:
-        rec = json.loads(done.read_text())
+        raw = done.read_bytes()
+        rec = json.loads(raw)
     except (OSError, ValueError):
-        return "its done record is damaged"
+        return "its done record is damaged", None
     files = rec.get("files") if isinstance(rec, dict) else None
     if not isinstance(files, dict):
-        return "written by an older jitterlab without checksums"
+        return "written by an older jitterlab without checksums", raw
     missing = sorted(set(need) - set(rec.get("requested", need)))
     if missing:
-        return f"stored without {', '.join(missing)}"
+        return f"stored without {', '.join(missing)}", raw
     parts = rec.get("parts", {})
     if parts and (PACK not in files or not all(isinstance(p, list) and len(p) == 3 and 0 <= p[0] and p[0] + p[1] <= files[PACK].get("bytes", -1)
                                                 for p in parts.values())):
-        return "its done record is damaged"
+        return "its done record is damaged", raw
     for name, meta in files.items():
         f = d / name
         if not f.is_file():
-            return f"{name} is missing"
+            return f"{name} is missing", raw
         try:
             if _fspath.sha256(f) != meta.get("sha256"):
-                return f"{name} does not match its checksum (damaged)"
+                return f"{name} does not match its checksum (damaged)", raw
         except OSError as e:
-            return f"{name} cannot be read ({e.strerror})"
+            return f"{name} cannot be read ({e.strerror})", raw
     stored: Iterable[Out] = itertools.chain(d.glob(f"*{RUN_EXT}"), d.glob("*.parquet"), d.glob("*.pack"))
     extra = {p.name for p in stored} - set(files)
     if extra:
-        return f"{sorted(extra)[0]} is not in its done record"
-    return None
+        return f"{sorted(extra)[0]} is not in its done record", raw
+    return None, raw
 
 
 def _remove_stale_tmp(out: Out) -> int:
@@ -702,6 +716,7 @@ def _run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None, execu
     _check_out(out, specs, sweep)
     _remove_stale_tmp(out)
     todo = []
+    done_sha: dict[int, str] = {}  # run id: SHA-256 of its done record (finished runs)
     # one directory listing, not a stat per run (sweeps of 10,000 tiny runs)
     present = _fspath.names(out / "runs")
     for s in specs:
@@ -710,8 +725,9 @@ def _run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None, execu
             continue
         d = _run_dir(out, s.run_id)
         if (d / "done").exists():
-            why = verify_run(d, sweep.tables)
-            if why is None:
+            why, sha = _verify_run(d, sweep.tables)
+            if why is None and sha is not None:
+                done_sha[s.run_id] = sha
                 continue
             print(f"{sweep.name}: run {s.run_id:06d}: {why}; running it again", file=sys.stderr)
         todo.append(s)
@@ -735,23 +751,33 @@ def _run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None, execu
         jobs = 1  # one real-time run at a time, never in parallel
     bar = Progress(len(todo), skipped, sweep.name, progress)
     todo_ids = {s.run_id for s in todo}
-    combiner = _Combiner(out, tuple(sweep.tables), [s.run_id for s in specs], [s.run_id for s in specs if s.run_id not in todo_ids])
+    digest = None if todo else _combined_digest(specs, done_sha)
+    current = None if digest is None else _current_combined(out, tuple(sweep.tables), digest)
+    combiner = None if current is not None else \
+        _Combiner(out, tuple(sweep.tables), [s.run_id for s in specs], [s.run_id for s in specs if s.run_id not in todo_ids])
     t_runs = time.perf_counter()
     client_s = run_s = cpu_s = 0.0
     peak_rss = 0
-    it = iter(_executor(executor, jobs, scheduler)(payloads, [est_events.get(s.point, 0.0) for s in todo]))
-    acc: dict[str, Any] = {"client_s": 0.0, "run_s": 0.0, "cpu_s": 0.0, "peak_rss": 0, "fails": []}
-    try:
-        _loop_results(it, out, local, inline, combiner, bar, on_result, acc)
-    except BaseException:
-        combiner.abort()
-        getattr(it, "close", lambda: None)()  # the executor stops its runs now, not when collected
-        raise
+    acc: dict[str, Any] = {"client_s": 0.0, "run_s": 0.0, "cpu_s": 0.0, "peak_rss": 0, "fails": [], "done_sha": done_sha}
+    if combiner is not None:
+        it = iter(_executor(executor, jobs, scheduler)(payloads, [est_events.get(s.point, 0.0) for s in todo]))
+        try:
+            _loop_results(it, out, local, inline, combiner, bar, on_result, acc)
+        except BaseException:
+            combiner.abort()
+            getattr(it, "close", lambda: None)()  # the executor stops its runs now, not when collected
+            raise
     client_s, run_s, cpu_s, peak_rss = acc["client_s"], acc["run_s"], acc["cpu_s"], acc["peak_rss"]
     t_collect = time.perf_counter()
-    combined = combiner.finish()
     # from the receipts (a failed run's error.txt starts with the same line): no scan of OUT/runs/
     fails = sorted(acc["fails"], key=lambda r: r["run_id"])
+    if current is not None:  # every run verified and the combined tables made of exactly them
+        combined = current
+    else:
+        assert combiner is not None
+        combined = combiner.finish()
+        # certifies the combined tables (after they are in place): a rerun reuses them
+        _write_combined_record(out, tuple(sweep.tables), None if fails else _combined_digest(specs, acc["done_sha"]))
     _fspath.write_text(out / "failures.csv", _failures_csv(fails))
     result = SweepResult(out, combined, fails, len(todo), skipped)
     t_end = time.perf_counter()
@@ -759,7 +785,7 @@ def _run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None, execu
                      "client_s": client_s, "collect_s": t_end - t_collect, "run_s": run_s, "run_cpu_s": cpu_s,
                      "serial_s": (t_runs - t_start) + client_s + (t_end - t_collect), "workers": n_workers,
                      "worker_peak_rss_bytes": peak_rss, "client_peak_rss_bytes": _peak_rss(), "runs": len(todo),
-                     "combine_cpu_s": combiner.cpu_s}
+                     "combine_cpu_s": combiner.cpu_s if combiner is not None else 0.0}
     return result
 
 
@@ -784,6 +810,8 @@ def _loop_results(it: Iterable[dict[str, Any]], out: Out, local: bool, inline: b
             raise SweepError(f"{out}: a Dask worker stored run {res['run_id']} where this client cannot see it; "
                              "--out must be a directory every worker shares with the client (same path)")
         combiner.add(res["run_id"], res.get("tables") if res["ok"] else None, res["ok"], res.get("pack"))
+        if res.get("done_sha256"):
+            acc["done_sha"][int(res["run_id"])] = res["done_sha256"]
         if not res["ok"]:
             acc["fails"].append({"run_id": int(res["run_id"]), "error": str(res.get("error", "")).split("\n", 1)[0]})
         run_s += res["wall_s"]
@@ -794,6 +822,53 @@ def _loop_results(it: Iterable[dict[str, Any]], out: Out, local: bool, inline: b
             on_result(res)
         client_s += time.perf_counter() - t1
         acc.update(client_s=client_s, run_s=run_s, cpu_s=cpu_s, peak_rss=peak_rss)
+
+
+#: OUT/COMBINED certifies the combined tables: the digest of the done records of the runs they
+#: were made of, and each table file's SHA-256. A rerun whose runs are all finished and verified,
+#: with the same digest, reuses the files (hashed again, a read at disk speed) instead of splicing
+#: every run again (a preset run a second time to redraw its report: 0.9 s of pam2013's 3 s). A
+#: run redone, a table file changed, no record or a damaged one: the tables are combined again.
+COMBINED = "combined.json"
+
+
+def _combined_digest(specs: Sequence[RunSpec], done_sha: Mapping[int, str]) -> str | None:
+    """SHA-256 over each run's id and done record's SHA-256, in run order (None: a run did not
+    finish). A done record holds its run's files' SHA-256, so this certifies every stored byte."""
+    h = hashlib.sha256()
+    for s in specs:
+        sha = done_sha.get(s.run_id)
+        if sha is None:
+            return None
+        h.update(f"{s.run_id} {sha}\n".encode())
+    return h.hexdigest()
+
+
+def _write_combined_record(out: Out, tables: tuple[str, ...], digest: str | None) -> None:
+    if digest is None:  # a run failed: the next run does it again and combines again
+        (out / COMBINED).unlink(missing_ok=True)
+        return
+    files = {n: _fspath.sha256(out / f"{n}.parquet") for n in tables}
+    _fspath.write_text(out / COMBINED, json.dumps({"digest": digest, "sha256": files}, sort_keys=True) + "\n")
+
+
+def _current_combined(out: Out, tables: tuple[str, ...], digest: str | None) -> LazyTables | None:
+    """The combined tables, read from their files when used, if OUT/COMBINED certifies them for
+    exactly the runs of `digest`; None otherwise (combine again)."""
+    if digest is None:
+        return None
+    try:
+        rec = json.loads((out / COMBINED).read_text())
+        if not isinstance(rec, dict) or rec.get("digest") != digest or set(rec.get("sha256", {})) != set(tables):
+            return None
+        if any(_fspath.sha256(out / f"{n}.parquet") != rec["sha256"][n] for n in tables):
+            return None
+    except (OSError, ValueError, TypeError, KeyError):
+        return None  # absent or damaged: combined again from the runs
+    combined = LazyTables()
+    for n in tables:
+        combined.later(n, out / f"{n}.parquet")
+    return combined
 
 
 def serial_fraction(timing: Mapping[str, float]) -> float:
