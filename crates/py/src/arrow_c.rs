@@ -39,14 +39,12 @@ impl Col {
     /// no bitmap when none is.
     pub fn i64_valid(data: Vec<i64>, valid: impl Iterator<Item = bool>) -> Col {
         let mut bits = vec![0u8; data.len().div_ceil(8)];
-        let mut nulls = 0;
+        let mut set = 0;
         for (r, ok) in valid.take(data.len()).enumerate() {
-            if ok {
-                bits[r / 8] |= 1 << (r % 8);
-            } else {
-                nulls += 1;
-            }
+            bits[r / 8] |= u8::from(ok) << (r % 8);
+            set += usize::from(ok);
         }
+        let nulls = data.len() - set; // a row `valid` did not reach is null too
         Col::I64 { data, valid: (nulls > 0).then_some(bits), nulls }
     }
 
