@@ -3,6 +3,7 @@ whatever the executor; runs store only the tables asked for (plus aggregates com
 worker); the serial fraction of a sweep; the elastic preset's disk footprint."""
 import hashlib
 import json
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -694,3 +695,33 @@ def test_no_combined_record_while_a_run_fails(tmp_path, monkeypatch):
     monkeypatch.setattr(sim, "simulate_run", flaky)
     res = sweep.run(sweep.load(f), out, jobs=1, progress=False)
     assert len(res.failed) == 1 and not (out / sweep.COMBINED).exists()
+
+
+def test_a_kept_worker_reports_its_peak_memory_from_the_sweeps_first_run(tmp_path, monkeypatch):
+    """`worker_peak_rss_bytes` is a worker's peak over this sweep's runs, not over the sweeps it
+    ran before (the local pool is kept from sweep to sweep; Dask workers are long-lived): a worker
+    resets its VmHWM when the first run of another sweep reaches it (once a sweep, not per run),
+    and the client's own process never does. The reset itself: a peak made and freed is gone."""
+    import numpy as np
+
+    if not os.path.exists("/proc/self/clear_refs"):
+        pytest.skip("needs Linux's /proc/self/clear_refs (VmHWM reset)")
+    big = np.ones(40_000_000)  # 320 MB resident
+    del big
+    before = sweep._peak_rss()
+    sweep._reset_peak_rss()
+    after = sweep._peak_rss()
+    assert before > 300 * 2**20 and after < before - 250 * 2**20, (before, after)
+
+    resets = []
+    monkeypatch.setattr(sweep, "_reset_peak_rss", lambda: resets.append(1))
+    monkeypatch.setattr(sweep, "_PEAK_SWEEP", None)
+    sw = sweep.load(write(tmp_path))
+    spec = sw.runs()[0]
+    base = {"scenario": sw.scenario, "scenario_key": None, "seed": spec.seed, "run_id": 0, "rep": 0, "point": 0,
+            "overrides": spec.overrides, "params": spec.params, "tables": ["runs"], "reduce": None, "out": None, "receipt": True}
+    for sid, want in (("a", 1), ("a", 1), ("b", 2), ("b", 2)):
+        res = sweep.execute({**base, "sweep_id": sid})
+        assert res["ok"] and res["rss_bytes"] > 0 and len(resets) == want
+    sweep.execute({**base, "sweep_id": "c", "receipt": False})  # a run done in the client itself
+    assert len(resets) == 2

@@ -300,6 +300,12 @@ def execute(payload: dict[str, Any]) -> dict[str, Any]:
     run done in the client's own process). Top-level so it pickles."""
     from jitterlab import sim
 
+    global _PEAK_SWEEP
+    if payload.get("receipt") and payload.get("sweep_id") != _PEAK_SWEEP:
+        # a worker of a kept pool (or a Dask worker) starts another sweep: its peak memory counts
+        # from here, not from the sweeps it ran before (the client's own process is left alone)
+        _PEAK_SWEEP = payload.get("sweep_id")
+        _reset_peak_rss()
     t0, c0 = time.perf_counter(), time.process_time()
     try:
         params = {**payload["params"], "replication": payload["rep"], "point": payload["point"]}
@@ -338,6 +344,20 @@ def execute(payload: dict[str, Any]) -> dict[str, Any]:
     out["cpu_s"] = time.process_time() - c0
     out["rss_bytes"] = _peak_rss()
     return out
+
+
+#: The sweep whose runs this worker process's peak memory counts from (`execute`).
+_PEAK_SWEEP: str | None = None
+
+
+def _reset_peak_rss() -> None:
+    """Restarts this process's VmHWM at its current resident size (Linux >= 4.0: writing 5 to
+    /proc/self/clear_refs); where refused, the peak keeps counting from the process's start."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass
 
 
 def _peak_rss() -> int:
@@ -397,8 +417,9 @@ class SweepResult(Tables):
         self.failed = list(failures)
         #: where the wall time went (set by `run`): wall_s, prepare_s, runs_wall_s, client_s,
         #: collect_s, serial_s (prepare + client + collect: see `serial_fraction`), run_s and
-        #: run_cpu_s (summed over the runs, in the workers), workers, worker_peak_rss_bytes (since
-        #: the worker started: the local pool is kept for this process's next sweep),
+        #: run_cpu_s (summed over the runs, in the workers), workers, worker_peak_rss_bytes (the
+        #: largest peak of a worker since it began this sweep's runs: a kept pool's or a Dask
+        #: worker's peak is reset, on Linux, when it starts another sweep),
         #: client_peak_rss_bytes (this process's peak so far), combine_cpu_s (the CPU time of the
         #: client's thread that builds the combined tables while the runs go on)
         self.timing: dict[str, float] = {}
@@ -741,7 +762,8 @@ def _run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None, execu
     # absolute: a kept worker pool keeps the working directory it was started in
     out_s = str(out) if isinstance(out, _fspath.FsPath) else os.path.abspath(out)
     names, testbed = list(sweep.tables), sweep.backend == "testbed"
-    payloads = [{"scenario": sweep.scenario, "scenario_key": key, "seed": s.seed, "run_id": s.run_id, "rep": s.rep, "point": s.point,
+    sweep_id = f"{os.getpid()}-{time.time_ns()}"  # this invocation (workers' peak memory counts from its first run)
+    payloads = [{"sweep_id": sweep_id, "scenario": sweep.scenario, "scenario_key": key, "seed": s.seed, "run_id": s.run_id, "rep": s.rep, "point": s.point,
                  "overrides": s.overrides, "params": s.params, "tables": names, "reduce": sweep.reduce,
                  "out": out_s, "receipt": not inline, "inline_bytes": inline_bytes, "backend": sweep.backend,
                  "testbed_out": os.path.join(out_s, "testbed", f"{s.run_id:06d}") if testbed else None} for s in todo]
