@@ -129,7 +129,7 @@ def test_cli_sweep_to_a_url(tmp_path):
                         "--quiet"], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     assert f"tables in local://{tmp_path}/o/" in p.stderr
-    assert sorted(x.name for x in (tmp_path / "o").iterdir()) == sorted(RESULT_FILES + ["combined.json", "runs", "sweep.json"])
+    assert sorted(x.name for x in (tmp_path / "o").iterdir()) == sorted(RESULT_FILES + ["runs", "sweep.json"])  # no combined.json on a URL
     assert _fspath.is_url("s3://bucket/x") and not _fspath.is_url("file:///tmp/x") and not _fspath.is_url("/tmp/x")
 
 
