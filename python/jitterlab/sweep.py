@@ -37,7 +37,8 @@ redoes damaged ones (a flipped bit, a truncated or deleted file) and ones stored
 asked for now, with a line saying so, retries
 failed ones and removes the temporary directories of killed runs; the verified runs' tables are
 concatenated into OUT/<table>.parquet while the runs go on (each written under a temporary name,
-renamed when complete).
+renamed when complete), and certified by OUT/combined.json, which lets a rerun whose runs are all
+finished reuse them (`COMBINED`).
 
 OUT may be a URL for fsspec (s3://, gcs://, …; see `jitterlab._fspath`): runs are then written in
 place and certified by their `done` record, written last.
@@ -590,11 +591,6 @@ def verify_run(d: Out, need: Iterable[str] = ()) -> str | None:
 def _verify_run(d: Out, need: Iterable[str] = ()) -> tuple[str | None, str | None]:
     """`verify_run`'s answer and, for a finished run, the SHA-256 of its done record (which
     certifies its files: see `_combined_digest`)."""
-    why, raw = _verify_done(d, need)
-    return why, (hashlib.sha256(raw).hexdigest() if why is None and raw is not None else None)
-
-
-def _verify_done(d: Out, need: Iterable[str]) -> tuple[str | None, bytes | None]:
     done = d / "done"
     if not done.is_file():
         return "not finished", None
@@ -605,28 +601,28 @@ def _verify_done(d: Out, need: Iterable[str]) -> tuple[str | None, bytes | None]
         return "its done record is damaged", None
     files = rec.get("files") if isinstance(rec, dict) else None
     if not isinstance(files, dict):
-        return "written by an older jitterlab without checksums", raw
+        return "written by an older jitterlab without checksums", None
     missing = sorted(set(need) - set(rec.get("requested", need)))
     if missing:
-        return f"stored without {', '.join(missing)}", raw
+        return f"stored without {', '.join(missing)}", None
     parts = rec.get("parts", {})
     if parts and (PACK not in files or not all(isinstance(p, list) and len(p) == 3 and 0 <= p[0] and p[0] + p[1] <= files[PACK].get("bytes", -1)
                                                 for p in parts.values())):
-        return "its done record is damaged", raw
+        return "its done record is damaged", None
     for name, meta in files.items():
         f = d / name
         if not f.is_file():
-            return f"{name} is missing", raw
+            return f"{name} is missing", None
         try:
             if _fspath.sha256(f) != meta.get("sha256"):
-                return f"{name} does not match its checksum (damaged)", raw
+                return f"{name} does not match its checksum (damaged)", None
         except OSError as e:
-            return f"{name} cannot be read ({e.strerror})", raw
+            return f"{name} cannot be read ({e.strerror})", None
     stored: Iterable[Out] = itertools.chain(d.glob(f"*{RUN_EXT}"), d.glob("*.parquet"), d.glob("*.pack"))
     extra = {p.name for p in stored} - set(files)
     if extra:
-        return f"{sorted(extra)[0]} is not in its done record", raw
-    return None, raw
+        return f"{sorted(extra)[0]} is not in its done record", None
+    return None, hashlib.sha256(raw).hexdigest()
 
 
 def _remove_stale_tmp(out: Out) -> int:
