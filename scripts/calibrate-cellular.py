@@ -43,7 +43,7 @@ def audio_alone(access: dict, seeds: range) -> dict:
 def bulk(access: dict, seeds: range) -> dict:
     sc = scenario(access)
     sc["duration"] = "95s"
-    sc["traffic"].append({"kind": "bulk", "name": "bulk", "abc": True, "from": "server", "to": "mobile", "cc": "cubic",
+    sc["traffic"].append({"kind": "bulk", "name": "bulk", "stack": "linux-3.2", "from": "server", "to": "mobile", "cc": "cubic",
                           "size": "28MB", "iw": 3, "start": "10s"})
     rng = np.random.default_rng(2013)
     owd, goodput = [], []

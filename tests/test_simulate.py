@@ -217,3 +217,23 @@ def test_core_tables_arrive_as_arrow_batches_with_numpy_era_layout():
     for _ in range(3):
         s, a = _native.simulate_tables(js, 1, 9)["media_packets"].__arrow_c_array__()
         del s, a
+
+
+def test_manifest_and_report_record_each_tcp_entrys_stack_and_overrides(tmp_path, root):
+    """The manifest's provenance names every TCP entry's stack profile and the switches the entry
+    overrides (with the values the run used); the report's provenance table shows them."""
+    out = tmp_path / "out"
+    run_cli("simulate", str(root / "scenarios/audio-bulk-access.toml"), "--out", str(out),
+            "--set", "traffic[1].tsq=false", "--set", "traffic[1].iw=3", check=True)
+    man = json.loads((out / "manifest.json").read_text())
+    stacks = man["provenance"]["tcp_stacks"]
+    assert stacks == ["bulk: linux-6.18 with iw = 3, cc = cubic, tsq = False"], stacks
+    sc = {"name": "s", "duration": "1s", "stack": "linux-3.2",
+          "access": {"core_rate": "100Mbit", "core_delay": "5ms", "down_rate": "4Mbit", "down_delay": "10ms", "up_rate": "1Mbit", "up_delay": "10ms"},
+          "traffic": [{"kind": "web", "name": "page", "from": "server", "to": "client", "size": "10kB"}]}
+    from jitterlab import provenance
+    assert provenance.tcp_stacks(sc) == ["page: linux-3.2"]
+    rep = tmp_path / "rep"
+    run_cli("report", str(out), "--out", str(rep), check=True)
+    html = (rep / "report.html").read_text()
+    assert "TCP stacks (profile and overrides)" in html and "bulk: linux-6.18 with" in html

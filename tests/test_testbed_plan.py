@@ -241,3 +241,59 @@ def test_htb_gets_the_scenarios_burst_and_the_overhead_beyond_the_ethernet_heade
     bad = {**ACCESS, "access": {**ACCESS["access"], "down_overhead": "4B"}}
     with pytest.raises(TestbedError, match="access.down_overhead: HTB on the testbed's veth counts"):
         Network(plan(bad))._check_features()
+
+
+def _tcp_sc(**kw):
+    e = {"kind": "bulk", "name": "b", "from": "server", "to": "client", "size": "1MB", **kw}
+    return {**ACCESS, "traffic": [*ACCESS["traffic"], e]}
+
+
+def test_the_testbed_is_linux_6_18_and_applies_its_sysctls():
+    """Every TCP entry's host gets the profile's switches as per-namespace sysctls (the stack does not
+    depend on the machine's own defaults); the receiver's tcp_rmem is the profile's."""
+    p = plan(_tcp_sc())
+    assert p.sysctls["client"]["net.ipv4.tcp_rmem"] == "4096 131072 33554432"
+    assert p.sysctls["server"]["net.ipv4.tcp_recovery"] == "1" and p.sysctls["server"]["net.ipv4.tcp_early_retrans"] == "3"
+    assert p.sysctls["server"]["net.ipv4.tcp_timestamps"] == "1" == p.sysctls["client"]["net.ipv4.tcp_timestamps"]
+    assert p.sysctls["client"]["net.ipv4.tcp_moderate_rcvbuf"] == "1"
+    assert p.route_attrs == {}
+
+
+def test_overrides_linux_can_take_are_applied():
+    p = plan(_tcp_sc(timestamps=False, rack=False, tlp=False, tcp_rmem_max="1MB", tcp_rmem_default="65536B", min_rto="300ms",
+                     init_rcv_wnd=20, ecn=True, so_rcvbuf="20kB"))
+    assert p.sysctls["server"]["net.ipv4.tcp_timestamps"] == "0" == p.sysctls["client"]["net.ipv4.tcp_timestamps"]
+    assert (p.sysctls["server"]["net.ipv4.tcp_recovery"], p.sysctls["server"]["net.ipv4.tcp_early_retrans"]) == ("0", "0")
+    assert p.sysctls["server"]["net.ipv4.tcp_ecn"] == "1"
+    assert p.sysctls["client"]["net.ipv4.tcp_rmem"] == "4096 65536 1000000"
+    assert p.route_attrs == {("server", "client"): {"rto_min": "300ms"}, ("client", "server"): {"initrwnd": "20"}}
+    assert p.tcp[0].rcvbuf == 20000
+
+
+@pytest.mark.parametrize("stack, words", [("linux-3.2", "2012"), ("ns2-sack1", "simulator's TCP")])
+def test_profiles_the_kernel_cannot_be_are_refused(stack, words):
+    with pytest.raises(ScenarioError, match=rf"traffic\[1\]\.stack: the testbed runs real Linux \(linux-6.18\); it cannot be '{stack}'.*{words}"):
+        plan(_tcp_sc(stack=stack))
+    with pytest.raises(ScenarioError, match=r"^stack: "):  # an unknown one: the simulator's core lists the known ones
+        plan({**_tcp_sc(), "stack": "bsd"})
+
+
+@pytest.mark.parametrize("key, value, msg", [
+    ("abc", True, r"traffic\[1\]\.abc: the testbed's Linux cannot be given 2 \(its value is 'all'"),
+    ("tsq", False, r"traffic\[1\]\.tsq: the testbed's Linux cannot be given False"),
+    ("hystart", False, r"traffic\[1\]\.hystart: the testbed's Linux cannot"),
+    ("rwnd", "20pkt", r"traffic\[1\]\.rcvbuf: a fixed receive window is not something Linux has; give so_rcvbuf"),
+    ("rmem_max", "1MB", r"traffic\[1\]\.rmem_max: net\.core\.rmem_max is host-wide"),
+    ("ecn", "l4s", r"traffic\[1\]\.ecn: the kernel's TCP sends ECT\(0\) only"),
+    ("series", True, r"traffic\[1\]\.series: the testbed does not record tcp_series"),
+])
+def test_switches_linux_cannot_take_are_refused_with_the_reason(key, value, msg):
+    with pytest.raises(ScenarioError, match=msg):
+        plan(_tcp_sc(**{key: value}))
+
+
+def test_one_namespace_one_value():
+    sc = _tcp_sc(timestamps=False)
+    sc["traffic"].append({"kind": "bulk", "name": "c", "from": "server", "to": "client", "size": "1MB"})
+    with pytest.raises(ScenarioError, match=r"traffic\[2\]\.timestamps: needs net\.ipv4\.tcp_timestamps = 1 on host 'server', where traffic\[1\]\.timestamps needs 0"):
+        plan(sc)

@@ -4,7 +4,7 @@ from typing import Any, Callable, final
 
 __all__ = [
     "__version__", "JitterlabError", "ScenarioError", "TableError", "CaptureError", "simulate_tables", "ArrowBatch",
-    "sim_registry", "expand_scenario", "channel_opportunities", "cellular_trace", "channel_loss_periods",
+    "sim_registry", "stack_profiles", "expand_scenario", "channel_opportunities", "cellular_trace", "channel_loss_periods",
     "MediaSet", "grouped_quantiles", "emodel_r", "mos_from_r", "analyze_pair", "PcapWriter", "testbed_link",
     "testbed_set_realtime", "testbed_media_send", "testbed_media_recv", "capture_check", "parse_duration_ns",
     "parse_rate_bps", "parse_size", "estimate_json", "take_strings", "ParquetConcat",
@@ -161,7 +161,11 @@ def take_strings(names: list[str], idx: Any) -> tuple[Any | None, Any, Any, int]
     UTF-8 data, null count); null where idx is negative or past the names."""
     ...
 def sim_registry() -> dict[str, list[str]]:
-    """Queue disciplines ("queues"), congestion controls ("cc") and traffic kinds ("traffic") the simulator knows."""
+    """Queue disciplines ("queues"), congestion controls ("cc"), traffic kinds ("traffic") and TCP
+    stack profiles ("stacks") the simulator knows."""
+    ...
+def stack_profiles() -> str:
+    """The TCP stack profiles as JSON: {"default", "profiles": [{name, summary, switches, sources}]}."""
     ...
 def expand_scenario(scenario_json: str) -> str:
     """The scenario (JSON, trace files inlined as {path, data}) validated and expanded by the Rust

@@ -1,6 +1,8 @@
 """One scenario on both the simulator and the testbed, summarised side by side: audio OWD
 percentiles over the overlap window (the whole flow when there is no TCP), media loss, TCP goodput
-and completion time. Both runs use the same congestion control (CUBIC unless told otherwise)."""
+and completion time. Both backends run the scenario as its file says: the same stack profile
+(`stack`, docs/tcp.md) and link keys; nothing is added to it. `cc` (the command's `--cc`) is the
+one explicit override: it names every TCP flow's congestion control, on both backends."""
 from __future__ import annotations
 
 import copy
@@ -16,16 +18,14 @@ TCP_KINDS = ("bulk", "web", "ftp")
 PCTS = (5, 25, 50, 75, 90, 95, 99)
 
 
-def with_cc(sc: dict, cc: str, linux_abc: bool = True) -> dict:
-    """Every TCP flow gets `cc`; with `linux_abc` also `abc = true` (slow start counts the segments
-    each ACK covers, as Linux does; the simulator's default is one MSS per ACK, which with delayed
-    ACKs grows 1.5x per round trip instead of 2x)."""
+def with_cc(sc: dict, cc: str | None) -> dict:
+    """Every TCP flow gets `cc` (None: the scenario's own)."""
     sc = copy.deepcopy(sc)
+    if cc is None:
+        return sc
     for t in sc.get("traffic") or []:
         if isinstance(t, dict) and t.get("kind") in TCP_KINDS:
             t["cc"] = cc
-            if linux_abc:
-                t.setdefault("abc", True)
     return sc
 
 
@@ -56,12 +56,12 @@ def summary(res: Any) -> dict[str, float]:
     return out
 
 
-def compare(scenario: str | Path | Mapping[str, Any], seed: int = 1, cc: str = "cubic", out: str | Path | None = None,
-            overrides: Mapping[str, Any] | None = None, linux_abc: bool = True) -> pd.DataFrame:
+def compare(scenario: str | Path | Mapping[str, Any], seed: int = 1, cc: str | None = None, out: str | Path | None = None,
+            overrides: Mapping[str, Any] | None = None) -> pd.DataFrame:
     """Runs both backends; returns a table with one row per quantity and columns sim, testbed, diff_pct."""
     from jitterlab import sim, testbed
 
-    sc = with_cc(_scn.with_overrides(_scn.load(scenario), overrides), cc, linux_abc)
+    sc = with_cc(_scn.with_overrides(_scn.load(scenario), overrides), cc)
     cols: dict[str, dict[str, float]] = {}
     errors: dict[str, str] = {}
     try:

@@ -110,7 +110,41 @@ def collect(seeds: Iterable[int] | int | None = None, scenario: Mapping[str, Any
         "seeds": seed_list,
         "scenario_sha256": scenario_hash(scenario),
     }
+    stacks = tcp_stacks(scenario)
+    if stacks:
+        out["tcp_stacks"] = stacks
     out.update(extra)
+    return out
+
+
+def tcp_stacks(scenario: Mapping[str, Any] | None) -> list[str]:
+    """What each TCP entry of `scenario` is: "NAME: PROFILE" and, when the entry overrides some of
+    the profile's switches, " with KEY = VALUE, …" (the values as the run uses them). Empty for no
+    scenario, one without TCP, or one that does not expand (its own error is reported elsewhere)."""
+    if not scenario:
+        return []
+    from jitterlab import _native
+
+    try:
+        exp = json.loads(_native.expand_scenario(json.dumps(scenario, default=str)))
+    except Exception:  # noqa: BLE001 - a scenario that does not build has no stacks to record
+        return []
+    out = []
+    for i, t in enumerate(exp.get("traffic") or []):
+        if not isinstance(t, dict) or "stack" not in t:
+            continue
+        name = t.get("name") or f"traffic[{i}]"
+        tcp = t.get("tcp") or {}
+        alias = {"rwnd": "rcvbuf", "sack": "recovery"}
+
+        def value(k: str) -> Any:
+            k2 = alias.get(k, k)
+            for v in (tcp.get(k2), t.get(k), t.get(f"{k}_bytes"), t.get(f"{k}_pkts"), t.get(f"{k}_ns")):
+                if v is not None:
+                    return v
+            return None
+        over = ", ".join(f"{k} = {value(k)}" for k in t.get("stack_overrides") or [])
+        out.append(f"{name}: {t['stack']}" + (f" with {over}" if over else ""))
     return out
 
 
@@ -119,4 +153,5 @@ LABELS = {
     "jitterlab_version": "jitterlab version", "commit": "commit", "schema_version": "table schema version",
     "command_line": "command line", "host": "host", "kernel": "kernel", "python": "Python",
     "time_utc": "time (UTC)", "seeds": "seeds", "scenario_sha256": "scenario SHA-256",
+    "tcp_stacks": "TCP stacks (profile and overrides)",
 }

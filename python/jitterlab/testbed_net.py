@@ -170,6 +170,10 @@ class Network:
             sh("ip", "netns", "add", self.ns[n])
             self.created.append(self.ns[n])
             self.ip(n, "link", "set", "lo", "up")
+        # Each host's TCP stack as its entries' profile and overrides say (per-namespace sysctls).
+        for n, kv in self.plan.sysctls.items():
+            for k, v in sorted(kv.items()):
+                self.sysctl(n, k, v)
         self._check_features()
         ethtool = shutil.which("ethtool")
         for l in self.plan.links:
@@ -328,18 +332,22 @@ class Network:
         return {"tun": self.tun, "rules": rules, "classes": classes, "channels": cfg_ch, "seed": seed}
 
     def _initcwnd(self) -> None:
-        """IW per (sender, receiver) as the route's initcwnd, on a /32 route in the sender."""
+        """IW per (sender, receiver) as the route's initcwnd, on a /32 route in the sender, with the
+        entries' rto_min; a receiver's initrwnd on its /32 route back to the sender."""
         done = set()
-        for f in self.plan.tcp:
-            if (f.src, f.dst) in done:
+        pairs = [(f.src, f.dst, {"initcwnd": str(f.iw)}) for f in self.plan.tcp]
+        pairs += [(a, b, {}) for (a, b) in self.plan.route_attrs]
+        for src, dst, attrs in pairs:
+            if (src, dst) in done:
                 continue
-            done.add((f.src, f.dst))
-            dst = self.plan.host_addr(f.dst)
-            p = self.plan.path(f.src, f.dst)
-            link = next(l for m, l in self.plan.neighbours(f.src) if m == p[1])
+            done.add((src, dst))
+            attrs = {**attrs, **self.plan.route_attrs.get((src, dst), {})}
+            addr = self.plan.host_addr(dst)
+            p = self.plan.path(src, dst)
+            link = next(l for m, l in self.plan.neighbours(src) if m == p[1])
             gw = link.addr(p[1])
-            self.ip(f.src, "route", "replace", f"{dst}/32", "via", gw, "dev", self.ifname(link.index, f.src),
-                    "initcwnd", str(f.iw), "initrwnd", str(max(f.iw, 10)))
+            extra = [x for kv in sorted(attrs.items()) for x in kv]
+            self.ip(src, "route", "replace", f"{addr}/32", "via", gw, "dev", self.ifname(link.index, src), *extra)
 
     # -- stats ---------------------------------------------------------------------------------
     def qdisc_stats(self, c: Channel) -> dict:

@@ -145,6 +145,10 @@ class Plan:
     hosts: list[str]
     queue_sample_ns: int = 0
     sampled_queues: list[str] = field(default_factory=list)
+    #: Per namespace, the sysctls its TCP stack gets (the entries' stack switches).
+    sysctls: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: Route attributes per (from, to) host pair: rto_min (ms), initrwnd (segments).
+    route_attrs: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
 
     def channels(self) -> list[Channel]:
         return [c for l in self.links for c in (l.fwd, l.rev)]
@@ -218,16 +222,79 @@ def _check_keys(d: Iterable[str], allowed: set[str], where: str) -> None:
             raise ScenarioError(f"{where}{k}: unknown key (known: {', '.join(sorted(allowed))})")
 
 
-# TCP keys of the simulator (docs/tcp.md) the testbed honours, and those it accepts only at the
-# value real Linux TCP has anyway (Linux's slow start adds the segments each ACK covers: ABC, L = 2
-# with delayed ACKs).
-_TCP_KEYS = ("kind", "name", "from", "to", "size", "flows", "iw", "cc", "start", "stop", "mss", "rcvbuf", "rwnd")
-_TCP_DEFAULT_ONLY: dict[str, tuple] = {  # durations in ns (the expanded form's)
-    "recovery": ("sack",), "limited_transmit": (True,), "delack": (40_000_000,), "wscale": (True,), "ecn": (False,),
-    "pacing": (False,), "pace_iw": (False,), "abc": (True, 2), "series": (False,), "min_rto": (200_000_000,),
-    "hystart_round_fix": (True,), "rto": ("linux",), "tsq": (True,),
-    "rack": (True,), "tlp": (True,), "timestamps": (True,),
+# The TCP stack (docs/tcp.md, "Stack profiles"). The testbed's hosts run the machine's kernel, so a
+# TCP entry must be the `linux-6.18` profile; a switch it overrides is applied where Linux lets it
+# be set for one namespace, route or socket, and refused otherwise.
+TESTBED_STACK = "linux-6.18"
+
+_TCP_KEYS = ("kind", "name", "from", "to", "size", "flows", "start", "stop", "stack", "series")
+_NOT_A_KERNEL = {
+    "linux-3.2": "its RACK-TLP, TCP Small Queues, slow-start counting and receive-window rules are built into the kernel and cannot be switched back to 2012's",
+    "ns2-sack1": "ns-2's Agent/TCP/Sack1 is a simulator's TCP, not a kernel's",
 }
+# Switches Linux lets the testbed set: where each goes. "both" = the sender's and the receiver's
+# namespaces, "rcv" / "snd" = one of them. Values as the expanded form's `tcp` gives them.
+_SYSCTL: dict[str, tuple[str, str, Any]] = {
+    "timestamps": ("both", "net.ipv4.tcp_timestamps", lambda v: "1" if v else "0"),
+    "recovery": ("both", "net.ipv4.tcp_sack", lambda v: "1" if v == "sack" else "0"),
+    "wscale": ("both", "net.ipv4.tcp_window_scaling", lambda v: "1" if v else "0"),
+    "rack": ("snd", "net.ipv4.tcp_recovery", lambda v: "1" if v else "0"),
+    "tlp": ("snd", "net.ipv4.tcp_early_retrans", lambda v: "3" if v else "0"),
+    "ecn": ("snd", "net.ipv4.tcp_ecn", lambda v: "1" if v == "ect0" else "2"),
+    "tcp_moderate_rcvbuf": ("rcv", "net.ipv4.tcp_moderate_rcvbuf", lambda v: "1" if v else "0"),
+}
+# Applied elsewhere: iw (route initcwnd), cc (TCP_CONGESTION), mss (TCP_MAXSEG), so_rcvbuf
+# (SO_RCVBUF), tcp_rmem_default / tcp_rmem_max (net.ipv4.tcp_rmem of the receiver), min_rto (route
+# rto_min), init_rcv_wnd (route initrwnd of the receiver).
+_APPLIED = {"iw", "cc", "mss", "so_rcvbuf", "tcp_rmem_default", "tcp_rmem_max", "min_rto", "init_rcv_wnd", *_SYSCTL}
+
+
+def _stack_switches() -> dict[str, Any]:
+    import json
+
+    prof = json.loads(_native.stack_profiles())
+    return next(p["switches"] for p in prof["profiles"] if p["name"] == TESTBED_STACK)
+
+
+def _size_b(v: Any) -> int:
+    return int(str(v).rstrip("B"))
+
+
+def _tcp_stack(t: dict, where: str, kernel: dict[str, Any]) -> dict[str, Any]:
+    """The entry's stack switches as the testbed applies them; refuses a profile or switch the kernel
+    cannot be. Returns the switches (the expanded form's `tcp`)."""
+    stack = t.get("stack", TESTBED_STACK)
+    if stack != TESTBED_STACK:
+        why = _NOT_A_KERNEL.get(stack, "it is not the kernel's")
+        raise ScenarioError(f"{where}stack: the testbed runs real Linux ({TESTBED_STACK}); it cannot be {stack!r}: {why}")
+    tcp = t.get("tcp") or {}
+    if tcp.get("ecn") == "ect1":
+        raise ScenarioError(f"{where}ecn: the kernel's TCP sends ECT(0) only (no L4S without Prague/AccECN)")
+    for k, v in tcp.items():
+        # `lost_retransmit` appears only with rack = false (RACK's detection replaces it otherwise)
+        if k in _APPLIED or v == kernel.get(k) or k not in kernel:
+            continue
+        if k == "linux_rcvbuf" or k == "rcvbuf":
+            raise ScenarioError(f"{where}rcvbuf: a fixed receive window is not something Linux has; give so_rcvbuf "
+                                "(SO_RCVBUF, the kernel doubles it) or a host's [hosts.NAME.rwnd] budget")
+        if k == "rmem_max":
+            raise ScenarioError(f"{where}rmem_max: net.core.rmem_max is host-wide, not per namespace; the testbed keeps "
+                                f"the host's ({kernel.get(k)})")
+        raise ScenarioError(f"{where}{k}: the testbed's Linux cannot be given {v!r} (its value is {kernel.get(k)!r}, "
+                            "and no sysctl, route attribute or socket option sets it per connection)")
+    if "so_rcvbuf_bytes" in t and t["so_rcvbuf_bytes"] <= 0:
+        raise ScenarioError(f"{where}so_rcvbuf: must be > 0")
+    return tcp
+
+
+def _set_sysctl(plan_sysctls: dict[str, dict[str, str]], owner: dict[tuple[str, str], str], node: str, key: str,
+                val: str, where: str) -> None:
+    have = plan_sysctls.setdefault(node, {})
+    if have.get(key, val) != val:
+        raise ScenarioError(f"{where.rstrip('.')}: needs {key} = {val} on host {node!r}, where {owner[(node, key)]} needs "
+                            f"{have[key]}: a namespace has one value")
+    have[key] = val
+    owner.setdefault((node, key), where.rstrip("."))
 
 
 def _start_ns(v: Any, key: str, rng: Any) -> int:
@@ -423,6 +490,10 @@ def plan(sc: dict[str, Any], seed: int = 1) -> Plan:
 
     media: list[Media] = []
     tcp: list[TcpFlow] = []
+    kernel = _stack_switches()
+    sysctls: dict[str, dict[str, str]] = {}
+    owners: dict[tuple[str, str], str] = {}
+    route_attrs: dict[tuple[str, str], dict[str, str]] = {}
     fid = 0
     counters: dict[str, int] = {}
     for i, t in enumerate(exp["traffic"]):
@@ -465,12 +536,20 @@ def plan(sc: dict[str, Any], seed: int = 1) -> Plan:
                                2 if t.get("ecn") else 0, 5004 + 2 * len(media)))
             fid += 1
         elif kind in ("bulk", "web", "ftp"):
-            _check_keys(_user_keys(t), set(_TCP_KEYS) | set(_TCP_DEFAULT_ONLY), where)
-            for k, ok in _TCP_DEFAULT_ONLY.items():
-                v = t.get(f"{k}_ns", t.get(k, ok[0]))
-                if v not in ok:
-                    raise ScenarioError(f"{where}{k}: the testbed cannot honour {v!r} (real Linux TCP: only "
-                                        f"{' / '.join(repr(x) for x in ok)}{' ns' if f'{k}_ns' in t else ''})")
+            _check_keys(_user_keys(t), set(_TCP_KEYS) | set(t.get("stack_overrides") or ()) | {"stack_overrides", "tcp"}, where)
+            sw = _tcp_stack(t, where, kernel)
+            if t.get("series"):
+                raise ScenarioError(f"{where}series: the testbed does not record tcp_series (the kernel's cwnd is not sampled)")
+            for key, (side, name, conv) in _SYSCTL.items():
+                for node in {"both": (src, dst), "snd": (src,), "rcv": (dst,)}[side]:
+                    _set_sysctl(sysctls, owners, node, name, conv(sw.get(key, kernel.get(key))), where + key)
+            rmem = f"4096 {_size_b(sw.get('tcp_rmem_default', kernel['tcp_rmem_default']))} {_size_b(sw.get('tcp_rmem_max', kernel['tcp_rmem_max']))}"
+            _set_sysctl(sysctls, owners, dst, "net.ipv4.tcp_rmem", rmem, where + "tcp_rmem_max")
+            if sw.get("min_rto", kernel["min_rto"]) != kernel["min_rto"]:
+                ms = _x_ns(t, "min_rto", where, 200_000_000) / 1e6
+                route_attrs.setdefault((src, dst), {})["rto_min"] = f"{ms:g}ms"
+            if sw.get("init_rcv_wnd", 0):
+                route_attrs.setdefault((dst, src), {})["initrwnd"] = str(int(sw["init_rcv_wnd"]))
             flows = t.get("flows", 1)
             if not isinstance(flows, int) or not 1 <= flows <= 64:
                 raise ScenarioError(f"{where}flows: expected a whole number 1..64, got {flows!r}")
@@ -482,21 +561,15 @@ def plan(sc: dict[str, Any], seed: int = 1) -> Plan:
                 total = _x_bytes(t, "size", where)
                 if total is None:
                     raise ScenarioError(f"{where}size: missing (bytes to transfer, e.g. \"28MB\")")
-            iw = t.get("iw", 10)
+            iw = sw.get("iw", 10)
             if not isinstance(iw, int) or not 1 <= iw <= 100:
                 raise ScenarioError(f"{where}iw: expected segments 1..100, got {iw!r}")
-            cc = t.get("cc", "cubic")
+            cc = sw.get("cc", "cubic")
             if cc not in ("reno", "cubic", "bbr", "newreno"):
                 raise ScenarioError(f"{where}cc: the testbed offers reno, cubic, bbr, got {cc!r}")
             cc = "reno" if cc == "newreno" else cc
             mss = t["mss"] if isinstance(t.get("mss"), int) else _x_bytes(t, "mss", where)
-            if {"rcvbuf", "rwnd"} <= _user_keys(t):
-                raise ScenarioError(f"{where}rwnd: give either rcvbuf or rwnd, not both")
-            rcvbuf = None
-            for rk in ("rcvbuf", "rwnd"):
-                sz = _x_size(t, rk, where)
-                if sz is not None:
-                    rcvbuf = sz[0] * (mss or 1448) if sz[1] == "pkt" else sz[0]
+            rcvbuf = _x_bytes(t, "so_rcvbuf", where)  # SO_RCVBUF, set before connect
             start = _start_ns(t.get("start", t.get("start_ns", 0)), where + "start", rng)
             n = counters.get(kind, 0)
             counters[kind] = n + 1
@@ -561,4 +634,6 @@ def plan(sc: dict[str, Any], seed: int = 1) -> Plan:
     pl = Plan(sc.get("name", "scenario"), duration, nodes, links, media, tcp, budgets, delay_router, hosts)
     pl.queue_sample_ns = qsi
     pl.sampled_queues = list(queues) if qsi else []
+    pl.sysctls = sysctls
+    pl.route_attrs = route_attrs
     return pl

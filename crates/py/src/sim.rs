@@ -239,7 +239,23 @@ fn sim_registry<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     d.set_item("queues", PyList::new(py, jitterlab_sim::qdisc::kinds())?)?;
     d.set_item("cc", PyList::new(py, jitterlab_sim::tcp::cc::kinds())?)?;
     d.set_item("traffic", PyList::new(py, jitterlab_sim::scenario::TRAFFIC.iter().map(|(k, _)| *k))?)?;
+    d.set_item("stacks", PyList::new(py, jitterlab_sim::tcp::profile::names())?)?;
     Ok(d)
+}
+
+/// The TCP stack profiles as JSON: {"default": NAME, "profiles": [{name, summary, switches: {key:
+/// value}, sources: {key: source}}]} (`tcp/profile.rs`; docs/tcp.md's table is made from it).
+#[pyfunction]
+fn stack_profiles() -> String {
+    use jitterlab_sim::tcp::profile;
+    let profiles: Vec<serde_json::Value> = profile::PROFILES
+        .iter()
+        .map(|p| {
+            let sources: serde_json::Map<String, serde_json::Value> = p.sources.iter().map(|(k, s)| (k.to_string(), serde_json::json!(s))).collect();
+            serde_json::json!({"name": p.name, "summary": p.summary, "switches": profile::describe_json(&(p.config)()), "sources": sources})
+        })
+        .collect();
+    serde_json::json!({"default": profile::DEFAULT, "profiles": profiles}).to_string()
 }
 
 /// `names[idx]` as an Arrow string column's buffers, null where `idx` is negative or past the
@@ -285,6 +301,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ArrowBatch>()?;
     m.add_function(wrap_pyfunction!(take_strings, m)?)?;
     m.add_function(wrap_pyfunction!(sim_registry, m)?)?;
+    m.add_function(wrap_pyfunction!(stack_profiles, m)?)?;
     m.add_function(wrap_pyfunction!(expand_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(channel_opportunities, m)?)?;
     m.add_function(wrap_pyfunction!(cellular_trace, m)?)?;

@@ -46,6 +46,21 @@ pub struct Build<'a> {
     counts: std::collections::BTreeMap<String, usize>,
     /// Per receiving host: its RWND moderator (`[hosts.NAME.rwnd]`) and the weights of its split.
     hosts: BTreeMap<NodeId, HostModeration>,
+    /// The scenario's `stack` (the profile of TCP entries that name none).
+    stack: String,
+    /// The `[[traffic]]` index being built.
+    entry: usize,
+    /// Each TCP entry's stack as built: (traffic index, entry name, profile, overrides, switches).
+    pub stacks: Vec<StackRecord>,
+}
+
+/// One TCP entry's resolved stack, for the expanded form and the manifest.
+#[derive(Clone, Debug)]
+pub struct StackRecord {
+    pub entry: usize,
+    pub name: String,
+    pub stack: crate::tcp::workload::Stack,
+    pub config: crate::tcp::TcpConfig,
 }
 
 /// A host's moderator as read from `[hosts.NAME.rwnd]`.
@@ -82,6 +97,11 @@ impl<'a> Build<'a> {
     }
 
     /// Where media sinks at `node` record arrivals, when the host's moderator needs to know.
+    /// The profile of TCP entries that name none (the scenario's `stack`, else the default).
+    pub fn stack(&self) -> &str { &self.stack }
+    pub fn record_stack(&mut self, name: &str, config: &crate::tcp::TcpConfig, stack: &crate::tcp::workload::Stack) {
+        self.stacks.push(StackRecord { entry: self.entry, name: name.to_string(), stack: stack.clone(), config: config.clone() });
+    }
     pub fn media_presence(&self, node: NodeId) -> Option<MediaPresence> { self.hosts.get(&node).map(|h| h.media.clone()) }
 }
 
@@ -484,6 +504,8 @@ pub struct Built {
     pub sim: Sim,
     pub name: String,
     pub duration: Time,
+    /// Each TCP entry's stack profile, overrides and resolved switches.
+    pub stacks: Vec<StackRecord>,
 }
 
 /// Reads `v` (the scenario as JSON) and builds the simulation for `seed`.
@@ -574,8 +596,11 @@ pub fn build(v: &Value, seed: u64) -> Result<Built, ConfigError> {
     }
 
     let hosts = parse_hosts(&mut root, &sim)?;
-    let mut b = Build { sim: &mut sim, duration, seed, counts: Default::default(), hosts };
-    for mut t in root.tables("traffic")? {
+    // `stack`: the TCP stack profile of every entry that names none (tcp/profile.rs).
+    let stack = root.choice("stack", &crate::tcp::profile::names(), Some(crate::tcp::profile::DEFAULT))?;
+    let mut b = Build { sim: &mut sim, duration, seed, counts: Default::default(), hosts, stack, entry: 0, stacks: vec![] };
+    for (i, mut t) in root.tables("traffic")?.into_iter().enumerate() {
+        b.entry = i;
         // `enabled = false` keeps an entry in the file but out of the run (sweeps over N flows).
         if !t.bool_or("enabled", true)? {
             continue;
@@ -592,8 +617,9 @@ pub fn build(v: &Value, seed: u64) -> Result<Built, ConfigError> {
             return Err(ConfigError::new(format!("{}.{k}", h.weights_path), format!("no TCP traffic entry named {k:?} ends at this host")));
         }
     }
+    let stacks = std::mem::take(&mut b.stacks);
     root.finish()?;
-    Ok(Built { sim, name, duration })
+    Ok(Built { sim, name, duration, stacks })
 }
 
 /// Builds and runs the scenario for its duration.
@@ -742,10 +768,21 @@ pub fn expand(v: &Value) -> Result<Value, ConfigError> {
             }
         }
     };
-    let traffic = match section("traffic") {
+    let mut traffic = match section("traffic") {
         Value::Null => Value::Array(vec![]),
         t => t,
     };
+    // Each TCP entry carries its stack: the profile, the keys it overrides and every switch as
+    // the run uses it (what the testbed checks against its kernel and the manifest records).
+    if let Value::Array(entries) = &mut traffic {
+        for r in &built.stacks {
+            if let Some(Value::Object(e)) = entries.get_mut(r.entry) {
+                e.insert("stack".into(), Value::String(r.stack.profile.into()));
+                e.insert("stack_overrides".into(), serde_json::json!(r.stack.overrides));
+                e.insert("tcp".into(), crate::tcp::profile::describe_json(&r.config));
+            }
+        }
+    }
     Ok(serde_json::json!({
         "schema": EXPANDED_SCHEMA,
         "name": built.name,

@@ -1,4 +1,4 @@
-"""`jitterlab compare SCENARIO.toml [--seed N] [--cc cubic] [--out DIR]`: simulator vs testbed."""
+"""`jitterlab compare SCENARIO.toml [--seed N] [--cc NAME] [--out DIR]`: simulator vs testbed."""
 from __future__ import annotations
 
 import argparse
@@ -9,16 +9,14 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "compare",
         help="run one scenario on the simulator and on the testbed; print OWD, loss and goodput side by side",
-        description="Run one scenario on the simulator and on the namespace testbed (needs root) with the same "
-        "congestion control for every TCP flow, and print audio OWD percentiles (over the overlap window), media "
+        description="Run one scenario, as its file says (its stack profile and link keys), on the simulator and on the "
+        "namespace testbed (needs root), and print audio OWD percentiles (over the overlap window), media "
         "loss, TCP goodput and completion time side by side.",
     )
     p.add_argument("scenario", help="scenario file (TOML)")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--cc", default="cubic", help="congestion control of every TCP flow on both backends (default cubic)")
+    p.add_argument("--cc", default=None, help="congestion control of every TCP flow on both backends (default: the scenario's)")
     p.add_argument("--out", help="keep both runs' tables under DIR/sim and DIR/testbed")
-    p.add_argument("--sim-defaults", action="store_true",
-                   help="leave the simulator's slow start at its default (one MSS per ACK) instead of abc = true, which is what Linux does")
     p.add_argument("--json", help="also write the table as JSON to this file")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a scenario key (repeatable)")
     return p
@@ -31,8 +29,7 @@ def run(args: argparse.Namespace) -> int:
     from jitterlab.testbed_net import TestbedError
 
     try:
-        df = compare(args.scenario, seed=args.seed, cc=args.cc, out=args.out, overrides=parse_sets(args.set),
-                     linux_abc=not args.sim_defaults)
+        df = compare(args.scenario, seed=args.seed, cc=args.cc, out=args.out, overrides=parse_sets(args.set))
     except TestbedError as e:
         raise UserError(str(e)) from None
     for src, err in df.attrs.get("errors", {}).items():

@@ -15,7 +15,10 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="run one scenario on the built-in simulator",
         description="Run one scenario (TOML) on the built-in simulator and write its tables "
         "(media_packets, tcp_flows, queue_samples, runs, channels, flows) as Parquet plus manifest.json. "
-        "The run's cost is estimated first; a scenario that would exceed the limits is refused with the estimate.",
+        "The run's cost is estimated first; a scenario that would exceed the limits is refused with the estimate. "
+        "TCP endpoints are the stack profile the scenario names (`stack = \"linux-6.18\" | \"linux-3.2\" | \"ns2-sack1\"`, "
+        "on the file or a TCP entry; default linux-6.18, the testbed's kernel), each key on an entry overriding one switch "
+        "(docs/tcp.md, \"Stack profiles\"); the manifest records the profile and the overrides.",
     )
     p.add_argument("scenario", help="scenario file (TOML)")
     p.add_argument("--seed", type=options.seed, default=1, help="master seed (default 1)")

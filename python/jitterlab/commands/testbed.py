@@ -15,7 +15,10 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "namespaces: veth links, HTB + pfifo/bfifo (or an AQM the kernel has) at each fixed-rate channel, a userspace "
         "link over TUN for propagation delay, jitter, loss and the queues of trace / cellular channels (Mahimahi's "
         "semantics), tcpdump at the sender and receiver. Writes the same tables as "
-        "`jitterlab simulate` (source = testbed) plus the pcaps. `--cleanup` removes namespaces left by killed runs.",
+        "`jitterlab simulate` (source = testbed) plus the pcaps. `--cleanup` removes namespaces left by killed runs. "
+        "TCP is the kernel's: the stack profile must be linux-6.18 (the default); switches Linux can take per namespace, "
+        "route or socket are applied (tcp_rmem, timestamps, SACK, RACK, TLP, ECN, initcwnd, rto_min, SO_RCVBUF), any "
+        "other is refused with the reason.",
     )
     p.add_argument("scenario", nargs="?", help="scenario file (TOML)")
     p.add_argument("--seed", type=int, default=1, help="recorded with the results (the testbed itself draws nothing)")

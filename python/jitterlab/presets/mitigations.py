@@ -118,8 +118,12 @@ def availability(registry: Mapping[str, Sequence[str]] | None = None) -> pd.Data
     return pd.DataFrame(rows)
 
 
+#: Mitigations are deployed today: the hosts are today's Linux (docs/tcp.md, "Stack profiles").
+STACK = "linux-6.18"
+
+
 def _tcp(kind: str, **kw: Any) -> dict[str, Any]:
-    return pam2013._tcp(kind, **kw)
+    return pam2013._tcp(kind, stack=STACK, **kw)
 
 
 def sweeps(reps: int, link: str | pam2013.Link = "fixed", available: Iterable[str] | None = None) -> dict[str, Sweep]:

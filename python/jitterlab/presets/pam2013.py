@@ -132,10 +132,14 @@ def base_scenario(link: str | Link = "fixed") -> dict[str, Any]:
     return sc
 
 
-def _tcp(kind: str, **kw: Any) -> dict[str, Any]:
-    # Linux servers: CUBIC with HyStart (the default), and slow start counting ACKed segments
-    # (Linux's tcp_slow_start since 3.9; RFC 3465 ABC with L = 2) — the testbed comparison shows why
-    return {"kind": kind, "name": kind, "abc": True, "from": "server", "to": "mobile", "cc": "cubic", **kw}
+#: The TCP stack the study assumes (docs/tcp.md, "Stack profiles"): the experiments ran on 2012
+#: Linux servers and phones, so the era's profile — CUBIC with the HyStart of that time, PRR, no
+#: RACK-TLP, no TSQ, one MSS per ACK in slow start — not today's kernel.
+STACK = "linux-3.2"
+
+
+def _tcp(kind: str, stack: str = STACK, **kw: Any) -> dict[str, Any]:
+    return {"kind": kind, "name": kind, "stack": stack, "from": "server", "to": "mobile", "cc": "cubic", **kw}
 
 
 def sweeps(reps: int, reps_fig7: int, link: str | Link = "fixed") -> dict[str, Sweep]:

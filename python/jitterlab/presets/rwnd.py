@@ -56,10 +56,12 @@ def _budget_param() -> Param:
     return Param("budget_kB", [0, *BUDGETS_KB], [{}] + [_rwnd(f"{b}kB", True) for b in BUDGETS_KB])
 
 
+#: The hosts are today's Linux (the testbed's kernel, against which the study's rows are checked).
+STACK = "linux-6.18"
+
+
 def _tcp(kind: str, **kw: Any) -> dict[str, Any]:
-    # Linux servers: CUBIC with HyStart (the default), and slow start counting ACKed segments
-    # (Linux's tcp_slow_start since 3.9; RFC 3465 ABC with L = 2) — the testbed comparison shows why
-    return {"kind": kind, "name": kind, "abc": True, "from": "server", "to": HOST, "cc": "cubic", **kw}
+    return {"kind": kind, "name": kind, "stack": STACK, "from": "server", "to": HOST, "cc": "cubic", **kw}
 
 
 def _bulk_scenario() -> dict[str, Any]:

@@ -52,11 +52,19 @@ pub struct LinuxRcvConfig {
     pub truesize: u64,
     /// `net.ipv4.tcp_moderate_rcvbuf` (autotuning), default on.
     pub moderate: bool,
+    /// `net.ipv4.tcp_adv_win_scale` of kernels before 6.6: the window is a fixed share of the
+    /// buffer (space − space >> s; 2 until 3.6, then 1). None: the measured len/truesize ratio
+    /// (`scaling_ratio`, 6.6 and later).
+    pub adv_win_scale: Option<u8>,
+    /// The initial window's cap in segments (`TCP_DEFAULT_INIT_RCVWND` = 10 in
+    /// `tcp_select_initial_window` from 2.6.39; later kernels have none unless the route sets
+    /// `initrwnd`): 0 = none.
+    pub init_rcv_wnd: u64,
 }
 
 impl Default for LinuxRcvConfig {
     fn default() -> Self {
-        LinuxRcvConfig { rmem: [4096, 131_072, 6_291_456], rmem_max: 212_992, so_rcvbuf: None, truesize: 2304, moderate: true }
+        LinuxRcvConfig { rmem: [4096, 131_072, 6_291_456], rmem_max: 212_992, so_rcvbuf: None, truesize: 2304, moderate: true, adv_win_scale: None, init_rcv_wnd: 0 }
     }
 }
 
@@ -74,6 +82,13 @@ pub fn space_from_win(ratio: u32, win: u64) -> u64 {
 /// `SOCK_MIN_RCVBUF` ("we double it on the way in to account for struct sk_buff etc. overhead").
 pub fn sk_rcvbuf_for(so_rcvbuf: u64, rmem_max: u64) -> u64 {
     (so_rcvbuf.min(rmem_max).min(i32::MAX as u64 / 2) * 2).max(SOCK_MIN_RCVBUF)
+}
+
+/// The ratio that `tcp_adv_win_scale` = s meant before 6.6 (`tcp_win_from_space`: space − space >> s
+/// for s > 0, space >> −s otherwise), in 1/256ths.
+pub fn ratio_for_adv_win_scale(s: i8) -> u32 {
+    let full = 1u32 << RMEM_TO_WIN_SCALE;
+    if s > 0 { full - (full >> s) } else { full >> (-s) }
 }
 
 /// `scaling_ratio` measured from one segment (`tcp_measure_rcv_mss`): len·256/truesize, at least 1.
@@ -154,7 +169,7 @@ impl LinuxRcvBuf {
             Some(v) => (sk_rcvbuf_for(v, cfg.rmem_max), true),
             None => (cfg.rmem[1], false),
         };
-        let ratio = DEFAULT_SCALING_RATIO;
+        let ratio = cfg.adv_win_scale.map_or(DEFAULT_SCALING_RATIO, |s| ratio_for_adv_win_scale(s as i8));
         let full = win_from_space(ratio, sk_rcvbuf as i64).max(0) as u64;
         // "limit the window selection if the user enforce a smaller rx buffer"
         let clamp = if locked { full } else { 0 };
@@ -234,7 +249,8 @@ impl LinuxRcvBuf {
         // tcp_measure_rcv_mss: a segment at least as large as rcv_mss of a new size re-measures the
         // ratio, and the clamp follows the whole buffer at the new ratio.
         if len >= self.rcv_mss {
-            if len != self.rcv_mss {
+            // Before 6.6 the ratio was the fixed tcp_adv_win_scale share: nothing to measure.
+            if len != self.rcv_mss && self.cfg.adv_win_scale.is_none() {
                 let old = self.scaling_ratio;
                 self.scaling_ratio = ratio_for(len, self.cfg.truesize);
                 if old != self.scaling_ratio {

@@ -154,7 +154,10 @@ impl Receiver {
                 // the testbed's): its SYN's window is rounded to the whole MSS, as
                 // tcp_connect_init does before any TS.Recent exists; its segments carry
                 // cfg.mss − 12 bytes with timestamps.
-                self.linux = lcfg.map(|c| LinuxRcvBuf::open(c, self.cfg.mss as u64, 0, self.ws_ok, 0));
+                self.linux = lcfg.map(|c| {
+                    let init = c.init_rcv_wnd;
+                    LinuxRcvBuf::open(c, self.cfg.mss as u64, 0, self.ws_ok, init)
+                });
                 self.shift = match (&self.linux, self.ws_ok) {
                     (_, false) => 0,
                     (Some(l), true) => self.cfg.wscale_shift.unwrap_or(l.wscale).min(MAX_WSCALE),

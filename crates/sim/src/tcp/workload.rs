@@ -19,7 +19,7 @@
 use serde_json::Value;
 
 use super::agent::{add_connection, ConnSpec};
-use super::{cc, Recovery, SharedWindowPolicy, TcpConfig};
+use super::{cc, profile, Recovery, SharedWindowPolicy, TcpConfig};
 use crate::config::{parse_duration, ConfigError, Params, Size};
 use crate::rng::Rng;
 use crate::scenario::Build;
@@ -77,9 +77,29 @@ pub fn dist_opt(p: &mut Params, key: &str) -> Result<Option<Dist>, ConfigError> 
     }
 }
 
-/// Reads the TCP keys shared by every kind.
-pub fn tcp_config(p: &mut Params) -> Result<TcpConfig, ConfigError> {
-    let d = TcpConfig::default();
+/// A TCP entry's stack: the profile's name and the keys the entry set on top of it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stack {
+    pub profile: &'static str,
+    /// The stack keys the entry gives itself (each overrides the profile's value).
+    pub overrides: Vec<String>,
+}
+
+/// Every scenario key that sets a stack switch (the profile's keys and their aliases).
+pub const STACK_KEYS: &[&str] = &[
+    "mss", "iw", "cc", "recovery", "sack", "limited_transmit", "lost_retransmit", "prr", "rack", "tlp", "timestamps", "min_rto", "rto", "delack",
+    "quickack", "rcvbuf", "rwnd", "wscale", "linux_rcvbuf", "so_rcvbuf", "tcp_rmem_default", "tcp_rmem_max", "rmem_max", "tcp_adv_win_scale",
+    "init_rcv_wnd", "tcp_moderate_rcvbuf", "ecn", "pacing", "pace_iw", "hystart", "hystart_round_fix", "abc", "ssthresh", "tsq",
+];
+
+/// Reads the entry's `stack` (or the scenario's, `default_stack`) and the TCP keys shared by every
+/// kind, each over the profile's value.
+pub fn tcp_config(p: &mut Params, default_stack: &str) -> Result<(TcpConfig, Stack), ConfigError> {
+    let known = profile::names();
+    let name = p.choice("stack", &known, Some(default_stack))?;
+    let prof = profile::get(&name).expect("checked");
+    let overrides: Vec<String> = STACK_KEYS.iter().filter(|k| p.has(k)).map(|k| k.to_string()).collect();
+    let d = (prof.config)();
     let mss = p.bytes_opt("mss")?.unwrap_or(d.mss as u64);
     if !(64..=65_495).contains(&mss) {
         return Err(p.err("mss", format!("must be between 64 B and 65495 B, got {mss} B")));
@@ -90,7 +110,8 @@ pub fn tcp_config(p: &mut Params) -> Result<TcpConfig, ConfigError> {
     }
     // The registry's names: an unknown one is refused with the list of known ones.
     let cc = p.choice("cc", &cc::kinds(), Some(&d.cc))?;
-    let recovery = match p.choice("recovery", &["sack", "newreno"], Some("sack"))?.as_str() {
+    let dflt_recovery = if d.recovery == Recovery::Sack { "sack" } else { "newreno" };
+    let recovery = match p.choice("recovery", &["sack", "newreno"], Some(dflt_recovery))?.as_str() {
         "sack" => Recovery::Sack,
         _ => Recovery::NewReno,
     };
@@ -146,7 +167,8 @@ pub fn tcp_config(p: &mut Params) -> Result<TcpConfig, ConfigError> {
     let rcvbuf = match (win("rcvbuf")?, win("rwnd")?) {
         (Some(_), Some(_)) => return Err(p.err("rwnd", "give either rcvbuf or rwnd, not both")),
         (Some(b), None) | (None, Some(b)) => b,
-        (None, None) => d.rcvbuf,
+        // A profile's window in segments follows the entry's MSS (ns-2's window_).
+        (None, None) => prof.window_pkts.map_or(d.rcvbuf, |n| n * mss),
     };
     let rkey = if p.has("rwnd") { "rwnd" } else { "rcvbuf" };
     if rcvbuf < mss {
@@ -162,23 +184,41 @@ pub fn tcp_config(p: &mut Params) -> Result<TcpConfig, ConfigError> {
         },
         Some(_) => return Err(p.err("wscale", "expected true, false or a shift 0..=14")),
     };
-    if !wscale && rcvbuf > 65_535 {
+    if !wscale && rcvbuf > 65_535 && (rcvbuf_given || d.linux_rcv.is_none()) {
         return Err(p.err(rkey, format!("above 65535 B needs wscale = true, got {rcvbuf} B")));
     }
     if rcvbuf > (65_535u64 << super::MAX_WSCALE) {
         return Err(p.err(rkey, "exceeds the largest scaled window (65535·2^14 B)"));
     }
-    // Linux's receive buffer (`rcvbuf.rs`): `linux_rcvbuf = true` (autotuning from tcp_rmem), or
+    // Linux's receive buffer (`rcvbuf.rs`): on in the Linux profiles (`linux_rcvbuf`), or
     // `so_rcvbuf` (SO_RCVBUF set before connect, doubled by the kernel, no autotuning); host sysctls
-    // `tcp_rmem_default`, `tcp_rmem_max` (tcp_rmem[1], [2]) and `rmem_max` (net.core.rmem_max).
-    let linux_on = p.bool_or("linux_rcvbuf", false)?;
+    // `tcp_rmem_default`, `tcp_rmem_max` (tcp_rmem[1], [2]), `rmem_max` (net.core.rmem_max),
+    // `tcp_adv_win_scale`, `tcp_moderate_rcvbuf` and the initial-window cap `init_rcv_wnd`. A fixed
+    // window (`rcvbuf` / `rwnd`) replaces the buffer unless `linux_rcvbuf = true` is also given.
+    let linux_given = p.has("linux_rcvbuf");
+    let linux_on = p.bool_or("linux_rcvbuf", d.linux_rcv.is_some() && !rcvbuf_given)?;
     let so_rcvbuf = p.bytes_opt("so_rcvbuf")?;
-    let ld = super::rcvbuf::LinuxRcvConfig::default();
+    let ld = d.linux_rcv.clone().unwrap_or_default();
     let rmem1 = p.bytes_opt("tcp_rmem_default")?;
     let rmem2 = p.bytes_opt("tcp_rmem_max")?;
     let rmem_max = p.bytes_opt("rmem_max")?;
+    let adv = match p.value_opt("tcp_adv_win_scale") {
+        None => ld.adv_win_scale,
+        Some(Value::String(s)) if s == "measured" => None,
+        Some(Value::Number(n)) => match n.as_u64() {
+            Some(s @ 1..=4) => Some(s as u8),
+            _ => return Err(p.err("tcp_adv_win_scale", format!("must be 1..=4 (the window is the buffer less buffer >> s) or \"measured\", got {n}"))),
+        },
+        Some(v) => return Err(p.err("tcp_adv_win_scale", format!("expected 1..=4 or \"measured\", got {v}"))),
+    };
+    let init_rcv_wnd = p.u64_or("init_rcv_wnd", ld.init_rcv_wnd)?;
+    if init_rcv_wnd > 65_535 {
+        return Err(p.err("init_rcv_wnd", format!("must be at most 65535 segments, got {init_rcv_wnd}")));
+    }
+    let moderate = p.bool_or("tcp_moderate_rcvbuf", ld.moderate)?;
+    let linux_keys = ["tcp_rmem_default", "tcp_rmem_max", "rmem_max", "tcp_adv_win_scale", "init_rcv_wnd", "tcp_moderate_rcvbuf"];
     let linux_rcv = if linux_on || so_rcvbuf.is_some() {
-        if rcvbuf_given {
+        if rcvbuf_given && (linux_given || so_rcvbuf.is_some()) {
             return Err(p.err(rkey, "give either rcvbuf (a fixed window) or Linux's buffer (linux_rcvbuf / so_rcvbuf), not both"));
         }
         if so_rcvbuf == Some(0) {
@@ -188,22 +228,21 @@ pub fn tcp_config(p: &mut Params) -> Result<TcpConfig, ConfigError> {
         if rmem[1] < mss || rmem[2] < rmem[1] {
             return Err(p.err("tcp_rmem_max", format!("need one segment <= tcp_rmem_default <= tcp_rmem_max, got {} and {}", rmem[1], rmem[2])));
         }
-        Some(super::rcvbuf::LinuxRcvConfig { rmem, rmem_max: rmem_max.unwrap_or(ld.rmem_max).max(1), so_rcvbuf, ..ld })
+        Some(super::rcvbuf::LinuxRcvConfig { rmem, rmem_max: rmem_max.unwrap_or(ld.rmem_max).max(1), so_rcvbuf, adv_win_scale: adv, init_rcv_wnd, moderate, ..ld })
     } else {
-        for k in ["tcp_rmem_default", "tcp_rmem_max", "rmem_max"] {
-            if (k == "tcp_rmem_default" && rmem1.is_some()) || (k == "tcp_rmem_max" && rmem2.is_some()) || (k == "rmem_max" && rmem_max.is_some()) {
-                return Err(p.err(k, "only with linux_rcvbuf = true or so_rcvbuf"));
-            }
+        if let Some(k) = linux_keys.iter().find(|k| p.has(k)) {
+            return Err(p.err(k, "only with Linux's receive buffer (linux_rcvbuf = true, a Linux stack, or so_rcvbuf), not with a fixed window"));
         }
         None
     };
     // `ecn`: false, true / "ect0" (RFC 3168), or "ect1" / "l4s" (the L4S identifier, RFC 9331).
-    // Default off, except for DCTCP, which Linux always runs with ECN (TCP_CONG_NEEDS_ECN) and
-    // which the mitigations study runs as the L4S flow behind DualPI2: ECT(1).
+    // Default: the profile's, except for DCTCP, which Linux always runs with ECN
+    // (TCP_CONG_NEEDS_ECN) and which the mitigations study runs as the L4S flow behind DualPI2: ECT(1).
     let (ecn, ect1) = match p.value_opt("ecn") {
         None if cc == "dctcp" => (true, true),
         None => (d.ecn, d.ect1),
         Some(Value::Bool(b)) => (b, false),
+        Some(Value::String(s)) if s == "off" => (false, false),
         Some(Value::String(s)) if s == "ect0" => (true, false),
         Some(Value::String(s)) if s == "ect1" || s == "l4s" => (true, true),
         Some(v) => return Err(p.err("ecn", format!("expected true, false, \"ect0\", \"ect1\" or \"l4s\", got {v}"))),
@@ -213,22 +252,29 @@ pub fn tcp_config(p: &mut Params) -> Result<TcpConfig, ConfigError> {
     let hystart = p.bool_or("hystart", d.hystart)?;
     let hystart_round_fix = p.bool_or("hystart_round_fix", d.hystart_round_fix)?;
     let abc = match p.value_opt("abc") {
-        None | Some(Value::Bool(false)) => None,
+        None => d.abc,
+        Some(Value::Bool(false)) => None,
         Some(Value::Bool(true)) => Some(2),
+        Some(Value::String(s)) if s == "all" => Some(profile::ABC_ALL),
         Some(Value::Number(n)) => match n.as_u64() {
-            Some(l) if l >= 1 => Some(l),
+            Some(l) if (1..profile::ABC_ALL).contains(&l) => Some(l),
             _ => return Err(p.err("abc", format!("L must be an integer >= 1, got {n}"))),
         },
-        Some(_) => return Err(p.err("abc", "expected true, false or the limit L in segments")),
+        Some(_) => return Err(p.err("abc", "expected true (L = 2), false, \"all\" (every ACKed segment, as Linux since 3.13) or the limit L in segments")),
     };
-    let initial_ssthresh = match p.bytes_opt("ssthresh")? {
-        Some(b) if b < 2 * mss => return Err(p.err("ssthresh", format!("must be at least 2 segments, got {b} B"))),
-        Some(b) => b,
+    let initial_ssthresh = match p.value_opt("ssthresh") {
+        Some(Value::String(s)) if s == "infinite" => u64::MAX / 4,
+        Some(_) => match p.bytes_opt("ssthresh")? {
+            Some(b) if b < 2 * mss => return Err(p.err("ssthresh", format!("must be at least 2 segments, got {b} B"))),
+            Some(b) => b,
+            None => d.initial_ssthresh,
+        },
         None => d.initial_ssthresh,
     };
     let tsq = p.bool_or("tsq", d.tsq)?;
     let series = p.bool_or("series", false)?;
-    Ok(TcpConfig { mss: mss as u32, iw: iw as u32, cc, recovery, limited_transmit, prr, lost_retransmit, rack, tlp, timestamps, min_rto, rto_linux, delack, quickack: quickack as u32, rcvbuf, linux_rcv, wscale, wscale_shift, ecn, ect1, pacing, pace_iw, hystart, hystart_round_fix, abc, initial_ssthresh, tsq, series, cc_seed: 0 })
+    let cfg = TcpConfig { mss: mss as u32, iw: iw as u32, cc, recovery, limited_transmit, prr, lost_retransmit, rack, tlp, timestamps, min_rto, rto_linux, delack, quickack: quickack as u32, rcvbuf, linux_rcv, wscale, wscale_shift, ecn, ect1, pacing, pace_iw, hystart, hystart_round_fix, abc, initial_ssthresh, tsq, series, cc_seed: 0 };
+    Ok((cfg, Stack { profile: prof.name, overrides }))
 }
 
 struct Common {
@@ -254,7 +300,8 @@ fn common(p: &mut Params, b: &mut Build, kind: &str) -> Result<Common, ConfigErr
         return Err(p.err("flows", format!("must be between 1 and 10000, got {flows}")));
     }
     let stagger = if kind == "web" { None } else { dist_opt(p, "stagger")? };
-    let cfg = tcp_config(p)?;
+    let (cfg, stack) = tcp_config(p, b.stack())?;
+    b.record_stack(&name, &cfg, &stack);
     Ok(Common { name, from, to, start, flows, stagger, cfg })
 }
 
