@@ -10,6 +10,7 @@ their stack profile (`linux-6.18`) and the link keys of the testbed's devices; a
 its workload (flows, IW, the host's budget), never a stack key.
 
     sudo flock /tmp/jitterlab-testbed.lock .venv/bin/python scripts/testbed_validation.py OUT --seeds 3
+    .venv/bin/python scripts/testbed_validation.py --doc   # docs/validation.md's table from docs/data (no root)
 """
 from __future__ import annotations
 
@@ -45,29 +46,25 @@ def slug(name: str) -> str:
     return "".join(c if c.isalnum() else "-" for c in name).strip("-").replace("--", "-")
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("out")
-    ap.add_argument("--seeds", type=int, default=3)
-    ap.add_argument("--sim-only", action="store_true", help="reuse the testbed summaries already in OUT")
-    ap.add_argument("--only", help="substring of the case names to run")
-    a = ap.parse_args()
+def rows_for(testbed_dir: Path, seeds: int | None = None, only: str | None = None, run_testbed: bool = False) -> list[dict]:
+    """Per case: the testbed's mean over its stored seeds (TESTBED_DIR/<case>-s<seed>.json; run and
+    stored first when `run_testbed`) against the simulator's mean over the same seeds, recomputed
+    with the current build."""
     from jitterlab import compare as cmp
     from jitterlab import scenario as scn
     from jitterlab import sim
 
-    out = Path(a.out)
-    (out / "testbed").mkdir(parents=True, exist_ok=True)
     rows = []
     for name, path, ov in cases():
-        if a.only and a.only not in name:
+        if only and only not in name:
             continue
         sc = scn.with_overrides(scn.load(path), ov)
         tb, sm = [], []
-        for seed in range(1, a.seeds + 1):
-            f = out / "testbed" / f"{slug(name)}-s{seed}.json"
+        n = seeds or len(list(testbed_dir.glob(f"{slug(name)}-s*.json")))
+        for seed in range(1, n + 1):
+            f = testbed_dir / f"{slug(name)}-s{seed}.json"
             if not f.exists():
-                if a.sim_only:
+                if not run_testbed:
                     print(f"missing {f}", file=sys.stderr)
                     continue
                 from jitterlab import testbed
@@ -79,7 +76,7 @@ def main() -> int:
             sm.append(cmp.summary(sim.simulate(sc, seed=seed)))
         if not tb:
             continue
-        row = {"case": name, "seeds": len(tb)}
+        row: dict = {"case": name, "seeds": len(tb)}
         for k in [f"owd_p{p}_ms" for p in PCTS] + ["tcp_goodput_mbps", "loss_pct", "tcp_retransmits"]:
             tv = [t[k] for t in tb if k in t]
             sv = [s[k] for s in sm if k in s]
@@ -87,11 +84,29 @@ def main() -> int:
                 row[k] = {"testbed": float(np.mean(tv)), "sim": float(np.mean(sv)),
                           "testbed_min": float(np.min(tv)), "testbed_max": float(np.max(tv))}
         rows.append(row)
-    suffix = ""
-    (out / f"table{suffix}.json").write_text(json.dumps(rows, indent=1))
-    lines = ["| case | OWD p5 [ms] | OWD p50 [ms] | OWD p90 [ms] | OWD p99 [ms] | goodput [Mbit/s] |", "|---|---|---|---|---|---|"]
+    return rows
+
+
+def verdicts(rows: list[dict]) -> tuple[int, int, list[str]]:
+    """(OWD percentiles within 10 % or 3 ms, OWD percentiles compared, cases whose goodput is outside 5 %)."""
     n_ok = n_all = 0
     gp_bad = []
+    for r in rows:
+        for p in PCTS:
+            v = r.get(f"owd_p{p}_ms")
+            if v:
+                n_all += 1
+                n_ok += abs(v["sim"] - v["testbed"]) <= max(3.0, 0.10 * v["testbed"])
+        g = r.get("tcp_goodput_mbps")
+        if g and abs(g["sim"] - g["testbed"]) / g["testbed"] > 0.05:
+            gp_bad.append(r["case"])
+    return n_ok, n_all, gp_bad
+
+
+def table(rows: list[dict]) -> str:
+    """The markdown table of docs/validation.md (simulator / testbed, difference relative to the
+    testbed; ✗ = outside 10 % and 3 ms, or goodput outside 5 %) and its count line."""
+    lines = ["| case | OWD p5 [ms] | OWD p50 [ms] | OWD p90 [ms] | OWD p99 [ms] | goodput [Mbit/s] |", "|---|---|---|---|---|---|"]
     for r in rows:
         cells = [r["case"]]
         for p in PCTS:
@@ -101,23 +116,54 @@ def main() -> int:
                 continue
             d = v["sim"] - v["testbed"]
             ok = abs(d) <= max(3.0, 0.10 * v["testbed"])
-            n_all += 1
-            n_ok += ok
             cells.append(f"{v['sim']:.1f} / {v['testbed']:.1f} ({100 * d / v['testbed']:+.0f} %){'' if ok else ' ✗'}")
         g = r.get("tcp_goodput_mbps")
         if g:
             d = (g["sim"] - g["testbed"]) / g["testbed"]
-            ok = abs(d) <= 0.05
-            if not ok:
-                gp_bad.append(r["case"])
-            cells.append(f"{g['sim']:.2f} / {g['testbed']:.2f} ({100 * d:+.1f} %){'' if ok else ' ✗'}")
+            cells.append(f"{g['sim']:.2f} / {g['testbed']:.2f} ({100 * d:+.1f} %){'' if abs(d) <= 0.05 else ' ✗'}")
         else:
             cells.append("")
         lines.append("| " + " | ".join(cells) + " |")
+    n_ok, n_all, gp_bad = verdicts(rows)
     lines.append("")
-    lines.append(f"OWD percentiles within 10 % or 3 ms: {n_ok} of {n_all}; goodput outside 5 %: {', '.join(gp_bad) or 'none'}")
-    (out / f"table{suffix}.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    lines.append(f"OWD percentiles within 10 % or 3 ms: {n_ok} of {n_all} ({100 * n_ok / max(n_all, 1):.0f} %); "
+                 f"goodput outside 5 %: {', '.join(gp_bad) or 'none'}")
+    return "\n".join(lines) + "\n"
+
+
+#: Where docs/validation.md keeps the generated table, and the stored testbed runs it is made from.
+DOC = ROOT / "docs" / "validation.md"
+DOC_DATA = ROOT / "docs" / "data" / "validation-testbed" / "issue24" / "testbed"
+BEGIN, END = "<!-- fixed-path-table:begin -->\n", "<!-- fixed-path-table:end -->"
+
+
+def write_doc(text: str) -> None:
+    doc = DOC.read_text()
+    head, rest = doc.split(BEGIN, 1)
+    DOC.write_text(head + BEGIN + text + END + rest.split(END, 1)[1])
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out", nargs="?", help="directory for the testbed runs and table.md / table.json")
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--sim-only", action="store_true", help="reuse the testbed summaries already in OUT")
+    ap.add_argument("--only", help="substring of the case names to run")
+    ap.add_argument("--doc", action="store_true",
+                    help="rewrite docs/validation.md's table from the testbed runs stored in docs/data (simulator recomputed)")
+    a = ap.parse_args()
+    if a.doc:
+        write_doc(table(rows_for(DOC_DATA)))
+        return 0
+    if not a.out:
+        ap.error("give OUT (or --doc)")
+    out = Path(a.out)
+    (out / "testbed").mkdir(parents=True, exist_ok=True)
+    rows = rows_for(out / "testbed", a.seeds, a.only, run_testbed=not a.sim_only)
+    (out / "table.json").write_text(json.dumps(rows, indent=1))
+    text = table(rows)
+    (out / "table.md").write_text(text)
+    print(text, end="")
     return 0
 
 
