@@ -11,6 +11,19 @@ from pathlib import Path
 
 # (name, file, original text, mutated text, cargo test arguments)
 MUTANTS = [
+    # TCP stack profiles (tcp/profile.rs): each profile's headline switches and the pre-6.6 window share.
+    ("profile-6.18-tcp-rmem-max", "crates/sim/src/tcp/profile.rs",
+     "rmem: [4096, 131_072, 33_554_432]", "rmem: [4096, 131_072, 6_291_456]", ["-p", "jitterlab-sim"]),
+    ("profile-6.18-abc-all", "crates/sim/src/tcp/profile.rs",
+     "abc: Some(ABC_ALL),", "abc: Some(2),", ["-p", "jitterlab-sim"]),
+    ("profile-3.2-adv-win-scale", "crates/sim/src/tcp/profile.rs",
+     "adv_win_scale: Some(2),", "adv_win_scale: Some(1),", ["-p", "jitterlab-sim"]),
+    ("profile-3.2-init-rcv-wnd", "crates/sim/src/tcp/profile.rs",
+     "init_rcv_wnd: 10,", "init_rcv_wnd: 0,", ["-p", "jitterlab-sim"]),
+    ("profile-ns2-window-pkts", "crates/sim/src/tcp/profile.rs",
+     "window_pkts: Some(20),", "window_pkts: Some(25),", ["-p", "jitterlab-sim"]),
+    ("adv-win-scale-ratio", "crates/sim/src/tcp/rcvbuf.rs",
+     "if s > 0 { full - (full >> s) }", "if s > 0 { full - (full >> (s + 1)) }", ["-p", "jitterlab-sim"]),
     ("codel-reentry-window", "crates/sim/src/qdisc/codel.rs",
      "< 16 * p.interval.0 as i128", "< 8 * p.interval.0 as i128", ["-p", "jitterlab-sim"]),
     ("codel-reentry-delta", "crates/sim/src/qdisc/codel.rs",

@@ -143,6 +143,112 @@ def write_doc(text: str) -> None:
     DOC.write_text(head + BEGIN + text + END + rest.split(END, 1)[1])
 
 
+#: The trace comparisons: simulator against the testbed over Mahimahi traces (../shared/traces), the
+#: userspace link replaying the same opportunities on both; audio + a CUBIC download.
+TRACE_CASES = ("umts-bulk", "umts-web", "lte-verizon-bulk", "lte-tmobile-bulk")
+TRACE_DATA = ROOT / "docs" / "data" / "validation-testbed" / "issue24" / "traces"
+TRACE_BEGIN, TRACE_END = "<!-- trace-table:begin -->\n", "<!-- trace-table:end -->"
+TRACE_KEYS = ("owd_p50_ms", "owd_p90_ms", "tcp_goodput_mbps", "tcp_retransmits")
+
+
+def trace_rows(data: Path = TRACE_DATA) -> list[dict]:
+    """Per trace case: the testbed's stored runs (`jitterlab compare --json`, one file a seed) against
+    the simulator recomputed with the current build, both as means over the seeds."""
+    from jitterlab import compare as cmp
+    from jitterlab import scenario as scn
+    from jitterlab import sim
+
+    rows = []
+    for name in TRACE_CASES:
+        files = sorted(data.glob(f"{name}-s*.json"))
+        if not files:
+            continue
+        sc = scn.load(SC / f"{name}.toml")
+        tb, sm = [], []
+        for f in files:
+            d = json.loads(f.read_text())
+            seed = int(f.stem.rsplit("-s", 1)[1])
+            tb.append({k: v["testbed"] for k, v in d["rows"].items() if v.get("testbed") is not None})
+            sm.append(cmp.summary(sim.simulate(sc, seed=seed)))
+        row: dict = {"case": name, "seeds": len(tb)}
+        for k in TRACE_KEYS:
+            row[k] = {"testbed": float(np.mean([t[k] for t in tb])), "sim": float(np.mean([s[k] for s in sm])),
+                      "testbed_min": float(np.min([t[k] for t in tb])), "testbed_max": float(np.max([t[k] for t in tb]))}
+        rows.append(row)
+    return rows
+
+
+def trace_table(rows: list[dict]) -> str:
+    """Simulator / testbed means, the difference relative to the testbed, the testbed's range over its
+    seeds; ✗ = median or p90 outside 15 %, goodput outside 5 %."""
+    lines = ["| case | audio OWD median [ms] | OWD p90 [ms] | TCP goodput [Mbit/s] | retransmits |", "|---|---|---|---|---|"]
+    for r in rows:
+        cells = [f"{r['case']} ({r['seeds']} seeds)"]
+        for k, bound, fmt in (("owd_p50_ms", 0.15, ".0f"), ("owd_p90_ms", 0.15, ".0f"), ("tcp_goodput_mbps", 0.05, ".2f")):
+            v = r[k]
+            d = (v["sim"] - v["testbed"]) / v["testbed"]
+            cells.append(f"{v['sim']:{fmt}} / {v['testbed']:{fmt}} ({100 * d:+.1f} %; testbed {v['testbed_min']:{fmt}}–{v['testbed_max']:{fmt}})"
+                         + ("" if abs(d) <= bound else " ✗"))
+        v = r["tcp_retransmits"]
+        cells.append(f"{v['sim']:.0f} / {v['testbed']:.0f}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write_trace_doc(text: str) -> None:
+    doc = DOC.read_text()
+    head, rest = doc.split(TRACE_BEGIN, 1)
+    DOC.write_text(head + TRACE_BEGIN + text + TRACE_END + rest.split(TRACE_END, 1)[1])
+
+
+#: BBR against Linux BBR on scenarios/testbed/audio-bulk.toml (`jitterlab compare … --cc bbr`, one
+#: file a seed); Linux BBR varies from run to run, so the comparison is of medians over runs.
+BBR_DATA = ROOT / "docs" / "data" / "validation-testbed" / "issue24" / "bbr"
+BBR_BEGIN, BBR_END = "<!-- bbr-table:begin -->\n", "<!-- bbr-table:end -->"
+
+
+def bbr_rows(data: Path = BBR_DATA) -> dict:
+    from jitterlab import compare as cmp
+    from jitterlab import scenario as scn
+    from jitterlab import sim
+
+    files = sorted(data.glob("audio-bulk-bbr-s*.json"))
+    sc = cmp.with_cc(scn.load(SC / "audio-bulk.toml"), "bbr")
+    out: dict = {"testbed": [], "sim": []}
+    for f in files:
+        d = json.loads(f.read_text())
+        seed = int(f.stem.rsplit("-s", 1)[1])
+        out["testbed"].append({k: v["testbed"] for k, v in d["rows"].items() if v.get("testbed") is not None})
+        out["sim"].append(cmp.summary(sim.simulate(sc, seed=seed)))
+    return out
+
+
+def bbr_table(rows: dict) -> str:
+    lines = ["| side | runs | OWD median [ms], median (range) | OWD p90 [ms], median (range) | goodput [Mbit/s], median |",
+             "|---|---|---|---|---|"]
+    med: dict = {}
+    for side, label in (("testbed", "Linux 6.18 BBR (testbed)"), ("sim", "simulator")):
+        rs = rows[side]
+        cells = [label, str(len(rs))]
+        for k, fmt in (("owd_p50_ms", ".1f"), ("owd_p90_ms", ".1f")):
+            v = [r[k] for r in rs]
+            med[(side, k)] = float(np.median(v))
+            cells.append(f"{np.median(v):{fmt}} ({min(v):{fmt}}–{max(v):{fmt}})")
+        g = [r["tcp_goodput_mbps"] for r in rs]
+        med[(side, "tcp_goodput_mbps")] = float(np.median(g))
+        cells.append(f"{np.median(g):.2f}")
+        lines.append("| " + " | ".join(cells) + " |")
+    d = [100 * (med[("sim", k)] - med[("testbed", k)]) / med[("testbed", k)] for k in ("owd_p50_ms", "owd_p90_ms", "tcp_goodput_mbps")]
+    lines.append(f"| difference (simulator − Linux) / Linux | | {d[0]:+.1f} % | {d[1]:+.1f} % | {d[2]:+.1f} % |")
+    return "\n".join(lines) + "\n"
+
+
+def write_bbr_doc(text: str) -> None:
+    doc = DOC.read_text()
+    head, rest = doc.split(BBR_BEGIN, 1)
+    DOC.write_text(head + BBR_BEGIN + text + BBR_END + rest.split(BBR_END, 1)[1])
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("out", nargs="?", help="directory for the testbed runs and table.md / table.json")
@@ -154,6 +260,11 @@ def main() -> int:
     a = ap.parse_args()
     if a.doc:
         write_doc(table(rows_for(DOC_DATA)))
+        write_bbr_doc(bbr_table(bbr_rows()))
+        if all((SC / f"{n}.toml").exists() for n in TRACE_CASES) and (ROOT.parent / "shared" / "traces").is_dir():
+            write_trace_doc(trace_table(trace_rows()))
+        else:
+            print("trace table left as it is: ../shared/traces is absent", file=sys.stderr)
         return 0
     if not a.out:
         ap.error("give OUT (or --doc)")

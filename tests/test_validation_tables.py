@@ -35,3 +35,61 @@ def test_fixed_path_holds_against_linux(tv):
     n_ok, n_all, gp_bad = tv.verdicts(tv.rows_for(tv.DOC_DATA))
     assert n_all == 60 and gp_bad == []
     assert n_ok >= 52
+
+
+def _traces_or_skip(tv):
+    for name in tv.TRACE_CASES:
+        sc = (ROOT / "scenarios/testbed" / f"{name}.toml").read_text()
+        path = sc.split('down_trace = "', 1)[1].split('"', 1)[0]
+        f = (ROOT / "scenarios/testbed" / path).resolve()
+        if not f.exists():
+            pytest.skip(f"needs the Mahimahi trace {f} (../shared/traces)")
+
+
+def test_trace_table_is_the_builds(tv, root):
+    _traces_or_skip(tv)
+    rows = tv.trace_rows()
+    assert [r["case"] for r in rows] == list(tv.TRACE_CASES) and all(r["seeds"] == 3 for r in rows)
+    text = (root / "docs/validation.md").read_text()
+    doc = text.split(tv.TRACE_BEGIN, 1)[1].split(tv.TRACE_END, 1)[0]
+    assert doc == tv.trace_table(rows), "docs/validation.md's trace table is stale: run scripts/testbed_validation.py --doc"
+
+
+#: The comparisons the simulator misses today (docs/validation.md says why): checked by the strict
+#: xfail below, so that closing the gap fails it and moves the case into the bounds test.
+KNOWN_MISSES = {("lte-tmobile-bulk", "owd_p50_ms")}
+BOUNDS = (("owd_p50_ms", 0.15), ("owd_p90_ms", 0.15), ("tcp_goodput_mbps", 0.05))
+
+
+def _within(v, bound):
+    return abs(v["sim"] - v["testbed"]) <= bound * v["testbed"]
+
+
+def test_cubic_over_traces_holds_against_linux(tv):
+    """Issue 24: over the UMTS and both LTE traces, with a bulk CUBIC download (and six web flows on
+    UMTS), the audio's OWD median and p90 within 15 % of real Linux's (means over three testbed
+    runs), goodput within 5 % — except the known misses."""
+    _traces_or_skip(tv)
+    for r in tv.trace_rows():
+        for k, bound in BOUNDS:
+            if (r["case"], k) not in KNOWN_MISSES:
+                assert _within(r[k], bound), (r["case"], k, r[k])
+
+
+@pytest.mark.xfail(strict=True, reason="T-Mobile LTE: the simulator's queue stays lower for ~3 s after the start (docs/validation.md)")
+def test_known_trace_misses_are_still_missed(tv):
+    _traces_or_skip(tv)
+    rows = {r["case"]: r for r in tv.trace_rows()}
+    assert all(_within(rows[c][k], dict(BOUNDS)[k]) for c, k in KNOWN_MISSES)
+
+
+def test_bbr_table_is_the_builds_and_within_bounds(tv, root):
+    rows = tv.bbr_rows()
+    assert len(rows["testbed"]) >= 5
+    text = (root / "docs/validation.md").read_text()
+    assert text.split(tv.BBR_BEGIN, 1)[1].split(tv.BBR_END, 1)[0] == tv.bbr_table(rows)
+    import numpy as np
+    for k, bound in (("owd_p50_ms", 0.15), ("owd_p90_ms", 0.15), ("tcp_goodput_mbps", 0.05)):
+        lin = np.median([r[k] for r in rows["testbed"]])
+        sim = np.median([r[k] for r in rows["sim"]])
+        assert abs(sim - lin) <= bound * lin, (k, sim, lin)
