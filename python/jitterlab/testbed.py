@@ -27,6 +27,7 @@ from typing import Any, Iterator, Mapping
 import numpy as np
 import pandas as pd
 
+from jitterlab import _io
 from jitterlab import _native
 from jitterlab import scenario as _scn
 from jitterlab.capture import _null_strings
@@ -184,6 +185,8 @@ def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path
     (debugging). Needs root; raises TestbedError with one clear line otherwise."""
     sc = _scn.with_overrides(_scn.load(scenario), overrides)
     pl = make_plan(sc, seed)
+    for i, n in enumerate(pl.nodes):  # a node's name becomes OUT/<node>.pcap and worker files' names
+        _io.safe_name(n, f"nodes[{i}]")
     require_root()
     import tempfile
 
