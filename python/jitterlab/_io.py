@@ -225,7 +225,8 @@ def prepare_out(out: str | Path, kind: str, force: bool = False, option: str = "
     return d
 
 
-#: The lock file of an output directory (hidden: `prepare_out` ignores it).
+#: The lock file of an output directory while a command writes it (hidden: `prepare_out` ignores
+#: it; removed when the command ends, left behind only by a killed one, where it locks nothing).
 LOCK_NAME = ".jitterlab.lock"
 #: Directories this process holds the lock of: real path -> [fd] (re-entrant: the command line
 #: locks OUT and `sweep.run` locks it again).
@@ -250,23 +251,30 @@ def out_lock(d: str | Path, option: str = "--out") -> Iterator[None]:
             yield
             return
     path = Path(key) / LOCK_NAME
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    except OSError as e:
-        raise _oserror(d, e, "lock the output directory") from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    while True:
         try:
-            holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "unknown"
-        except OSError:
-            holder = "unknown"
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as e:
+            raise _oserror(d, e, "lock the output directory") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            try:
+                holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "unknown"
+            except OSError:
+                holder = "unknown"
+            os.close(fd)
+            raise OutputError(f"{option} {d}: another jitterlab process ({holder}) is writing there; "
+                              "wait for it to end or choose another directory") from None
+        except OSError as e:
+            os.close(fd)
+            raise _oserror(d, e, "lock the output directory") from None
+        try:  # the holder before us removes the file as it lets go: ours must be the one there now
+            if os.fstat(fd).st_ino == os.stat(path).st_ino:
+                break
+        except FileNotFoundError:
+            pass
         os.close(fd)
-        raise OutputError(f"{option} {d}: another jitterlab process ({holder}) is writing there; "
-                          "wait for it to end or choose another directory") from None
-    except OSError as e:
-        os.close(fd)
-        raise _oserror(d, e, "lock the output directory") from None
     import sys
 
     try:
@@ -282,6 +290,10 @@ def out_lock(d: str | Path, option: str = "--out") -> Iterator[None]:
             _HELD.pop(key, None)
         else:
             _HELD[key] = held  # the outer holder's (of a directory removed and made again meanwhile)
+        try:  # removed while still locked, so the directory is left as the command made it
+            path.unlink()
+        except OSError:
+            pass
         os.close(fd)  # releases the flock
 
 

@@ -601,7 +601,7 @@ def load_output(path: str | Path, label: str | None = None) -> Output:
         except (OSError, ValueError) as e:  # ArrowInvalid is a ValueError: truncated, garbage
             raise OutputError(f"{f}: not a readable Parquet file ({' '.join(str(e).split())[:160]})") from None
         missing = [c for c in _NEEDED_COLUMNS[name] if c not in t.column_names]
-        if missing:
+        if missing and (t.num_rows or name == "runs"):  # an empty table may be stored without columns
             raise OutputError(f"{f}: has no column {missing[0]!r} (not a jitterlab {name} table)")
         tables[name] = to_pandas(t)
     if "runs" not in tables or ("media_packets" not in tables and "tcp_flows" not in tables):
