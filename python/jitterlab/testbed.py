@@ -288,6 +288,10 @@ def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path
         if txt:
             errors.append(f"{ef.name}: {txt.splitlines()[-1]}")
     res = _tables(pl, sc, seed, run_id, params or {}, t0, media_out, tcp_out, info)
+    from jitterlab import testbed_accuracy
+
+    # the run's own timing error, kept in the manifest (`write`): a disturbed run says so
+    info["accuracy"] = testbed_accuracy.measure(info, res.flows)
     res.testbed = info  # type: ignore[attr-defined]
     res.capture = _capture_tables(pl, out, t0, run_id, errors)  # type: ignore[attr-defined]
     (tmp / "info.json").write_text(json.dumps({k: v for k, v in info.items() if k != "queue_samples"}, indent=1, default=str))
@@ -371,6 +375,9 @@ def _delay_stats(path: str) -> dict[str, Any]:
     except (OSError, ValueError):
         return {"error": "delay line wrote no statistics"}
     if len(lat):
+        from jitterlab import testbed_accuracy
+
+        st.update(testbed_accuracy.lateness_figures(lat))
         q = np.percentile(lat, [50, 90, 99, 99.9])
         st.update({"lateness_p50_us": q[0] / 1e3, "lateness_p90_us": q[1] / 1e3, "lateness_p99_us": q[2] / 1e3,
                    "lateness_p999_us": q[3] / 1e3, "lateness_max_us": float(lat.max()) / 1e3,

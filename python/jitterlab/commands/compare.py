@@ -35,6 +35,9 @@ def run(args: argparse.Namespace) -> int:
                      linux_abc=not args.sim_defaults)
     except TestbedError as e:
         raise UserError(str(e)) from None
+    if df.attrs.get("disturbed"):
+        print(f"warning: the testbed run was disturbed twice by this machine ({df.attrs['disturbed']}); "
+              "its numbers measure the machine as much as the stack", file=sys.stderr)
     for src, err in df.attrs.get("errors", {}).items():
         print(f"warning: {src} run failed: {err}", file=sys.stderr)
     if args.json:
