@@ -138,7 +138,16 @@ def test_a_second_writer_is_refused_in_one_line(tmp_path):
         user_error(run_cli("analyze", "--sender", str(s), "--receiver", str(r), "--out", str(held)), "another jitterlab process")
     assert sorted(p.name for p in held.iterdir()) == []
     # the lock goes with its holder: free again
-    run_cli("simulate", str(SCN), "--out", str(held), check=True)
+    run_cli("simulate", str(SCN), "--out", str(held), "--set", 'duration="1s"', check=True)
+    # a holder killed by SIGKILL leaves its lock file, which locks nothing
+    code = f"from jitterlab import _io; import time; _io.hold_lock({str(held)!r}); print('held', flush=True); time.sleep(60)"
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "held"
+    user_error(run_cli("simulate", str(SCN), "--out", str(held), "--set", 'duration="1s"'), f"pid {p.pid}")
+    p.kill()
+    p.wait()
+    assert (held / _io.LOCK_NAME).exists()
+    run_cli("simulate", str(SCN), "--out", str(held), "--set", 'duration="1s"', check=True)
 
 
 def test_two_concurrent_sweeps_into_one_out_never_mix(tmp_path):
@@ -215,12 +224,13 @@ def test_report_out_follows_the_rules_of_every_out(simdir, tmp_path):
     assert "</html>" in (user / "report.html").read_text()
 
 
-@pytest.mark.parametrize("cmd", ["simulate", "report", "analyze", "testbed", "reproduce"])
+@pytest.mark.parametrize("cmd", ["simulate", "report", "analyze", "testbed", "reproduce", "compare"])
 @pytest.mark.parametrize("url", ["memory://x", "s3://bucket/x", "gcs://b/x", "http://example.com/x"])
 def test_url_outputs_are_refused_before_anything_is_written(simdir, tmp_path, cmd, url):
     s, r = _pcaps(tmp_path)
     args = {"simulate": ["simulate", str(SCN)], "report": ["report", str(simdir)], "testbed": ["testbed", str(SCN)],
-            "analyze": ["analyze", "--sender", str(s), "--receiver", str(r)], "reproduce": ["reproduce", "rwnd"]}[cmd]
+            "analyze": ["analyze", "--sender", str(s), "--receiver", str(r)], "reproduce": ["reproduce", "rwnd"],
+            "compare": ["compare", str(SCN)]}[cmd]
     user_error(run_cli(*args, "--out", url), url, "not supported")
     scheme = url.split(":")[0]
     assert not (ROOT / f"{scheme}:").exists()

@@ -161,7 +161,7 @@ def local_out(out: str | Path, option: str = "--out", what: str = "this command"
     if s.startswith("file://"):
         return Path(s.removeprefix("file://") or "/")
     if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", s):
-        raise OutputError(f"{option} {s}: {what} writes to a local directory; the URL scheme "
+        raise OutputError(f"{option} {s}: {what} writes local files only; the URL scheme "
                           f"{s.split('://', 1)[0]}:// is not supported here (only sweep --out takes fsspec URLs)")
     return Path(s)
 
