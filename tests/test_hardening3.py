@@ -279,8 +279,32 @@ def test_simulate_pcaps_on_a_full_disk(tmp_path, tiny_disk):
                "no space left", str(out))
     _no_partial(tiny_disk)
     for f in out.rglob("*.pcap"):  # a capture under its final name is a whole one
-        assert run_cli("analyze", "--sender", str(f), "--receiver", str(f), "--quiet").returncode in (0, 2)
         assert "truncated" not in run_cli("analyze", "--sender", str(f), "--receiver", str(f), "--quiet").stderr
+    # with room again, the same command goes on in the partial output without --force
+    subprocess.run(["mount", "-o", "remount,size=64m", str(tiny_disk)], check=True)
+    run_cli("simulate", str(SCN), "--out", str(out), "--set", 'output.pcap=["server","client"]', check=True)
+    assert sorted(p.name for p in (out / "pcap").iterdir()) == ["client.pcap", "server.pcap"]
+
+
+@pytest.mark.parametrize("when", [1, 3, 5])
+def test_a_table_at_any_moment_of_a_full_disk_leaves_a_directory_the_rerun_accepts(tmp_path, tiny_disk, when):
+    """The disk fills at the `when`-th file of an analyze (other moments than the first)."""
+    s, r = _pcaps(tmp_path)
+    out = tiny_disk / "a"
+    out.mkdir()
+    # leave room for about `when` small tables: fill the rest
+    free = os.statvfs(tiny_disk).f_bavail * os.statvfs(tiny_disk).f_frsize
+    (tiny_disk / "filler").write_bytes(b"\0" * max(0, free - when * 6 * 1024))
+    p = run_cli("analyze", "--sender", str(s), "--receiver", str(r), "--out", str(out), "--quiet")
+    user_error(p, "no space left", str(out))
+    assert not (out / "manifest.json").exists()
+    written = sorted(f.name for f in out.iterdir() if not f.name.startswith("."))
+    assert len(written) < 6, written  # stopped part-way: some tables complete, the rest absent
+    _no_partial(tiny_disk)
+    (tiny_disk / "filler").unlink()
+    run_cli("analyze", "--sender", str(s), "--receiver", str(r), "--out", str(out), "--quiet", check=True)
+    man = json.loads((out / "manifest.json").read_text())
+    assert all(_io.sha256_file(out / f) == m["sha256"] for f, m in man["files"].items())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -466,6 +490,12 @@ def test_sweep_workers_and_the_resource_tracker_die_with_the_sweep(tmp_path):
     f.write_text(SWEEP.replace('duration = "1s"', 'duration = "60s"').replace("replications = 2", "replications = 8"))
     # 2 workers + the resource tracker
     _kill_and_watch([EXE, "sweep", str(f), "--out", str(tmp_path / "o"), "--jobs", "2", "--quiet"], 3)
+
+
+def test_reproduce_children_die_with_it(tmp_path):
+    # its sweeps' two workers, the report's savers started beside them, and the resource tracker
+    _kill_and_watch([EXE, "reproduce", "rwnd", "--reps", "4", "--jobs", "2", "--out", str(tmp_path / "o"), "--quiet"], 4,
+                    {"JITTERLAB_FIGURE_PROCS": "1"})
 
 
 def test_report_savers_die_with_the_report(simdir, tmp_path):

@@ -143,13 +143,23 @@ def write_text_atomic(path: Path, text: str) -> None:
     write_atomic(path, lambda t: t.write_text(text))
 
 
+#: Names the kind of result a command began writing into a directory (hidden), so that a run
+#: cut short (a full disk, a kill) before its manifest leaves a directory the next run of the same
+#: kind may write into without --force.
+KIND_MARK = ".jitterlab-kind"
+
+
 def manifest_source(d: Path) -> str | None:
     """The `source` (sim, capture, testbed, sweep) of a directory jitterlab wrote, or None."""
     if (d / "sweep.json").is_file():
         return "sweep"
     try:
         return str(json.loads((d / "manifest.json").read_text()).get("source", "")) or None
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, RecursionError):
+        pass
+    try:
+        return (d / KIND_MARK).read_text().strip() or None
+    except OSError:
         return None
 
 
@@ -222,6 +232,8 @@ def prepare_out(out: str | Path, kind: str, force: bool = False, option: str = "
         probe.unlink()
     except OSError as e:
         raise _oserror(d, e, "write into the output directory") from None
+    if lock and manifest_source(d) != kind:
+        write_text_atomic(d / KIND_MARK, kind + "\n")  # before any result file (see KIND_MARK)
     return d
 
 
