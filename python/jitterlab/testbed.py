@@ -146,6 +146,21 @@ def _tcpdump(net: Network, node: str, dev: str, path: Path) -> subprocess.Popen:
     return p
 
 
+def _publish_dumps(dumps: list[subprocess.Popen], finals: list[Path]) -> list[str]:
+    """Renames each finished capture to its final name; a tcpdump that failed (a full disk:
+    "No space left on device") leaves no file under a final name, only its error."""
+    errors = []
+    for d, final in zip(dumps, finals):
+        tmp = final.with_name(f".{final.name}.tmp")
+        if d.returncode == 0 and tmp.exists():
+            os.replace(tmp, final)
+            continue
+        why = (d.stderr.read() if d.stderr is not None else "").strip().splitlines()
+        errors.append(f"{final}: tcpdump exited with status {d.returncode}" + (f": {why[-1]}" if why else ""))
+        tmp.unlink(missing_ok=True)
+    return errors
+
+
 _PROBE_RECV = ("import socket,sys\ns=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)\ns.bind(('0.0.0.0',4999))\n"
                "s.settimeout(float(sys.argv[1]))\ntry:\n s.recv(64)\nexcept OSError:\n sys.exit(1)\n")
 _PROBE_SEND = ("import socket,sys,time\ns=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)\n"
@@ -200,6 +215,7 @@ def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path
     net = Network(pl, delay)
     workers = _Workers(net, tmp)
     dumps: list[subprocess.Popen] = []
+    dump_paths: list[Path] = []
     info: dict[str, Any] = {"namespaces": list(net.ns.values()), "removed_leftovers": leftovers}
     with _signals_raise():
         try:
@@ -220,7 +236,9 @@ def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path
                         ends.append(h)
             for h in ends:
                 l = pl.neighbours(h)[0][1]
-                dumps.append(_tcpdump(net, h, net.ifname(l.index, h), out / f"{h}.pcap"))
+                # under a temporary name, renamed once tcpdump has closed it (`_publish_dumps`)
+                dumps.append(_tcpdump(net, h, net.ifname(l.index, h), out / f".{h}.pcap.tmp"))
+                dump_paths.append(out / f"{h}.pcap")
             media_out = []
             for m in pl.media:
                 _, ro = workers.start(m.dst, "media_recv", {"port": m.port, "stop_ns": pl.duration_ns}, sync=True)
@@ -266,6 +284,7 @@ def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path
                 d.send_signal(signal.SIGTERM)
             for d in dumps:
                 d.wait(timeout=5)
+            info["capture_errors"] = _publish_dumps(dumps, dump_paths)
             if dl is not None:
                 dl.send_signal(signal.SIGTERM)
                 dl.wait(timeout=5)
@@ -295,6 +314,7 @@ def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path
     res.testbed = info  # type: ignore[attr-defined]
     res.capture = _capture_tables(pl, out, t0, run_id, errors)  # type: ignore[attr-defined]
     (tmp / "info.json").write_text(json.dumps({k: v for k, v in info.items() if k != "queue_samples"}, indent=1, default=str))
+    errors += info.get("capture_errors", [])
     if errors:
         info["worker_errors"] = errors
     return res
