@@ -325,6 +325,20 @@ def test_analyze_refuses_a_truncated_capture_unless_told(tmp_path):
     assert "received 59" in p.stdout  # the 59 whole records before the cut
 
 
+@pytest.mark.parametrize("name", ["rtp_us.pcap", "rtp_ns.pcap", "rtp.pcapng", "rtp_ns.pcap.gz"])
+def test_every_container_cut_short_is_refused_unless_accepted(tmp_path, name):
+    full = ROOT / "fuzz" / "corpus" / "pcap" / name
+    cut = tmp_path / ("cut-" + name)
+    data = full.read_bytes()
+    cut.write_bytes(data[:-7])
+    args = ["analyze", "--sender", str(full), "--receiver", str(cut), "--media", "udp:5004", "--quiet"]  # 6 packets: too few to detect
+    line = user_error(run_cli(*args), f"receiver capture {cut}", "byte", "--accept-truncated")
+    off = int(line.split("byte ")[1].split(":")[0])
+    assert 0 < off <= (len(data) if not name.endswith(".gz") else 10 * len(data))
+    p = run_cli(*args, "--accept-truncated")
+    assert p.returncode == 0 and "warning" in p.stderr, p.stderr
+
+
 def _pcap_header(linktype: int = 1) -> bytes:
     return struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, linktype)
 
@@ -427,7 +441,7 @@ def test_a_non_dask_scheduler_is_named_so(tmp_path):
         f.write_text(SWEEP)
         p = run_cli("sweep", str(f), "--out", str(tmp_path / "o"), "--executor", "dask", "--scheduler", f"tcp://127.0.0.1:{port}", "--quiet")
         line = user_error(p, f"tcp://127.0.0.1:{port}")
-        assert "not a Dask scheduler" in line or "no Dask scheduler answers" in line, line
+        assert "not a Dask scheduler" in line, line
         assert "out of memory" not in line
     finally:
         stop.set()
