@@ -291,7 +291,7 @@ def out_lock(d: str | Path, option: str = "--out") -> Iterator[None]:
 
     try:
         os.ftruncate(fd, 0)
-        os.pwrite(fd, f"pid {os.getpid()}: {' '.join(['jitterlab', *sys.argv[1:2]]) if sys.argv else 'python'}\n".encode(), 0)
+        os.pwrite(fd, f"pid {os.getpid()}: {' '.join(os.path.basename(a) for a in sys.argv[:2]) or 'python'}\n".encode(), 0)
     except OSError:
         pass  # the note is for the message only; the lock holds without it
     _HELD[key] = [fd]
