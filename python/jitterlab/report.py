@@ -97,8 +97,6 @@ def _start_savers() -> Any:
 
 
 def _save_figure_here(fig: Any, png: Path, svg: Path) -> None:
-    from jitterlab import _io
-
     # under a temporary name, renamed when complete (the format named: the name has no suffix)
     _io.write_atomic(png, lambda t: fig.savefig(t, format="png", dpi=130, bbox_inches="tight"))
     _io.write_atomic(svg, lambda t: fig.savefig(t, format="svg", bbox_inches="tight"))
@@ -435,8 +433,6 @@ def _points_csv(spec: Mapping[str, Any], path: Path) -> None:
 
 def _write_csv(df: pd.DataFrame, path: Path) -> None:
     """A CSV file under its final name only when complete (`_io.write_atomic`)."""
-    from jitterlab import _io
-
     _io.write_atomic(path, lambda t: df.to_csv(t, index=False))
 
 
