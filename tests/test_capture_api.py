@@ -185,11 +185,14 @@ def test_damaged_inputs(tmp_path):
     sim = sim_like_media(n=100)
     s, r = tmp_path / "s.pcap", tmp_path / "r.pcap"
     media_to_pcap(sim, s, r, t0_epoch_ns=T0)
-    # Truncated receiver capture: rows before the cut kept, a warning with the byte offset.
+    # Truncated receiver capture: refused with the byte offset (it would pass for a run whose
+    # media stopped early); accepted on request: rows before the cut kept, the offset a warning.
     data = r.read_bytes()
     cut = tmp_path / "cut.pcap"
     cut.write_bytes(data[: len(data) // 2 + 5])
-    t = analyze(s, cut)
+    with pytest.raises(jitterlab.CaptureError, match="receiver capture .*truncated at byte .*accept_truncated"):
+        analyze(s, cut)
+    t = analyze(s, cut, accept_truncated=True)
     w = t["warnings"]
     assert (w.side == "receiver").sum() == 1 and "truncated at byte" in w.message.iloc[0]
     assert 40 < t["runs"].media_received.iloc[0] < 96

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from _realtime import undisturbed
 from conftest import ROOT, run_cli
 from conftest import testbed_skip_reason as _testbed_skip_reason  # aliased: pytest collects any test* name
 
@@ -43,7 +44,7 @@ def _namespaces() -> list[str]:
 def test_audio_alone_owd_is_the_configured_delay(tmp_path):
     from jitterlab import testbed
 
-    res = testbed.run(SC / "audio-alone.toml", out=tmp_path)
+    res = undisturbed(lambda: testbed.run(SC / "audio-alone.toml", out=tmp_path))
     m = res.media_packets
     assert m.recv_ns.notna().all() and len(m) == 300
     owd = ((m.recv_ns - m.send_ns).astype("int64") / 1e6).to_numpy()
@@ -69,8 +70,8 @@ def bulk_runs(tmp_path_factory):
 
     base = tmp_path_factory.mktemp("bulk")
     mod = tmp_path_factory.mktemp("bulk-rwnd")
-    plain = testbed.run(SC / "audio-bulk.toml", out=base, overrides=BULK)
-    moderated = testbed.run(SC / "audio-bulk.toml", out=mod, overrides={**BULK, "hosts": {"client": {"rwnd": {"budget": "20kB"}}}})
+    plain = undisturbed(lambda: testbed.run(SC / "audio-bulk.toml", out=base, overrides=BULK))
+    moderated = undisturbed(lambda: testbed.run(SC / "audio-bulk.toml", out=mod, overrides={**BULK, "hosts": {"client": {"rwnd": {"budget": "20kB"}}}}))
     return plain, moderated, mod
 
 
@@ -126,8 +127,8 @@ def _advertised_windows(pcap: Path, src_port_not: int) -> list[int]:
 def test_six_iw10_flows_hurt_audio_more_than_one_iw3(tmp_path):
     from jitterlab import testbed
 
-    six = testbed.run(SC / "audio-web.toml", out=tmp_path / "six", overrides={"traffic[1].flows": 6, "traffic[1].iw": 10})
-    one = testbed.run(SC / "audio-web.toml", out=tmp_path / "one", overrides={"traffic[1].flows": 1, "traffic[1].iw": 3})
+    six = undisturbed(lambda: testbed.run(SC / "audio-web.toml", out=tmp_path / "six", overrides={"traffic[1].flows": 6, "traffic[1].iw": 10}))
+    one = undisturbed(lambda: testbed.run(SC / "audio-web.toml", out=tmp_path / "one", overrides={"traffic[1].flows": 1, "traffic[1].iw": 3}))
     assert list(six.tcp_flows.cwnd_at_accept) == [10] * 6
     assert list(one.tcp_flows.cwnd_at_accept) == [3]
     a, b = _overlap_owd_ms(six), _overlap_owd_ms(one)
@@ -270,7 +271,7 @@ def umts(tmp_path_factory):
     out = {}
     for name in ("umts-bulk", "umts-web"):
         d = tmp_path_factory.mktemp(name)
-        out[name] = (compare(SC / f"{name}.toml", seed=1, out=d), d)
+        out[name] = (undisturbed(lambda: compare(SC / f"{name}.toml", seed=1, out=d)), d)
     return out
 
 
@@ -305,8 +306,8 @@ def test_link_jitter_on_the_testbed(tmp_path):
     mean +4 ms, 90th percentile +4·ln 10 = 9.2 ms."""
     from jitterlab import testbed
 
-    res = testbed.run(SC / "audio-alone.toml", out=tmp_path, overrides={"duration": "6s",
-                      "access.down_jitter": {"dist": "exponential", "mean": "4ms"}})
+    res = undisturbed(lambda: testbed.run(SC / "audio-alone.toml", out=tmp_path, overrides={"duration": "6s",
+                      "access.down_jitter": {"dist": "exponential", "mean": "4ms"}}))
     m = res.media_packets
     assert m.recv_ns.notna().all()
     extra = ((m.recv_ns - m.send_ns).astype("int64") / 1e6).to_numpy() - 15.0

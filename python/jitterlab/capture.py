@@ -135,6 +135,7 @@ def analyze(
     run_id: int = 0,
     params: Mapping[str, Any] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    accept_truncated: bool = False,
 ) -> Tables:
     """Analyses one capture pair into the shared tables.
 
@@ -160,6 +161,9 @@ def analyze(
         Extra columns of ``runs``.
     progress : callable, optional
         ``progress(phase, bytes_done, bytes_total)``, called every 32 MiB.
+    accept_truncated : bool
+        Analyse the records before a truncated or corrupt part of a capture (a capture cut while
+        written, a full disk) instead of refusing it; the damage stays a warning.
 
     Returns
     -------
@@ -192,6 +196,12 @@ def analyze(
         raw = _native.analyze_pair(sender, receiver, progress=progress, **kw)
     except _native.CaptureError as e:
         raise _which_side(e, sender, receiver) from None
+    damage = raw["warnings"].get("damage", {})
+    for side, path in (("sender", sender), ("receiver", receiver)):
+        if damage.get(side) and not accept_truncated:
+            # a cut capture would pass for a run whose media stopped early
+            raise _native.CaptureError(f"{side} capture {path}: {damage[side]}; reading stopped there "
+                                       "(accept_truncated=True / --accept-truncated analyses the records before it)")
     return Tables.from_pandas(_tables(raw, run_id, sender, receiver, params or {}), "capture")
 
 

@@ -104,7 +104,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     name = f"jitterlab {args.command}"
     try:
-        return int(args._run(args) or 0)
+        try:
+            return int(args._run(args) or 0)
+        finally:
+            from jitterlab import _io
+
+            _io.release_locks()  # the output directories this command locked
     except (UserError, JitterlabError, OSError) as e:
         print(f"{name}: error: {one_line(e)}", file=sys.stderr)
         return 2

@@ -16,12 +16,15 @@ import datetime as _dt
 import html
 import io
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 import pandas as pd
+
+from jitterlab import _io
 
 if TYPE_CHECKING:
     from jitterlab._fspath import FsPath
@@ -42,8 +45,7 @@ def _save_figure(data: bytes, png: str, svg: str) -> None:
 
     plt = plots.pyplot()  # the Agg backend and the figure style of the parent
     fig = pickle.loads(data)
-    fig.savefig(png, dpi=130, bbox_inches="tight")
-    fig.savefig(svg, bbox_inches="tight")
+    _save_figure_here(fig, Path(png), Path(svg))
     plt.close(fig)
 
 
@@ -85,15 +87,19 @@ def _start_savers() -> Any:
         from concurrent.futures import ProcessPoolExecutor
 
         # spawn: no inherited threads or locks (pyarrow's pools, the sweep's combiner)
-        _SAVER = ProcessPoolExecutor(max_workers=procs, mp_context=mp.get_context("spawn"))
+        from jitterlab import _procs
+
+        _SAVER = ProcessPoolExecutor(max_workers=procs, mp_context=mp.get_context("spawn"),
+                                     initializer=_procs.die_with_parent, initargs=(os.getpid(),))
         for _ in range(procs):
             _SAVER.submit(_warm)
     return _SAVER
 
 
 def _save_figure_here(fig: Any, png: Path, svg: Path) -> None:
-    fig.savefig(png, dpi=130, bbox_inches="tight")
-    fig.savefig(svg, bbox_inches="tight")
+    # under a temporary name, renamed when complete (the format named: the name has no suffix)
+    _io.write_atomic(png, lambda t: fig.savefig(t, format="png", dpi=130, bbox_inches="tight"))
+    _io.write_atomic(svg, lambda t: fig.savefig(t, format="svg", bbox_inches="tight"))
 
 
 @dataclass
@@ -197,7 +203,7 @@ class Report:
     def table(self, df: pd.DataFrame, caption: str, float_format: str = "{:.4g}", name: str | None = None) -> None:
         """Adds a table; with `name` it is also written as <name>.csv and linked."""
         if name:
-            df.to_csv(self.out / f"{name}.csv", index=False)
+            _write_csv(df, self.out / f"{name}.csv")
             self.csvs.append(f"{name}.csv")
         self._cur().blocks.append(_Block("table", (df, caption, float_format, name)))
 
@@ -246,7 +252,7 @@ class Report:
                  + (f' · <a href="figures/{f}.csv">CSV</a>' if kind == "plotly" else "") + "</span>")
         if kind == "plotly":
             body = (f'<div class="plot" id="plot-{f}"></div>'
-                    f'<script type="application/json" class="figspec" data-target="plot-{f}">{_script_safe(data)}</script>')
+                    f'<script type="application/json" class="figspec" data-target="plot-{f}">{_json_script_safe(data)}</script>')
         else:
             body = f'<img alt="{html.escape(cap)}" src="data:image/png;base64,{data}">'
         return f'<figure class="fig" id="fig-{f}">{body}<figcaption>{html.escape(cap)} {links}</figcaption></figure>'
@@ -373,7 +379,7 @@ table.params th {{ text-align: left; }} table.params td {{ text-align: left; wor
 </body></html>
 """
         path = self.out / name
-        path.write_text(doc, encoding="utf-8")
+        _io.write_text_atomic(path, doc)
         return path
 
 
@@ -402,6 +408,18 @@ def _script_safe(text: str) -> str:
     return text.replace("</", "<\\/")
 
 
+#: JSON escapes for the characters that matter inside an HTML <script> element: "<" (a "</script>"
+#: ends the element, a "<!--" switches the parser into its escaped state and can swallow the
+#: next "</script>"), ">" and "&" for good measure, and U+2028/U+2029 (line terminators to older
+#: JavaScript parsers). In JSON these occur only inside strings, where the escape means the same.
+_JSON_SCRIPT_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
+def _json_script_safe(text: str) -> str:
+    """JSON text to put inside <script type="application/json">: parses to the same value."""
+    return text.translate(_JSON_SCRIPT_ESCAPES)
+
+
 def _points_csv(spec: Mapping[str, Any], path: Path) -> None:
     """The plotted points of a plotly figure dict: series, x, y (and base for bars)."""
     rows = []
@@ -410,7 +428,12 @@ def _points_csv(spec: Mapping[str, Any], path: Path) -> None:
         for x, y in zip(tr.get("x", []), tr.get("y", [])):
             if x is not None and y is not None:
                 rows.append((name, x, y))
-    pd.DataFrame(rows, columns=["series", "x", "y"]).to_csv(path, index=False)
+    _write_csv(pd.DataFrame(rows, columns=["series", "x", "y"]), path)
+
+
+def _write_csv(df: pd.DataFrame, path: Path) -> None:
+    """A CSV file under its final name only when complete (`_io.write_atomic`)."""
+    _io.write_atomic(path, lambda t: df.to_csv(t, index=False))
 
 
 # Renders every figure, counts those drawn (data-figures-loaded), and with #selftest zooms and
@@ -507,6 +530,32 @@ class OutputError(ValueError):
     """A directory that is not a jitterlab output."""
 
 
+#: The tables a report reads, with the columns it needs of each (docs/tables.md).
+_NEEDED_COLUMNS = {"runs": ("run_id", "tcp_start_ns", "tcp_end_ns"),
+                   "media_packets": ("run_id", "flow_id", "seq", "send_ns", "recv_ns", "size"),
+                   "tcp_flows": ("run_id", "flow_id")}
+#: Largest manifest.json / sweep.json read (a sweep's is a few kB; a 10,000-run one a few MB).
+MAX_MANIFEST_BYTES = 64 << 20
+
+
+def _read_manifest(f: Any) -> dict[str, Any]:
+    """A manifest.json or sweep.json as a dict; OutputError naming the file when it is not one."""
+    try:
+        raw = f.read_bytes()
+        if len(raw) > MAX_MANIFEST_BYTES:
+            raise OutputError(f"{f}: {len(raw):,} bytes, more than a manifest's limit of {MAX_MANIFEST_BYTES:,}")
+        man = json.loads(raw)
+    except OSError as e:
+        raise OutputError(f"{f}: cannot read: {e.strerror or e}") from None
+    except RecursionError:
+        raise OutputError(f"{f}: nested too deeply to be a jitterlab manifest") from None
+    except ValueError as e:  # JSONDecodeError and UnicodeDecodeError
+        raise OutputError(f"{f}: not valid JSON ({e})") from None
+    if not isinstance(man, dict):
+        raise OutputError(f"{f}: expected a JSON object, got {type(man).__name__}")
+    return man
+
+
 def load_output(path: str | Path, label: str | None = None) -> Output:
     """Reads a simulate, sweep, analyze or testbed output directory.
 
@@ -522,12 +571,16 @@ def load_output(path: str | Path, label: str | None = None) -> Output:
     if not p.is_dir():
         raise OutputError(f"{p}: no such directory")
     if (p / "sweep.json").is_file():
-        man = json.loads((p / "sweep.json").read_text())
+        man = _read_manifest(p / "sweep.json")
         source = "sweep"
-        params = [str(x) for x in man.get("params", [])]
+        params = man.get("params", [])
+        if not isinstance(params, list) or not all(isinstance(x, str) for x in params):
+            raise OutputError(f"{p / 'sweep.json'}: params: expected a list of names, got {json.dumps(params)[:80]}")
     elif (p / "manifest.json").is_file():
-        man = json.loads((p / "manifest.json").read_text())
-        source = str(man.get("source", "sim"))
+        man = _read_manifest(p / "manifest.json")
+        source = man.get("source", "sim")
+        if not isinstance(source, str):
+            raise OutputError(f"{p / 'manifest.json'}: source: expected a string, got {json.dumps(source)[:80]}")
         params = []
     else:
         subs = sorted(d.name for d in p.iterdir() if d.is_dir() and ((d / "sweep.json").is_file() or (d / "manifest.json").is_file()))
@@ -536,11 +589,54 @@ def load_output(path: str | Path, label: str | None = None) -> Output:
     tables = {}
     files: list[Path | _fspath.FsPath] = list(p.glob("*.parquet"))
     for f in sorted(files, key=lambda f: f.name):
-        tables[f.name.removesuffix(".parquet")] = to_pandas(_fspath.read_parquet(f))
+        name = f.name.removesuffix(".parquet")
+        if name not in _NEEDED_COLUMNS:  # what a report reads; other tables are not opened
+            continue
+        try:
+            t = _fspath.read_parquet(f)
+        except (OSError, ValueError) as e:  # ArrowInvalid is a ValueError: truncated, garbage
+            raise OutputError(f"{f}: not a readable Parquet file ({' '.join(str(e).split())[:160]})") from None
+        missing = [c for c in _NEEDED_COLUMNS[name] if c not in t.column_names]
+        if missing and (t.num_rows or name == "runs"):  # an empty table may be stored without columns
+            raise OutputError(f"{f}: has no column {missing[0]!r} (not a jitterlab {name} table)")
+        tables[name] = to_pandas(t)
     if "runs" not in tables or ("media_packets" not in tables and "tcp_flows" not in tables):
         raise OutputError(f"{p}: no runs.parquet with media_packets.parquet or tcp_flows.parquet")
+    prov = man.get("provenance")
+    if prov is not None and not isinstance(prov, dict):
+        raise OutputError(f"{p}: provenance: expected a table, got {type(prov).__name__}")
     params = [c for c in params if c in tables["runs"].columns]
     return Output(p, label or (p.name if isinstance(p, _fspath.FsPath) else p.resolve().name), source, tables, params, man)
+
+
+#: Marks a directory as a report's own output (hidden, so the emptiness check ignores it).
+REPORT_MARK = ".jitterlab-report"
+
+
+def prepare_out(out: str | Path, inputs: Iterable[Any] = (), force: bool = False, option: str = "--out") -> Path:
+    """Checks, creates and locks a report's output directory, by the rules of every command's
+    --out: a local directory (a URL is refused before anything is written), never `/` nor a
+    directory that is or holds one of `inputs`; empty, or a report's own earlier output (marked
+    REPORT_MARK), unless `force`. The directory is locked (`_io.hold_lock`) before it is looked at."""
+    d = _io.local_out(out, option, "report")
+    full = d.resolve()
+    if full == Path(full.anchor):
+        raise _io.OutputError(f"{option} {d}: is the root directory; choose a directory of its own")
+    for i in inputs:
+        if isinstance(i, (str, Path)):
+            p = Path(i).resolve()
+            if p == full or full in p.parents:
+                raise _io.OutputError(f"{option} {d}: holds the input {i}; write the report to a directory of its own")
+    _io.hold_lock(_io.make_out_dir(d, option), option)
+    try:
+        entries = [e for e in os.listdir(d) if not e.startswith(".")]
+    except OSError as e:
+        raise _io._oserror(d, e, "list the output directory") from None
+    if entries and not (d / REPORT_MARK).is_file() and not force:
+        raise _io.OutputError(f"{option} {d}: is a non-empty directory that holds no earlier report; choose another, "
+                              "empty it, or pass --force to write into it")
+    _io.write_text_atomic(d / REPORT_MARK, "a jitterlab report's output directory\n")
+    return d
 
 
 def _combine(outputs: list[Output]) -> tuple[dict[str, pd.DataFrame], list[str]]:

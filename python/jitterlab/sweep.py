@@ -322,7 +322,8 @@ def execute(payload: dict[str, Any]) -> dict[str, Any]:
         tables = {n: res.arrow[n] for n in payload["tables"] if n in res.arrow}
         if payload.get("reduce") is not None:
             tables.update(payload["reduce"](res))
-        out = {"run_id": payload["run_id"], "ok": True, "tables": {n: t for n, t in tables.items() if n in payload["tables"]},
+        out = {"run_id": payload["run_id"], "ok": True, "identity": payload.get("identity"),
+               "tables": {n: t for n, t in tables.items() if n in payload["tables"]},
                "requested": list(payload["tables"]), "wall_s": time.perf_counter() - t0, "stored": False}
     except Exception as e:  # recorded with the run; the sweep goes on
         out = {"run_id": payload["run_id"], "ok": False, "error": f"{type(e).__name__}: {e}",
@@ -481,7 +482,7 @@ def _write_run(tmp: Out, d: Out, res: dict[str, Any]) -> tuple[bytes, dict[str, 
             (tmp / PACK).write_bytes(blob)
             files[PACK] = {"bytes": pos, "sha256": hashlib.sha256(blob).hexdigest()}
         # written last: the record that certifies the run's files
-        done = (json.dumps({"wall_s": res["wall_s"], "files": files, "parts": parts, "tables": sorted(res["tables"]),
+        done = (json.dumps({"wall_s": res["wall_s"], "identity": res.get("identity"), "files": files, "parts": parts, "tables": sorted(res["tables"]),
                             "requested": sorted(res.get("requested", res["tables"]))}) + "\n").encode()
         (tmp / "done").write_bytes(done)
         res["done_sha256"] = hashlib.sha256(done).hexdigest()  # rides in the receipt (`_combined_digest`)
@@ -588,9 +589,10 @@ def verify_run(d: Out, need: Iterable[str] = ()) -> str | None:
     return _verify_run(d, need)[0]
 
 
-def _verify_run(d: Out, need: Iterable[str] = ()) -> tuple[str | None, str | None]:
+def _verify_run(d: Out, need: Iterable[str] = (), identity: Mapping[str, Any] | None = None) -> tuple[str | None, str | None]:
     """`verify_run`'s answer and, for a finished run, the SHA-256 of its done record (which
-    certifies its files: see `_combined_digest`)."""
+    certifies its files: see `_combined_digest`). With `identity` (`run_identity`), a run whose
+    record names another is not this sweep's."""
     done = d / "done"
     if not done.is_file():
         return "not finished", None
@@ -602,6 +604,12 @@ def _verify_run(d: Out, need: Iterable[str] = ()) -> tuple[str | None, str | Non
     files = rec.get("files") if isinstance(rec, dict) else None
     if not isinstance(files, dict):
         return "written by an older jitterlab without checksums", None
+    if identity is not None and rec.get("identity") != identity:
+        got = rec.get("identity")
+        if not isinstance(got, dict):
+            return "its done record does not say which sweep produced it", None
+        return ("produced by another sweep" if got.get("sweep") != identity.get("sweep")
+                else f"produced with seed {got.get('seed')} and parameters {got.get('params')}"), None
     missing = sorted(set(need) - set(rec.get("requested", need)))
     if missing:
         return f"stored without {', '.join(missing)}", None
@@ -647,7 +655,8 @@ def _remove_stale_tmp(out: Out) -> int:
     return n
 
 
-def _check_out(out: Out, specs: list[RunSpec], sweep: Sweep) -> None:
+def _check_out(out: Out, specs: list[RunSpec], sweep: Sweep) -> str:
+    """Refuses an OUT holding another sweep's results; writes sweep.json; returns the sweep's digest."""
     digest = hashlib.sha256("\n".join(s.key() for s in specs).encode() + json.dumps(sweep.scenario, sort_keys=True).encode()).hexdigest()
     man = out / "sweep.json"
     if man.exists():
@@ -657,7 +666,7 @@ def _check_out(out: Out, specs: list[RunSpec], sweep: Sweep) -> None:
             old = {}
         if old.get("digest") != digest:
             raise SweepError(f"{out}: holds results of a different sweep (its parameters, seeds or scenario differ); use another --out or delete it")
-        return
+        return digest
     out.mkdir(parents=True, exist_ok=True)
     from jitterlab import provenance
 
@@ -667,6 +676,14 @@ def _check_out(out: Out, specs: list[RunSpec], sweep: Sweep) -> None:
                                "seed": sweep.seed, "replications": sweep.replications, "scenario": sweep.scenario,
                                "params": [p.name for p in sweep.params] + [p.name for p in sweep.zipped],
                                "random": sweep.random, "tables": list(sweep.tables)}, indent=2, sort_keys=True, default=str) + "\n")
+    return digest
+
+
+def run_identity(sweep_digest: str, spec: RunSpec) -> dict[str, Any]:
+    """What produced a run, kept in its `done` record: the sweep's digest (its scenario, every
+    run's parameters and seeds), the run's parameters and its seed. A resumed sweep redoes a run
+    whose record names another identity (another sweep wrote it into this OUT)."""
+    return json.loads(json.dumps({"sweep": sweep_digest, "params": spec.params, "seed": spec.seed}, sort_keys=True, default=str))
 
 
 def _prepare(out: str | Path | _fspath.FsPath) -> Out:
@@ -689,7 +706,11 @@ def run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None = None,
     Before anything runs: `out` must not hold another kind of result, and every parameter point's estimated cost must fit the limits (sim.check_cost, memory shared among the
     parallel jobs). Runs whose files no longer match their checksums are redone."""
     try:
-        return _run(sweep, out, jobs, executor, scheduler, progress, on_result, max_memory, max_events, inline_bytes)
+        if _fspath.is_url(out) or isinstance(out, _fspath.FsPath):
+            return _run(sweep, out, jobs, executor, scheduler, progress, on_result, max_memory, max_events, inline_bytes)
+        # one writer: a second sweep into this directory is refused until this one ends
+        with _io.out_lock(_io.prepare_out(_fspath.as_path(out), "sweep", force=True)):  # type: ignore[arg-type]
+            return _run(sweep, out, jobs, executor, scheduler, progress, on_result, max_memory, max_events, inline_bytes)
     except Exception as e:
         # an object store's client fails with its own exceptions (a botocore ClientError, not an
         # OSError): one line naming the URL; every run stored before it is kept for the next try
@@ -730,7 +751,8 @@ def _run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None, execu
                 sim.check_cost(est, max_memory, max_events, share, avail)
             except ScenarioError as e:
                 raise SweepError(f"run {sp.run_id} ({', '.join(f'{k}={v}' for k, v in sp.params.items()) or 'base'}): {e}") from None
-    _check_out(out, specs, sweep)
+    sweep_digest = _check_out(out, specs, sweep)
+    identity = {s.run_id: run_identity(sweep_digest, s) for s in specs}
     _remove_stale_tmp(out)
     todo = []
     done_sha: dict[int, str] = {}  # run id: SHA-256 of its done record (finished runs)
@@ -742,7 +764,7 @@ def _run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None, execu
             continue
         d = _run_dir(out, s.run_id)
         if (d / "done").exists():
-            why, sha = _verify_run(d, sweep.tables)
+            why, sha = _verify_run(d, sweep.tables, identity[s.run_id])
             if why is None and sha is not None:
                 done_sha[s.run_id] = sha
                 continue
@@ -760,7 +782,7 @@ def _run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None, execu
     names, testbed = list(sweep.tables), sweep.backend == "testbed"
     sweep_id = f"{os.getpid()}-{time.time_ns()}"  # this invocation (workers' peak memory counts from its first run)
     payloads = [{"sweep_id": sweep_id, "scenario": sweep.scenario, "scenario_key": key, "seed": s.seed, "run_id": s.run_id, "rep": s.rep, "point": s.point,
-                 "overrides": s.overrides, "params": s.params, "tables": names, "reduce": sweep.reduce,
+                 "overrides": s.overrides, "params": s.params, "tables": names, "reduce": sweep.reduce, "identity": identity[s.run_id],
                  "out": out_s, "receipt": not inline, "inline_bytes": inline_bytes, "backend": sweep.backend,
                  "testbed_out": os.path.join(out_s, "testbed", f"{s.run_id:06d}") if testbed else None} for s in todo]
     if sweep.backend == "testbed":
@@ -951,7 +973,10 @@ def _pool(n: int) -> Any:
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor
 
-    _POOL = (n, ProcessPoolExecutor(max_workers=n, mp_context=mp.get_context("spawn")))
+    from jitterlab import _procs
+
+    _POOL = (n, ProcessPoolExecutor(max_workers=n, mp_context=mp.get_context("spawn"),
+                                    initializer=_procs.die_with_parent, initargs=(os.getpid(),)))
     return _POOL[1]
 
 
@@ -1005,7 +1030,7 @@ def _executor(kind: str, jobs: int | None, scheduler: str | None) -> Callable[[l
                 raise SweepError(f"--executor dask needs dask.distributed: {e}") from None
             if not scheduler:
                 raise SweepError("--executor dask needs --scheduler ADDRESS (e.g. tcp://host:8786)")
-            with Client(scheduler) as client:
+            with _dask_client(Client, scheduler) as client:
                 workers = sum(client.nthreads().values()) or 1
                 batches = _batches(payloads, est_events, workers)
                 for f in as_completed(client.map(execute_batch, batches, pure=False)):
@@ -1015,6 +1040,18 @@ def _executor(kind: str, jobs: int | None, scheduler: str | None) -> Callable[[l
 
         return dask
     raise SweepError(f"executor: must be local or dask, got {kind!r}")
+
+
+def _dask_client(client_cls: Any, scheduler: str) -> Any:
+    """A Dask client of `scheduler`, or one SweepError line: a place that does not answer, and one
+    that answers with something other than Dask's protocol (its bytes read as a frame length can
+    ask for gigabytes: a MemoryError that is no shortage of memory here)."""
+    try:
+        return client_cls(scheduler, timeout=30)
+    except (OSError, TimeoutError) as e:
+        raise SweepError(f"--scheduler {scheduler}: no Dask scheduler answers there ({type(e).__name__}: {e})") from None
+    except (Exception, MemoryError) as e:
+        raise SweepError(f"--scheduler {scheduler}: not a Dask scheduler (its answer is not Dask's protocol: {type(e).__name__})") from None
 
 
 def _compact(parts: list[pa.Table], unify: bool = True) -> pa.Table:

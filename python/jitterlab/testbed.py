@@ -27,6 +27,7 @@ from typing import Any, Iterator, Mapping
 import numpy as np
 import pandas as pd
 
+from jitterlab import _io
 from jitterlab import _native
 from jitterlab import scenario as _scn
 from jitterlab.capture import _null_strings
@@ -145,6 +146,21 @@ def _tcpdump(net: Network, node: str, dev: str, path: Path) -> subprocess.Popen:
     return p
 
 
+def _publish_dumps(dumps: list[subprocess.Popen], finals: list[Path]) -> list[str]:
+    """Renames each finished capture to its final name; a tcpdump that failed (a full disk:
+    "No space left on device") leaves no file under a final name, only its error."""
+    errors = []
+    for d, final in zip(dumps, finals):
+        tmp = final.with_name(f".{final.name}.tmp")
+        if d.returncode == 0 and tmp.exists():
+            os.replace(tmp, final)
+            continue
+        why = (d.stderr.read() if d.stderr is not None else "").strip().splitlines()
+        errors.append(f"{final}: tcpdump exited with status {d.returncode}" + (f": {why[-1]}" if why else ""))
+        tmp.unlink(missing_ok=True)
+    return errors
+
+
 _PROBE_RECV = ("import socket,sys\ns=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)\ns.bind(('0.0.0.0',4999))\n"
                "s.settimeout(float(sys.argv[1]))\ntry:\n s.recv(64)\nexcept OSError:\n sys.exit(1)\n")
 _PROBE_SEND = ("import socket,sys,time\ns=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)\n"
@@ -184,6 +200,8 @@ def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path
     (debugging). Needs root; raises TestbedError with one clear line otherwise."""
     sc = _scn.with_overrides(_scn.load(scenario), overrides)
     pl = make_plan(sc, seed)
+    for i, n in enumerate(pl.nodes):  # a node's name becomes OUT/<node>.pcap and worker files' names
+        _io.safe_name(n, f"nodes[{i}]")
     require_root()
     import tempfile
 
@@ -197,6 +215,7 @@ def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path
     net = Network(pl, delay)
     workers = _Workers(net, tmp)
     dumps: list[subprocess.Popen] = []
+    dump_paths: list[Path] = []
     info: dict[str, Any] = {"namespaces": list(net.ns.values()), "removed_leftovers": leftovers}
     with _signals_raise():
         try:
@@ -217,7 +236,9 @@ def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path
                         ends.append(h)
             for h in ends:
                 l = pl.neighbours(h)[0][1]
-                dumps.append(_tcpdump(net, h, net.ifname(l.index, h), out / f"{h}.pcap"))
+                # under a temporary name, renamed once tcpdump has closed it (`_publish_dumps`)
+                dumps.append(_tcpdump(net, h, net.ifname(l.index, h), out / f".{h}.pcap.tmp"))
+                dump_paths.append(out / f"{h}.pcap")
             media_out = []
             for m in pl.media:
                 _, ro = workers.start(m.dst, "media_recv", {"port": m.port, "stop_ns": pl.duration_ns}, sync=True)
@@ -263,6 +284,7 @@ def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path
                 d.send_signal(signal.SIGTERM)
             for d in dumps:
                 d.wait(timeout=5)
+            info["capture_errors"] = _publish_dumps(dumps, dump_paths)
             if dl is not None:
                 dl.send_signal(signal.SIGTERM)
                 dl.wait(timeout=5)
@@ -285,9 +307,14 @@ def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path
         if txt:
             errors.append(f"{ef.name}: {txt.splitlines()[-1]}")
     res = _tables(pl, sc, seed, run_id, params or {}, t0, media_out, tcp_out, info)
+    from jitterlab import testbed_accuracy
+
+    # the run's own timing error, kept in the manifest (`write`): a disturbed run says so
+    info["accuracy"] = testbed_accuracy.measure(info, res.flows)
     res.testbed = info  # type: ignore[attr-defined]
     res.capture = _capture_tables(pl, out, t0, run_id, errors)  # type: ignore[attr-defined]
     (tmp / "info.json").write_text(json.dumps({k: v for k, v in info.items() if k != "queue_samples"}, indent=1, default=str))
+    errors += info.get("capture_errors", [])
     if errors:
         info["worker_errors"] = errors
     return res
@@ -368,6 +395,9 @@ def _delay_stats(path: str) -> dict[str, Any]:
     except (OSError, ValueError):
         return {"error": "delay line wrote no statistics"}
     if len(lat):
+        from jitterlab import testbed_accuracy
+
+        st.update(testbed_accuracy.lateness_figures(lat))
         q = np.percentile(lat, [50, 90, 99, 99.9])
         st.update({"lateness_p50_us": q[0] / 1e3, "lateness_p90_us": q[1] / 1e3, "lateness_p99_us": q[2] / 1e3,
                    "lateness_p999_us": q[3] / 1e3, "lateness_max_us": float(lat.max()) / 1e3,

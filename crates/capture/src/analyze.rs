@@ -464,9 +464,9 @@ pub fn analyze(sender: &str, receiver: &str, opt: &Options, mut progress: Option
         MediaSpec::Auto => {
             let f = detect(sender, &mut sw, &mut progress)?;
             if f.is_empty() {
-                return Err(CaptureError::NoMedia(
+                return Err(sw.explain(CaptureError::NoMedia(
                     "no RTP stream (version 2, stable SSRC, advancing sequence numbers) in the first packets; name one with --media udp:PORT or rtp:SSRC".into(),
-                ));
+                ), "sender", sender));
             }
             if f.len() > 1 {
                 notes.push(format!("{} RTP streams found; all are analysed (flow_id 0..{})", f.len(), f.len() - 1));
@@ -569,17 +569,17 @@ pub fn analyze(sender: &str, receiver: &str, opt: &Options, mut progress: Option
             true
         },
     )?;
-    let Some(first_ts) = first_ts else { return Err(CaptureError::Empty(sender.to_string())) };
+    let Some(first_ts) = first_ts else { return Err(sw.explain(CaptureError::Empty(sender.to_string()), "sender", sender)) };
     let t0 = opt.t0_ns.unwrap_or(first_ts);
     for t in media.send_ns.iter_mut() {
         *t -= t0;
     }
     if media.flow_id.is_empty() {
-        return Err(CaptureError::NoMedia(match opt.media {
+        return Err(sw.explain(CaptureError::NoMedia(match opt.media {
             MediaSpec::Udp(p) => format!("no UDP datagram with port {p}"),
             MediaSpec::Rtp(s) => format!("no RTP packet with SSRC {s} (0x{s:08x})"),
             MediaSpec::Auto => "no RTP packet of the detected streams".into(),
-        }));
+        }), "sender", sender));
     }
 
     // ---- pass 3: receiver ----

@@ -68,6 +68,11 @@ pub enum CaptureError {
     #[error("the sender capture {0} holds no packets")]
     Empty(String),
 
+    /// A capture that yields no media because the file itself is damaged or unreadable (its first
+    /// record is impossible, its link type unknown): the damage, with its offset, is the error.
+    #[error("{side} capture {path}: {first}")]
+    Damaged { side: &'static str, path: String, first: String },
+
     /// An analysis option is out of range.
     #[error("bad option {name}: {reason}")]
     BadOption { name: &'static str, reason: String },
@@ -110,6 +115,7 @@ impl CaptureError {
             BadMediaSpec(_) => "bad_media_spec",
             NoMedia(_) => "no_media",
             Empty(_) => "empty",
+            Damaged { .. } => "damaged",
             BadOption { .. } => "bad_option",
         }
     }
@@ -133,6 +139,20 @@ impl Warnings {
     }
     pub fn count(&self, kind: &str) -> u64 {
         self.items.iter().find(|(f, _)| f.kind() == kind).map_or(0, |i| i.1)
+    }
+    /// The first problem of the file itself rather than of one packet: a read error, a truncated
+    /// or corrupt record (reading stopped there), or a link type that is not decoded.
+    pub fn damage(&self) -> Option<&CaptureError> {
+        self.items.iter().map(|(e, _)| e).find(|e| matches!(e.kind(), "io" | "truncated" | "corrupt" | "unsupported_linktype"))
+    }
+    /// `e` (no media, no packets), or the file's damage when there is some: that is why.
+    pub fn explain(&self, e: CaptureError, side: &'static str, path: &str) -> CaptureError {
+        match self.damage() {
+            Some(d) if matches!(e, CaptureError::NoMedia(_) | CaptureError::Empty(_)) => {
+                CaptureError::Damaged { side, path: path.to_string(), first: d.to_string() }
+            }
+            _ => e,
+        }
     }
     /// One line per kind: "first message (N times)".
     pub fn messages(&self) -> Vec<String> {

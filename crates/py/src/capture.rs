@@ -171,6 +171,12 @@ fn analysis_to_py(py: Python<'_>, a: Analysis) -> PyResult<Bound<'_, PyDict>> {
     w.set_item("sender", PyList::new(py, a.sender_warnings.messages())?)?;
     w.set_item("receiver", PyList::new(py, a.receiver_warnings.messages())?)?;
     w.set_item("notes", PyList::new(py, a.notes)?)?;
+    // the first damage of each file (None: none), which `analyze` refuses unless told to accept it
+    let damage = PyDict::new(py);
+    let cut = |w: &jitterlab_capture::error::Warnings| w.damage().filter(|e| e.kind() != "unsupported_linktype").map(|e| e.to_string());
+    damage.set_item("sender", cut(&a.sender_warnings))?;
+    damage.set_item("receiver", cut(&a.receiver_warnings))?;
+    w.set_item("damage", damage)?;
     out.set_item("warnings", w)?;
     Ok(out)
 }

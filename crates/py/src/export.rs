@@ -23,9 +23,58 @@ pub fn node_addr(i: u32) -> Ipv4Addr { Ipv4Addr::new(10, (i / 62_500) as u8, ((i
 
 fn ecn_bits(e: Ecn) -> u8 { e.bits() }
 
-/// Writes `<dir>/<node>.pcap` for every tapped node; returns (node name, path) pairs.
+/// Longest node name that becomes a file name (`<name>.pcap` stays well under NAME_MAX = 255).
+pub const MAX_FILE_NAME: usize = 64;
+
+/// Why `name` cannot be a file name inside the output directory, or None. Allowed: ASCII letters,
+/// digits, `_`, `-`, `.` and `+`, not starting with `.` or `-`, at most MAX_FILE_NAME bytes. So no
+/// `/`, `..`, NUL, absolute path, option-like or hidden name, and no Unicode look-alike (a
+/// fullwidth solidus or a right-to-left override) can reach the filesystem.
+pub fn file_name_problem(name: &str) -> Option<String> {
+    if name.is_empty() {
+        return Some("is empty".into());
+    }
+    if name.len() > MAX_FILE_NAME {
+        return Some(format!("is {} bytes long (at most {MAX_FILE_NAME})", name.len()));
+    }
+    if let Some(c) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '+'))) {
+        return Some(format!("contains {:?}; a name written to a file may hold only A-Z a-z 0-9 _ - . +", c));
+    }
+    if name.starts_with('.') || name.starts_with('-') {
+        return Some("starts with '.' or '-'".into());
+    }
+    None
+}
+
+/// Writes `<dir>/<node>.pcap` for every tapped node; returns (node name, path) pairs. Each file is
+/// written as `.<node>.pcap.tmp` and renamed when complete, so a full disk leaves no truncated
+/// capture under a final name. A node name that is no safe file name (`file_name_problem`) is
+/// refused before anything is written.
 pub fn write_taps(t: &Tables, node_names: &[String], dir: &Path) -> io::Result<Vec<(String, PathBuf)>> {
+    for r in &t.taps {
+        let name = &node_names[r.node as usize];
+        if let Some(why) = file_name_problem(name) {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("node name {name:?} {why}")));
+        }
+    }
     std::fs::create_dir_all(dir)?;
+    let res = write_tmp(t, node_names, dir);
+    if res.is_err() {
+        // nothing half-written stays behind, under a final name or a temporary one
+        for r in &t.taps {
+            let _ = std::fs::remove_file(tmp_path(dir, &node_names[r.node as usize]));
+        }
+    }
+    let order = res?;
+    for (_, path) in &order {
+        std::fs::rename(tmp_path(dir, path.file_stem().and_then(|s| s.to_str()).unwrap_or_default()), path)?;
+    }
+    Ok(order)
+}
+
+fn tmp_path(dir: &Path, name: &str) -> PathBuf { dir.join(format!(".{name}.pcap.tmp")) }
+
+fn write_tmp(t: &Tables, node_names: &[String], dir: &Path) -> io::Result<Vec<(String, PathBuf)>> {
     let mut writers: HashMap<u32, (PathBuf, PcapWriter<BufWriter<File>>)> = HashMap::new();
     // window scale announced by each (node, port) in its SYN (RFC 7323 §2.2)
     let mut wscale: HashMap<(u32, u16), u8> = HashMap::new();
@@ -34,7 +83,8 @@ pub fn write_taps(t: &Tables, node_names: &[String], dir: &Path) -> io::Result<V
         if !writers.contains_key(&r.node) {
             let name = &node_names[r.node as usize];
             let path = dir.join(format!("{name}.pcap"));
-            writers.insert(r.node, (path.clone(), PcapWriter::new(BufWriter::new(File::create(&path)?), if t.pcap_snaplen == 0 { 65_535 } else { t.pcap_snaplen })?));
+            let file = File::create(tmp_path(dir, name))?;
+            writers.insert(r.node, (path.clone(), PcapWriter::new(BufWriter::new(file), if t.pcap_snaplen == 0 { 65_535 } else { t.pcap_snaplen })?));
             order.push((name.clone(), path));
         }
         let w = &mut writers.get_mut(&r.node).expect("inserted").1;
@@ -86,7 +136,8 @@ pub fn write_taps(t: &Tables, node_names: &[String], dir: &Path) -> io::Result<V
         }
     }
     for (_, (_, w)) in writers.drain() {
-        w.finish()?;
+        // flushed and synced: a rename must not publish data still in the page cache only
+        w.finish()?.into_inner().map_err(|e| e.into_error())?.sync_all()?;
     }
     Ok(order)
 }

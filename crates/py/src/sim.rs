@@ -20,6 +20,16 @@ use crate::errors::ScenarioError;
 #[pyo3(signature = (scenario_json, seed, run_id, pcap_dir=None))]
 fn simulate_tables<'py>(py: Python<'py>, scenario_json: &str, seed: u64, run_id: i64, pcap_dir: Option<String>) -> PyResult<Bound<'py, PyDict>> {
     let v: serde_json::Value = serde_json::from_str(scenario_json).map_err(|e| ScenarioError::new_err(format!("<scenario>: not valid JSON: {e}")))?;
+    if pcap_dir.is_some() {
+        // a node's name becomes `<dir>/<name>.pcap`: checked before the run, not after it
+        if let Some(list) = v.pointer("/output/pcap").and_then(|p| p.as_array()) {
+            for (i, n) in list.iter().enumerate() {
+                if let Some(why) = n.as_str().and_then(crate::export::file_name_problem) {
+                    return Err(ScenarioError::new_err(format!("output.pcap[{i}]: node name {:?} {why}", n.as_str().unwrap_or_default())));
+                }
+            }
+        }
+    }
     let res = py.detach(|| scenario::run(&v, seed));
     let mut t = res.map_err(|e| ScenarioError::new_err(e.to_string()))?;
     let pcaps = PyDict::new(py);
@@ -29,7 +39,11 @@ fn simulate_tables<'py>(py: Python<'py>, scenario_json: &str, seed: u64, run_id:
         let tt = jitterlab_sim::record::Tables { taps, pcap_snaplen: t.pcap_snaplen, ..Default::default() };
         let written = py
             .detach(|| crate::export::write_taps(&tt, &names, std::path::Path::new(&dir)))
-            .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("{dir}: cannot write pcap: {e}")))?;
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::InvalidInput => ScenarioError::new_err(format!("output.pcap: {e}")),
+                std::io::ErrorKind::StorageFull => pyo3::exceptions::PyOSError::new_err(format!("{dir}: cannot write pcap: no space left on the device")),
+                _ => pyo3::exceptions::PyOSError::new_err(format!("{dir}: cannot write pcap: {e}")),
+            })?;
         for (name, path) in written {
             pcaps.set_item(name, path.to_string_lossy().to_string())?;
         }

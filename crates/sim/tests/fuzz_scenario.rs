@@ -6,8 +6,16 @@
 //! nested deep. Every mutant goes through the estimate and the build; those that build and are
 //! cheap also run. Fails on a panic or on one input taking longer than `SLOW`.
 //!
+//! A second loop builds scenarios from nothing: random JSON trees over the keys and values the
+//! corpus uses, so parser paths no seed reaches are tried too. Every input also goes through
+//! `scenario::expand` (the expander behind `jitterlab.scenario.expand`), which must agree with the
+//! build on whether the scenario is valid. An input that panics or hangs is written to
+//! `fuzz/corpus/scenario-found/` before the test fails; every file there is replayed on every
+//! run (commit it: a failure found once stays a regression test).
+//!
 //! Longer runs: `JITTERLAB_FUZZ_SECS=600 JITTERLAB_FUZZ_SEED=7 cargo test --release -p
 //! jitterlab-sim --test fuzz_scenario`.
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -154,6 +162,148 @@ fn mutate(rng: &mut Rng, base: &Value) -> Value {
     v
 }
 
+/// Where inputs that failed are kept (and replayed from).
+fn found_dir() -> PathBuf { PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/scenario-found") }
+
+/// Writes `m` to the found corpus under a name from its bytes (FNV-1a); returns the path.
+fn keep(m: &Value) -> PathBuf {
+    let text = serde_json::to_string_pretty(m).expect("a Value serialises");
+    let h = text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
+    let p = found_dir().join(format!("{h:016x}.json"));
+    let _ = std::fs::create_dir_all(found_dir());
+    let _ = std::fs::write(&p, text + "\n");
+    p
+}
+
+/// One input through the estimate, the expander and (when cheap) the build and a run: no panic,
+/// no input slower than SLOW, and `expand` valid exactly when `build` is. Returns (built, ran).
+/// A failing input is kept (`keep`) and named in the failure.
+fn check(m: &Value, what: &str) -> (bool, bool) {
+    let t = Instant::now();
+    let res = catch_unwind(AssertUnwindSafe(|| {
+        let est = estimate::estimate(m);
+        // the estimate gates the run, as `simulate` does (a mutant may ask for 9e9 s)
+        let cheap = est.events < 300_000.0 && est.memory_bytes < 2e9 && est.nodes < 2_000;
+        if !cheap {
+            return Ok((false, false));
+        }
+        let expanded = scenario::expand(m);
+        match scenario::build(m, 1) {
+            Ok(b) => {
+                if let Err(e) = expanded {
+                    return Err(format!("builds, but expand refuses it: {e}"));
+                }
+                let mut sim = b.sim;
+                sim.run_until(b.duration);
+                let _ = sim.finish();
+                Ok((true, true))
+            }
+            Err(e) => match expanded {
+                Ok(_) => Err(format!("expand accepts it, but the build refuses it: {e}")),
+                Err(_) => Ok((false, false)),
+            },
+        }
+    }));
+    let slow = t.elapsed();
+    match res {
+        Ok(Ok(r)) if slow < SLOW => r,
+        Ok(Ok(_)) => panic!("{what}: one input took {slow:?}; kept as {}", keep(m).display()),
+        Ok(Err(why)) => panic!("{what}: {why}; kept as {}", keep(m).display()),
+        Err(_) => panic!("{what}: panicked (message above); kept as {}", keep(m).display()),
+    }
+}
+
+/// Every key and every leaf value of the corpus (for trees built from nothing).
+fn vocabulary(seeds: &[(String, Value)]) -> (Vec<String>, Vec<String>, Vec<Value>) {
+    fn walk(v: &Value, top: bool, root_keys: &mut Vec<String>, keys: &mut Vec<String>, leaves: &mut Vec<Value>) {
+        match v {
+            Value::Object(m) => {
+                for (k, x) in m {
+                    let list = if top { &mut *root_keys } else { &mut *keys };
+                    if !list.contains(k) {
+                        list.push(k.clone());
+                    }
+                    walk(x, false, root_keys, keys, leaves);
+                }
+            }
+            Value::Array(a) => a.iter().for_each(|x| walk(x, false, root_keys, keys, leaves)),
+            leaf => {
+                if !leaves.contains(leaf) {
+                    leaves.push(leaf.clone());
+                }
+            }
+        }
+    }
+    let (mut r, mut k, mut l) = (vec![], vec![], vec![]);
+    for (_, v) in seeds {
+        walk(v, true, &mut r, &mut k, &mut l);
+    }
+    (r, k, l)
+}
+
+fn grow(rng: &mut Rng, keys: &[String], leaves: &[Value], depth: usize) -> Value {
+    match rng.below(10) {
+        0..=3 => leaves[rng.below(leaves.len())].clone(),
+        4 => random_value(rng, 3),
+        5..=6 if depth < 4 => Value::Array((0..1 + rng.below(3)).map(|_| grow(rng, keys, leaves, depth + 1)).collect()),
+        _ if depth < 4 => {
+            let mut m = Map::new();
+            for _ in 0..1 + rng.below(5) {
+                m.insert(keys[rng.below(keys.len())].clone(), grow(rng, keys, leaves, depth + 1));
+            }
+            Value::Object(m)
+        }
+        _ => leaves[rng.below(leaves.len())].clone(),
+    }
+}
+
+#[test]
+fn generated_trees_never_panic_or_hang() {
+    let seeds = corpus();
+    let (root_keys, keys, leaves) = vocabulary(&seeds);
+    let seed = env_u64("JITTERLAB_FUZZ_SEED", 0x7472_6565);
+    let budget = Duration::from_secs(env_u64("JITTERLAB_FUZZ_SECS", 2));
+    let mut rng = Rng(seed);
+    let start = Instant::now();
+    let (mut iters, mut built) = (0u64, 0u64);
+    while iters < 100_000 && start.elapsed() < budget {
+        let mut m = Map::new();
+        if rng.below(2) == 0 {
+            // a crossover: the sections of two seeds mixed (a topology of one, the traffic of the other)
+            let (a, b) = (&seeds[rng.below(seeds.len())].1, &seeds[rng.below(seeds.len())].1);
+            m = a.as_object().cloned().unwrap_or_default();
+            for (k, x) in b.as_object().into_iter().flatten() {
+                if rng.below(2) == 0 {
+                    m.insert(k.clone(), x.clone());
+                }
+            }
+        } else if rng.below(4) != 0 {
+            // most trees from nothing keep a name and a short duration, to get past the first checks
+            m.insert("name".into(), json!("g"));
+            m.insert("duration".into(), json!(["1s", "200ms", "2s"][rng.below(3)]));
+        }
+        for _ in 0..1 + rng.below(3) {
+            m.insert(root_keys[rng.below(root_keys.len())].clone(), grow(&mut rng, &keys, &leaves, 1));
+        }
+        let (b, _) = check(&Value::Object(m), &format!("seed {seed:#x} tree {iters}"));
+        built += b as u64;
+        iters += 1;
+    }
+    eprintln!("fuzz_scenario: {iters} generated trees in {:.1?}, {built} built", start.elapsed());
+    assert!(iters >= 50, "only {iters} trees ran");
+}
+
+#[test]
+fn found_inputs_stay_fixed() {
+    let Ok(dir) = std::fs::read_dir(found_dir()) else { return };
+    let mut files: Vec<PathBuf> = dir.map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
+    files.sort();
+    for f in files {
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        check(&v, &f.display().to_string());
+    }
+}
+
 fn corpus() -> Vec<(String, Value)> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/scenario");
     let mut out: Vec<(String, Value)> = std::fs::read_dir(&dir)
@@ -186,20 +336,9 @@ fn mutated_scenarios_never_panic_or_hang() {
     while iters < max_iters && start.elapsed() < budget {
         let (_, base) = &seeds[rng.below(seeds.len())];
         let m = mutate(&mut rng, base);
-        let t = Instant::now();
-        let est = estimate::estimate(&m);
-        // the estimate gates the run, as `simulate` does (a mutant may ask for 9e9 s)
-        let cheap = est.events < 300_000.0 && est.memory_bytes < 2e9 && est.nodes < 2_000;
-        if cheap {
-            if let Ok(b) = scenario::build(&m, 1) {
-                built += 1;
-                let mut sim = b.sim;
-                sim.run_until(b.duration);
-                let _ = sim.finish();
-                ran += 1;
-            }
-        }
-        assert!(t.elapsed() < SLOW, "seed {seed:#x} iteration {iters}: one input took {:?}:\n{m}", t.elapsed());
+        let (b, r) = check(&m, &format!("seed {seed:#x} iteration {iters}"));
+        built += b as u64;
+        ran += r as u64;
         iters += 1;
     }
     eprintln!("fuzz_scenario: {iters} mutants in {:.1?}, {built} built, {ran} ran", start.elapsed());

@@ -35,6 +35,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--spike", type=options.nonneg_duration_ns, default=3_000_000_000,
                    help="delay-spike threshold above the minimum OWD, with a unit (default 3s)")
     p.add_argument("--loss-run", type=options.whole(1, options.I64_MAX), default=50, help="consecutive losses that flag a run (default 50)")
+    p.add_argument("--accept-truncated", action="store_true",
+                   help="analyse the records before a truncated or corrupt part of a capture instead of refusing it")
     p.add_argument("--exclude-anomalous", action="store_true", help="leave flagged pairs out of the packet and flow tables")
     p.add_argument("--out", help="output directory (Parquet tables + manifest.json)")
     p.add_argument("--force", action="store_true", help="write into a non-empty directory jitterlab did not write")
@@ -85,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
         "clock_rate": args.clock_rate,
         "spike": args.spike,
         "loss_run": args.loss_run,
+        "accept_truncated": args.accept_truncated,
     }
     prog = _Progress(args.quiet)
     if args.pairs and (args.sender or args.receiver):
@@ -94,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.pairs and args.exclude_anomalous:
         raise UserError("--exclude-anomalous applies to --pairs (many replications)")
     # the output place is checked before hours of analysis, not after
-    out_dir = _io.prepare_out(args.out, "capture", force=args.force) if args.out else None
+    out_dir = _io.prepare_out(args.out, "capture", force=args.force, lock=True) if args.out else None
     if args.pairs:
         tables = capture.analyze_pairs(
             args.pairs,

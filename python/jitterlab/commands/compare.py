@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -28,19 +29,29 @@ def run(args: argparse.Namespace) -> int:
     from jitterlab.compare import compare
     from jitterlab.testbed_net import TestbedError
 
+    from jitterlab import _io
+
+    if args.out:  # a URL is refused before hours of runs; the lock keeps a second compare out
+        args.out = str(_io.make_out_dir(args.out))
+        _io.hold_lock(args.out)
+    if args.json:
+        _io.local_out(args.json, "--json")
     try:
         df = compare(args.scenario, seed=args.seed, cc=args.cc, out=args.out, overrides=parse_sets(args.set))
     except TestbedError as e:
         raise UserError(str(e)) from None
+    if df.attrs.get("disturbed"):
+        print(f"warning: the testbed run was disturbed twice by this machine ({df.attrs['disturbed']}); "
+              "its numbers measure the machine as much as the stack", file=sys.stderr)
     for src, err in df.attrs.get("errors", {}).items():
         print(f"warning: {src} run failed: {err}", file=sys.stderr)
     if args.json:
         import json
 
-        with open(args.json, "w") as f:
-            json.dump({"scenario": args.scenario, "set": args.set, "cc": args.cc, "errors": df.attrs.get("errors", {}),
-                       "rows": {k: {c: (None if v != v else v) for c, v in r.items()} for k, r in df.to_dict("index").items()}},
-                      f, indent=1)
+        doc = {"scenario": args.scenario, "set": args.set, "cc": args.cc, "errors": df.attrs.get("errors", {}),
+               "testbed_accuracy": df.attrs.get("accuracy", {}),
+               "rows": {k: {c: (None if v != v else v) for c, v in r.items()} for k, r in df.to_dict("index").items()}}
+        _io.write_text_atomic(Path(args.json), json.dumps(doc, indent=1, default=str))
     with __import__("pandas").option_context("display.float_format", "{:.2f}".format):
         print(df.to_string())
     return 0

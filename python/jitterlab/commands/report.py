@@ -18,6 +18,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--label", action="append", default=[], help="name of the DIR in the same position (repeatable; default: its name)")
     p.add_argument("--out", default=None, help="report directory (default: DIR/report for one DIR, ./report otherwise)")
     p.add_argument("--title", default=None, help="page title")
+    p.add_argument("--force", action="store_true", help="write into a non-empty --out that holds no earlier report")
     p.add_argument("--jb", type=float, default=40.0, help="jitter buffer (ms) of the levels figure and summary (default 40)")
     return p
 
@@ -43,7 +44,8 @@ def run(args: argparse.Namespace) -> int:
 
     # beside a single local input; a URL's report is written here (a report is a local file)
     local_one = len(args.dirs) == 1 and not _fspath.is_url(args.dirs[0])
-    out = Path(args.out) if args.out else (Path(args.dirs[0]) / "report" if local_one else Path("report"))
+    out = args.out if args.out else (Path(args.dirs[0]) / "report" if local_one else Path("report"))
+    out = report.prepare_out(out, [o.path for o in outs], force=args.force)
     path = report.build(outs, out, title=args.title, jb_ms=args.jb)
     print(f"report: {path}", file=sys.stderr)
     return 0

@@ -64,7 +64,11 @@ def run(args: argparse.Namespace) -> int:
     if args.keep and args.preset == "elastic":
         extra["keep"] = tuple(args.keep)
     t0 = time.perf_counter()
-    path = mod.run(args.out or f"out/{args.preset}", reps=args.reps, jobs=args.jobs, executor=args.executor,
+    from jitterlab import _io
+
+    out = str(_io.make_out_dir(args.out or f"out/{args.preset}"))
+    _io.hold_lock(out)  # one reproduce per OUT (its sweeps lock their own directories too)
+    path = mod.run(out, reps=args.reps, jobs=args.jobs, executor=args.executor,
                    scheduler=args.scheduler, progress=not args.quiet, **extra)
     print(f"{args.preset}: done in {time.perf_counter() - t0:.1f} s; open {path}", file=sys.stderr)
     return 0

@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
 
     t0 = time.perf_counter()
     overrides = parse_sets(args.set)
-    out = _io.prepare_out(args.out, "sim", force=args.force)
+    out = _io.prepare_out(args.out, "sim", force=args.force, lock=True)
     res = sim.simulate(args.scenario, seed=args.seed, overrides=overrides, pcap_dir=Path(out) / "pcap",
                        max_memory=args.max_memory, max_events=args.max_events)
     out = sim.write(res, out)

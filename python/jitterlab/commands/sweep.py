@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     if _fspath.is_url(args.out):
         _fspath.prepare(_fspath.FsPath.from_url(args.out))
     else:
-        _io.prepare_out(args.out, "sweep", force=args.force)
+        _io.prepare_out(args.out, "sweep", force=args.force, lock=True)
     res = sweep.run(sw, args.out, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler, progress=not args.quiet,
                     max_memory=args.max_memory, max_events=args.max_events)
     n_ok = res.arrow["runs"].num_rows

@@ -59,6 +59,10 @@ def run(args: argparse.Namespace) -> int:
             raise UserError("give a scenario file and --out DIR (or --cleanup)")
         from jitterlab import testbed
 
+        from jitterlab import _io
+
+        args.out = str(_io.make_out_dir(args.out))
+        _io.hold_lock(args.out)  # one writer per output
         t0 = time.perf_counter()
         res = testbed.run(args.scenario, seed=args.seed, out=args.out, overrides=parse_sets(args.set), delay=args.delay)
         out = testbed.write(res, args.out)

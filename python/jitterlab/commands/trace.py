@@ -58,7 +58,9 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(msg if msg.startswith("--") else f"{path}: {msg}") from None
     if not stamps:
         raise UserError(f"{path}: the model produced no delivery opportunity in {args.duration} (mean_rate too low)")
-    out = Path(args.out)
+    from jitterlab import _io
+
+    out = _io.local_out(args.out, "--out", "trace generate")
     tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")
     try:
         tmp.write_text("".join(f"{s}\n" for s in stamps))

@@ -231,13 +231,19 @@ def ordering(text: str, paper: str, pairs: Sequence[tuple[str, Iterable[float], 
 
 
 def write_csv(findings: Sequence[Finding], path: str | Path) -> Path:
+    from jitterlab import _io
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(COLUMNS)
-        for x in findings:
-            w.writerow([getattr(x, c) for c in COLUMNS])
+
+    def write(tmp: Path) -> None:
+        with tmp.open("w", newline="", encoding="utf-8") as f:
+            w = csv.writer(f)
+            w.writerow(COLUMNS)
+            for x in findings:
+                w.writerow([getattr(x, c) for c in COLUMNS])
+
+    _io.write_atomic(path, write)  # complete under its final name, or absent
     return path
 
 

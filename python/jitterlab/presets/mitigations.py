@@ -30,7 +30,7 @@ from jitterlab.presets import findings as F
 from jitterlab.presets import pam2013
 from jitterlab.presets.common import Options, caption, flat, run_experiment
 from jitterlab.presets.findings import Finding, write_csv
-from jitterlab.report import Report
+from jitterlab.report import Report, _write_csv
 from jitterlab.sweep import Param, Sweep
 
 DESCRIPTION = "Mitigations (AQMs, L4S, RWND moderation, IW3, paced IW, BBR) ranked by the call's MOS gain and the downloads' cost"
@@ -379,8 +379,8 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
     rep.set_params(params)
     rk = ranking(x, avail)
     summ = summary(x)
-    x.to_csv(opt.out / "per_run.csv", index=False)
-    avail.to_csv(opt.out / "availability.csv", index=False)
+    _write_csv(x, opt.out / "per_run.csv")
+    _write_csv(avail, opt.out / "availability.csv")
     rep.section("Ranking", "Rank rule: " + RANK_RULE + ". Audio columns: the median over the 7 workloads of each workload's median "
                 "over replications; TCP: the bulk download's goodput and the web pages' completion time (first SYN to last byte), "
                 "both against DropTail's in the same replication; bulk_unfinished counts the replications whose download had not "
@@ -390,7 +390,7 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
     show = rk.drop(columns=["where"])
     page = show.assign(rank=[str(int(r)) if pd.notna(r) else "—" for r in show["rank"]])
     rep.table(page, "Mitigations ranked by the call's MOS gain over DropTail, per link", "{:.2f}", name="ranking")
-    show.to_csv(opt.out / "ranking.csv", index=False)  # the CSV keeps the rank numeric (empty when not ranked)
+    _write_csv(show, opt.out / "ranking.csv")  # the CSV keeps the rank numeric (empty when not ranked)
     for link, d in rk.groupby("link", sort=False):
         top = d[d["rank"] == 1]
         worse = d[d["rank"].notna() & (d.mos_gain_p75 < 0)]

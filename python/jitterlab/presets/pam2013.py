@@ -16,6 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from jitterlab import _io
 from jitterlab import metrics as M
 from jitterlab import plots
 from jitterlab.presets.common import Options, caption, flat, jb_ms, run_experiment
@@ -106,6 +107,8 @@ def load_link(spec: str) -> Link:
         access["down_trace"] = str(path.resolve())
         label = "trace-" + re.sub(r"[^A-Za-z0-9._-]+", "_", path.name)
         return Link(spec, label, access, _mean_bps(access, path.parent), f"{LINKS_DIR / 'fixed.toml'} with down_trace = {path}")
+    if _io.name_problem(spec) is not None:  # a link's name is a directory under OUT and a file name here
+        raise _user_error(f"--link {spec}: not a link name (fixed, cellular or trace:PATH)")
     f = LINKS_DIR / f"{spec}.toml"
     if not f.is_file():
         raise _user_error(f"--link {spec}: {f} not found (the {spec} link model is not part of this build)")
