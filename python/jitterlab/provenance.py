@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 #: Version of the table layout described in docs/tables.md; every manifest records it.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3  # 3: tcp_flows.bytes is what was delivered, tcp_flows.size the planned size
 
 
 def scenario_hash(scenario: Mapping[str, Any] | None) -> str | None:
