@@ -153,25 +153,25 @@ fn cases() -> Vec<(&'static str, Value, u64, &'static str)> {
         "traffic": (1..=6).map(|i| json!({"kind": "video", "from": format!("s{i}"), "to": format!("d{i}"), "rate": "1Mbit", "mode": "paced"})).collect::<Vec<_>>(),
     });
     vec![
-        ("droptail-dumbbell", dumbbell(json!({"kind": "droptail", "limit": "50pkt"}), false, 8), 1, "ee866353428dac452c83e88e8174264f41e77704a085b4f2550241c269421cee"),
-        ("red-dumbbell", dumbbell(red, false, 8), 2, "237e97e831699e3d8104b2428a69645756b7bfeb0a280bbf3c04ffad23ba2288"),
-        ("red-ecn-dumbbell", dumbbell(red_ecn, true, 8), 3, "419f28a1ca4f1b79a279b722057a61514d16062afdf3515a93ad69fbbf4463d5"),
+        ("droptail-dumbbell", dumbbell(json!({"kind": "droptail", "limit": "50pkt"}), false, 8), 1, "770f36754960d9911a958f4252429dfe0725fd4910df8f920fc1a96b6ea675f4"),
+        ("red-dumbbell", dumbbell(red, false, 8), 2, "724eb7ab839c3d8cea18827dcec08348d24dac0cd920732d8fdb02ae31da4150"),
+        ("red-ecn-dumbbell", dumbbell(red_ecn, true, 8), 3, "d828125f784953871b170f48b0a7cba86c599db11b470a4596244258a14a48a9"),
         ("codel-bulk-jitter", {
             let mut v = access(("down_rate", json!("4Mbit")), json!({"kind": "codel", "limit": "500pkt"}), vec![bulk("cubic", "1s")], 6);
             v["access"]["down_jitter"] = json!({"dist": "exponential", "mean": "1ms"});
             v
-        }, 4, "cbca58b3136d27b5a9761636161891ffcd946d1e7a4e606782035599d480ff92"),
-        ("fq_codel-web", access(("down_rate", json!("3.3Mbit")), json!({"kind": "fq_codel", "limit": "500pkt"}), vec![web.clone()], 6), 5, "8139dcd67c59c806a1174d70926649c0d275c01a3e924d0d92f9a4068902552b"),
-        ("pie-bulk-web", access(("down_rate", json!("3.3Mbit")), json!({"kind": "pie", "limit": "500pkt", "ecn": true}), vec![bulk("reno", "1s"), web.clone()], 6), 6, "1f588936c95dd6132d6665a4c15aff2af39cae82886c3a89fdd11f159701ce69"),
+        }, 4, "522f12b5c79d65db7b45d8e65dbe75ec6ccef1edd27b279bf80bec381a51bf71"),
+        ("fq_codel-web", access(("down_rate", json!("3.3Mbit")), json!({"kind": "fq_codel", "limit": "500pkt"}), vec![web.clone()], 6), 5, "adecafd1ec75d935ef36c8d75d3a3c919d7573911a37d0e3a9010bf007615692"),
+        ("pie-bulk-web", access(("down_rate", json!("3.3Mbit")), json!({"kind": "pie", "limit": "500pkt", "ecn": true}), vec![bulk("reno", "1s"), web.clone()], 6), 6, "a6064cad25f47ac22c6ed7dbfbf6a5178116a51344d228954d1c038177d8b977"),
         ("droptail-web-pam2013", {
             let mut v = access(("down_rate", json!("3.3Mbit")), json!({"kind": "droptail", "limit": "500pkt"}), vec![web], 6);
             v["access"]["down_jitter"] = json!({"dist": "normal", "mean": "4ms", "sd": "2ms"});
             v
-        }, 7, "84ffb9128d35151e4a80d3577f09f12ed9293acf0c6e837548f344a333177998"),
-        ("cellular-bulk", access(("down_cellular", json!({"bler": 0.2, "share": 0.4})), json!({"kind": "droptail", "limit": "500pkt"}), vec![bulk("cubic", "1s")], 6), 8, "5fde0aaf48320873c7e336cc759aded3a252fdc398a0120fbe30c409fbacb10c"),
-        ("trace-codel-red", trace, 9, "9a5c257d1045bea7167bcec0d50b8b3fab356335dbfefd217f77afb961d1c60c"),
-        ("links-loss-reorder-bbr", links, 10, "ba35a02cdf1d41711f2592a24acbd95d4292f134770bb78a70557739e27a0b12"),
-        ("overload-paced-video", bench, 11, "fc92ede17eecd70a1b2350a7730218af742b7afdd8e93bd687e334ff2b120114"),
+        }, 7, "c71db2e3b4bf08223e82d649e760f484ccefec9eadcbac1bab01325a38746881"),
+        ("cellular-bulk", access(("down_cellular", json!({"bler": 0.2, "share": 0.4})), json!({"kind": "droptail", "limit": "500pkt"}), vec![bulk("cubic", "1s")], 6), 8, "542cc7f7d32c95e4f9cd2ff7d3dc3c535b498a51a92b584580cf3780447a9963"),
+        ("trace-codel-red", trace, 9, "29c69fd1a1a25e9986818d41ef4e568d919021e1dd80604dc3898167bb8b04cc"),
+        ("links-loss-reorder-bbr", links, 10, "4799313c0ef79fa218d52fe2aeef142eb78743784626453e99054e406ee709f8"),
+        ("overload-paced-video", bench, 11, "ca8c81fcc26760bed990f58bdb8b7897c43aeef0e492edd1b3afb78aa2a34cf8"),
     ]
 }
 
