@@ -17,9 +17,10 @@ import html
 import io
 import json
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import pandas as pd
 
@@ -42,8 +43,7 @@ def _save_figure(data: bytes, png: str, svg: str) -> None:
 
     plt = plots.pyplot()  # the Agg backend and the figure style of the parent
     fig = pickle.loads(data)
-    fig.savefig(png, dpi=130, bbox_inches="tight")
-    fig.savefig(svg, bbox_inches="tight")
+    _save_figure_here(fig, Path(png), Path(svg))
     plt.close(fig)
 
 
@@ -81,11 +81,13 @@ def _start_savers() -> Any:
     if procs <= 0:
         return None
     if _SAVER is None:
-        import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor
 
-        # spawn: no inherited threads or locks (pyarrow's pools, the sweep's combiner)
-        _SAVER = ProcessPoolExecutor(max_workers=procs, mp_context=mp.get_context("spawn"))
+        from jitterlab import _spawn
+
+        # spawn: no inherited threads or locks (pyarrow's pools, the sweep's combiner); nor the
+        # caller's script run again (a script without a __main__ guard works)
+        _SAVER = ProcessPoolExecutor(max_workers=procs, mp_context=_spawn.context())
         for _ in range(procs):
             _SAVER.submit(_warm)
     return _SAVER
@@ -94,6 +96,7 @@ def _start_savers() -> Any:
 def _save_figure_here(fig: Any, png: Path, svg: Path) -> None:
     fig.savefig(png, dpi=130, bbox_inches="tight")
     fig.savefig(svg, bbox_inches="tight")
+    fig.savefig(svg.with_suffix(".pdf"), bbox_inches="tight")  # for papers
 
 
 @dataclass
@@ -242,7 +245,7 @@ class Report:
     def _render_figure(self, fname: str, cap: str, payload: tuple[str, str]) -> str:
         kind, data = payload
         f = html.escape(fname)
-        links = (f'<span class=files>files: <a href="figures/{f}.svg">SVG</a> · <a href="figures/{f}.png">PNG</a>'
+        links = (f'<span class=files>files: <a href="figures/{f}.svg">SVG</a> · <a href="figures/{f}.pdf">PDF</a> · <a href="figures/{f}.png">PNG</a>'
                  + (f' · <a href="figures/{f}.csv">CSV</a>' if kind == "plotly" else "") + "</span>")
         if kind == "plotly":
             body = (f'<div class="plot" id="plot-{f}"></div>'
@@ -640,7 +643,7 @@ def build(outputs: list[Output], out_dir: str | Path, title: str | None = None, 
                         "A packet is lost when it never arrives or arrives later than the base delay plus the jitter buffer.")
             jl = metrics.jb_loss_summary(prep, jbs_ms=jbs, by="group", window=window)
             series = [(g, _ms(d.jb_s), d["median"] * 100, d.p25 * 100, d.p75 * 100) for g in order for d in [jl[jl.group == g]] if len(d)]
-            fig = plots.spread_figure(series, "jitter buffer (ms)", "loss incl. late packets (%)", "Loss vs jitter buffer", dodge=8.0)
+            fig = plots.spread_figure(series, "jitter buffer (ms)", "loss incl. late packets (%)", "Loss vs jitter buffer")
             plots.caption(fig, caption)
             rep.figure(fig, "loss_vs_jb", f"Median and 25th–75th percentiles over runs of the loss rate behind each jitter buffer. {caption}")
             for g, x, med, _, _ in series:
@@ -650,10 +653,10 @@ def build(outputs: list[Output], out_dir: str | Path, title: str | None = None, 
             ms = pd.DataFrame({"med": gm.median(), "p25": gm.quantile(0.25), "p75": gm.quantile(0.75)}).reset_index()
             series = [(g, _ms(d.jb_s), d.med, d.p25, d.p75) for g in order for d in [ms[ms.group == g]] if len(d)]
             fig = plots.spread_figure(series, "jitter buffer (ms)", "MOS (G.107 E-model, G.711 with PLC)", "MOS vs jitter buffer",
-                                      dodge=8.0, ylim=(1.0, 4.5))
+                                      ylim=(1.0, 4.5))
             plots.caption(fig, caption)
-            rep.figure(fig, "mos_vs_jb", "Median and 25th–75th percentiles over streams of the MOS; series are spread "
-                       f"sideways so equal values stay visible. {caption}")
+            rep.figure(fig, "mos_vs_jb", "Median and 25th–75th percentiles over streams of the MOS at each jitter buffer "
+                       f"(series drawn at the same x: equal values overlap). {caption}")
             for g, x, med, _, _ in series:
                 summary[g]["mos_best_median"] = float(np.nanmax(np.asarray(med, float)))
             if has_tcp:
@@ -687,4 +690,42 @@ def build(outputs: list[Output], out_dir: str | Path, title: str | None = None, 
             summary[g]["goodput_median_Mbps"] = float(np.median(fin)) if len(fin) else float("nan")
     rep.section("Summary")
     rep.table(pd.DataFrame(list(summary.values())), "One row per curve.", name="summary")
+    rep.sections.insert(0, rep.sections.pop())  # the answer first, the figures it comes from after
     return rep.write()
+
+
+def report(outputs: str | Path | Sequence[str | Path], out: str | Path | None = None, *, labels: Sequence[str] | None = None,
+           title: str | None = None, jb_ms: float = 40.0) -> Path:
+    """The report of one or more output directories, as `jitterlab report DIR... --out OUT`:
+    ``jitterlab.report("runs/web", "runs/web/report")``. `out` defaults to ``<the one
+    input>/report``. Returns the path of report.html."""
+    import os
+
+    if isinstance(outputs, (str, os.PathLike)):
+        outputs = [outputs]
+    outs = list(outputs)
+    if not outs:
+        raise ValueError("parameter 'outputs': no output directory given")
+    for o in outs:
+        if not isinstance(o, (str, os.PathLike)):
+            raise TypeError(f"parameter 'outputs': expected directory paths, got {type(o).__name__} {o!r}")
+    labs: list[str | None] = list(labels or [])
+    if len(labs) > len(outs):
+        raise ValueError(f"parameter 'labels': {len(labs)} labels for {len(outs)} outputs")
+    labs += [None] * (len(outs) - len(labs))
+    if not isinstance(jb_ms, (int, float)) or isinstance(jb_ms, bool) or not 1.0 <= jb_ms:
+        raise ValueError(f"parameter 'jb_ms': a jitter buffer in milliseconds (at least 1), got {jb_ms!r}")
+    loaded = [load_output(o, lab) for o, lab in zip(outs, labs)]
+    dest = Path(out) if out is not None else Path(outs[0]) / "report"
+    return build(loaded, dest, title=title, jb_ms=float(jb_ms))
+
+
+class _CallableModule(type(sys)):  # type: ignore[misc]
+    """`jitterlab.report(...)` writes a report while `jitterlab.report.Report`, `.build` … stay
+    where they are (importing the submodule rebinds `jitterlab.report` to it)."""
+
+    def __call__(self, outputs: str | Path | Sequence[str | Path], out: str | Path | None = None, **kw: Any) -> Path:
+        return report(outputs, out, **kw)
+
+
+sys.modules[__name__].__class__ = _CallableModule
