@@ -78,3 +78,18 @@ def test_svg_has_real_text(tmp_path):
     fig.savefig(tmp_path / "f.svg")
     svg = (tmp_path / "f.svg").read_text()
     assert ">audio only</text>" in svg or "audio only</text>" in svg
+
+
+def test_report_pdf_on_request_and_progress(tmp_path):
+    from conftest import ROOT, run_cli
+
+    run_cli("simulate", str(ROOT / "scenarios" / "audio-bulk-access.toml"), "--out", str(tmp_path / "a"), "--set", "duration=8s", check=True)
+    p = run_cli("report", str(tmp_path / "a"), "--out", str(tmp_path / "r"), check=True)
+    assert "report: figure 1: owd_cdf" in p.stderr and not list((tmp_path / "r" / "figures").glob("*.pdf"))
+    html = (tmp_path / "r" / "report.html").read_text()
+    # the summary comes first
+    assert html.index(">Summary<") < html.index(">Media delay<")
+    p = run_cli("report", str(tmp_path / "a"), "--out", str(tmp_path / "p"), "--pdf", "--quiet", check=True)
+    assert "figure 1" not in p.stderr
+    pdf = tmp_path / "p" / "figures" / "owd_cdf.pdf"
+    assert pdf.read_bytes().startswith(b"%PDF") and 'href="figures/owd_cdf.pdf"' in (tmp_path / "p" / "report.html").read_text()
