@@ -46,7 +46,7 @@ class _Process(_ctx.SpawnProcess):
 
 
 class _Context(_ctx.SpawnContext):
-    Process = _Process  # type: ignore[assignment]
+    Process = _Process
 
 
 _NO_MAIN = _Context()

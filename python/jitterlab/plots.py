@@ -202,8 +202,8 @@ def to_plotly(fig: Any) -> dict[str, Any]:
                 for c in caps:
                     err_lines.add(id(c))
                 label = str(cont.get_label() or "")
-                for a in ([line] if line is not None else []) + list(bars):
-                    err_label[id(a)] = label
+                for art in ([line] if line is not None else []) + list(bars):
+                    err_label[id(art)] = label
         for line in ax.get_lines():
             if not isinstance(line, Line2D) or not line.get_visible() or id(line) in err_lines:
                 continue

@@ -27,7 +27,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from jitterlab import report
+    import jitterlab.report as report  # the module, not the function of that name
     from jitterlab.cli import UserError
 
     if len(args.label) > len(args.dirs):

@@ -28,7 +28,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from jitterlab import _fspath, _io, sweep
+    import jitterlab.sweep as sweep  # the module, not the function of that name
+    from jitterlab import _fspath, _io
 
     sw = sweep.load(args.file)
     if _fspath.is_url(args.out):
