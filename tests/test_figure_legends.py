@@ -93,3 +93,10 @@ def test_report_pdf_on_request_and_progress(tmp_path):
     assert "figure 1" not in p.stderr
     pdf = tmp_path / "p" / "figures" / "owd_cdf.pdf"
     assert pdf.read_bytes().startswith(b"%PDF") and 'href="figures/owd_cdf.pdf"' in (tmp_path / "p" / "report.html").read_text()
+
+
+def test_titles_sit_below_the_plotly_toolbar():
+    spec = plots.to_plotly(FIGURES["levels"]())  # the figure with a title over several panels
+    t = spec["layout"]["title"]
+    assert t["yref"] == "container" and t["yanchor"] == "top" and t["pad"]["t"] >= plots.MODEBAR_PX
+    assert spec["layout"]["margin"]["t"] >= plots.MODEBAR_PX + 13 * 1.5  # the title's line fits under the toolbar

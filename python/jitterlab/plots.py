@@ -92,6 +92,10 @@ def _text(s: str) -> str:
     return _html.escape(s).replace("\n", "<br>")
 
 
+#: height of plotly's toolbar at the top of a figure (px): titles are placed below it
+MODEBAR_PX = 32
+
+
 def to_plotly(fig: Any) -> dict[str, Any]:
     """The figure as a plotly figure dict (``data`` and ``layout``), built from its artists: lines
     (styles, steps), scatter points, bars (with error bars), filled areas (stack plots,
@@ -296,8 +300,10 @@ def to_plotly(fig: Any) -> dict[str, Any]:
             layout["annotations"].append(ann)
     sup = getattr(fig, "_suptitle", None)
     if sup is not None and sup.get_text():
-        layout["title"] = {"text": _text(sup.get_text()), "x": 0.5, "y": 0.99, "yanchor": "top"}
-        layout["margin"]["t"] = 70  # room for the title below the toolbar
+        # plotly's toolbar (modebar) takes the top ~30 px of the figure: the title goes below it
+        layout["title"] = {"text": _text(sup.get_text()), "x": 0.5, "xanchor": "center", "y": 1.0, "yref": "container",
+                           "yanchor": "top", "pad": {"t": MODEBAR_PX}}
+        layout["margin"]["t"] = MODEBAR_PX + 50
     return {"data": data, "layout": layout}
 
 
