@@ -102,3 +102,10 @@ def test_a_plain_script_runs_a_sweep_and_a_report(tmp_path):
     p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert p.returncode == 0, p.stderr[-3000:]
     assert p.stdout.splitlines() == ["runs 3", "report report.html"]
+
+
+def test_tables_have_a_notebook_view():
+    r = jitterlab.simulate(LINK)
+    h = r._repr_html_()
+    assert "<code>media_packets</code></td><td style='text-align:right'>50</td>" in h
+    assert "run_id, flow_id, seq, send_ns, recv_ns, size, lost_where, ce" in h
