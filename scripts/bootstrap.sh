@@ -29,6 +29,9 @@ if [ -f "$stamp" ] && "$py" -c "import jitterlab._native" 2>/dev/null; then
     need_build=0
   fi
 fi
+# JITTERLAB_NO_NATIVE_BUILD=1: the Python side only (scripts/build-wheel.sh compiles the module
+# itself, for the wheel's target; building it here too compiled the workspace twice)
+[ "${JITTERLAB_NO_NATIVE_BUILD:-0}" = 1 ] && need_build=0
 if [ "$need_build" = 1 ]; then
   log "building the native module (cargo build, profile dist, via maturin; first time takes a few minutes)"
   buildlog="$venv/.native-build.log"

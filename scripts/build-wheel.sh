@@ -7,7 +7,8 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 out="${1:-$root/target/wheels}"
-"$root/scripts/bootstrap.sh"
+# the virtualenv's maturin and ziglang only: the wheel's build below is the one compilation
+JITTERLAB_NO_NATIVE_BUILD=1 "$root/scripts/bootstrap.sh"
 commit_file="$root/python/jitterlab/_commit.txt"
 trap 'rm -f "$commit_file"' EXIT
 if c=$(git -C "$root" rev-parse HEAD 2>/dev/null); then

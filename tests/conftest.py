@@ -40,3 +40,44 @@ def testbed_skip_reason() -> str | None:
     if not Path("/dev/net/tun").exists():
         return "/dev/net/tun is missing"
     return None
+
+
+#: the trace that ships with jitterlab (`jitterlab trace generate`: examples/traces/cellular-2mbit.toml)
+SHIPPED_TRACE = ROOT / "python" / "jitterlab" / "examples" / "traces" / "cellular-2mbit.down"
+#: Mahimahi's UMTS trace, in ../shared beside a checkout when there is one (GPL data: not shipped)
+UMTS = ROOT.parent / "shared" / "traces" / "TMobile-UMTS-driving.down"
+
+
+def umts_or_shipped() -> Path:
+    """Mahimahi's UMTS trace when ../shared has it, else the shipped trace: a test of trace links
+    runs on a fresh clone too."""
+    return UMTS if UMTS.is_file() else SHIPPED_TRACE
+
+
+def trace_mean_bps(path: Path) -> float:
+    """A Mahimahi trace's mean capacity: 1504-byte opportunities over its period (the last stamp)."""
+    stamps = path.read_text().split()
+    return len(stamps) * 1504 * 8 / (int(stamps[-1]) / 1000)
+
+
+def trace_fallback(path: Path) -> dict[str, str]:
+    """Overrides putting the shipped trace in place of every trace file a scenario names that is
+    absent here ({} when all are present)."""
+    import tomllib
+
+    out: dict[str, str] = {}
+
+    def walk(node: object, where: str) -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                here = f"{where}.{k}" if where else k
+                if (k == "trace" or k.endswith("_trace")) and isinstance(v, str) and not (path.parent / v).is_file():
+                    out[here] = str(SHIPPED_TRACE)
+                else:
+                    walk(v, here)
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                walk(v, f"{where}[{i}]")
+
+    walk(tomllib.loads(path.read_text()), "")
+    return out

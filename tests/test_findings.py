@@ -5,12 +5,13 @@ import csv
 import numpy as np
 import pytest
 
-from conftest import ROOT, run_cli
+from conftest import ROOT, run_cli, trace_mean_bps, umts_or_shipped
 from jitterlab.presets import findings as F
 
 # numpy's linear percentiles of 1..5: p05 1.2, p25 2, p50 3, p75 4, p95 4.8
 V = [1.0, 2.0, 3.0, 4.0, 5.0]
 UMTS = ROOT.parent / "shared" / "traces" / "TMobile-UMTS-driving.down"
+TRACE = umts_or_shipped()  # Mahimahi's UMTS trace from ../shared, else the shipped one
 
 
 def test_spread_is_numpy_linear_percentiles_without_nan():
@@ -179,26 +180,26 @@ def test_link_means():
     # the cellular model's mean comes from the Rust expansion of presets/links/cellular.toml (mean_rate)
     cell = pam2013.load_link("cellular")
     assert cell.mean_bps == pytest.approx(float(cell.access["down_cellular"]["mean_rate"].rstrip("Mbit")) * 1e6, rel=0.02)
-    if UMTS.exists():
-        t = pam2013.load_link(f"trace:{UMTS}")
-        assert "down_rate" not in t.access and t.access["down_trace"] == str(UMTS.resolve())
+    t = pam2013.load_link(f"trace:{TRACE}")
+    assert "down_rate" not in t.access and t.access["down_trace"] == str(TRACE.resolve())
+    assert t.mean_bps == pytest.approx(trace_mean_bps(TRACE))
+    if TRACE == UMTS:
         # 1504-byte opportunities over the 928.424 s period (shared/traces/README.md: 2.02 Mbit/s)
         assert t.mean_bps == pytest.approx(156262 * 1504 * 8 / 928.424)
 
 
 def test_pam2013_on_a_trace_link_side_by_side(tmp_path):
-    if not UMTS.exists():
-        pytest.skip(f"trace {UMTS} is absent (Mahimahi traces are not shipped; see shared/traces/README.md)")
     p = run_cli("reproduce", "pam2013", "--reps", "2", "--out", str(tmp_path), "--jobs", "2", "--quiet",
-                "--link", f"fixed,trace:{UMTS}")
+                "--link", f"fixed,trace:{TRACE}")
     assert p.returncode == 0, p.stderr
-    label = "trace-TMobile-UMTS-driving.down"
+    label = f"trace-{TRACE.name}"
+    mean = trace_mean_bps(TRACE)
     fixed = list(csv.DictReader((tmp_path / "fixed" / "findings.csv").open()))
     trace = list(csv.DictReader((tmp_path / label / "findings.csv").open()))
     assert [r["finding"] for r in fixed] == [r["finding"] for r in trace]
     rate = {r["finding"]: r["measured"] for r in trace}["Link: downlink capacity 2.7–5 Mbit/s (slides)"]
-    # the README's mean for this trace: 2.02 Mbit/s (1504-byte opportunities over the 928 s period)
-    assert rate.startswith("2.0"), rate
+    # the trace's mean: 1504-byte opportunities over its period (UMTS: 2.02 Mbit/s, shared/traces/README.md)
+    assert rate.startswith(f"{mean / 1e6:.2f} Mbit/s"), (rate, mean)
     assert {r["finding"]: r["measured"] for r in fixed}["Link: downlink capacity 2.7–5 Mbit/s (slides)"] == "3.30 Mbit/s mean"
     assert (tmp_path / "figures" / label / "fig4_web_cdf.png").exists()
     html = (tmp_path / "report.html").read_text()
@@ -207,13 +208,13 @@ def test_pam2013_on_a_trace_link_side_by_side(tmp_path):
     import re
     assert re.findall(r"<h2>([^<]*)</h2>", html).count("Fig. 4 — audio with n short TCP flows") == 1
     caps = re.findall(r"<figcaption>\[([^\]]+)\] Fig. 4:", html)
-    assert caps == ["fixed", f"trace:{UMTS}"]
+    assert caps == ["fixed", f"trace:{TRACE}"]
     assert "A trace link is not calibrated at all" in html
     # the trace is slower than the fixed link, and slower still after 12 s than on average: the bulk
     # run is sized from the trace's own opportunities, so the 28 MB download completes in every run
     import json
     import pandas as pd
     sc = json.loads((tmp_path / label / "bulk" / "sweep.json").read_text())["scenario"]
-    assert int(sc["duration"].rstrip("s")) > 12 + 28e6 * 8 / 2.03e6 * 1.3
+    assert int(sc["duration"].rstrip("s")) > 12 + 28e6 * 8 / (mean * 1.005) * 1.3
     flows = pd.read_parquet(tmp_path / label / "bulk" / "tcp_flows.parquet")
     assert flows.end_ns.notna().all() and (flows.bytes == 28_000_000).all()

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import ROOT, run_cli
+from conftest import ROOT, run_cli, trace_fallback
 from jitterlab import _io, _native, cli, sim, sweep
 from jitterlab.capture import media_to_pcap
 
@@ -184,17 +184,6 @@ def test_devices_fifos_and_oversized_inputs_are_refused(tmp_path):
 SHIPPED = sorted([*ROOT.glob("scenarios/*.toml"), *ROOT.glob("scenarios/testbed/*.toml")]) + ["pam2013-fixed", "pam2013-cellular"]
 
 
-def _absent_trace(path: Path) -> str | None:
-    """The Mahimahi trace a shipped scenario reads from ../shared/traces when it is absent (the
-    traces are not shipped: a clone without ../shared beside it has none), else None."""
-    import re
-
-    for rel in re.findall(r'"([^"]*shared/traces/[^"]*)"', path.read_text()):
-        if not (path.parent / rel).is_file():
-            return str((path.parent / rel).resolve())
-    return None
-
-
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: getattr(p, "stem", p))
 def test_estimate_against_measured_counts(path):
     """estimate.rs states: measured / 2 <= estimated events <= 4 x measured; media rows are exact
@@ -203,10 +192,9 @@ def test_estimate_against_measured_counts(path):
     if isinstance(path, str):  # the pam2013 preset's scenario on one of its links
         from jitterlab.presets import pam2013
         path = pam2013.base_scenario(path.split("-")[1])
-    elif (missing := _absent_trace(path)) is not None:
-        pytest.skip(f"{missing} is absent (the Mahimahi traces are not shipped; see ../shared/traces/README.md)")
-    est = sim.estimate(path)
-    r = sim.simulate(path)
+    ov = {} if isinstance(path, dict) else trace_fallback(path)  # a fresh clone: the shipped trace for ../shared's
+    est = sim.estimate(path, ov)
+    r = sim.simulate(path, overrides=ov)
     ev = r.totals["events"]
     assert ev / 2 <= est["events"] <= est["stated_factor"] * ev, (est["events"], ev)
     assert abs(est["media_rows"] - r.arrow["media_packets"].num_rows) <= 1 + 0.01 * est["media_rows"]
@@ -555,12 +543,11 @@ def test_shipped_files_use_accepted_units():
     from jitterlab import scenario
     from jitterlab.presets import pam2013
 
-    # a scenario whose trace is not here (no ../shared beside the clone) cannot load; the others can
-    files = [f for f in SHIPPED if isinstance(f, Path) and _absent_trace(f) is None]
-    assert len(files) >= len([f for f in SHIPPED if isinstance(f, Path)]) - 2
+    # a scenario whose trace is not here (no ../shared beside the clone) runs on the shipped trace
+    files = [f for f in SHIPPED if isinstance(f, Path)]
     links = sorted(ROOT.glob("python/jitterlab/presets/links/*.toml"))
     assert {p.stem for p in links} >= {"fixed", "cellular"}
-    for sc in [*(scenario.load(f) for f in files), *(pam2013.base_scenario(p.stem) for p in links)]:
+    for sc in [*(scenario.with_overrides(scenario.load(f), trace_fallback(f)) for f in files), *(pam2013.base_scenario(p.stem) for p in links)]:
         assert _native.estimate_json(scenario.to_json(sc))["events"] > 0
 
 

@@ -8,9 +8,8 @@ import pytest
 
 from jitterlab import ScenarioError, _native, simulate
 from jitterlab import scenario as scn
-from conftest import run_cli
+from conftest import run_cli, umts_or_shipped
 
-TRACES = Path(__file__).resolve().parents[1] / ".." / "shared" / "traces"
 
 MODEL = {"mean_rate": "3Mbit", "share": 0.4, "bler": 0.2}
 
@@ -109,9 +108,7 @@ def test_trace_generate_errors_are_one_line(tmp_path):
 
 
 def test_umts_trace_runs_with_its_mean_rate_reported():
-    f = TRACES / "TMobile-UMTS-driving.down"
-    if not f.exists():
-        pytest.skip(f"{f} is absent (Mahimahi's traces are not part of the project)")
+    f = umts_or_shipped()  # Mahimahi's UMTS trace from ../shared, else the shipped one
     r = simulate(access({"down_trace": str(f.resolve())}), seed=1)
     n = sum(1 for line in f.read_text().split() if line.strip())
     period = int(f.read_text().split()[-1])

@@ -4,6 +4,7 @@ import pytest
 from jitterlab import ScenarioError
 from jitterlab import scenario as scn
 from jitterlab.testbed_plan import plan
+from conftest import UMTS, trace_fallback, trace_mean_bps, umts_or_shipped
 
 ACCESS = {
     "name": "t", "duration": "5s",
@@ -78,15 +79,13 @@ def test_not_root_refuses_clearly(monkeypatch):
 def test_every_shipped_testbed_scenario_plans(root):
     files = sorted((root / "scenarios" / "testbed").glob("*.toml"))
     assert len(files) >= 5
-    traces = (root / ".." / "shared" / "traces").is_dir()
     for f in files:
-        if "trace" in f.read_text() and not traces:
-            continue  # reads ../shared/traces (not shipped: GPL data); planned in the test below when present
-        p = plan(scn.load(f))
+        # a trace of ../shared (not shipped: GPL data) absent here: the shipped trace in its place
+        p = plan(scn.with_overrides(scn.load(f), trace_fallback(f)))
         assert p.media, f
 
 
-TRACE = __import__("pathlib").Path(__file__).resolve().parents[1] / ".." / "shared" / "traces" / "TMobile-UMTS-driving.down"
+TRACE = umts_or_shipped()  # Mahimahi's UMTS trace from ../shared, else the shipped one
 
 
 def test_jitter_loss_and_cellular_go_to_the_userspace_link():
@@ -111,14 +110,16 @@ def test_jitter_loss_and_cellular_go_to_the_userspace_link():
 
 
 def test_trace_link_plan_and_refusals(root):
-    if not TRACE.exists():
-        pytest.skip(f"{TRACE} is absent (the Mahimahi traces are not shipped; see ../shared/traces/README.md)")
-    p = plan(scn.load(root / "scenarios/testbed/umts-bulk.toml"))
+    umts = root / "scenarios/testbed/umts-bulk.toml"
+    ov = {"access.down_trace": str(TRACE)}
+    p = plan(scn.with_overrides(scn.load(umts), ov))
     bn = p.channel("rnc", "mobile")
     assert bn.userspace and bn.capacity == "trace" and (bn.queue.limit, bn.queue.unit) == (500, "pkt")
-    assert abs(bn.rate_bps - 2.02e6) < 0.01e6  # the trace's mean, not a dummy
+    assert abs(bn.rate_bps - trace_mean_bps(TRACE)) < 0.01e6  # the trace's mean, not a dummy
+    if TRACE == UMTS:
+        assert abs(bn.rate_bps - 2.02e6) < 0.01e6  # shared/traces/README.md
     assert bn.opportunities_ms[:3] == [int(x) for x in TRACE.read_text().split()[:3]]
-    sc = scn.load(root / "scenarios/testbed/umts-bulk.toml")
+    sc = scn.with_overrides(scn.load(umts), ov)
     # an AQM on a trace: the simulator's discipline on the trace's opportunities, in userspace
     sc["access"]["down_queue"] = {"kind": "red", "limit": "500pkt"}
     from jitterlab.testbed_net import Network

@@ -44,6 +44,7 @@ def test_wheel_is_manylinux_and_carries_its_commit(wheel):
         assert wheel.name.endswith("-cp311-abi3-manylinux2014_x86_64.manylinux_2_17_x86_64.whl"), wheel.name
     names = zipfile.ZipFile(wheel).namelist()
     assert "jitterlab/_commit.txt" in names and "jitterlab/py.typed" in names and "jitterlab/_native.pyi" in names
+    assert "jitterlab/examples/traces/cellular-2mbit.down" in names and "jitterlab/examples/aqm-sweep.toml" in names
     assert any(n.startswith("jitterlab/_native") and n.endswith(".so") for n in names)
     meta = next(n for n in names if n.endswith(".dist-info/METADATA"))
     text = zipfile.ZipFile(wheel).read(meta).decode()
@@ -75,7 +76,15 @@ def test_installed_wheel_runs_without_rust(wheel, tmp_path):
     v = run("--version").stdout
     head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
     assert v.startswith("jitterlab 0.") and (f"(commit {head}" in v or not head), v
-    run("simulate", str(ROOT / "scenarios" / "audio-bulk-access.toml"), "--out", "sim")
+    sim = run("simulate", str(ROOT / "scenarios" / "audio-bulk-access.toml"), "--out", "sim")
+    assert sim.stdout.startswith("summary (1 run")
     run("report", "sim")
     html = (tmp_path / "sim" / "report" / "report.html").read_text()
     assert html.count('class="figspec"') == 7 and "Plotly.newPlot" in html
+    # the examples ship in the wheel and run from a copy, the trace link with its shipped trace
+    assert "trace-link.toml" in run("examples").stdout
+    run("examples", "ex")
+    import json
+
+    doc = json.loads(run("simulate", "ex/trace-link.toml", "--out", "trace", "--set", "duration=12s", "--json").stdout)
+    assert doc["points"][0]["media"][0]["name"] == "audio"

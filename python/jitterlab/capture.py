@@ -234,6 +234,7 @@ def _tables(raw: dict, run_id: int, sender: str, receiver: str, params: Mapping[
             "end_ns": _nullable(f["end_ns"]),
             "bytes": np.asarray(f["bytes"], dtype=np.int64),
             "bytes_acked": np.asarray(f["bytes_acked"], dtype=np.int64),
+            "size": pd.array([None] * k, dtype="Int64"),
             "segments_sent": np.asarray(f["segments_sent"], dtype=np.int64),
             "retransmits": np.asarray(f["retransmits"], dtype=np.int64),
             "drops": pd.array([None] * k, dtype="Int64"),

@@ -31,6 +31,9 @@ COMMANDS = [
     "compare",
     "report",
     "trace",
+    "examples",
+    "validate",
+    "completion",
 ]
 
 
@@ -69,11 +72,22 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+EXAMPLES = """examples:
+  jitterlab examples my-examples && cd my-examples     # scenarios and sweeps to start from
+  jitterlab validate audio-bulk.toml                   # what would run, its cost, warnings
+  jitterlab simulate audio-bulk.toml --out out/bulk    # one run; ends with a summary (--json: as JSON)
+  jitterlab sweep aqm-sweep.toml --out out/aqm         # parameters x replications, resumable
+  jitterlab report out/aqm                             # out/aqm/report/report.html
+  jitterlab COMMAND --help                             # each command's options"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = Parser(
         prog="jitterlab",
         description="How competing TCP traffic hurts interactive media over a bottleneck: "
         "simulate, analyse captures, compute media-quality metrics.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--version", action=_Version)
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)

@@ -288,10 +288,25 @@ def _warn_base(p: Prepared, pre_ns: int) -> None:
         )
 
 
-def _jbs_ns(jbs_ms: Iterable[float], name: str = "jbs_ms") -> list[int]:
-    out = [int(round(j * _NS_PER_MS)) for j in jbs_ms]
+#: the smallest non-zero jitter buffer taken (ms): below it a size is a unit mistake (0.04 meant
+#: as seconds), not a buffer — one 20 ms audio packet interval is already 20
+MIN_JB_MS = 1.0
+
+
+def _jbs_ns(jbs_ms: Iterable[float] | float, name: str = "jbs_ms") -> list[int]:
+    if isinstance(jbs_ms, (int, float)) and name == "jbs_ms":
+        raise TypeError(f"parameter '{name}': expected a list of jitter buffer sizes in ms, e.g. [40, 60], got {jbs_ms!r}")
+    try:
+        vals = [float(j) for j in jbs_ms]  # type: ignore[union-attr]
+    except (TypeError, ValueError):
+        raise TypeError(f"parameter '{name}': expected jitter buffer sizes in ms (numbers), got {jbs_ms!r}") from None
+    out = [int(round(j * _NS_PER_MS)) for j in vals]
     if not out or any(j < 0 for j in out):
         raise ValueError(f"parameter '{name}': need at least one non-negative jitter buffer size (ms)")
+    small = [j for j in vals if 0 < j < MIN_JB_MS]
+    if small:
+        raise ValueError(f"parameter '{name}': {small[0]:g} ms is not a jitter buffer size; sizes are in milliseconds "
+                         f"(did you mean {small[0] * 1e3:g}?)")
     return out
 
 

@@ -17,6 +17,9 @@ def pyplot() -> Any:
     import matplotlib
 
     matplotlib.use("Agg")  # a no-op once set (matplotlib.use returns at once for the current backend)
+    # SVG and PDF keep text as text (searchable, editable, the reader's font), not glyph paths
+    matplotlib.rcParams["svg.fonttype"] = "none"
+    matplotlib.rcParams["pdf.fonttype"] = 42
     import matplotlib.pyplot as plt
 
     return plt
@@ -87,6 +90,10 @@ def _text(s: str) -> str:
     import html as _html
 
     return _html.escape(s).replace("\n", "<br>")
+
+
+#: height of plotly's toolbar at the top of a figure (px): titles are placed below it
+MODEBAR_PX = 32
 
 
 def to_plotly(fig: Any) -> dict[str, Any]:
@@ -171,6 +178,9 @@ def to_plotly(fig: Any) -> dict[str, Any]:
 
         bar_patches: set[int] = set()
         err_lines: set[int] = set()
+        # an error-bar series carries its label on the container (its line and bars are
+        # "_nolegend_"): the line takes the label, the bars the same name and legend group
+        err_label: dict[int, str] = {}
         for cont in ax.containers:
             if isinstance(cont, BarContainer):
                 rects = [r for r in cont.patches if isinstance(r, Rectangle)]
@@ -195,6 +205,9 @@ def to_plotly(fig: Any) -> dict[str, Any]:
                 line, caps, bars = cont.lines
                 for c in caps:
                     err_lines.add(id(c))
+                label = str(cont.get_label() or "")
+                for art in ([line] if line is not None else []) + list(bars):
+                    err_label[id(art)] = label
         for line in ax.get_lines():
             if not isinstance(line, Line2D) or not line.get_visible() or id(line) in err_lines:
                 continue
@@ -209,7 +222,7 @@ def to_plotly(fig: Any) -> dict[str, Any]:
                     x = np.array(ax.get_xlim())
                 else:
                     continue
-            label = str(line.get_label())
+            label = err_label.get(id(line), str(line.get_label()))
             mk = line.get_marker()
             mode = "lines" if line.get_linestyle() not in ("None", "", " ") else ""
             marker: dict[str, Any] = {}
@@ -233,6 +246,8 @@ def to_plotly(fig: Any) -> dict[str, Any]:
             if not coll.get_visible():
                 continue
             label = str(coll.get_label())
+            if id(coll) in err_label:  # error bars: their series' hover name and legend group (the entry
+                label = err_label[id(coll)]  # is the line's, drawn first; bars alone (fmt="none") take it)
             if isinstance(coll, PathCollection):
                 off: Any = coll.get_offsets()
                 if len(off) == 0:
@@ -285,8 +300,10 @@ def to_plotly(fig: Any) -> dict[str, Any]:
             layout["annotations"].append(ann)
     sup = getattr(fig, "_suptitle", None)
     if sup is not None and sup.get_text():
-        layout["title"] = {"text": _text(sup.get_text()), "x": 0.5, "y": 0.99, "yanchor": "top"}
-        layout["margin"]["t"] = 70  # room for the title below the toolbar
+        # plotly's toolbar (modebar) takes the top ~30 px of the figure: the title goes below it
+        layout["title"] = {"text": _text(sup.get_text()), "x": 0.5, "xanchor": "center", "y": 1.0, "yref": "container",
+                           "yanchor": "top", "pad": {"t": MODEBAR_PX}}
+        layout["margin"]["t"] = MODEBAR_PX + 50
     return {"data": data, "layout": layout}
 
 

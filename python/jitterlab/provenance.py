@@ -14,7 +14,6 @@ testbed) and shown in every report — Flent's metadata block, for jitterlab.
 from __future__ import annotations
 
 import datetime as _dt
-import functools
 import hashlib
 import json
 import platform
@@ -26,7 +25,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 #: Version of the table layout described in docs/tables.md; every manifest records it.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3  # 3: tcp_flows.bytes is what was delivered, tcp_flows.size the planned size
 
 
 def scenario_hash(scenario: Mapping[str, Any] | None) -> str | None:
@@ -41,8 +40,17 @@ def scenario_hash(scenario: Mapping[str, Any] | None) -> str | None:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-@functools.lru_cache(maxsize=1)
+_COMMIT: list[str | None] = []  # computed once (a plain cache: lru_cache's wrapper hides the signature from stubtest)
+
+
 def commit() -> str | None:
+    """The git commit of the source tree this package runs from (computed once); see `_commit`."""
+    if not _COMMIT:
+        _COMMIT.append(_commit())
+    return _COMMIT[0]
+
+
+def _commit() -> str | None:
     """The git commit of the source tree this package runs from: a file ``_commit.txt`` baked
     into a wheel at build time, else ``git rev-parse HEAD`` when the package sits in a checkout
     (with ``-dirty`` for uncommitted changes), else ``None``."""

@@ -18,9 +18,10 @@ import io
 import json
 import os
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import pandas as pd
 
@@ -37,34 +38,34 @@ ROLE_LABELS = {"calibration": "calibration target", "held-out": "held-out predic
 _SAVER: Any = None
 
 
-def _save_figure(data: bytes, png: str, svg: str) -> None:
-    """Renders a pickled figure to PNG and SVG (in a saver process)."""
+def _save_figure(data: bytes, png: str, svg: str, pdf: bool = False) -> None:
+    """Renders a pickled figure to PNG and SVG, and PDF with `pdf` (in a saver process)."""
     import pickle
 
     from jitterlab import plots
 
     plt = plots.pyplot()  # the Agg backend and the figure style of the parent
     fig = pickle.loads(data)
-    _save_figure_here(fig, Path(png), Path(svg))
+    _save_figure_here(fig, Path(png), Path(svg), pdf)
     plt.close(fig)
 
 
-def _save_later(fig: Any, png: Path, svg: Path) -> Any:
+def _save_later(fig: Any, png: Path, svg: Path, pdf: bool = False, in_process: bool = False) -> Any:
     """Saves `fig` as `png` and `svg` in a pool of saver processes and returns the future (None:
     saved here at once). Rendering (text layout, Agg, SVG) is most of a preset's post-processing
     and pure CPU under the GIL: in other processes the figures render side by side, and beside
     the metrics the preset computes meanwhile. JITTERLAB_FIGURE_PROCS=0 saves in-process."""
     import pickle
 
-    pool = _start_savers()
+    pool = None if in_process else _start_savers()
     try:
         data = pickle.dumps(fig) if pool is not None else None
     except Exception:  # an artist that does not pickle: drawn here
         data = None
     if pool is None or data is None:
-        _save_figure_here(fig, png, svg)
+        _save_figure_here(fig, png, svg, pdf)
         return None
-    return pool.submit(_save_figure, data, str(png), str(svg))
+    return pool.submit(_save_figure, data, str(png), str(svg), pdf)
 
 
 def _warm() -> None:
@@ -83,23 +84,25 @@ def _start_savers() -> Any:
     if procs <= 0:
         return None
     if _SAVER is None:
-        import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor
 
-        # spawn: no inherited threads or locks (pyarrow's pools, the sweep's combiner)
-        from jitterlab import _procs
+        from jitterlab import _procs, _spawn
 
-        _SAVER = ProcessPoolExecutor(max_workers=procs, mp_context=mp.get_context("spawn"),
+        # spawn: no inherited threads or locks (pyarrow's pools, the sweep's combiner); nor the
+        # caller's script run again (a script without a __main__ guard works); savers die with us
+        _SAVER = ProcessPoolExecutor(max_workers=procs, mp_context=_spawn.context(),
                                      initializer=_procs.die_with_parent, initargs=(os.getpid(),))
         for _ in range(procs):
             _SAVER.submit(_warm)
     return _SAVER
 
 
-def _save_figure_here(fig: Any, png: Path, svg: Path) -> None:
+def _save_figure_here(fig: Any, png: Path, svg: Path, pdf: bool = False) -> None:
     # under a temporary name, renamed when complete (the format named: the name has no suffix)
     _io.write_atomic(png, lambda t: fig.savefig(t, format="png", dpi=130, bbox_inches="tight"))
     _io.write_atomic(svg, lambda t: fig.savefig(t, format="svg", bbox_inches="tight"))
+    if pdf:  # for papers; ~0.3 s a figure, so on request
+        _io.write_atomic(svg.with_suffix(".pdf"), lambda t: fig.savefig(t, format="pdf", bbox_inches="tight"))
 
 
 @dataclass
@@ -145,7 +148,8 @@ class Report:
         Where ``report.html``, ``figures/`` and the tables' CSV files go.
     """
 
-    def __init__(self, title: str, out_dir: str | Path, subtitle: str = ""):
+    def __init__(self, title: str, out_dir: str | Path, subtitle: str = "", *, pdf: bool = False, savers: bool = True,
+                 progress: bool = False):
         self.title, self.subtitle = title, subtitle
         self.out = Path(out_dir)
         self.fig_dir = self.out / "figures"
@@ -157,7 +161,11 @@ class Report:
         self.provenance: list[tuple[str, Mapping[str, Any]]] = []
         #: figures being saved as PNG and SVG in other processes (waited for in `write`)
         self._saves: list[Any] = []
-        _start_savers()  # their start (matplotlib's import) overlaps what comes before the figures
+        #: also figures/<name>.pdf; saver processes (worth their start-up, ~1 s of CPU each, only
+        #: for many figures); a line on stderr per figure
+        self.pdf, self.savers, self.progress = pdf, savers, progress
+        if savers:
+            _start_savers()  # their start (matplotlib's import) overlaps what comes before the figures
         from jitterlab import plots
 
         plots.warm()  # and this process's own import of matplotlib too
@@ -183,7 +191,9 @@ class Report:
 
         plt = plots.pyplot()
         png = self.fig_dir / f"{name}.png"
-        self._saves.append(_save_later(fig, png, self.fig_dir / f"{name}.svg"))
+        if self.progress:
+            print(f"report: figure {len(self.figures) + 1}: {name}", file=sys.stderr, flush=True)
+        self._saves.append(_save_later(fig, png, self.fig_dir / f"{name}.svg", self.pdf, in_process=not self.savers))
         payload: Any = None
         try:
             spec = plots.to_plotly(fig)
@@ -248,7 +258,8 @@ class Report:
     def _render_figure(self, fname: str, cap: str, payload: tuple[str, str]) -> str:
         kind, data = payload
         f = html.escape(fname)
-        links = (f'<span class=files>files: <a href="figures/{f}.svg">SVG</a> · <a href="figures/{f}.png">PNG</a>'
+        links = (f'<span class=files>files: <a href="figures/{f}.svg">SVG</a> · '
+                 + (f'<a href="figures/{f}.pdf">PDF</a> · ' if self.pdf else "") + f'<a href="figures/{f}.png">PNG</a>'
                  + (f' · <a href="figures/{f}.csv">CSV</a>' if kind == "plotly" else "") + "</span>")
         if kind == "plotly":
             body = (f'<div class="plot" id="plot-{f}"></div>'
@@ -316,9 +327,11 @@ class Report:
         from jitterlab import plots
 
         saves, self._saves = self._saves, []
-        for f in saves:
-            if f is not None:
-                f.result()  # a failed save raises here
+        pending = [f for f in saves if f is not None]
+        if self.progress and pending:
+            print(f"report: waiting for {len(pending)} figure files", file=sys.stderr, flush=True)
+        for f in pending:
+            f.result()  # a failed save raises here
 
         parts = []
         toc = []
@@ -677,7 +690,8 @@ def _ms(jb_s: pd.Series) -> pd.Series:
     return (jb_s * 1e3).round(6)
 
 
-def build(outputs: list[Output], out_dir: str | Path, title: str | None = None, jb_ms: float = 40.0) -> Path:
+def build(outputs: list[Output], out_dir: str | Path, title: str | None = None, jb_ms: float = 40.0, *, pdf: bool = False,
+          progress: bool = False) -> Path:
     """Writes the report of one or more outputs (overlaid: one curve per input and parameter
     point) into `out_dir` and returns the path of report.html.
 
@@ -697,8 +711,10 @@ def build(outputs: list[Output], out_dir: str | Path, title: str | None = None, 
     t, order = _combine(outputs)
     media, runs, tcp = t["media_packets"], t["runs"], t["tcp_flows"]
     names = " + ".join(o.label for o in outputs)
+    # seven figures: drawn here (saver processes would cost more to start, ~1 s of CPU each, than they save)
     rep = Report(title or f"jitterlab report: {names}", out_dir,
-                 ", ".join(f"{o.label} ({o.source}, {len(o.tables['runs'])} runs)" for o in outputs))
+                 ", ".join(f"{o.label} ({o.source}, {len(o.tables['runs'])} runs)" for o in outputs),
+                 pdf=pdf, savers=False, progress=progress)
     for o in outputs:
         rep.add_provenance(o.label, o.provenance)
     rep.set_params({f"input {o.label}": {"path": str(o.path), "source": o.source, "runs": len(o.tables["runs"]),
@@ -736,7 +752,7 @@ def build(outputs: list[Output], out_dir: str | Path, title: str | None = None, 
                         "A packet is lost when it never arrives or arrives later than the base delay plus the jitter buffer.")
             jl = metrics.jb_loss_summary(prep, jbs_ms=jbs, by="group", window=window)
             series = [(g, _ms(d.jb_s), d["median"] * 100, d.p25 * 100, d.p75 * 100) for g in order for d in [jl[jl.group == g]] if len(d)]
-            fig = plots.spread_figure(series, "jitter buffer (ms)", "loss incl. late packets (%)", "Loss vs jitter buffer", dodge=8.0)
+            fig = plots.spread_figure(series, "jitter buffer (ms)", "loss incl. late packets (%)", "Loss vs jitter buffer")
             plots.caption(fig, caption)
             rep.figure(fig, "loss_vs_jb", f"Median and 25th–75th percentiles over runs of the loss rate behind each jitter buffer. {caption}")
             for g, x, med, _, _ in series:
@@ -746,10 +762,10 @@ def build(outputs: list[Output], out_dir: str | Path, title: str | None = None, 
             ms = pd.DataFrame({"med": gm.median(), "p25": gm.quantile(0.25), "p75": gm.quantile(0.75)}).reset_index()
             series = [(g, _ms(d.jb_s), d.med, d.p25, d.p75) for g in order for d in [ms[ms.group == g]] if len(d)]
             fig = plots.spread_figure(series, "jitter buffer (ms)", "MOS (G.107 E-model, G.711 with PLC)", "MOS vs jitter buffer",
-                                      dodge=8.0, ylim=(1.0, 4.5))
+                                      ylim=(1.0, 4.5))
             plots.caption(fig, caption)
-            rep.figure(fig, "mos_vs_jb", "Median and 25th–75th percentiles over streams of the MOS; series are spread "
-                       f"sideways so equal values stay visible. {caption}")
+            rep.figure(fig, "mos_vs_jb", "Median and 25th–75th percentiles over streams of the MOS at each jitter buffer "
+                       f"(series drawn at the same x: equal values overlap). {caption}")
             for g, x, med, _, _ in series:
                 summary[g]["mos_best_median"] = float(np.nanmax(np.asarray(med, float)))
             if has_tcp:
@@ -783,4 +799,43 @@ def build(outputs: list[Output], out_dir: str | Path, title: str | None = None, 
             summary[g]["goodput_median_Mbps"] = float(np.median(fin)) if len(fin) else float("nan")
     rep.section("Summary")
     rep.table(pd.DataFrame(list(summary.values())), "One row per curve.", name="summary")
+    rep.sections.insert(0, rep.sections.pop())  # the answer first, the figures it comes from after
     return rep.write()
+
+
+def report(outputs: str | Path | Sequence[str | Path], out: str | Path | None = None, *, labels: Sequence[str] | None = None,
+           title: str | None = None, jb_ms: float = 40.0, pdf: bool = False, progress: bool = False) -> Path:
+    """The report of one or more output directories, as `jitterlab report DIR... --out OUT`:
+    ``jitterlab.report("runs/web", "runs/web/report")``. `out` defaults to ``<the one
+    input>/report``; `pdf` adds figures/<name>.pdf; `progress` prints a line per figure on stderr.
+    Returns the path of report.html."""
+    import os
+
+    if isinstance(outputs, (str, os.PathLike)):
+        outputs = [outputs]
+    outs = list(outputs)
+    if not outs:
+        raise ValueError("parameter 'outputs': no output directory given")
+    for o in outs:
+        if not isinstance(o, (str, os.PathLike)):
+            raise TypeError(f"parameter 'outputs': expected directory paths, got {type(o).__name__} {o!r}")
+    labs: list[str | None] = list(labels or [])
+    if len(labs) > len(outs):
+        raise ValueError(f"parameter 'labels': {len(labs)} labels for {len(outs)} outputs")
+    labs += [None] * (len(outs) - len(labs))
+    if not isinstance(jb_ms, (int, float)) or isinstance(jb_ms, bool) or not 1.0 <= jb_ms:
+        raise ValueError(f"parameter 'jb_ms': a jitter buffer in milliseconds (at least 1), got {jb_ms!r}")
+    loaded = [load_output(o, lab) for o, lab in zip(outs, labs)]
+    dest = Path(out) if out is not None else Path(outs[0]) / "report"
+    return build(loaded, dest, title=title, jb_ms=float(jb_ms), pdf=pdf, progress=progress)
+
+
+class _CallableModule(type(sys)):  # type: ignore[misc]
+    """`jitterlab.report(...)` writes a report while `jitterlab.report.Report`, `.build` … stay
+    where they are (importing the submodule rebinds `jitterlab.report` to it)."""
+
+    def __call__(self, outputs: str | Path | Sequence[str | Path], out: str | Path | None = None, **kw: Any) -> Path:
+        return report(outputs, out, **kw)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -213,15 +213,59 @@ class Result(Tables):
         """The table `name` as a pandas DataFrame (same as ``result[name]``)."""
         return self[name]
 
-    media_packets = property(lambda self: self.table("media_packets"))
-    tcp_flows = property(lambda self: self.table("tcp_flows"))
-    queue_samples = property(lambda self: self.table("queue_samples"))
-    runs = property(lambda self: self.table("runs"))
-    channels = property(lambda self: self.table("channels"))
-    flows = property(lambda self: self.table("flows"))
-    #: per-ACK sender state of the TCP flows with `series = true`: t_ns, flow_id, cwnd, ssthresh
-    #: (null while unset), srtt_ns (null before the first sample), inflight — bytes
-    tcp_series = property(lambda self: self.table("tcp_series"))
+    def save(self, out: str | Path) -> Path:
+        """Writes the run as `jitterlab simulate --out` does: each table as Parquet, manifest.json
+        (see `write`), and the captures of ``output.pcap`` under ``out/pcap/`` (``pcap`` then
+        names those copies). Returns ``out``; `jitterlab.load(out)` reads it back."""
+        import shutil
+
+        out = Path(out)
+        dest = out / "pcap"
+        moved = {}
+        for node, p in self.pcap.items():
+            src = Path(p)
+            if src.parent.resolve() != dest.resolve():
+                dest.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(src, dest / src.name)
+            moved[node] = str(dest / src.name)
+        self.pcap = moved
+        return write(self, out)
+
+    # typed properties (not property(lambda ...)): type checkers and stubtest see DataFrames
+    @property
+    def media_packets(self) -> pd.DataFrame:
+        return self.table("media_packets")
+
+    @property
+    def tcp_flows(self) -> pd.DataFrame:
+        return self.table("tcp_flows")
+
+    @property
+    def queue_samples(self) -> pd.DataFrame:
+        return self.table("queue_samples")
+
+    @property
+    def runs(self) -> pd.DataFrame:
+        return self.table("runs")
+
+    @property
+    def channels(self) -> pd.DataFrame:
+        return self.table("channels")
+
+    @property
+    def flows(self) -> pd.DataFrame:
+        return self.table("flows")
+
+    @property
+    def tcp_series(self) -> pd.DataFrame:
+        """Per-ACK sender state of the TCP flows with `series = true`: t_ns, flow_id, cwnd,
+        ssthresh (null while unset), srtt_ns (null before the first sample), inflight — bytes."""
+        return self.table("tcp_series")
+
+
+def _check_int(name: str, v: Any) -> None:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+        raise TypeError(f"parameter '{name}': expected an int, got {type(v).__name__} {v!r}")
 
 
 def simulate(
@@ -250,7 +294,8 @@ def simulate(
     params : mapping, optional
         Extra columns of the ``runs`` table (a sweep's parameters).
     pcap_dir : str or Path, optional
-        Where the nodes listed in ``output.pcap`` get a capture each.
+        Where the nodes listed in ``output.pcap`` get a capture each; without it they go to a
+        temporary directory, and `Result.save` copies them into its output's ``pcap/``.
     max_memory, max_events : float, optional
         Cost limits checked before running (see `check_cost`).
     share : int
@@ -279,9 +324,19 @@ def simulate(
     >>> len(r.media_packets), int((r.media_packets.recv_ns - r.media_packets.send_ns).iloc[0])
     (50, 10640000)
     """
+    _check_int("seed", seed)
+    _check_int("run_id", run_id)
+    if overrides is not None and not isinstance(overrides, Mapping):
+        raise TypeError(f"parameter 'overrides': expected a mapping of dotted keys to values, got {type(overrides).__name__}")
     if seed < 0 or seed >= 2**64:
         raise _native.ScenarioError(f"seed: must be between 0 and 2^64-1, got {seed}")
     sc = _scn.with_overrides(_scn.load(scenario), overrides)
+    out_pcap = sc.get("output", {}).get("pcap") if isinstance(sc.get("output"), Mapping) else None
+    if pcap_dir is None and out_pcap:
+        # the scenario asks for captures: they go to a temporary directory until `Result.save`
+        import tempfile
+
+        pcap_dir = tempfile.mkdtemp(prefix="jitterlab-pcap-")
     js = _scn.to_json(sc)
     check_cost(_native.estimate_json(js), max_memory, max_events, share)
     raw = _native.simulate_tables(js, int(seed), int(run_id), None if pcap_dir is None else str(pcap_dir))
@@ -353,9 +408,16 @@ def run_json(base: Mapping[str, Any], overrides: Mapping[str, Any] | None, cache
     return sc, json.dumps(sc, sort_keys=True)
 
 
-@functools.lru_cache(maxsize=4096)
+_SPLIT: dict[str, tuple[str | int, ...]] = {}
+
+
 def _split_cached(dotted: str) -> tuple[str | int, ...]:
-    return tuple(_scn.split_path(dotted))
+    got = _SPLIT.get(dotted)
+    if got is None:
+        if len(_SPLIT) >= 4096:  # a bound, as the lru_cache it replaces (whose wrapper hid the signature)
+            _SPLIT.clear()
+        got = _SPLIT[dotted] = tuple(_scn.split_path(dotted))
+    return got
 
 
 def _split(dotted: str) -> tuple[str | int, ...]:

@@ -958,25 +958,25 @@ def execute_batch(payloads: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [execute(p) for p in payloads]
 
 
-_POOL: tuple[int, Any] | None = None
+_POOL: tuple[tuple[int, bool], Any] | None = None
 
 
-def _pool(n: int) -> Any:
+def _pool(n: int, keep_main: bool = False) -> Any:
     """The local executor's pool of `n` worker processes, kept for the next sweep of this process
     (a preset runs 3-4 sweeps: starting 2 spawned workers, each importing jitterlab, costs ~0.25 s
     of wall a sweep on 2 cores). Spawned: workers inherit no threads (pyarrow's pools, the
-    combiner) or locks of the client."""
+    combiner) or locks of the client, and do not re-run the caller's script (`jitterlab._spawn`:
+    a script without a `__main__` guard works) unless `keep_main` (a reduce defined there)."""
     global _POOL
-    if _POOL is not None and _POOL[0] == n and not getattr(_POOL[1], "_broken", False):
+    if _POOL is not None and _POOL[0] == (n, keep_main) and not getattr(_POOL[1], "_broken", False):
         return _POOL[1]
     _drop_pool()
-    import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor
 
-    from jitterlab import _procs
+    from jitterlab import _procs, _spawn
 
-    _POOL = (n, ProcessPoolExecutor(max_workers=n, mp_context=mp.get_context("spawn"),
-                                    initializer=_procs.die_with_parent, initargs=(os.getpid(),)))
+    _POOL = ((n, keep_main), ProcessPoolExecutor(max_workers=n, mp_context=_spawn.context(keep_main),
+                                                 initializer=_procs.die_with_parent, initargs=(os.getpid(),)))
     return _POOL[1]
 
 
@@ -1000,8 +1000,12 @@ def _executor(kind: str, jobs: int | None, scheduler: str | None) -> Callable[[l
                     yield execute(p)
                 return
             from concurrent.futures import FIRST_COMPLETED, wait
+            from concurrent.futures.process import BrokenProcessPool
 
-            ex = _pool(n)
+            from jitterlab import _spawn
+
+            keep_main = _spawn.defined_in_main(payloads[0].get("reduce"))
+            ex = _pool(n, keep_main)
             finished = False
             try:
                 # A window of WINDOW_PER_WORKER tasks a worker in flight, topped up as each
@@ -1015,7 +1019,13 @@ def _executor(kind: str, jobs: int | None, scheduler: str | None) -> Callable[[l
                     done, pending = wait(pending, return_when=FIRST_COMPLETED)
                     for f in done:
                         pending.update(ex.submit(execute_batch, b) for b in itertools.islice(todo, 1))
-                        yield from f.result()
+                        try:
+                            got = f.result()
+                        except BrokenProcessPool as e:
+                            if keep_main:
+                                raise SweepError(_spawn.HINT) from e
+                            raise
+                        yield from got
                 finished = True
             finally:
                 if not finished:  # an error, an interrupt or an abandoned sweep: no run may outlive it
@@ -1386,7 +1396,9 @@ def _combined_options(t: pa.Table) -> dict[str, Any]:
             "column_encoding": {c.name: "DELTA_BINARY_PACKED" for c in t.schema if pa.types.is_integer(c.type)}}
 
 
-def sweep(spec: str | Path | Mapping[str, Any] | Sweep, out: str | Path, **options: Any) -> SweepResult:
+def sweep(spec: str | Path | Mapping[str, Any] | Sweep, out: str | Path, *, jobs: int | None = None, executor: str = "local",
+          scheduler: str | None = None, progress: bool = True, on_result: Callable[[dict[str, Any]], None] | None = None,
+          max_memory: float | None = None, max_events: float | None = None) -> SweepResult:
     """Runs a sweep: ``jitterlab.sweep("file.toml", "out/dir", jobs=4)``.
 
     Parameters
@@ -1395,16 +1407,25 @@ def sweep(spec: str | Path | Mapping[str, Any] | Sweep, out: str | Path, **optio
         A sweep file, the parsed TOML document as a dict, or a loaded `Sweep`.
     out : str or Path
         Output directory (resumable: finished runs are skipped).
-    **options
-        `run`'s keyword arguments: jobs, executor, scheduler, progress, on_result.
+    jobs, executor, scheduler, progress, on_result, max_memory, max_events
+        As `run`: local worker processes (default: all cores), ``"local"`` or ``"dask"`` (with
+        the scheduler's address), a progress bar on stderr, a callback per finished run, cost limits.
+        From a plain script no ``if __name__ == "__main__":`` guard is needed (see `jitterlab._spawn`).
 
     Returns
     -------
     SweepResult
         The combined tables (`jitterlab.tables.Tables`), failures and counts.
     """
+    if not isinstance(spec, (str, Path, Mapping, Sweep)):
+        raise TypeError(f"parameter 'spec': expected a sweep file, a dict or a Sweep, got {type(spec).__name__}")
+    if not isinstance(out, (str, Path, _fspath.FsPath)):
+        raise TypeError(f"parameter 'out': expected a directory path, got {type(out).__name__} {out!r}")
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise ValueError(f"parameter 'jobs': a number of worker processes (1 or more), got {jobs!r}")
     sw = spec if isinstance(spec, Sweep) else load(spec) if isinstance(spec, (str, Path)) else from_dict(spec)
-    return run(sw, out, **options)
+    return run(sw, out, jobs=jobs, executor=executor, scheduler=scheduler, progress=progress, on_result=on_result,
+               max_memory=max_memory, max_events=max_events)
 
 
 class _CallableModule(type(sys)):  # type: ignore[misc]
@@ -1412,7 +1433,7 @@ class _CallableModule(type(sys)):  # type: ignore[misc]
     `jitterlab.sweep.load`, `.run` … stay where they are."""
 
     def __call__(self, spec: str | Path | Mapping[str, Any] | Sweep, out: str | Path, **options: Any) -> SweepResult:
-        return sweep(spec, out, **options)
+        return sweep(spec, out, **options)  # the signature to check is `sweep`'s (see jitterlab/__init__.py)
 
 
 sys.modules[__name__].__class__ = _CallableModule

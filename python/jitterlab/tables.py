@@ -154,6 +154,24 @@ class Tables(Mapping[str, "pd.DataFrame"]):
         """All tables as pandas DataFrames."""
         return {n: self[n] for n in self.arrow}
 
+    def _repr_html_(self) -> str:
+        """Jupyter's view: one row per table with its row count and columns (nothing converted
+        to pandas; a sweep's lazily read tables show their row counts only)."""
+        import html
+
+        arrow = self.arrow
+        lazy = isinstance(arrow, LazyTables)
+        rows = []
+        for n in arrow:
+            k = arrow.num_rows(n) if isinstance(arrow, LazyTables) else arrow[n].num_rows
+            cols = "…" if lazy else ", ".join(arrow[n].schema.names)
+            rows.append(f"<tr><td><code>{html.escape(n)}</code></td><td style='text-align:right'>{k:,}</td>"
+                        f"<td>{html.escape(cols)}</td></tr>")
+        return (f"<b>{html.escape(type(self).__name__)}</b> (source <code>{html.escape(self.source)}</code>; "
+                "<code>res[name]</code> is a pandas DataFrame, <code>res.arrow[name]</code> an Arrow table)"
+                "<table><thead><tr><th>table</th><th>rows</th><th>columns</th></tr></thead><tbody>"
+                + "".join(rows) + "</tbody></table>")
+
     def __repr__(self) -> str:
         arrow = self.arrow
         rows = arrow.num_rows if isinstance(arrow, LazyTables) else (lambda n: arrow[n].num_rows)  # lazy: from the footer

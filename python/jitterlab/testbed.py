@@ -470,7 +470,7 @@ def _tables(pl: Plan, sc: dict, seed: int, run_id: int, params: Mapping[str, Any
         trows.append({
             "flow_id": f.flow_id, "role": f.role, "iw": f.iw, "cc": s.get("cc", f.cc),
             "syn_ns": rel(r.get("syn_ns")), "first_data_ns": rel(s.get("first_data_ns")), "end_ns": rel(s.get("end_ns")),
-            "bytes": int(r.get("bytes", 0)), "bytes_acked": int(ti.get("bytes_acked", 0)),
+            "bytes": int(r.get("bytes", 0)), "bytes_acked": int(ti.get("bytes_acked", 0)), "size": f.size,
             "segments_sent": int(ti.get("data_segs_out", 0)), "retransmits": int(ti.get("total_retrans", 0)),
             # losses the sender repaired (retransmissions not reported spurious by D-SACK): an estimate
             "drops": max(0, int(ti.get("total_retrans", 0)) - int(ti.get("dsack_dups", 0))),
@@ -491,6 +491,7 @@ def _tables(pl: Plan, sc: dict, seed: int, run_id: int, params: Mapping[str, Any
         "first_data_ns": _nullable([t["first_data_ns"] for t in trows]),
         "end_ns": _nullable([t["end_ns"] for t in trows]),
         **{k: np.array([t[k] for t in trows], dtype=np.int64) for k in ("bytes", "bytes_acked", "segments_sent", "retransmits", "drops", "ecn_marks")},
+        "size": _nullable([t["size"] for t in trows]),
         "timeouts": _nullable([None] * len(trows)),
         "cwnd_at_accept": _nullable([t["cwnd_at_accept"] for t in trows]),
         "rcvbuf": _nullable([t["rcvbuf"] for t in trows]),

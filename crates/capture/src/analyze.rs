@@ -737,8 +737,10 @@ pub fn analyze(sender: &str, receiver: &str, opt: &Options, mut progress: Option
         tcp.end_ns.push(rel(f.end_ns()));
         tcp.last_data_ns.push(rel(h.last_data_ns));
         tcp.last_ns.push(f.last_ns - t0);
-        tcp.bytes.push(h.bytes());
-        tcp.bytes_acked.push(h.acked.saturating_sub(1).min(h.bytes()));
+        // delivered = what the receiver acknowledged (a sender-side capture sees no more)
+        let acked = h.acked.saturating_sub(1).min(h.bytes());
+        tcp.bytes.push(acked);
+        tcp.bytes_acked.push(acked);
         tcp.segments_sent.push(h.segments);
         tcp.retransmits.push(h.retransmits);
         let pk = if src.1 <= dst.1 { (src.1, dst.1) } else { (dst.1, src.1) };

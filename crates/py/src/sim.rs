@@ -88,6 +88,7 @@ fn tables_to_py<'py>(py: Python<'py>, t: Tables, run_id: i64) -> PyResult<Bound<
         .push("end_ns", nullable_ns(f.end_ns))
         .push("bytes", Col::from_u64(f.bytes))
         .push("bytes_acked", Col::from_u64(f.bytes_acked))
+        .push("size", Col::i64_null_where(f.size, |x| x == jitterlab_sim::record::NULL_SIZE))
         .push("segments_sent", Col::from_u64(f.segments_sent))
         .push("retransmits", Col::from_u64(f.retransmits))
         .push("drops", Col::from_u64(f.drops))

@@ -49,6 +49,9 @@ pub struct QueueSamples {
     pub marks: Vec<u64>,
 }
 
+/// `tcp_flows.size` of a transfer without an end.
+pub const NULL_SIZE: i64 = -1;
+
 /// `tcp_flows`: one row per TCP connection, written by the TCP agents when the run ends.
 #[derive(Default, Debug, Clone, PartialEq)]
 pub struct TcpFlowsTable {
@@ -60,9 +63,11 @@ pub struct TcpFlowsTable {
     pub first_data_ns: Vec<i64>,
     /// Last byte acknowledged; NULL_NS when the transfer did not finish in the run.
     pub end_ns: Vec<i64>,
-    /// Bytes the transfer was to move (payload), and bytes acknowledged by the end.
+    /// Payload delivered in order to the receiver by the end of the run, and payload acknowledged.
     pub bytes: Vec<u64>,
     pub bytes_acked: Vec<u64>,
+    /// Payload the transfer was to move; NULL_SIZE for an unlimited one (FTP).
+    pub size: Vec<i64>,
     pub segments_sent: Vec<u64>,
     pub retransmits: Vec<u64>,
     pub drops: Vec<u64>,

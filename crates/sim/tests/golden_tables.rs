@@ -7,8 +7,9 @@
 //! The digests were recorded with the engine of commit 854f90d (before the event-loop work of issue
 //! 14), and recorded again when TCP stack profiles made `linux-6.18` every scenario's default
 //! (issue 24: Linux's receive buffer and slow start counting ACKed segments where the old default
-//! had a fixed 3 MiB window and one MSS per ACK); the two `stack` cases cover the other profiles. Engine optimisations must keep them: they change how fast the tables are produced, never
-//! what they hold. The one field left out is `events`, the count of events the loop processed —
+//! had a fixed 3 MiB window and one MSS per ACK; the two `stack` cases cover the other profiles),
+//! and when `tcp_flows.bytes` became the bytes delivered (issue 30). Engine optimisations must keep
+//! them: they change how fast the tables are produced, never what they hold. The one field left out is `events`, the count of events the loop processed —
 //! it measures the engine's work, and an optimisation that needs fewer events changes it on purpose.
 //!
 //! A deliberate change of model behaviour (a TCP fix, a new default) changes digests; update them in

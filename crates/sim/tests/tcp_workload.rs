@@ -1,6 +1,6 @@
 //! TCP workloads through the scenario reader: web pages split over n connections, bulk with a
 //! random start, FTP flows with staggered starts, and key errors that name their path.
-use jitterlab_sim::record::{Tables, NULL_NS};
+use jitterlab_sim::record::{Tables, NULL_NS, NULL_SIZE};
 use jitterlab_sim::scenario;
 use serde_json::{json, Value};
 
@@ -32,6 +32,8 @@ fn web_page_splits_size_over_parallel_connections() {
     assert_eq!(f.flow_id.len(), 6);
     assert_eq!(f.bytes.iter().sum::<u64>(), 372_000);
     assert!(f.bytes.iter().all(|&b| b == 62_000));
+    // finished: delivered = acknowledged = planned
+    assert_eq!((f.bytes_acked.clone(), f.size.clone()), (f.bytes.clone(), vec![62_000; 6]));
     assert!(f.syn_ns.iter().all(|&s| s == 1_000_000_000));
     assert!(f.end_ns.iter().all(|&e| e != NULL_NS));
     assert!(f.role.iter().all(|r| r == "web") && f.iw.iter().all(|&i| i == 3));
@@ -88,6 +90,24 @@ fn ftp_flows_with_stagger() {
     let acked: u64 = f.bytes_acked.iter().sum();
     assert!(acked as f64 > 0.9 * 4e6 / 8.0 * 3.0 * 1460.0 / 1500.0, "{acked}");
     assert_eq!(t.tcp_end_ns, 5_000_000_000);
+    // FTP has no planned size
+    assert!(f.size.iter().all(|&s| s == NULL_SIZE));
+    assert!(f.bytes.iter().zip(&f.bytes_acked).all(|(b, a)| b >= a));
+}
+
+/// A 100 MB download cut off by a 3 s run: `bytes` is what arrived (bounded by the 4 Mbit/s
+/// downlink over the 3 s), not the planned 100 MB, which `size` keeps.
+#[test]
+fn unfinished_transfer_reports_delivered_bytes() {
+    let v = access(json!([{"kind": "bulk", "from": "server", "to": "client", "size": "100MB"}]), "3s");
+    let t = run(&v);
+    let f = &t.tcp_flows;
+    assert_eq!((f.end_ns[0], f.size[0]), (NULL_NS, 100_000_000));
+    let (b, a) = (f.bytes[0], f.bytes_acked[0]);
+    // at most the link's 3 s (1.5 MB of IP packets), and at least 70 % of its last 2 s of payload
+    assert!(b <= 1_500_000 && b as f64 >= 0.7 * 1_000_000.0 * 1448.0 / 1500.0, "{b}");
+    // what is still unacknowledged is at most a bandwidth-delay product plus the queue (500 packets)
+    assert!(a <= b && b - a <= 500 * 1500 + 50_000, "acked {a} delivered {b}");
 }
 
 #[test]

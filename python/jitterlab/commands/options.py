@@ -81,3 +81,23 @@ def add_limits(p: argparse.ArgumentParser) -> None:
                    help="refuse a run whose estimated memory exceeds SIZE, e.g. 16GB (default: half the available memory)")
     p.add_argument("--max-events", type=count, default=None, metavar="N",
                    help="refuse a run whose estimated event count exceeds N (default 2e10)")
+
+
+def add_json(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true",
+                   help="print the summary as one JSON document on standard output (messages stay on standard error)")
+
+
+def print_summary(args: argparse.Namespace, tables: object, extra: dict) -> None:
+    """The run's summary (jitterlab.summary) on standard output: lines, or one JSON document."""
+    import json
+    import sys
+
+    from jitterlab import summary
+
+    s = summary.summarize(tables)  # type: ignore[arg-type]
+    if getattr(args, "json", False):
+        json.dump({**extra, **s}, sys.stdout, default=str)
+        sys.stdout.write("\n")
+    else:
+        print(summary.format_summary(s))

@@ -20,13 +20,15 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--title", default=None, help="page title")
     p.add_argument("--force", action="store_true", help="write into a non-empty --out that holds no earlier report")
     p.add_argument("--jb", type=float, default=40.0, help="jitter buffer (ms) of the levels figure and summary (default 40)")
+    p.add_argument("--pdf", action="store_true", help="also write each figure as PDF (figures/<name>.pdf), for papers")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
     return p
 
 
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from jitterlab import report
+    import jitterlab.report as report  # the module, not the function of that name
     from jitterlab.cli import UserError
 
     if len(args.label) > len(args.dirs):
@@ -44,8 +46,8 @@ def run(args: argparse.Namespace) -> int:
 
     # beside a single local input; a URL's report is written here (a report is a local file)
     local_one = len(args.dirs) == 1 and not _fspath.is_url(args.dirs[0])
-    out = args.out if args.out else (Path(args.dirs[0]) / "report" if local_one else Path("report"))
+    out = Path(args.out) if args.out else (Path(args.dirs[0]) / "report" if local_one else Path("report"))
     out = report.prepare_out(out, [o.path for o in outs], force=args.force)
-    path = report.build(outs, out, title=args.title, jb_ms=args.jb)
+    path = report.build(outs, out, title=args.title, jb_ms=args.jb, pdf=args.pdf, progress=not args.quiet)
     print(f"report: {path}", file=sys.stderr)
     return 0

@@ -26,6 +26,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a scenario key, e.g. --set access.down_rate=3Mbit (repeatable; VALUE is TOML)")
     options.add_limits(p)
+    options.add_json(p)
     p.add_argument("--force", action="store_true", help="write into a non-empty directory jitterlab did not write")
     return p
 
@@ -82,4 +83,5 @@ def run(args: argparse.Namespace) -> int:
         + (f"; captures: {', '.join(sorted(res.pcap.values()))}" if res.pcap else ""),
         file=sys.stderr,
     )
+    options.print_summary(args, res, {"scenario": str(res.runs["scenario"].iloc[0]), "seed": args.seed, "out": str(out)})
     return 0

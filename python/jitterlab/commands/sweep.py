@@ -22,12 +22,14 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--scheduler", default=None, help="Dask scheduler address (with --executor dask)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     options.add_limits(p)
+    options.add_json(p)
     p.add_argument("--force", action="store_true", help="write into a non-empty directory jitterlab did not write")
     return p
 
 
 def run(args: argparse.Namespace) -> int:
-    from jitterlab import _fspath, _io, sweep
+    import jitterlab.sweep as sweep  # the module, not the function of that name
+    from jitterlab import _fspath, _io
 
     sw = sweep.load(args.file)
     if _fspath.is_url(args.out):
@@ -39,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
     n_ok = res.arrow["runs"].num_rows
     print(f"{sw.name}: {n_ok} runs finished ({res.ran} now, {res.skipped} before), {len(res.failed)} failed; tables in {res.out}/",
           file=sys.stderr)
+    options.print_summary(args, res, {"sweep": sw.name, "out": str(res.out), "failed": len(res.failed)})
     if res.failed:
         print(f"failed runs are listed in {res.out}/failures.csv (errors in runs/<id>/error.txt)", file=sys.stderr)
         return 1

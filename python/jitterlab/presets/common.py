@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jitterlab import sweep as _sweep
+import jitterlab.sweep as _sweep  # the module (`from jitterlab import sweep` is the function)
 
 
 @dataclass

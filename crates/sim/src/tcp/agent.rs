@@ -12,7 +12,7 @@ use super::sender::{Output, Sender};
 use super::{wire_size, SharedWindowPolicy, TcpConfig, TimerCmd};
 use crate::engine::{Agent, Ctx, Sim};
 use crate::packet::{AgentId, Body, Ecn, NodeId, Packet};
-use crate::record::NULL_NS;
+use crate::record::{NULL_NS, NULL_SIZE};
 use crate::time::Time;
 
 const T_START: u32 = 0;
@@ -133,8 +133,10 @@ impl Agent for TcpSenderAgent {
         f.syn_ns.push(ns(st.syn_at));
         f.first_data_ns.push(ns(st.first_data_at));
         f.end_ns.push(ns(st.end_at));
-        f.bytes.push(c.size().unwrap_or(st.bytes_acked));
+        // the receiver's agent (next in order) sets what it got; acknowledged bytes until then
+        f.bytes.push(st.bytes_acked);
         f.bytes_acked.push(st.bytes_acked);
+        f.size.push(c.size().map_or(NULL_SIZE, |s| s as i64));
         f.segments_sent.push(st.segments_sent);
         f.retransmits.push(st.retransmits);
         f.drops.push(dropped);
@@ -194,6 +196,17 @@ impl Agent for TcpReceiverAgent {
         if key == T_DELACK {
             self.core.on_delack(ctx.now(), &mut self.out);
             self.flush(ctx);
+        }
+    }
+    /// `tcp_flows.bytes` is what reached the receiver in order; the sender's row is the last one
+    /// (add_connection gives the receiver the agent id after the sender's, and agents finish in order).
+    fn finish(&mut self, ctx: &mut Ctx) {
+        let f = &mut ctx.tables().tcp_flows;
+        if let (Some(&flow), Some(b)) = (f.flow_id.last(), f.bytes.last_mut()) {
+            debug_assert_eq!(flow, self.flow);
+            if flow == self.flow {
+                *b = self.core.stats.bytes_in_order;
+            }
         }
     }
     fn as_any(&self) -> &dyn Any { self }

@@ -1,0 +1,166 @@
+"""The short answer `simulate` and `sweep` end with: per media flow the one-way delay's median and
+99th percentile, the loss and the best jitter buffer's MOS; per TCP role the goodput and completion.
+
+`summarize(tables)` returns it as plain data (what `--json` prints); `format_summary` as lines.
+Rules, stated once:
+
+- Window: the TCP overlap window (docs/metrics.md) when every run has TCP traffic, else the whole
+  run; the summary names which.
+- Media (per flow, pooled over the runs of a sweep point): OWD percentiles pooled over packets;
+  loss = 1 − received / sent (pure loss, no jitter buffer); MOS = the E-model's mean over runs for
+  each jitter buffer of ``jbs_ms``, the buffer with the highest mean (ties: the smaller) reported.
+- TCP (per role: bulk, web, ftp): per run, delivered bytes (`tcp_flows.bytes`) of the role's
+  connections over the time from their first SYN to their last end (the run's end for a transfer
+  still running); goodput is the median over runs, completion the median over runs that finished
+  every transfer (null when none did), finished = runs whose transfers all finished.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+#: jitter buffers (ms) the summary's MOS is chosen from (the PAM 2013 study's set)
+JBS_MS = (40.0, 60.0, 80.0, 100.0, 150.0, 200.0)
+
+
+def _num(x: Any) -> float | None:
+    """A float for JSON, None for NaN/NA."""
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(v) else v
+
+
+def _points(runs: pd.DataFrame) -> list[tuple[dict[str, Any], pd.DataFrame]]:
+    """(parameters, runs) per sweep point; one group for a single run or a sweep without points."""
+    if "point" not in runs.columns:
+        return [({}, runs)]
+    skip = {"run_id", "scenario", "seed", "source", "tcp_start_ns", "tcp_end_ns", "end_ns", "events",
+            "jitterlab_version", "replication", "point", "t0_epoch_ns"}
+    params = [c for c in runs.columns if c not in skip and not c.startswith("random.")]
+    out = []
+    for _, g in runs.groupby("point", sort=True):
+        first = g.iloc[0]
+        label = {"point": int(first["point"])}
+        for c in params:
+            if g[c].nunique(dropna=False) == 1:  # parameters, not per-replication draws
+                v = first[c]
+                label[c] = v.item() if hasattr(v, "item") else v
+        out.append((label, g))
+    return out
+
+
+def _media(media: pd.DataFrame, runs: pd.DataFrame, names: Mapping[int, str], window: str, jbs_ms: tuple[float, ...]) -> list[dict[str, Any]]:
+    from jitterlab import metrics
+
+    rows = []
+    media = media[media["run_id"].isin(runs["run_id"])]
+    for fid, m in media.groupby("flow_id", sort=True):
+        fid = int(fid)
+        row: dict[str, Any] = {"flow_id": fid, "name": names.get(fid, f"flow {fid}")}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the summary states its own window and base rule
+            pct = metrics.owd_percentiles(m, runs, window=window, q=[0.5, 0.99])
+            rtp = metrics.rtp_summary(m, runs, window=window)
+            mos = metrics.emodel_mos(m, runs, jbs_ms=jbs_ms, window=window)
+        sent, recv = int(rtp["sent"].sum()), int(rtp["received"].sum())
+        row["packets"] = sent
+        row["owd_median_ms"] = _num(pct.iloc[0, -2] * 1e3)
+        row["owd_p99_ms"] = _num(pct.iloc[0, -1] * 1e3)
+        row["loss"] = _num(1.0 - recv / sent) if sent else None
+        by_jb = mos.groupby("jb_s", sort=True)["mos"].mean().dropna()
+        if len(by_jb):
+            best = by_jb[by_jb == by_jb.max()].index[0]
+            row["best_jb_ms"] = round(float(best) * 1e3, 6)
+            row["mos"] = _num(by_jb[best])
+        else:
+            row["best_jb_ms"], row["mos"] = None, None
+        rows.append(row)
+    return rows
+
+
+def _tcp(tcp: pd.DataFrame, runs: pd.DataFrame) -> list[dict[str, Any]]:
+    tcp = tcp[tcp["run_id"].isin(runs["run_id"])]
+    if not len(tcp):
+        return []
+    run_end = dict(zip(runs["run_id"], runs["end_ns"])) if "end_ns" in runs.columns else {}
+    role = tcp["role"].astype("string").fillna("tcp") if "role" in tcp.columns else pd.Series("tcp", index=tcp.index)
+    rows = []
+    for r, g in tcp.groupby(role.to_numpy(), sort=True):
+        good, comp, done_runs = [], [], 0
+        for rid, f in g.groupby("run_id", sort=True):
+            syn = pd.to_numeric(f["syn_ns"], errors="coerce").astype("float64")
+            end = pd.to_numeric(f["end_ns"], errors="coerce").astype("float64")
+            if syn.isna().all():
+                continue
+            finished = bool(end.notna().all())
+            stop = end.max() if finished else _num(run_end.get(rid))
+            if stop is None:
+                continue
+            span = (stop - syn.min()) / 1e9
+            if span > 0:
+                good.append(float(f["bytes"].sum()) * 8 / span)
+            if finished:
+                done_runs += 1
+                comp.append(span)
+        rows.append({
+            "role": str(r), "connections": int(len(g)), "runs": int(g["run_id"].nunique()), "finished_runs": done_runs,
+            "bytes": int(g["bytes"].sum()),
+            "goodput_mbps": _num(np.median(good) / 1e6) if good else None,
+            "completion_s": _num(np.median(comp)) if comp else None,
+        })
+    return rows
+
+
+def summarize(tables: Mapping[str, pd.DataFrame], jbs_ms: tuple[float, ...] = JBS_MS) -> dict[str, Any]:
+    """The summary of a run's or a sweep's tables (``media_packets``, ``tcp_flows``, ``runs``,
+    ``flows`` when present) as JSON-ready data: ``{"runs", "window", "points": [{"params",
+    "runs", "media": [...], "tcp": [...]}]}``. See the module's docstring for the rules."""
+    runs = tables["runs"]
+    has = set(tables)
+    names: dict[int, str] = {}
+    if "flows" in has:
+        fl = tables["flows"]
+        names = {int(a): str(b) for a, b in zip(fl["flow_id"], fl["name"])}
+    tcp_start = runs["tcp_start_ns"] if "tcp_start_ns" in runs.columns else pd.Series([], dtype="float64")
+    window = "overlap" if len(runs) and tcp_start.notna().all() else "all"
+    out: dict[str, Any] = {"runs": int(len(runs)), "window": window, "points": []}
+    for params, r in _points(runs):
+        p: dict[str, Any] = {"params": params, "runs": int(len(r))}
+        p["media"] = _media(tables["media_packets"], r, names, window, tuple(jbs_ms)) if "media_packets" in has else []
+        p["tcp"] = _tcp(tables["tcp_flows"], r) if "tcp_flows" in has else []
+        out["points"].append(p)
+    return out
+
+
+def _f(v: float | None, fmt: str, unit: str = "") -> str:
+    return "n/a" if v is None else f"{v:{fmt}}{unit}"
+
+
+def format_summary(s: Mapping[str, Any], max_points: int = 12) -> str:
+    """The summary as a few lines for a terminal (at most ``max_points`` sweep points)."""
+    win = "TCP overlap window" if s["window"] == "overlap" else "whole run"
+    lines = [f"summary ({s['runs']} run{'s' if s['runs'] != 1 else ''}; media over the {win}):"]
+    pts = s["points"]
+    for p in pts[:max_points]:
+        ind = "  "
+        if p["params"]:
+            lines.append("  " + ", ".join(f"{k}={v}" for k, v in p["params"].items()) + f" ({p['runs']} runs)")
+            ind = "    "
+        for m in p["media"]:
+            lines.append(f"{ind}{m['name']}: OWD median {_f(m['owd_median_ms'], '.1f', ' ms')}, p99 {_f(m['owd_p99_ms'], '.1f', ' ms')}, "
+                         f"loss {_f(None if m['loss'] is None else m['loss'] * 100, '.2f', ' %')}, "
+                         f"MOS {_f(m['mos'], '.2f')} (best JB {_f(m['best_jb_ms'], 'g', ' ms')})")
+        for t in p["tcp"]:
+            lines.append(f"{ind}{t['role']} TCP ({t['connections']} conn.): goodput {_f(t['goodput_mbps'], '.2f', ' Mbit/s')}, "
+                         f"completion {_f(t['completion_s'], '.2f', ' s')}, finished in {t['finished_runs']}/{t['runs']} runs")
+        if not p["media"] and not p["tcp"]:
+            lines.append(f"{ind}(no media or TCP flows)")
+    if len(pts) > max_points:
+        lines.append(f"  … {len(pts) - max_points} more points (--json prints all)")
+    return "\n".join(lines)

@@ -1,0 +1,74 @@
+"""The answer on the terminal: `simulate` and `sweep` end with a summary (per media flow OWD median
+and p99, loss, best-JB MOS; per TCP role goodput and completion), and `--json` prints the same as
+one JSON document on standard output with nothing else there."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import jitterlab
+from jitterlab import summary
+from conftest import ROOT, run_cli
+
+# 80-byte audio over one 1 Mbit/s, 10 ms link: every packet's OWD is 10 ms + 640 µs of serialisation
+LINK = {"duration": "2s", "links": {"l": {"from": "a", "to": "b", "rate": "1Mbit", "delay": "10ms"}},
+        "traffic": [{"kind": "audio", "name": "call", "from": "a", "to": "b"}]}
+
+
+@pytest.mark.filterwarnings("ignore::jitterlab.metrics.MetricsWarning")  # no TCP: base from the whole stream, as stated
+def test_audio_alone_by_hand():
+    s = summary.summarize(jitterlab.simulate(LINK, seed=1))
+    assert (s["runs"], s["window"]) == (1, "all")  # no TCP: the whole run
+    (m,) = s["points"][0]["media"]
+    assert m["name"] == "call" and m["packets"] == 100  # 2 s / 20 ms
+    assert m["owd_median_ms"] == pytest.approx(10.64) and m["owd_p99_ms"] == pytest.approx(10.64)
+    assert m["loss"] == 0.0
+    # no packet is late behind any buffer, so a larger one only adds delay: the smallest wins
+    assert m["best_jb_ms"] == 40.0
+    mos40 = jitterlab.emodel_mos(jitterlab.simulate(LINK, seed=1).media_packets, None, jbs_ms=[40], window="all").mos.iloc[0]
+    assert m["mos"] == pytest.approx(mos40)
+    assert s["points"][0]["tcp"] == []
+
+
+def test_tcp_goodput_uses_delivered_bytes_finished_or_not():
+    sc = {"duration": "3s", "links": {"l": {"from": "a", "to": "b", "rate": "2Mbit", "delay": "5ms", "queue": {"kind": "droptail", "limit": "50pkt"}},
+                                      "r": {"from": "b", "to": "a", "rate": "2Mbit", "delay": "5ms"}},
+          "traffic": [{"kind": "bulk", "from": "a", "to": "b", "size": "100kB", "start": "0.5s"},
+                      {"kind": "web", "from": "a", "to": "b", "size": "50MB", "flows": 2, "start": "1s"}]}
+    r = jitterlab.simulate(sc, seed=1)
+    s = summary.summarize(r)
+    tcp = {t["role"]: t for t in s["points"][0]["tcp"]}
+    f = r.tcp_flows.set_index("role")
+    bulk = f.loc["bulk"]
+    assert tcp["bulk"]["finished_runs"] == 1 and tcp["bulk"]["bytes"] == 100_000
+    assert tcp["bulk"]["completion_s"] == pytest.approx((bulk.end_ns - bulk.syn_ns) / 1e9)
+    assert tcp["bulk"]["goodput_mbps"] == pytest.approx(100_000 * 8 / ((bulk.end_ns - bulk.syn_ns) / 1e9) / 1e6)
+    web = tcp["web"]
+    # 50 MB cannot cross 2 Mbit/s in 2 s: unfinished, no completion; goodput from what arrived
+    assert web["finished_runs"] == 0 and web["completion_s"] is None and web["connections"] == 2
+    delivered = int(f.loc["web", "bytes"].sum())
+    assert web["bytes"] == delivered < 500_000
+    assert web["goodput_mbps"] == pytest.approx(delivered * 8 / 2.0 / 1e6)  # first SYN at 1 s to the run's end at 3 s
+    assert web["goodput_mbps"] <= 2.0
+
+
+def test_simulate_prints_the_summary_and_json_alone_on_stdout(tmp_path):
+    p = run_cli("simulate", str(ROOT / "scenarios" / "audio-bulk-access.toml"), "--out", str(tmp_path / "a"), check=True)
+    assert p.stdout.startswith("summary (1 run; media over the TCP overlap window):")
+    assert "audio: OWD median" in p.stdout and "bulk TCP (1 conn.): goodput" in p.stdout
+    p = run_cli("simulate", str(ROOT / "scenarios" / "audio-bulk-access.toml"), "--out", str(tmp_path / "b"), "--json", check=True)
+    doc = json.loads(p.stdout)  # the whole of stdout is one document
+    assert doc["scenario"] == "audio-bulk-access" and doc["out"] == str(tmp_path / "b")
+    assert doc["points"][0]["tcp"][0]["bytes"] == 5_000_000
+    assert doc == {**doc, **summary.summarize(jitterlab.load(tmp_path / "b"))}
+    assert "tables in" in p.stderr
+
+
+def test_sweep_json_has_a_point_per_value(tmp_path):
+    p = run_cli("sweep", str(ROOT / "scenarios" / "sweeps" / "buffer-aqm.toml"), "--out", str(tmp_path / "s"), "--jobs", "1", "--json")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["sweep"] == "buffer-aqm" and doc["runs"] == 9
+    assert [pt["params"]["queue"] for pt in doc["points"]] == ["droptail-50", "droptail-500", "codel"]
+    assert all(pt["runs"] == 3 and len(pt["media"]) == 1 for pt in doc["points"])
