@@ -353,3 +353,28 @@ pub fn build(p: &mut Params, b: &mut Build, kind: &str) -> Result<(), ConfigErro
     debug_assert_eq!(got, sink_id);
     Ok(())
 }
+
+/// A media controller named on a TCP entry is a mistake worth its own message (the TCP builder
+/// would only list its own controllers): `cc = "gcc"` on `bulk` says where gcc belongs.
+fn reject_media_cc(p: &Params, kind: &str) -> Result<(), ConfigError> {
+    if let Ok(Some(cc)) = p.duplicate().str_opt("cc") {
+        if CONTROLLERS.iter().any(|(n, _)| *n == cc) {
+            return Err(p.err("cc", format!("{cc:?} is a media congestion controller: it needs an RTP source (kind = \"video\" or \"audio\"), not {kind:?}; a {kind} entry takes a TCP one")));
+        }
+    }
+    Ok(())
+}
+
+/// `bulk`, `web`, `ftp` with the check above (registered in [`crate::scenario::TRAFFIC`]).
+pub fn build_bulk(p: &mut Params, b: &mut Build) -> Result<(), ConfigError> {
+    reject_media_cc(p, "bulk")?;
+    crate::tcp::workload::build_bulk(p, b)
+}
+pub fn build_web(p: &mut Params, b: &mut Build) -> Result<(), ConfigError> {
+    reject_media_cc(p, "web")?;
+    crate::tcp::workload::build_web(p, b)
+}
+pub fn build_ftp(p: &mut Params, b: &mut Build) -> Result<(), ConfigError> {
+    reject_media_cc(p, "ftp")?;
+    crate::tcp::workload::build_ftp(p, b)
+}
