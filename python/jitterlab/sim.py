@@ -198,7 +198,7 @@ class Result(Tables):
     `runs` follow docs/tables.md; `channels` and `flows` describe the topology and traffic with
     end-of-run counters."""
 
-    NAMES = ("media_packets", "tcp_flows", "queue_samples", "runs", "channels", "flows", "tcp_series")
+    NAMES = ("media_packets", "tcp_flows", "queue_samples", "runs", "channels", "flows", "tcp_series", "rtc_frames", "rtc_series")
 
     def __init__(self, arrow: dict[str, pa.Table], scenario: dict[str, Any], seed: int, totals: dict[str, Any],
                  source: str = "sim"):
@@ -222,6 +222,9 @@ class Result(Tables):
     #: per-ACK sender state of the TCP flows with `series = true`: t_ns, flow_id, cwnd, ssthresh
     #: (null while unset), srtt_ns (null before the first sample), inflight — bytes
     tcp_series = property(lambda self: self.table("tcp_series"))
+    #: adaptive media (`cc = …`): one row per encoded frame, and the controller after each report
+    rtc_frames = property(lambda self: self.table("rtc_frames"))
+    rtc_series = property(lambda self: self.table("rtc_series"))
 
 
 def simulate(
@@ -317,12 +320,13 @@ def _to_result(raw: dict, sc: dict, seed: int, run_id: int, params: Mapping[str,
         else:
             cols[key] = _column([val])
     arrow = {"media_packets": core["media_packets"], "tcp_flows": core["tcp_flows"], "queue_samples": core["queue_samples"],
-             "runs": _table(cols), "channels": core["channels"], "flows": core["flows"], "tcp_series": core["tcp_series"]}
+             "runs": _table(cols), "channels": core["channels"], "flows": core["flows"], "tcp_series": core["tcp_series"],
+             "rtc_frames": core["rtc_frames"], "rtc_series": core["rtc_series"]}
     return Result(arrow, sc, seed, t)
 
 
 #: the tables the core hands over (`_native.simulate_tables`); `runs` is built here
-CORE_TABLES = ("media_packets", "tcp_flows", "queue_samples", "channels", "flows", "tcp_series")
+CORE_TABLES = ("media_packets", "tcp_flows", "queue_samples", "channels", "flows", "tcp_series", "rtc_frames", "rtc_series")
 
 _BASE_JSON: dict[str, str] = {}
 
