@@ -96,6 +96,11 @@ fn check_5_1(cc: &str) {
         let c = convergence(&t, at, cap, rise, 1.5e6, limit);
         assert!(c.is_some(), "{cc}: no convergence within {limit} s after the step at {at} s to {cap} bit/s: {}", describe(&t));
     }
+    // no oscillation once down: each second of 63–80 s sends at most 1.5 × the 0.6 Mbit/s
+    for k in 63..80 {
+        let r = send_rate(&t, k as f64, k as f64 + 1.0, true);
+        assert!(r <= 0.9e6, "{cc}: {r} bit/s sent in [{k}, {}) s at 0.6 Mbit/s: {}", k + 1, describe(&t));
+    }
     let q = median_qdelay_ms(&t);
     assert!(q < 100.0, "{cc}: median queueing delay {q} ms");
     let u = recv_rate(&t, 45.0, 60.0) / 2.5e6;

@@ -15,6 +15,8 @@
 //!   x_prev, r_ref −= KAPPA·(δ/TAU)·(x_offset/TAU)·r_ref + KAPPA·ETA·(x_diff/TAU)·r_ref.
 //! - §4.4 (eq. 8–9): r_vin = max(RMIN, r_ref − BETA_V·8·buffer·FPS) for the encoder, r_send =
 //!   min(RMAX, r_ref + BETA_S·8·buffer·FPS) for the pacer, so a backlog in the sender drains.
+//! - Ours: in the gradual mode r_ref rises at most to max(r_ref, (1 + γ)·r_recv), the accelerated
+//!   mode's bound (see `on_feedback`).
 use std::collections::VecDeque;
 
 use super::{Controller, FeedbackInfo, Limits};
@@ -154,7 +156,16 @@ impl Controller for Nada {
         self.last_update_ms = Some(now_ms);
         let rmode0 = now_ms - self.last_congested_ms >= LOGWIN;
         let r_recv = self.recv.iter().map(|&(_, s)| s as f64 * 8.0).sum::<f64>() / (LOGWIN / 1000.0);
-        self.r_ref = if rmode0 { ramp_up(self.r_ref, r_recv, self.rtt_ms) } else { gradual(self.r_ref, x, self.x_prev, delta, self.limits.max_bps) };
+        self.r_ref = if rmode0 {
+            ramp_up(self.r_ref, r_recv, self.rtt_ms)
+        } else {
+            // Ours, not the RFC's: the gradual mode never rises faster than the accelerated mode
+            // would (eq. 3–4's bound). Without it the derivative term turns the end of a loss
+            // episode (x_curr falling by DLOSS·(p_loss/PLRREF)², hundreds of ms) into a jump to
+            // RMAX, and a deep buffer into an oscillation between RMIN and RMAX.
+            let g = gradual(self.r_ref, x, self.x_prev, delta, self.limits.max_bps);
+            g.min(self.r_ref.max(ramp_up(0.0, r_recv, self.rtt_ms)))
+        };
         self.r_ref = self.r_ref.clamp(self.limits.min_bps, self.limits.max_bps);
         self.x_prev = x;
     }
