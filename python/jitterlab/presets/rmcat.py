@@ -1,0 +1,273 @@
+"""RMCAT test cases (RFC 8867, "Test Cases for Evaluating Congestion Control for Interactive
+Real-Time Media") for the adaptive media controllers GCC, SCReAM and NADA on the simulator, with
+RFC 8868's metrics (jitterlab.rtc_metrics; definitions in docs/media.md).
+
+Cases (parameters from RFC 8867 as the ns-3 RMCAT model encodes them — rmcat-wired test suite):
+one-way propagation delay 50 ms, bottleneck DropTail of 300 ms at the case's base capacity, media
+150 kbit/s – 1.5 Mbit/s starting at 150 kbit/s, 30 fps video, RFC 8888 feedback every 100 ms.
+
+- §5.1 variable available capacity, one flow: 1.0 Mbit/s from 0 s, 2.5 from 40 s, 0.6 from 60 s,
+  1.0 from 80 s; 100 s (the steps replayed as a Mahimahi trace).
+- §5.4 competing media flows, same controller: 3 flows starting at 0, 20, 40 s; 3.5 Mbit/s; 120 s.
+- §5.6 media against a long TCP flow: 2 Mbit/s; CUBIC bulk from 0 s, media 5–119 s; 120 s; on
+  DropTail (300 ms) and on FQ-CoDel (RFC 8290 defaults).
+
+The testbed side, §5.2/5.3/5.5/5.7/5.8 and RFC 8869's wireless cases are not here yet."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from jitterlab import plots
+from jitterlab import rtc_metrics as R
+from jitterlab.presets import findings as F
+from jitterlab.presets.common import Options, caption, flat, run_experiment
+from jitterlab.presets.findings import Finding, write_csv
+from jitterlab.report import Report
+from jitterlab.sweep import Param, Sweep
+
+DESCRIPTION = "RFC 8867's RMCAT test cases (variable capacity, competing media, media vs long TCP) for GCC, SCReAM, NADA"
+CONTROLLERS = ["gcc", "scream", "nada"]
+SEED = 8867
+DELAY = "50ms"
+MAX_RATE = 1.5e6
+STEPS_51 = [(0.0, 1.0e6), (40.0, 2.5e6), (60.0, 0.6e6), (80.0, 1.0e6)]
+# our convergence bounds (RFC 8867/8868 state none; docs/media.md): after a rise, a fall
+RISE_S, FALL_S = 10.0, 2.5
+QDELAY_BOUND_MS = 100.0
+UTIL_BOUND = 0.60
+JAIN_BOUND = 0.9
+TABLES = ("media_packets", "runs", "rtc_series")
+
+
+def queue_300ms(bps: float) -> dict[str, Any]:
+    """RFC 8867 §4's 300 ms bottleneck queue at capacity `bps`, as a DropTail byte limit."""
+    return {"kind": "droptail", "limit": f"{int(bps * 0.3 / 8)}B"}
+
+
+FQ_CODEL = {"kind": "fq_codel"}
+
+
+def step_trace(steps: list[tuple[float, float]], end_s: int) -> str:
+    """A Mahimahi trace for the capacity schedule: opportunity k (1504 bytes) at the first
+    millisecond by which the schedule has carried k·1504 bytes."""
+    times = np.arange(1, end_s * 1000 + 1)
+    rate = R.capacity_at(steps, (times - 1) / 1000.0)
+    carried = np.cumsum(rate / 8.0 / 1000.0)
+    k = np.floor(carried / 1504.0 + 1e-9).astype(np.int64)
+    per_ms = np.diff(np.concatenate([[0], k]))
+    return "".join(f"{t}\n" * int(n) for t, n in zip(times, per_ms) if n)
+
+
+def _links(capacity: dict[str, Any], queue: dict[str, Any]) -> dict[str, Any]:
+    return {"bottleneck": {"from": "sender", "to": "receiver", **capacity, "delay": DELAY, "queue": queue,
+                           "reverse": {"rate": "10Mbit", "queue": {"kind": "droptail", "limit": "1000pkt"}}}}
+
+
+def _video(name: str, start: str = "0s", stop: str | None = None) -> dict[str, Any]:
+    v = {"kind": "video", "name": name, "from": "sender", "to": "receiver", "cc": "gcc", "start": start}
+    if stop:
+        v["stop"] = stop
+    return v
+
+
+def scenario_51() -> dict[str, Any]:
+    return {"name": "rmcat-5.1", "duration": "100s",
+            "links": _links({"trace": {"path": "rmcat-5.1.trace", "data": step_trace(STEPS_51, 100)}}, queue_300ms(1.0e6)),
+            "traffic": [_video("video", stop="99s")]}
+
+
+def scenario_54() -> dict[str, Any]:
+    return {"name": "rmcat-5.4", "duration": "120s", "links": _links({"rate": "3.5Mbit"}, queue_300ms(3.5e6)),
+            "traffic": [_video(f"video{i}", f"{s}s", "119s") for i, s in enumerate((0, 20, 40))]}
+
+
+def scenario_56() -> dict[str, Any]:
+    return {"name": "rmcat-5.6", "duration": "120s", "links": _links({"rate": "2Mbit"}, queue_300ms(2e6)),
+            "traffic": [_video("video", "5s", "119s"),
+                        {"kind": "bulk", "name": "tcp", "from": "sender", "to": "receiver", "cc": "cubic", "size": "1GB"}]}
+
+
+def _cc(n_flows: int) -> Param:
+    return Param("cc", CONTROLLERS, [{f"traffic[{i}].cc": c for i in range(n_flows)} for c in CONTROLLERS])
+
+
+def sweeps(reps: int) -> dict[str, Sweep]:
+    return {
+        "5.1": Sweep("rmcat-5.1", scenario_51(), seed=SEED, replications=reps, params=[_cc(1)], tables=TABLES),
+        "5.4": Sweep("rmcat-5.4", scenario_54(), seed=SEED, replications=reps, params=[_cc(3)], tables=TABLES),
+        "5.6": Sweep("rmcat-5.6", scenario_56(), seed=SEED, replications=reps,
+                     params=[_cc(1), Param("queue", ["droptail", "fq_codel"],
+                                           [{"links.bottleneck.queue": queue_300ms(2e6)}, {"links.bottleneck.queue": FQ_CODEL}])],
+                     tables=TABLES + ("tcp_flows",)),
+    }
+
+
+def per_run_51(res) -> pd.DataFrame:
+    """Per run: convergence after each step, median queueing delay, use of the 2.5 Mbit/s step."""
+    m, runs = res["media_packets"], res["runs"]
+    rows = []
+    for _, run in runs.iterrows():
+        mr = m[m.run_id == run.run_id]
+        flow = int(mr.flow_id.iloc[0])
+        conv = {}
+        for (at, cap), (_, prev) in zip(STEPS_51[1:], STEPS_51[:-1]):
+            rise = cap > prev
+            c = R.convergence_time(mr, flow, at, cap, rise, MAX_RATE, 30.0)
+            conv[f"conv_{int(at)}s"] = c
+        rise = [conv["conv_40s"], conv["conv_80s"]]
+        rows.append({"run_id": run.run_id, "cc": run.cc, **conv,
+                     "worst_rise_s": max(np.inf if np.isnan(x) else x for x in rise),
+                     "fall_s": np.inf if np.isnan(conv["conv_60s"]) else conv["conv_60s"],
+                     "qdelay_median_ms": R.queueing_delay(mr).qdelay_ns.median() / 1e6,
+                     "util_2_5": R.utilisation(mr, STEPS_51, 45.0, 60.0)})
+    return pd.DataFrame(rows)
+
+
+def per_run_56(res) -> pd.DataFrame:
+    m, runs = res["media_packets"], res["runs"]
+    rows = []
+    for _, run in runs.iterrows():
+        mr = m[m.run_id == run.run_id]
+        share = R.utilisation(mr, [(0.0, 2e6)], 20.0, 119.0)
+        rows.append({"run_id": run.run_id, "cc": run.cc, "queue": run.queue, "media_share": share,
+                     "qdelay_median_ms": R.queueing_delay(mr).qdelay_ns.median() / 1e6,
+                     "qdelay_p95_ms": R.queueing_delay(mr).qdelay_ns.quantile(0.95) / 1e6})
+    return pd.DataFrame(rows)
+
+
+def per_run_54(res) -> pd.DataFrame:
+    m, runs = res["media_packets"], res["runs"]
+    rows = []
+    for _, run in runs.iterrows():
+        mr = m[m.run_id == run.run_id]
+        rates = [R.utilisation(mr, [(0.0, 3.5e6)], 60.0, 119.0, flows=[f]) * 3.5e6 for f in sorted(mr.flow_id.unique())]
+        rows.append({"run_id": run.run_id, "cc": run.cc, "jain": R.jain_index(rates), "total_util": sum(rates) / 3.5e6,
+                     "qdelay_median_ms": R.queueing_delay(mr).qdelay_ns.median() / 1e6})
+    return pd.DataFrame(rows)
+
+
+def findings(r51: pd.DataFrame, r54: pd.DataFrame, r56: pd.DataFrame) -> list[Finding]:
+    fs: list[Finding] = []
+    for cc in CONTROLLERS:
+        a = r51[r51.cc == cc]
+        src = "RFC 8867 §5.1 (issue 27's done-when)"
+        fs.append(Finding(f"§5.1 {cc}: the media rate follows each rise of the capacity within {RISE_S:.0f} s",
+                          f"{src}: follow each step; bound ours (RFCs give none)",
+                          F.spread(a.worst_rise_s).show(fmt="{:.1f}", unit=" s"), F.side(a.worst_rise_s, RISE_S, below=True),
+                          F.rule_side(f"{RISE_S:.0f} s", True) + " (per run the slower of the rises at 40 s and 80 s; "
+                          "rule: payload rate of the last second ≥ 80 % of min(capacity, max_rate))"))
+        fs.append(Finding(f"§5.1 {cc}: the media rate falls below the capacity within {FALL_S} s of the drop at 60 s",
+                          f"{src}: follow each step; bound ours",
+                          F.spread(a.fall_s).show(fmt="{:.1f}", unit=" s"), F.side(a.fall_s, FALL_S, below=True),
+                          F.rule_side(f"{FALL_S} s", True) + " (rule: IP rate of the last second ≤ the new capacity)"))
+        fs.append(Finding(f"§5.1 {cc}: median self-inflicted queueing delay below {QDELAY_BOUND_MS:.0f} ms", src,
+                          F.spread(a.qdelay_median_ms).show(fmt="{:.0f}", unit=" ms"), F.side(a.qdelay_median_ms, QDELAY_BOUND_MS, below=True),
+                          F.rule_side(f"{QDELAY_BOUND_MS:.0f} ms", True)))
+        fs.append(Finding(f"§5.1 {cc}: at least {UTIL_BOUND:.0%} of the 2.5 Mbit/s step used (45–60 s)", src,
+                          F.spread(a.util_2_5 * 100).show(fmt="{:.0f}", unit=" %"), F.side(a.util_2_5, UTIL_BOUND, below=False),
+                          F.rule_side(f"{UTIL_BOUND:.0%}", False) + " (received IP bits / capacity bits; the 1.5 Mbit/s "
+                          "max_rate allows 62 % at most with headers)"))
+    for cc in CONTROLLERS:
+        a = r54[r54.cc == cc]
+        fs.append(Finding(f"§5.4 {cc}: three flows of one controller share 3.5 Mbit/s fairly (Jain ≥ {JAIN_BOUND}, 60–119 s)",
+                          "RFC 8867 §5.4: the flows converge to a fair share; bound ours",
+                          F.spread(a.jain).show(fmt="{:.3f}"), F.side(a.jain, JAIN_BOUND, below=False), F.rule_side(f"{JAIN_BOUND}", False)))
+    for cc in CONTROLLERS:
+        a = r56[(r56.cc == cc) & (r56.queue == "fq_codel")]
+        fs.append(Finding(f"§5.6 {cc} on FQ-CoDel: the media gets its fair share of 2 Mbit/s beside a CUBIC flow (35–65 %, 20–119 s)",
+                          "RFC 8290 §1 (flow queueing isolates flows); band ours",
+                          F.spread(a.media_share * 100).show(fmt="{:.0f}", unit=" %"), F.in_range(a.media_share, 0.35, 0.65),
+                          F.rule_range("35 %", "65 %"), role="held-out"))
+    return fs
+
+
+def _rate_panels(rep: Report, res, title: str, name: str, steps: list[tuple[float, float]] | None, reps: int, note: str) -> None:
+    m, runs = res["media_packets"], res["runs"]
+    fig, axes = plots.new(width=10, height=7, nrows=len(CONTROLLERS), sharex=True, sharey=True)
+    for ax, cc in zip(axes, CONTROLLERS):
+        rid = int(runs[runs.cc == cc].run_id.min())
+        rate = R.media_rate(m[m.run_id == rid], bin_s=0.5, by="send")
+        for i, (fid, g) in enumerate(rate.groupby("flow_id")):
+            ax.plot(g.t_s, g.rate_bps / 1e6, drawstyle="steps-post", lw=1, label=f"flow {fid} sent")
+        if steps:
+            t = np.array([s[0] for s in steps] + [100.0])
+            ax.step(t, [s[1] / 1e6 for s in steps] + [steps[-1][1] / 1e6], where="post", color="black", lw=1.5, ls="--", label="capacity")
+        ax.set_title(cc, fontsize=9); ax.set_ylabel("Mbit/s"); ax.grid(alpha=.3)
+    axes[-1].set_xlabel("time (s)"); axes[0].legend(fontsize=7, loc="upper left")
+    plots.caption(fig, caption(name, reps, note + "; first replication of each controller; 0.5 s bins, IP bytes"))
+    rep.figure(fig, name.replace(".", "_"), title)
+
+
+def _table(df: pd.DataFrame, keys: list[str], cols: list[str]) -> pd.DataFrame:
+    g = df.groupby(keys)
+    out = g[cols].median().add_suffix("_median")
+    for c in cols:
+        out[f"{c}_p25"] = g[c].quantile(0.25)
+        out[f"{c}_p75"] = g[c].quantile(0.75)
+    return out.reset_index()
+
+
+def run(out: str | Path, reps: int | None = None, jobs: int | None = None, executor: str = "local",
+        scheduler: str | None = None, progress: bool = True) -> Path:
+    reps = reps or 5
+    opt = Options(Path(out), jobs, executor, scheduler, progress)
+    if progress:
+        print(f"rmcat: {reps} replications into {opt.out}/", file=sys.stderr)
+    res = {k: run_experiment(s, k, opt) for k, s in sweeps(reps).items()}
+    rep = Report("RMCAT test cases (RFC 8867): GCC, SCReAM and NADA on the simulator", opt.out,
+                 f"jitterlab preset rmcat · {reps} replications (the encoder's noise and key frames differ by seed) · docs/media.md")
+    params: dict[str, Any] = {"replications": reps, "seed": SEED, "controllers": CONTROLLERS, "one_way_delay": DELAY,
+                              "queue": "DropTail of 300 ms at the case's capacity (byte limit)", "max_rate_bps": MAX_RATE,
+                              "min_rate_bps": 150e3, "feedback": "RFC 8888 every 100 ms", "steps_5_1": STEPS_51,
+                              "convergence_bounds_s": {"rise": RISE_S, "fall": FALL_S}}
+    params.update({f"5.6.{k}": v for k, v in flat(scenario_56()).items()})
+    rep.set_params(params)
+
+    r51, r54, r56 = per_run_51(res["5.1"]), per_run_54(res["5.4"]), per_run_56(res["5.6"])
+    rep.section("§5.1 Variable available capacity with a single flow",
+                "Capacity 1.0 → 2.5 (40 s) → 0.6 (60 s) → 1.0 Mbit/s (80 s), 50 ms one way, 300 ms DropTail at 1 Mbit/s.")
+    _rate_panels(rep, res["5.1"], "Media sending rate against the bottleneck capacity, per controller (RFC 8867 §5.1).", "rmcat-5.1",
+                 STEPS_51, reps, "capacity steps as a Mahimahi trace")
+    rep.table(_table(r51, ["cc"], ["conv_40s", "conv_60s", "conv_80s", "qdelay_median_ms", "util_2_5"]),
+              "§5.1 per controller: convergence time after each step (s), median queueing delay, use of the 2.5 Mbit/s step "
+              "(median, 25th, 75th percentile over replications)", "{:.2f}", name="case_5_1")
+    rep.section("§5.4 Competing media flows with the same controller", "3 flows from 0, 20, 40 s on 3.5 Mbit/s.")
+    _rate_panels(rep, res["5.4"], "Three flows of one controller sharing 3.5 Mbit/s (RFC 8867 §5.4).", "rmcat-5.4", None, reps,
+                 "flows start at 0, 20, 40 s")
+    rep.table(_table(r54, ["cc"], ["jain", "total_util", "qdelay_median_ms"]),
+              "§5.4 per controller: Jain's index of the three flows' received rates over 60–119 s, their total use of the capacity, "
+              "median queueing delay", "{:.3f}", name="case_5_4")
+    rep.section("§5.6 Media against a long TCP flow (CUBIC), DropTail and FQ-CoDel",
+                "2 Mbit/s; CUBIC bulk from 0 s, media 5–119 s; share = media's received IP bits over the capacity, 20–119 s.")
+    tab = _table(r56, ["queue", "cc"], ["media_share", "qdelay_median_ms", "qdelay_p95_ms"])
+    fig, ax = plots.new(width=7, height=4)
+    x = np.arange(len(CONTROLLERS))
+    for j, q in enumerate(["droptail", "fq_codel"]):
+        t = tab[tab.queue == q].set_index("cc").loc[CONTROLLERS]
+        med = t.media_share_median.to_numpy() * 100
+        err = [med - t.media_share_p25.to_numpy() * 100, t.media_share_p75.to_numpy() * 100 - med]
+        ax.bar(x + (j - 0.5) * 0.38, med, 0.38, yerr=err, capsize=3, label=q, color=["#555555", "#bbbbbb"][j], edgecolor="black")
+    ax.axhline(50, color="black", ls=":", lw=1)
+    ax.set_xticks(x, CONTROLLERS); ax.set_ylabel("media share of 2 Mbit/s (%)"); ax.set_ylim(0, 100); ax.grid(alpha=.3, axis="y")
+    plots.legend_above(ax, ncol=2)
+    plots.caption(fig, caption("rmcat-5.6", reps, "bars median, whiskers 25–75th percentile over replications; dotted: half"))
+    rep.figure(fig, "rmcat_5_6_share", "Media share beside a CUBIC download, per controller and bottleneck queue (RFC 8867 §5.6).")
+    rep.table(tab, "§5.6 per queue and controller: media share, median and 95th-percentile queueing delay (ms)", "{:.2f}", name="case_5_6")
+
+    fs = findings(r51, r54, r56)
+    write_csv(fs, opt.out / "findings.csv")
+    for name, df in (("case_5_1", r51), ("case_5_4", r54), ("case_5_6", r56)):
+        df.to_csv(opt.out / f"{name}_per_run.csv", index=False)
+    rep.section("Findings", "Each statement with its source, our value (median [25th–75th percentile] over replications) and a "
+                "verdict by the rule in its row. The RFCs define the metrics but give no bounds for convergence or fairness; "
+                "the bounds marked 'ours' are stated here and in docs/media.md. OUT/findings.csv has every row.")
+    rep.findings({"rmcat": fs})
+    path = rep.write()
+    if progress:
+        print(f"rmcat: report {path}", file=sys.stderr)
+    return path
