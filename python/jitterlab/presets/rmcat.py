@@ -3,7 +3,7 @@ Real-Time Media") for the adaptive media controllers GCC, SCReAM and NADA on the
 RFC 8868's metrics (jitterlab.rtc_metrics; definitions in docs/media.md).
 
 Cases (parameters from RFC 8867 as the ns-3 RMCAT model encodes them — rmcat-wired test suite):
-one-way propagation delay 50 ms, bottleneck DropTail of 300 ms at the case's base capacity, media
+sender — router (100 Mbit/s) — receiver, the bottleneck in the router; one-way propagation delay 50 ms, bottleneck DropTail of 300 ms at the case's base capacity, media
 150 kbit/s – 1.5 Mbit/s starting at 150 kbit/s, 30 fps video, RFC 8888 feedback every 100 ms.
 
 - §5.1 variable available capacity, one flow: 1.0 Mbit/s from 0 s, 2.5 from 40 s, 0.6 from 60 s,
@@ -64,7 +64,10 @@ def step_trace(steps: list[tuple[float, float]], end_s: int) -> str:
 
 
 def _links(capacity: dict[str, Any], queue: dict[str, Any]) -> dict[str, Any]:
-    return {"bottleneck": {"from": "sender", "to": "receiver", **capacity, "delay": DELAY, "queue": queue,
+    # the bottleneck sits in a router, as in RFC 8867 §3's topology: a host's own first link
+    # would let TCP Small Queues keep the TCP flow out of the bottleneck queue
+    return {"access": {"from": "sender", "to": "router", "rate": "100Mbit", "delay": "0ms"},
+            "bottleneck": {"from": "router", "to": "receiver", **capacity, "delay": DELAY, "queue": queue,
                            "reverse": {"rate": "10Mbit", "queue": {"kind": "droptail", "limit": "1000pkt"}}}}
 
 
@@ -89,7 +92,8 @@ def scenario_54() -> dict[str, Any]:
 def scenario_56() -> dict[str, Any]:
     return {"name": "rmcat-5.6", "duration": "120s", "links": _links({"rate": "2Mbit"}, queue_300ms(2e6)),
             "traffic": [_video("video", "5s", "119s"),
-                        {"kind": "bulk", "name": "tcp", "from": "sender", "to": "receiver", "cc": "cubic", "size": "1GB"}]}
+                        {"kind": "bulk", "name": "tcp", "from": "sender", "to": "receiver", "cc": "cubic", "size": "1GB",
+                         "rcvbuf": "1MB"}]}  # a greedy flow: the window never limits it
 
 
 def _cc(n_flows: int) -> Param:
@@ -177,6 +181,11 @@ def findings(r51: pd.DataFrame, r54: pd.DataFrame, r56: pd.DataFrame) -> list[Fi
         fs.append(Finding(f"§5.4 {cc}: three flows of one controller share 3.5 Mbit/s fairly (Jain ≥ {JAIN_BOUND}, 60–119 s)",
                           "RFC 8867 §5.4: the flows converge to a fair share; bound ours",
                           F.spread(a.jain).show(fmt="{:.3f}"), F.side(a.jain, JAIN_BOUND, below=False), F.rule_side(f"{JAIN_BOUND}", False)))
+    fs.append(F.ordering("§5.6: FQ-CoDel gives each controller a larger share beside CUBIC than a 300 ms DropTail",
+                         "RFC 8290 §1 (flow queueing isolates flows)",
+                         [(cc, r56[(r56.cc == cc) & (r56.queue == "fq_codel")].media_share * 100,
+                           r56[(r56.cc == cc) & (r56.queue == "droptail")].media_share * 100) for cc in CONTROLLERS],
+                         expect="above", unit=" %"))
     for cc in CONTROLLERS:
         a = r56[(r56.cc == cc) & (r56.queue == "fq_codel")]
         fs.append(Finding(f"§5.6 {cc} on FQ-CoDel: the media gets its fair share of 2 Mbit/s beside a CUBIC flow (35–65 %, 20–119 s)",
