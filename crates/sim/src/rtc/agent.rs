@@ -62,11 +62,30 @@ pub struct RtcSender {
     in_flight: u64,
     next_pace: Time,
     mailbox: Mailbox,
+    /// Packets discarded from the RTP queue.
+    pub discarded: u64,
 }
 
 impl RtcSender {
+    /// Discards the RTP queue when its oldest packet is older than the controller allows; the
+    /// discarded sequence numbers count as settled (never sent: no row in media_packets, so the
+    /// receiver's report of them as lost is ignored) and the next frame is a key frame.
+    fn discard_old(&mut self, now: Time) {
+        let Some(limit) = self.controller.queue_discard() else { return };
+        if !self.queue.front().is_some_and(|q| now.saturating_sub(q.enq) > limit) {
+            return;
+        }
+        while let Some(q) = self.queue.pop_front() {
+            self.queue_bytes -= (q.size - RTP_OVERHEAD) as u64;
+            self.discarded += 1;
+            self.sent.push_back(Sent { send: now, size: q.size, reported: true });
+        }
+        self.encoder.force_key();
+    }
+
     fn try_send(&mut self, ctx: &mut Ctx) {
         let now = ctx.now();
+        self.discard_old(now);
         while let Some(q) = self.queue.front() {
             if now < self.next_pace {
                 ctx.set_timer(PACER, self.next_pace);
@@ -331,6 +350,7 @@ pub fn build(p: &mut Params, b: &mut Build, kind: &str) -> Result<(), ConfigErro
         in_flight: 0,
         next_pace: Time::ZERO,
         mailbox: mailbox.clone(),
+        discarded: 0,
     };
     let got = b.sim.add_agent(from, Box::new(src));
     debug_assert_eq!(got, src_id);

@@ -55,6 +55,13 @@ impl Encoder {
         Encoder { video, rate: start_bps, last_update: None, transient_left: 0, payback: 0.0, key_interval, next_key: None, rng }
     }
 
+    /// The next frame is a key frame (the decoder lost its reference), with the transient phase.
+    pub fn force_key(&mut self) {
+        if self.video {
+            self.transient_left = TRANSIENT_FRAMES + 1;
+        }
+    }
+
     /// The rate the encoder produces now.
     pub fn rate(&self) -> f64 { self.rate }
 

@@ -71,6 +71,9 @@ pub trait Controller {
     fn pacing_rate(&self) -> f64 { self.target_rate() * PACING_FACTOR }
     /// Bytes that may be in flight (self-clocked controllers); None: no window.
     fn window(&self) -> Option<u64> { None }
+    /// Age beyond which the sender discards its RTP queue and asks the encoder for a key frame;
+    /// None: never (the queue only drains).
+    fn queue_discard(&self) -> Option<Time> { None }
     /// One controller-specific number for the `rtc_series` table (GCC: the delay-based estimate
     /// A_hat; SCReAM: cwnd in bytes; NADA: the reference rate r_ref); NaN when none.
     fn state(&self) -> f64 { f64::NAN }

@@ -17,6 +17,8 @@
 //!   holds more than RTP_QDELAY_TH of media the target falls in proportion; otherwise it ramps at
 //!   RAMP_UP_SPEED scaled by (1 − qdelay/target), and never above 1.2 × the rate the window let out
 //!   (the self-clocking: the encoder follows the window).
+//! - An RTP queue older than `RTP_QUEUE_DISCARD` is discarded and a key frame follows (when the
+//!   window cannot carry even the minimum rate, as beside a loss-based flow on a deep buffer).
 use std::collections::VecDeque;
 
 use super::{Controller, FeedbackInfo, Limits};
@@ -35,6 +37,9 @@ pub const RATE_ADJUST_INTERVAL: f64 = 0.2;
 pub const RAMP_UP_SPEED: f64 = 200_000.0;
 pub const RTP_QDELAY_TH: f64 = 0.1;
 pub const FAST_INCREASE_RESUME: f64 = 5.0;
+/// Media older than this in the RTP queue is thrown away (the reference implementation clears an
+/// old RTP queue rather than send stale video; the 1 s threshold is ours).
+pub const RTP_QUEUE_DISCARD: Time = Time::from_secs(1);
 
 /// §4.1.2.2 window step without fast increase: the new cwnd after `acked` bytes at `qdelay` (s),
 /// with `in_flight` bytes outstanding.
@@ -167,6 +172,7 @@ impl Controller for Scream {
     }
     fn target_rate(&self) -> f64 { self.target }
     fn window(&self) -> Option<u64> { Some(self.cwnd as u64) }
+    fn queue_discard(&self) -> Option<Time> { Some(RTP_QUEUE_DISCARD) }
     fn state(&self) -> f64 { self.cwnd }
 }
 
