@@ -8,6 +8,8 @@ sender — router (100 Mbit/s) — receiver, the bottleneck in the router; one-w
 
 - §5.1 variable available capacity, one flow: 1.0 Mbit/s from 0 s, 2.5 from 40 s, 0.6 from 60 s,
   1.0 from 80 s; 100 s (the steps replayed as a Mahimahi trace).
+- §5.3 congested feedback link with bi-directional media: forward 2.0 → 1.0 (20 s) → 0.5 (40 s) →
+  2.0 Mbit/s (60 s), backward 2.0 → 0.8 (35 s) → 2.0 Mbit/s (70 s); a video flow each way; 100 s.
 - §5.4 competing media flows, same controller: 3 flows starting at 0, 20, 40 s; 3.5 Mbit/s; 120 s.
 - §5.6 media against a long TCP flow: 2 Mbit/s; CUBIC bulk from 0 s, media 5–119 s; 120 s; on
   DropTail (300 ms) and on FQ-CoDel (RFC 8290 defaults).
@@ -36,12 +38,15 @@ SEED = 8867
 DELAY = "50ms"
 MAX_RATE = 1.5e6
 STEPS_51 = [(0.0, 1.0e6), (40.0, 2.5e6), (60.0, 0.6e6), (80.0, 1.0e6)]
+# §5.3, forward (sender → receiver) and backward capacities
+STEPS_53_FWD = [(0.0, 2.0e6), (20.0, 1.0e6), (40.0, 0.5e6), (60.0, 2.0e6)]
+STEPS_53_BWD = [(0.0, 2.0e6), (35.0, 0.8e6), (70.0, 2.0e6)]
 # our convergence bounds (RFC 8867/8868 state none; docs/media.md): after a rise, a fall
 RISE_S, FALL_S = 10.0, 2.5
 QDELAY_BOUND_MS = 100.0
 UTIL_BOUND = 0.60
 JAIN_BOUND = 0.9
-TABLES = ("media_packets", "runs", "rtc_series")
+TABLES = ("media_packets", "runs", "rtc_series", "rtc_frames")
 
 
 def queue_300ms(bps: float) -> dict[str, Any]:
@@ -84,6 +89,15 @@ def scenario_51() -> dict[str, Any]:
             "traffic": [_video("video", stop="99s")]}
 
 
+def scenario_53() -> dict[str, Any]:
+    """§5.3: media both ways; each flow's feedback crosses the other direction's bottleneck."""
+    links = _links({"trace": {"path": "rmcat-5.3-fwd.trace", "data": step_trace(STEPS_53_FWD, 100)}}, queue_300ms(2e6))
+    links["bottleneck"]["reverse"] = {"trace": {"path": "rmcat-5.3-bwd.trace", "data": step_trace(STEPS_53_BWD, 100)},
+                                      "queue": queue_300ms(2e6)}
+    back = {**_video("video_back", stop="99s"), "from": "receiver", "to": "sender"}
+    return {"name": "rmcat-5.3", "duration": "100s", "links": links, "traffic": [_video("video", stop="99s"), back]}
+
+
 def scenario_54() -> dict[str, Any]:
     return {"name": "rmcat-5.4", "duration": "120s", "links": _links({"rate": "3.5Mbit"}, queue_300ms(3.5e6)),
             "traffic": [_video(f"video{i}", f"{s}s", "119s") for i, s in enumerate((0, 20, 40))]}
@@ -103,12 +117,25 @@ def _cc(n_flows: int) -> Param:
 def sweeps(reps: int) -> dict[str, Sweep]:
     return {
         "5.1": Sweep("rmcat-5.1", scenario_51(), seed=SEED, replications=reps, params=[_cc(1)], tables=TABLES),
+        "5.3": Sweep("rmcat-5.3", scenario_53(), seed=SEED, replications=reps, params=[_cc(2)], tables=TABLES),
         "5.4": Sweep("rmcat-5.4", scenario_54(), seed=SEED, replications=reps, params=[_cc(3)], tables=TABLES),
         "5.6": Sweep("rmcat-5.6", scenario_56(), seed=SEED, replications=reps,
                      params=[_cc(1), Param("queue", ["droptail", "fq_codel"],
                                            [{"links.bottleneck.queue": queue_300ms(2e6)}, {"links.bottleneck.queue": FQ_CODEL}])],
                      tables=TABLES + ("tcp_flows",)),
     }
+
+
+def _frames(res, run_id: int, mr: pd.DataFrame) -> dict[str, float]:
+    """Frame delay (capture to complete) median and 95th percentile, shown share, freezes per minute."""
+    fr = res["rtc_frames"]
+    fr = fr[fr.run_id == run_id]
+    d = R.frame_delays(fr, mr)
+    fd = d.frame_delay_ns.dropna().astype(float) / 1e6
+    fz = R.freezes(fr, mr)
+    minutes = (fr.capture_ns.max() - fr.capture_ns.min()) / 60e9 if len(fr) else float("nan")
+    return {"frame_delay_median_ms": fd.median(), "frame_delay_p95_ms": fd.quantile(0.95),
+            "frames_complete": len(fd) / max(len(d), 1), "freezes_per_min": fz.freeze_count.sum() / minutes}
 
 
 def per_run_51(res) -> pd.DataFrame:
@@ -128,7 +155,7 @@ def per_run_51(res) -> pd.DataFrame:
                      "worst_rise_s": max(np.inf if np.isnan(x) else x for x in rise),
                      "fall_s": np.inf if np.isnan(conv["conv_60s"]) else conv["conv_60s"],
                      "qdelay_median_ms": R.queueing_delay(mr).qdelay_ns.median() / 1e6,
-                     "util_2_5": R.utilisation(mr, STEPS_51, 45.0, 60.0)})
+                     "util_2_5": R.utilisation(mr, STEPS_51, 45.0, 60.0), **_frames(res, run.run_id, mr)})
     return pd.DataFrame(rows)
 
 
@@ -140,7 +167,32 @@ def per_run_56(res) -> pd.DataFrame:
         share = R.utilisation(mr, [(0.0, 2e6)], 20.0, 119.0)
         rows.append({"run_id": run.run_id, "cc": run.cc, "queue": run.queue, "media_share": share,
                      "qdelay_median_ms": R.queueing_delay(mr).qdelay_ns.median() / 1e6,
-                     "qdelay_p95_ms": R.queueing_delay(mr).qdelay_ns.quantile(0.95) / 1e6})
+                     "qdelay_p95_ms": R.queueing_delay(mr).qdelay_ns.quantile(0.95) / 1e6, **_frames(res, run.run_id, mr)})
+    return pd.DataFrame(rows)
+
+
+def per_run_53(res) -> pd.DataFrame:
+    """Per run and direction: convergence after each of its direction's steps (rises and falls
+    as in §5.1), median queueing delay, use of its direction's capacity over the run."""
+    m, runs = res["media_packets"], res["runs"]
+    rows = []
+    for _, run in runs.iterrows():
+        mr = m[m.run_id == run.run_id]
+        # media flow ids follow the traffic entries (each followed by its feedback flow): forward first
+        ids = sorted(mr.flow_id.unique())
+        for fid, steps, dirn in ((ids[0], STEPS_53_FWD, "forward"), (ids[-1], STEPS_53_BWD, "backward")):
+            f = mr[mr.flow_id == fid]
+            worst_rise, worst_fall = 0.0, 0.0
+            for (at, cap), (_, prev) in zip(steps[1:], steps[:-1]):
+                c = R.convergence_time(f, int(fid), at, cap, cap > prev, MAX_RATE, 30.0)
+                c = np.inf if np.isnan(c) else c
+                if cap > prev:
+                    worst_rise = max(worst_rise, c)
+                else:
+                    worst_fall = max(worst_fall, c)
+            rows.append({"run_id": run.run_id, "cc": run.cc, "direction": dirn, "worst_rise_s": worst_rise, "worst_fall_s": worst_fall,
+                         "qdelay_median_ms": R.queueing_delay(f).qdelay_ns.median() / 1e6,
+                         "util": R.utilisation(f, steps, 0.0, 99.0)})
     return pd.DataFrame(rows)
 
 
@@ -155,7 +207,7 @@ def per_run_54(res) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def findings(r51: pd.DataFrame, r54: pd.DataFrame, r56: pd.DataFrame) -> list[Finding]:
+def findings(r51: pd.DataFrame, r53: pd.DataFrame, r54: pd.DataFrame, r56: pd.DataFrame) -> list[Finding]:
     fs: list[Finding] = []
     for cc in CONTROLLERS:
         a = r51[r51.cc == cc]
@@ -176,6 +228,13 @@ def findings(r51: pd.DataFrame, r54: pd.DataFrame, r56: pd.DataFrame) -> list[Fi
                           F.spread(a.util_2_5 * 100).show(fmt="{:.0f}", unit=" %"), F.side(a.util_2_5, UTIL_BOUND, below=False),
                           F.rule_side(f"{UTIL_BOUND:.0%}", False) + " (received IP bits / capacity bits; the 1.5 Mbit/s "
                           "max_rate allows 62 % at most with headers)"))
+    for cc in CONTROLLERS:
+        a = r53[r53.cc == cc]
+        worst = np.maximum(a.worst_fall_s.to_numpy(), 0.0)
+        fs.append(Finding(f"§5.3 {cc}: with media both ways and feedback crossing the other direction's bottleneck, each flow falls "
+                          f"below its capacity within {FALL_S} s of each drop",
+                          "RFC 8867 §5.3 (congested feedback link); bound ours", F.spread(worst).show(fmt="{:.1f}", unit=" s"),
+                          F.side(worst, FALL_S, below=True), F.rule_side(f"{FALL_S} s", True) + " (per run and direction the slowest drop)"))
     for cc in CONTROLLERS:
         a = r54[r54.cc == cc]
         fs.append(Finding(f"§5.4 {cc}: three flows of one controller share 3.5 Mbit/s fairly (Jain ≥ {JAIN_BOUND}, 60–119 s)",
@@ -237,14 +296,24 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
     params.update({f"5.6.{k}": v for k, v in flat(scenario_56()).items()})
     rep.set_params(params)
 
-    r51, r54, r56 = per_run_51(res["5.1"]), per_run_54(res["5.4"]), per_run_56(res["5.6"])
+    r51, r53, r54, r56 = per_run_51(res["5.1"]), per_run_53(res["5.3"]), per_run_54(res["5.4"]), per_run_56(res["5.6"])
     rep.section("§5.1 Variable available capacity with a single flow",
                 "Capacity 1.0 → 2.5 (40 s) → 0.6 (60 s) → 1.0 Mbit/s (80 s), 50 ms one way, 300 ms DropTail at 1 Mbit/s.")
     _rate_panels(rep, res["5.1"], "Media sending rate against the bottleneck capacity, per controller (RFC 8867 §5.1).", "rmcat-5.1",
                  STEPS_51, reps, "capacity steps as a Mahimahi trace")
-    rep.table(_table(r51, ["cc"], ["conv_40s", "conv_60s", "conv_80s", "qdelay_median_ms", "util_2_5"]),
-              "§5.1 per controller: convergence time after each step (s), median queueing delay, use of the 2.5 Mbit/s step "
-              "(median, 25th, 75th percentile over replications)", "{:.2f}", name="case_5_1")
+    rep.table(_table(r51, ["cc"], ["conv_40s", "conv_60s", "conv_80s", "qdelay_median_ms", "util_2_5", "frame_delay_median_ms",
+                                    "frame_delay_p95_ms", "frames_complete", "freezes_per_min"]),
+              "§5.1 per controller: convergence time after each step (s), median queueing delay, use of the 2.5 Mbit/s step, "
+              "frame delay (capture to last packet, complete frames), share of complete frames, freezes per minute "
+              "(W3C webrtc-stats rule; docs/media.md) — median, 25th, 75th percentile over replications", "{:.2f}", name="case_5_1")
+    rep.section("§5.3 Congested feedback link with bi-directional media flows",
+                "Forward 2.0 → 1.0 (20 s) → 0.5 (40 s) → 2.0 Mbit/s (60 s); backward 2.0 → 0.8 (35 s) → 2.0 Mbit/s (70 s); a video "
+                "flow each way, each one's feedback on the other's bottleneck.")
+    _rate_panels(rep, res["5.3"], "Media both ways: each flow's sending rate (forward flow first) against its direction's capacity "
+                 "(dashed: forward) (RFC 8867 §5.3).", "rmcat-5.3", STEPS_53_FWD, reps, "backward capacity 2.0 / 0.8 (35 s) / 2.0 (70 s) Mbit/s")
+    rep.table(_table(r53, ["cc", "direction"], ["worst_rise_s", "worst_fall_s", "qdelay_median_ms", "util"]),
+              "§5.3 per controller and direction: slowest convergence after a rise and after a drop of its direction's capacity (s), "
+              "median queueing delay, use of its direction's capacity", "{:.2f}", name="case_5_3")
     rep.section("§5.4 Competing media flows with the same controller", "3 flows from 0, 20, 40 s on 3.5 Mbit/s.")
     _rate_panels(rep, res["5.4"], "Three flows of one controller sharing 3.5 Mbit/s (RFC 8867 §5.4).", "rmcat-5.4", None, reps,
                  "flows start at 0, 20, 40 s")
@@ -253,7 +322,8 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
               "median queueing delay", "{:.3f}", name="case_5_4")
     rep.section("§5.6 Media against a long TCP flow (CUBIC), DropTail and FQ-CoDel",
                 "2 Mbit/s; CUBIC bulk from 0 s, media 5–119 s; share = media's received IP bits over the capacity, 20–119 s.")
-    tab = _table(r56, ["queue", "cc"], ["media_share", "qdelay_median_ms", "qdelay_p95_ms"])
+    tab = _table(r56, ["queue", "cc"], ["media_share", "qdelay_median_ms", "qdelay_p95_ms", "frame_delay_p95_ms", "frames_complete",
+                                        "freezes_per_min"])
     fig, ax = plots.new(width=7, height=4)
     x = np.arange(len(CONTROLLERS))
     for j, q in enumerate(["droptail", "fq_codel"]):
@@ -266,11 +336,12 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
     plots.legend_above(ax, ncol=2)
     plots.caption(fig, caption("rmcat-5.6", reps, "bars median, whiskers 25–75th percentile over replications; dotted: half"))
     rep.figure(fig, "rmcat_5_6_share", "Media share beside a CUBIC download, per controller and bottleneck queue (RFC 8867 §5.6).")
-    rep.table(tab, "§5.6 per queue and controller: media share, median and 95th-percentile queueing delay (ms)", "{:.2f}", name="case_5_6")
+    rep.table(tab, "§5.6 per queue and controller: media share, median and 95th-percentile queueing delay (ms), frame delay, "
+              "complete frames, freezes per minute", "{:.2f}", name="case_5_6")
 
-    fs = findings(r51, r54, r56)
+    fs = findings(r51, r53, r54, r56)
     write_csv(fs, opt.out / "findings.csv")
-    for name, df in (("case_5_1", r51), ("case_5_4", r54), ("case_5_6", r56)):
+    for name, df in (("case_5_1", r51), ("case_5_3", r53), ("case_5_4", r54), ("case_5_6", r56)):
         df.to_csv(opt.out / f"{name}_per_run.csv", index=False)
     rep.section("Findings", "Each statement with its source, our value (median [25th–75th percentile] over replications) and a "
                 "verdict by the rule in its row. The RFCs define the metrics but give no bounds for convergence or fairness; "
