@@ -44,9 +44,11 @@ def test_run_writes_report_figures_and_findings(smoke):
     for f in ("rmcat-5_1.png", "rmcat-5_4.png", "rmcat_5_6_share.png"):
         assert (out / "figures" / f).exists()
     rows = list(csv.DictReader((out / "findings.csv").open(encoding="utf-8")))
-    assert len(rows) == 4 * 3 + 3 + 3 + 1 + 3
+    assert len(rows) == 4 * 3 + 3 + 3 + 1 + 3 + 1
     # FQ-CoDel beats DropTail for the media's share with every controller
     assert [r["verdict"] for r in rows if "larger share" in r["finding"]] == ["agrees"]
+    # ECN: marks replace drops for every controller
+    assert [r["verdict"] for r in rows if r["finding"].startswith("ECN")] == ["agrees"]
     # issue 27's done-when for §5.1 holds for every controller
     for r in rows:
         if r["finding"].startswith("§5.1"):

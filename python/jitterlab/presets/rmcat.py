@@ -13,6 +13,8 @@ sender — router (100 Mbit/s) — receiver, the bottleneck in the router; one-w
 - §5.4 competing media flows, same controller: 3 flows starting at 0, 20, 40 s; 3.5 Mbit/s; 120 s.
 - §5.6 media against a long TCP flow: 2 Mbit/s; CUBIC bulk from 0 s, media 5–119 s; 120 s; on
   DropTail (300 ms) and on FQ-CoDel (RFC 8290 defaults).
+- ECN: §5.1's steps behind FQ-CoDel with ECN, the media with and without ECT(0) (RFC 8867 lists an
+  ECN case; its exact parameters were not at hand, these are ours).
 
 The testbed side, §5.2/5.3/5.5/5.7/5.8 and RFC 8869's wireless cases are not here yet."""
 from __future__ import annotations
@@ -98,6 +100,15 @@ def scenario_53() -> dict[str, Any]:
     return {"name": "rmcat-5.3", "duration": "100s", "links": links, "traffic": [_video("video", stop="99s"), back]}
 
 
+def scenario_ecn() -> dict[str, Any]:
+    """RFC 8867's ECN case, on §5.1's capacity steps behind FQ-CoDel (RFC 8290, marking ECT
+    packets): the media sends ECT(0) or not (the `ecn` parameter)."""
+    sc = scenario_51()
+    sc["name"] = "rmcat-ecn"
+    sc["links"]["bottleneck"]["queue"] = {"kind": "fq_codel", "ecn": True}
+    return sc
+
+
 def scenario_54() -> dict[str, Any]:
     return {"name": "rmcat-5.4", "duration": "120s", "links": _links({"rate": "3.5Mbit"}, queue_300ms(3.5e6)),
             "traffic": [_video(f"video{i}", f"{s}s", "119s") for i, s in enumerate((0, 20, 40))]}
@@ -118,6 +129,8 @@ def sweeps(reps: int) -> dict[str, Sweep]:
     return {
         "5.1": Sweep("rmcat-5.1", scenario_51(), seed=SEED, replications=reps, params=[_cc(1)], tables=TABLES),
         "5.3": Sweep("rmcat-5.3", scenario_53(), seed=SEED, replications=reps, params=[_cc(2)], tables=TABLES),
+        "ecn": Sweep("rmcat-ecn", scenario_ecn(), seed=SEED, replications=reps,
+                     params=[_cc(1), Param("ecn", [False, True], [{"traffic[0].ecn": False}, {"traffic[0].ecn": True}])], tables=TABLES),
         "5.4": Sweep("rmcat-5.4", scenario_54(), seed=SEED, replications=reps, params=[_cc(3)], tables=TABLES),
         "5.6": Sweep("rmcat-5.6", scenario_56(), seed=SEED, replications=reps,
                      params=[_cc(1), Param("queue", ["droptail", "fq_codel"],
@@ -196,6 +209,17 @@ def per_run_53(res) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def per_run_ecn(res) -> pd.DataFrame:
+    m, runs = res["media_packets"], res["runs"]
+    rows = []
+    for _, run in runs.iterrows():
+        mr = m[m.run_id == run.run_id]
+        rows.append({"run_id": run.run_id, "cc": run.cc, "ecn": bool(run.ecn), "loss": float(mr.recv_ns.isna().mean()),
+                     "ce": float(mr.ce.fillna(False).astype(bool).mean()), "qdelay_median_ms": R.queueing_delay(mr).qdelay_ns.median() / 1e6,
+                     "util": R.utilisation(mr, STEPS_51, 0.0, 99.0), **_frames(res, run.run_id, mr)})
+    return pd.DataFrame(rows)
+
+
 def per_run_54(res) -> pd.DataFrame:
     m, runs = res["media_packets"], res["runs"]
     rows = []
@@ -207,7 +231,7 @@ def per_run_54(res) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def findings(r51: pd.DataFrame, r53: pd.DataFrame, r54: pd.DataFrame, r56: pd.DataFrame) -> list[Finding]:
+def findings(r51: pd.DataFrame, r53: pd.DataFrame, r54: pd.DataFrame, r56: pd.DataFrame, recn: pd.DataFrame) -> list[Finding]:
     fs: list[Finding] = []
     for cc in CONTROLLERS:
         a = r51[r51.cc == cc]
@@ -251,6 +275,10 @@ def findings(r51: pd.DataFrame, r53: pd.DataFrame, r54: pd.DataFrame, r56: pd.Da
                           "RFC 8290 §1 (flow queueing isolates flows); band ours",
                           F.spread(a.media_share * 100).show(fmt="{:.0f}", unit=" %"), F.in_range(a.media_share, 0.35, 0.65),
                           F.rule_range("35 %", "65 %"), role="held-out"))
+    fs.append(F.ordering("ECN: with ECT(0) media behind FQ-CoDel the media loses fewer packets than without (marks replace drops)",
+                         "RFC 3168 §5 / RFC 8290 §4.1.2 (an ECT packet is marked where it would be dropped)",
+                         [(cc, recn[(recn.cc == cc) & ~recn.ecn].loss * 100, recn[(recn.cc == cc) & recn.ecn].loss * 100) for cc in CONTROLLERS],
+                         expect="above", unit=" %", fmt="{:.2f}"))
     return fs
 
 
@@ -297,6 +325,7 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
     rep.set_params(params)
 
     r51, r53, r54, r56 = per_run_51(res["5.1"]), per_run_53(res["5.3"]), per_run_54(res["5.4"]), per_run_56(res["5.6"])
+    recn = per_run_ecn(res["ecn"])
     rep.section("§5.1 Variable available capacity with a single flow",
                 "Capacity 1.0 → 2.5 (40 s) → 0.6 (60 s) → 1.0 Mbit/s (80 s), 50 ms one way, 300 ms DropTail at 1 Mbit/s.")
     _rate_panels(rep, res["5.1"], "Media sending rate against the bottleneck capacity, per controller (RFC 8867 §5.1).", "rmcat-5.1",
@@ -339,9 +368,15 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
     rep.table(tab, "§5.6 per queue and controller: media share, median and 95th-percentile queueing delay (ms), frame delay, "
               "complete frames, freezes per minute", "{:.2f}", name="case_5_6")
 
-    fs = findings(r51, r53, r54, r56)
+    rep.section("ECN: §5.1's capacity steps behind FQ-CoDel, media with and without ECT(0)",
+                "FQ-CoDel marks ECT packets where it would drop them (RFC 8290). NADA and SCReAM take CE as a congestion signal "
+                "(RFC 8698 §4.2's p_mark, RFC 8298's BETA_ECN); GCC (the draft) does not read ECN and reacts to the delay alone.")
+    rep.table(_table(recn, ["cc", "ecn"], ["loss", "ce", "qdelay_median_ms", "util", "frame_delay_p95_ms", "frames_complete"]),
+              "ECN per controller: share of media packets lost and CE-marked, median queueing delay, use of the capacity over "
+              "0–99 s, 95th-percentile frame delay (ms), complete frames", "{:.4f}", name="case_ecn")
+    fs = findings(r51, r53, r54, r56, recn)
     write_csv(fs, opt.out / "findings.csv")
-    for name, df in (("case_5_1", r51), ("case_5_3", r53), ("case_5_4", r54), ("case_5_6", r56)):
+    for name, df in (("case_5_1", r51), ("case_5_3", r53), ("case_5_4", r54), ("case_5_6", r56), ("case_ecn", recn)):
         df.to_csv(opt.out / f"{name}_per_run.csv", index=False)
     rep.section("Findings", "Each statement with its source, our value (median [25th–75th percentile] over replications) and a "
                 "verdict by the rule in its row. The RFCs define the metrics but give no bounds for convergence or fairness; "
