@@ -158,14 +158,12 @@ def per_run_51(res) -> pd.DataFrame:
     for _, run in runs.iterrows():
         mr = m[m.run_id == run.run_id]
         flow = int(mr.flow_id.iloc[0])
-        conv = {}
+        conv: dict[str, float] = {}
         for (at, cap), (_, prev) in zip(STEPS_51[1:], STEPS_51[:-1]):
-            rise = cap > prev
-            c = R.convergence_time(mr, flow, at, cap, rise, MAX_RATE, 30.0)
-            conv[f"conv_{int(at)}s"] = c
-        rise = [conv["conv_40s"], conv["conv_80s"]]
+            conv[f"conv_{int(at)}s"] = R.convergence_time(mr, flow, at, cap, cap > prev, MAX_RATE, 30.0)
+        rises = [conv["conv_40s"], conv["conv_80s"]]
         rows.append({"run_id": run.run_id, "cc": run.cc, **conv,
-                     "worst_rise_s": max(np.inf if np.isnan(x) else x for x in rise),
+                     "worst_rise_s": max(np.inf if np.isnan(x) else x for x in rises),
                      "fall_s": np.inf if np.isnan(conv["conv_60s"]) else conv["conv_60s"],
                      "qdelay_median_ms": R.queueing_delay(mr).qdelay_ns.median() / 1e6,
                      "util_2_5": R.utilisation(mr, STEPS_51, 45.0, 60.0), **_frames(res, run.run_id, mr)})
