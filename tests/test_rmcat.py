@@ -27,6 +27,9 @@ def test_scenarios_carry_the_rfc_parameters():
     assert rmcat.STEPS_51 == [(0.0, 1.0e6), (40.0, 2.5e6), (60.0, 0.6e6), (80.0, 1.0e6)]
     s54 = rmcat.scenario_54()
     assert [v["start"] for v in s54["traffic"]] == ["0s", "20s", "40s"] and s54["links"]["bottleneck"]["rate"] == "3.5Mbit"
+    s55 = rmcat.scenario_55()
+    assert [s55["links"][f"access{i}"]["delay"] for i in range(5)] == ["10ms", "25ms", "50ms", "100ms", "150ms"]
+    assert [t["start"] for t in s55["traffic"]] == ["0s", "10s", "20s", "30s", "40s"]
     s56 = rmcat.scenario_56()
     assert s56["traffic"][0]["start"] == "5s" and s56["traffic"][1]["cc"] == "cubic"
 
@@ -41,10 +44,10 @@ def smoke(tmp_path_factory):
 def test_run_writes_report_figures_and_findings(smoke):
     out, path = smoke
     assert path.exists() and path.name == "report.html"
-    for f in ("rmcat-5_1.png", "rmcat-5_4.png", "rmcat_5_6_share.png"):
+    for f in ("rmcat-5_1.png", "rmcat-5_2.png", "rmcat-5_3.png", "rmcat-5_4.png", "rmcat_5_6_share.png"):
         assert (out / "figures" / f).exists()
     rows = list(csv.DictReader((out / "findings.csv").open(encoding="utf-8")))
-    assert len(rows) == 4 * 3 + 3 + 3 + 1 + 3 + 1
+    assert len(rows) == 4 * 3 + 3 + 3 + 3 + 3 + 1 + 3 + 1
     # FQ-CoDel beats DropTail for the media's share with every controller
     assert [r["verdict"] for r in rows if "larger share" in r["finding"]] == ["agrees"]
     # ECN: marks replace drops for every controller

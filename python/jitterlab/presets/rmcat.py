@@ -8,15 +8,20 @@ sender — router (100 Mbit/s) — receiver, the bottleneck in the router; one-w
 
 - §5.1 variable available capacity, one flow: 1.0 Mbit/s from 0 s, 2.5 from 40 s, 0.6 from 60 s,
   1.0 from 80 s; 100 s (the steps replayed as a Mahimahi trace).
+- §5.2 variable capacity, two flows: 4.0 / 2.0 / 3.5 / 1.0 / 2.0 Mbit/s from 0 / 25 / 50 / 75 /
+  100 s; 125 s; 300 ms DropTail at 2 Mbit/s.
 - §5.3 congested feedback link with bi-directional media: forward 2.0 → 1.0 (20 s) → 0.5 (40 s) →
   2.0 Mbit/s (60 s), backward 2.0 → 0.8 (35 s) → 2.0 Mbit/s (70 s); a video flow each way; 100 s.
 - §5.4 competing media flows, same controller: 3 flows starting at 0, 20, 40 s; 3.5 Mbit/s; 120 s.
+- §5.5 RTT fairness: 5 flows, one-way delays 10 / 25 / 50 / 100 / 150 ms, starting at 0 / 10 / 20 /
+  30 / 40 s; 4 Mbit/s; 300 s.
 - §5.6 media against a long TCP flow: 2 Mbit/s; CUBIC bulk from 0 s, media 5–119 s; 120 s; on
   DropTail (300 ms) and on FQ-CoDel (RFC 8290 defaults).
 - ECN: §5.1's steps behind FQ-CoDel with ECN, the media with and without ECT(0) (RFC 8867 lists an
   ECN case; its exact parameters were not at hand, these are ours).
 
-The testbed side, §5.2/5.3/5.5/5.7/5.8 and RFC 8869's wireless cases are not here yet."""
+The testbed side, §5.7 (short TCP flows), §5.8 (pause and resume), the priority and the
+multiple-bottleneck cases and RFC 8869's wireless cases are not here yet."""
 from __future__ import annotations
 
 import sys
@@ -40,6 +45,10 @@ SEED = 8867
 DELAY = "50ms"
 MAX_RATE = 1.5e6
 STEPS_51 = [(0.0, 1.0e6), (40.0, 2.5e6), (60.0, 0.6e6), (80.0, 1.0e6)]
+# §5.2: two flows on a varying capacity
+STEPS_52 = [(0.0, 4.0e6), (25.0, 2.0e6), (50.0, 3.5e6), (75.0, 1.0e6), (100.0, 2.0e6)]
+# §5.5: five flows with these one-way propagation delays, starting 10 s apart
+RTT_55_MS = [10, 25, 50, 100, 150]
 # §5.3, forward (sender → receiver) and backward capacities
 STEPS_53_FWD = [(0.0, 2.0e6), (20.0, 1.0e6), (40.0, 0.5e6), (60.0, 2.0e6)]
 STEPS_53_BWD = [(0.0, 2.0e6), (35.0, 0.8e6), (70.0, 2.0e6)]
@@ -91,6 +100,23 @@ def scenario_51() -> dict[str, Any]:
             "traffic": [_video("video", stop="99s")]}
 
 
+def scenario_52() -> dict[str, Any]:
+    return {"name": "rmcat-5.2", "duration": "125s",
+            "links": _links({"trace": {"path": "rmcat-5.2.trace", "data": step_trace(STEPS_52, 125)}}, queue_300ms(2e6)),
+            "traffic": [_video(f"video{i}", stop="124s") for i in range(2)]}
+
+
+def scenario_55() -> dict[str, Any]:
+    """§5.5: each flow from its own sender, whose access link carries the flow's one-way delay,
+    into the router; the 4 Mbit/s bottleneck itself adds none."""
+    links: dict[str, Any] = {f"access{i}": {"from": f"sender{i}", "to": "router", "rate": "100Mbit", "delay": f"{d}ms"}
+                             for i, d in enumerate(RTT_55_MS)}
+    links["bottleneck"] = {"from": "router", "to": "receiver", "rate": "4Mbit", "delay": "0ms", "queue": queue_300ms(4e6),
+                           "reverse": {"rate": "10Mbit", "queue": {"kind": "droptail", "limit": "1000pkt"}}}
+    traffic = [{**_video(f"video{i}", f"{10 * i}s", "299s"), "from": f"sender{i}"} for i in range(len(RTT_55_MS))]
+    return {"name": "rmcat-5.5", "duration": "300s", "links": links, "traffic": traffic}
+
+
 def scenario_53() -> dict[str, Any]:
     """§5.3: media both ways; each flow's feedback crosses the other direction's bottleneck."""
     links = _links({"trace": {"path": "rmcat-5.3-fwd.trace", "data": step_trace(STEPS_53_FWD, 100)}}, queue_300ms(2e6))
@@ -128,6 +154,8 @@ def _cc(n_flows: int) -> Param:
 def sweeps(reps: int) -> dict[str, Sweep]:
     return {
         "5.1": Sweep("rmcat-5.1", scenario_51(), seed=SEED, replications=reps, params=[_cc(1)], tables=TABLES),
+        "5.2": Sweep("rmcat-5.2", scenario_52(), seed=SEED, replications=reps, params=[_cc(2)], tables=TABLES),
+        "5.5": Sweep("rmcat-5.5", scenario_55(), seed=SEED, replications=reps, params=[_cc(len(RTT_55_MS))], tables=TABLES),
         "5.3": Sweep("rmcat-5.3", scenario_53(), seed=SEED, replications=reps, params=[_cc(2)], tables=TABLES),
         "ecn": Sweep("rmcat-ecn", scenario_ecn(), seed=SEED, replications=reps,
                      params=[_cc(1), Param("ecn", [False, True], [{"traffic[0].ecn": False}, {"traffic[0].ecn": True}])], tables=TABLES),
@@ -207,6 +235,19 @@ def per_run_53(res) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def per_run_shared(res, steps: list[tuple[float, float]], start_s: float, end_s: float) -> pd.DataFrame:
+    """Per run: Jain's index of the flows' received rates over [start_s, end_s), their total use of
+    the capacity, median queueing delay over all flows."""
+    m, runs = res["media_packets"], res["runs"]
+    rows = []
+    for _, run in runs.iterrows():
+        mr = m[m.run_id == run.run_id]
+        rates = [R.utilisation(mr, steps, start_s, end_s, flows=[f]) for f in sorted(mr.flow_id.unique())]
+        rows.append({"run_id": run.run_id, "cc": run.cc, "jain": R.jain_index(rates), "total_util": sum(rates),
+                     "lowest_share": min(rates) / max(sum(rates), 1e-12), "qdelay_median_ms": R.queueing_delay(mr).qdelay_ns.median() / 1e6})
+    return pd.DataFrame(rows)
+
+
 def per_run_ecn(res) -> pd.DataFrame:
     m, runs = res["media_packets"], res["runs"]
     rows = []
@@ -229,7 +270,8 @@ def per_run_54(res) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def findings(r51: pd.DataFrame, r53: pd.DataFrame, r54: pd.DataFrame, r56: pd.DataFrame, recn: pd.DataFrame) -> list[Finding]:
+def findings(r51: pd.DataFrame, r53: pd.DataFrame, r54: pd.DataFrame, r56: pd.DataFrame, recn: pd.DataFrame,
+             r52: pd.DataFrame | None = None, r55: pd.DataFrame | None = None) -> list[Finding]:
     fs: list[Finding] = []
     for cc in CONTROLLERS:
         a = r51[r51.cc == cc]
@@ -267,6 +309,14 @@ def findings(r51: pd.DataFrame, r53: pd.DataFrame, r54: pd.DataFrame, r56: pd.Da
                          [(cc, r56[(r56.cc == cc) & (r56.queue == "fq_codel")].media_share * 100,
                            r56[(r56.cc == cc) & (r56.queue == "droptail")].media_share * 100) for cc in CONTROLLERS],
                          expect="above", unit=" %"))
+    for label, r, src in (("§5.2 two flows on a varying capacity (0–124 s)", r52, "RFC 8867 §5.2"),
+                          ("§5.5 five flows with one-way delays 10–150 ms (50–299 s)", r55, "RFC 8867 §5.5 (RTT fairness)")):
+        if r is None:
+            continue
+        for cc in CONTROLLERS:
+            a = r[r.cc == cc]
+            fs.append(Finding(f"{label}, {cc}: fair sharing (Jain ≥ {JAIN_BOUND})", f"{src}: the flows share the capacity; bound ours",
+                              F.spread(a.jain).show(fmt="{:.3f}"), F.side(a.jain, JAIN_BOUND, below=False), F.rule_side(f"{JAIN_BOUND}", False)))
     for cc in CONTROLLERS:
         a = r56[(r56.cc == cc) & (r56.queue == "fq_codel")]
         fs.append(Finding(f"§5.6 {cc} on FQ-CoDel: the media gets its fair share of 2 Mbit/s beside a CUBIC flow (35–65 %, 20–119 s)",
@@ -280,7 +330,8 @@ def findings(r51: pd.DataFrame, r53: pd.DataFrame, r54: pd.DataFrame, r56: pd.Da
     return fs
 
 
-def _rate_panels(rep: Report, res, title: str, name: str, steps: list[tuple[float, float]] | None, reps: int, note: str) -> None:
+def _rate_panels(rep: Report, res, title: str, name: str, steps: list[tuple[float, float]] | None, reps: int, note: str,
+                 end_s: float = 100.0) -> None:
     m, runs = res["media_packets"], res["runs"]
     fig, axes = plots.new(width=10, height=7, nrows=len(CONTROLLERS), sharex=True, sharey=True)
     for ax, cc in zip(axes, CONTROLLERS):
@@ -289,7 +340,7 @@ def _rate_panels(rep: Report, res, title: str, name: str, steps: list[tuple[floa
         for i, (fid, g) in enumerate(rate.groupby("flow_id")):
             ax.plot(g.t_s, g.rate_bps / 1e6, drawstyle="steps-post", lw=1, label=f"flow {fid} sent")
         if steps:
-            t = np.array([s[0] for s in steps] + [100.0])
+            t = np.array([s[0] for s in steps] + [end_s])
             ax.step(t, [s[1] / 1e6 for s in steps] + [steps[-1][1] / 1e6], where="post", color="black", lw=1.5, ls="--", label="capacity")
         ax.set_title(cc, fontsize=9); ax.set_ylabel("Mbit/s"); ax.grid(alpha=.3)
     axes[-1].set_xlabel("time (s)"); axes[0].legend(fontsize=7, loc="upper left")
@@ -324,6 +375,8 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
 
     r51, r53, r54, r56 = per_run_51(res["5.1"]), per_run_53(res["5.3"]), per_run_54(res["5.4"]), per_run_56(res["5.6"])
     recn = per_run_ecn(res["ecn"])
+    r52 = per_run_shared(res["5.2"], STEPS_52, 0.0, 124.0)
+    r55 = per_run_shared(res["5.5"], [(0.0, 4e6)], 50.0, 299.0)
     rep.section("§5.1 Variable available capacity with a single flow",
                 "Capacity 1.0 → 2.5 (40 s) → 0.6 (60 s) → 1.0 Mbit/s (80 s), 50 ms one way, 300 ms DropTail at 1 Mbit/s.")
     _rate_panels(rep, res["5.1"], "Media sending rate against the bottleneck capacity, per controller (RFC 8867 §5.1).", "rmcat-5.1",
@@ -372,9 +425,22 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
     rep.table(_table(recn, ["cc", "ecn"], ["loss", "ce", "qdelay_median_ms", "util", "frame_delay_p95_ms", "frames_complete"]),
               "ECN per controller: share of media packets lost and CE-marked, median queueing delay, use of the capacity over "
               "0–99 s, 95th-percentile frame delay (ms), complete frames", "{:.4f}", name="case_ecn")
-    fs = findings(r51, r53, r54, r56, recn)
+    rep.section("§5.2 Variable available capacity with two flows",
+                "Capacity 4.0 → 2.0 (25 s) → 3.5 (50 s) → 1.0 (75 s) → 2.0 Mbit/s (100 s); two flows from 0 s; 300 ms DropTail at 2 Mbit/s.")
+    _rate_panels(rep, res["5.2"], "Two flows of one controller on a varying capacity (RFC 8867 §5.2).", "rmcat-5.2", STEPS_52, reps,
+                 "capacity steps as a Mahimahi trace", end_s=125.0)
+    rep.table(_table(r52, ["cc"], ["jain", "total_util", "lowest_share", "qdelay_median_ms"]),
+              "§5.2 per controller: Jain's index of the two flows over 0–124 s, their total use of the capacity, the smaller "
+              "flow's share of the total, median queueing delay", "{:.3f}", name="case_5_2")
+    rep.section("§5.5 Round-trip time fairness", "Five flows with one-way delays 10, 25, 50, 100, 150 ms starting 10 s apart on "
+                "4 Mbit/s, 300 s; shares over 50–299 s.")
+    rep.table(_table(r55, ["cc"], ["jain", "total_util", "lowest_share", "qdelay_median_ms"]),
+              "§5.5 per controller: Jain's index of the five flows over 50–299 s, their total use, the smallest flow's share, "
+              "median queueing delay", "{:.3f}", name="case_5_5")
+    fs = findings(r51, r53, r54, r56, recn, r52, r55)
     write_csv(fs, opt.out / "findings.csv")
-    for name, df in (("case_5_1", r51), ("case_5_3", r53), ("case_5_4", r54), ("case_5_6", r56), ("case_ecn", recn)):
+    for name, df in (("case_5_1", r51), ("case_5_2", r52), ("case_5_3", r53), ("case_5_4", r54), ("case_5_5", r55), ("case_5_6", r56),
+                     ("case_ecn", recn)):
         df.to_csv(opt.out / f"{name}_per_run.csv", index=False)
     rep.section("Findings", "Each statement with its source, our value (median [25th–75th percentile] over replications) and a "
                 "verdict by the rule in its row. The RFCs define the metrics but give no bounds for convergence or fairness; "
