@@ -20,6 +20,9 @@ sender — router (100 Mbit/s) — receiver, the bottleneck in the router; one-w
 - ECN: §5.1's steps behind FQ-CoDel with ECN, the media with and without ECT(0) (RFC 8867 lists an
   ECN case; its exact parameters were not at hand, these are ours).
 
+- This project's question: an adaptive video call on the PAM 2013 cellular link, alone and beside the
+  study's 28 MB download.
+
 The testbed side, §5.7 (short TCP flows), §5.8 (pause and resume), the priority and the
 multiple-bottleneck cases and RFC 8869's wireless cases are not here yet."""
 from __future__ import annotations
@@ -135,6 +138,21 @@ def scenario_ecn() -> dict[str, Any]:
     return sc
 
 
+def scenario_pam2013(workload: str = "alone") -> dict[str, Any]:
+    """This project's question for an adaptive call: a video call (server → mobile) on the PAM 2013
+    link with jitterlab's calibrated cellular model (presets/links/cellular.toml: ~3 Mbit/s, 500-packet
+    buffer), alone or beside the study's 28 MB CUBIC download from U(10, 12) s; 60 s."""
+    from jitterlab.presets import pam2013
+
+    sc = pam2013.base_scenario("cellular")
+    sc["name"] = "rmcat-pam2013"
+    sc["duration"] = "60s"
+    sc["traffic"] = [{"kind": "video", "name": "video", "from": "server", "to": "mobile", "cc": "gcc"},
+                     {"kind": "bulk", "name": "bulk", "from": "server", "to": "mobile", "cc": "cubic", "abc": True,
+                      "size": pam2013.BULK_SIZE, "iw": 10, "start": "10s", "enabled": workload == "bulk"}]
+    return sc
+
+
 def scenario_54() -> dict[str, Any]:
     return {"name": "rmcat-5.4", "duration": "120s", "links": _links({"rate": "3.5Mbit"}, queue_300ms(3.5e6)),
             "traffic": [_video(f"video{i}", f"{s}s", "119s") for i, s in enumerate((0, 20, 40))]}
@@ -159,6 +177,9 @@ def sweeps(reps: int) -> dict[str, Sweep]:
         "5.3": Sweep("rmcat-5.3", scenario_53(), seed=SEED, replications=reps, params=[_cc(2)], tables=TABLES),
         "ecn": Sweep("rmcat-ecn", scenario_ecn(), seed=SEED, replications=reps,
                      params=[_cc(1), Param("ecn", [False, True], [{"traffic[0].ecn": False}, {"traffic[0].ecn": True}])], tables=TABLES),
+        "pam2013": Sweep("rmcat-pam2013", scenario_pam2013(), seed=SEED, replications=reps,
+                         params=[_cc(1), Param("workload", ["alone", "bulk"], [{"traffic[1].enabled": False}, {"traffic[1].enabled": True}])],
+                         random={"traffic[1].start": {"dist": "uniform", "min": "10s", "max": "12s"}}, tables=TABLES + ("tcp_flows",)),
         "5.4": Sweep("rmcat-5.4", scenario_54(), seed=SEED, replications=reps, params=[_cc(3)], tables=TABLES),
         "5.6": Sweep("rmcat-5.6", scenario_56(), seed=SEED, replications=reps,
                      params=[_cc(1), Param("queue", ["droptail", "fq_codel"],
@@ -245,6 +266,25 @@ def per_run_shared(res, steps: list[tuple[float, float]], start_s: float, end_s:
         rates = [R.utilisation(mr, steps, start_s, end_s, flows=[f]) for f in sorted(mr.flow_id.unique())]
         rows.append({"run_id": run.run_id, "cc": run.cc, "jain": R.jain_index(rates), "total_util": sum(rates),
                      "lowest_share": min(rates) / max(sum(rates), 1e-12), "qdelay_median_ms": R.queueing_delay(mr).qdelay_ns.median() / 1e6})
+    return pd.DataFrame(rows)
+
+
+def per_run_pam2013(res) -> pd.DataFrame:
+    """Per run: the call's media rate, queueing delay and frames in [12 s, 60 s) (after the
+    download's latest start), and the download's bytes."""
+    m, runs = res["media_packets"], res["runs"]
+    rows = []
+    for _, run in runs.iterrows():
+        mr = m[m.run_id == run.run_id]
+        late = mr[mr.send_ns >= 12_000_000_000]
+        fr = res["rtc_frames"]
+        fr = fr[(fr.run_id == run.run_id) & (fr.capture_ns >= 12_000_000_000)]
+        d = R.frame_delays(fr, mr).frame_delay_ns.dropna().astype(float) / 1e6
+        rows.append({"run_id": run.run_id, "cc": run.cc, "workload": run.workload,
+                     "media_kbps": float(late.loc[late.recv_ns.notna(), "size"].sum()) * 8 / 48.0 / 1e3,
+                     "qdelay_median_ms": R.queueing_delay(mr)[lambda q: q.recv_ns >= 12_000_000_000].qdelay_ns.median() / 1e6,
+                     "frame_delay_median_ms": d.median(), "frame_delay_p95_ms": d.quantile(0.95),
+                     "frames_complete": len(d) / max(len(fr), 1)})
     return pd.DataFrame(rows)
 
 
@@ -375,6 +415,7 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
 
     r51, r53, r54, r56 = per_run_51(res["5.1"]), per_run_53(res["5.3"]), per_run_54(res["5.4"]), per_run_56(res["5.6"])
     recn = per_run_ecn(res["ecn"])
+    rpam = per_run_pam2013(res["pam2013"])
     r52 = per_run_shared(res["5.2"], STEPS_52, 0.0, 124.0)
     r55 = per_run_shared(res["5.5"], [(0.0, 4e6)], 50.0, 299.0)
     rep.section("§5.1 Variable available capacity with a single flow",
@@ -437,10 +478,23 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
     rep.table(_table(r55, ["cc"], ["jain", "total_util", "lowest_share", "qdelay_median_ms"]),
               "§5.5 per controller: Jain's index of the five flows over 50–299 s, their total use, the smallest flow's share, "
               "median queueing delay", "{:.3f}", name="case_5_5")
+    rep.section("This project's question for an adaptive call: the PAM 2013 cellular link with and without the 28 MB download",
+                "A video call (server → mobile) on the calibrated cellular model (~3 Mbit/s, 500-packet DropTail), alone or beside "
+                "the PAM 2013 bulk download (CUBIC, IW10, from U(10, 12) s); measured over 12–60 s.")
+    rep.table(_table(rpam, ["workload", "cc"], ["media_kbps", "qdelay_median_ms", "frame_delay_median_ms", "frame_delay_p95_ms",
+                                                 "frames_complete"]),
+              "The call per workload and controller: received media rate (kbit/s), median queueing delay, frame delay median and "
+              "95th percentile (ms, capture to complete), share of complete frames", "{:.1f}", name="case_pam2013")
     fs = findings(r51, r53, r54, r56, recn, r52, r55)
+    for cc in CONTROLLERS:
+        a = rpam[(rpam.cc == cc) & (rpam.workload == "bulk")]
+        fs.append(Finding(f"PAM 2013 cellular link with the 28 MB download, {cc}: 95th-percentile frame delay above 400 ms",
+                          "ITU-T G.114 §5 (one-way delay above 400 ms unacceptable for general network planning); "
+                          "the question of this project", F.spread(a.frame_delay_p95_ms).show(fmt="{:.0f}", unit=" ms"),
+                          F.side(a.frame_delay_p95_ms, 400.0, below=False), F.rule_side("400 ms", False), role="held-out"))
     write_csv(fs, opt.out / "findings.csv")
     for name, df in (("case_5_1", r51), ("case_5_2", r52), ("case_5_3", r53), ("case_5_4", r54), ("case_5_5", r55), ("case_5_6", r56),
-                     ("case_ecn", recn)):
+                     ("case_ecn", recn), ("case_pam2013", rpam)):
         df.to_csv(opt.out / f"{name}_per_run.csv", index=False)
     rep.section("Findings", "Each statement with its source, our value (median [25th–75th percentile] over replications) and a "
                 "verdict by the rule in its row. The RFCs define the metrics but give no bounds for convergence or fairness; "
