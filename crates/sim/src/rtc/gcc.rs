@@ -15,8 +15,9 @@
 //!   scale (the draft's 0.01 / 0.00018 belong to the Kalman filter's).
 //! - §5.5 rate controller: the state machine Hold / Increase / Decrease of the draft's table;
 //!   multiplicative increase η = 1.08 per second far from convergence, additive (half a packet per
-//!   response time, RTT + 100 ms) near it; decrease to α = 0.85 × the received rate R_hat; A_hat
-//!   never above 1.5 × R_hat (§5.5).
+//!   response time, RTT + 100 ms) near it; decrease to α = 0.85 × the received rate R_hat, at most
+//!   once per RTT unless R_hat fell below half of A_hat (libwebrtc's TimeToReduceFurther); A_hat
+//!   never above 1.5 × R_hat (§5.5). The controller acts on the detector's new verdicts only.
 //! - §6 loss-based controller: As = As·(1 − 0.5p) when the loss fraction p > 0.1, As·1.05 when
 //!   p < 0.02; the target is min(A_hat, As) (§4).
 use std::collections::VecDeque;
@@ -158,6 +159,7 @@ pub struct Aimd {
     pub a_hat: f64,
     pub state: RateState,
     last_ms: Option<f64>,
+    last_decrease_ms: Option<f64>,
     /// libwebrtc's link-capacity estimate: mean and normalised variance (kbit/s) of R_hat at
     /// decreases, for "near convergence".
     avg_max_kbps: Option<f64>,
@@ -165,7 +167,7 @@ pub struct Aimd {
 }
 
 impl Aimd {
-    pub fn new(start: f64) -> Aimd { Aimd { a_hat: start, state: RateState::Hold, last_ms: None, avg_max_kbps: None, var_max: 0.4 } }
+    pub fn new(start: f64) -> Aimd { Aimd { a_hat: start, state: RateState::Hold, last_ms: None, last_decrease_ms: None, avg_max_kbps: None, var_max: 0.4 } }
 
     /// The draft's state table: the new state for `signal` in the current state.
     pub fn transition(state: RateState, signal: Signal) -> RateState {
@@ -226,9 +228,15 @@ impl Aimd {
                 }
             }
             RateState::Decrease => {
+                // libwebrtc's TimeToReduceFurther: one cut per RTT, unless the received rate
+                // already fell below half the estimate
                 let base = r_hat.unwrap_or(self.a_hat);
-                self.a_hat = ALPHA * base;
-                self.update_max(base / 1000.0);
+                let again = self.last_decrease_ms.is_none_or(|t| now_ms - t >= rtt_ms) || base < 0.5 * self.a_hat;
+                if again {
+                    self.a_hat = ALPHA * base;
+                    self.update_max(base / 1000.0);
+                    self.last_decrease_ms = Some(now_ms);
+                }
                 // libwebrtc holds after each decrease, so one over-use cuts once
                 self.state = RateState::Hold;
             }
@@ -335,7 +343,9 @@ impl Controller for Gcc {
             self.rtt_ms = r.secs_f64() * 1e3;
         }
         let now_ms = now.ns() as f64 / 1e6;
-        let mut signal = self.detector.signal;
+        // the rate controller acts on the detector's new verdicts only (none when this report
+        // completed no group pair)
+        let mut signal = None;
         let mut sizes = 0u64;
         let mut n_recv = 0u64;
         for p in fb.packets {
@@ -350,7 +360,7 @@ impl Controller for Gcc {
             self.recv_bytes += p.size as u64;
             if let Some((d, ts, arr)) = self.group(p.send, rt) {
                 if let Some(m) = self.trend.update(d, arr) {
-                    signal = self.detector.detect(m, ts, arr);
+                    signal = Some(self.detector.detect(m, ts, arr));
                 }
             }
         }
@@ -362,7 +372,9 @@ impl Controller for Gcc {
         }
         let pkt_bits = if n_recv > 0 { sizes as f64 * 8.0 / n_recv as f64 } else { 9600.0 };
         let r_hat = self.r_hat();
-        self.aimd.update(signal, r_hat, self.rtt_ms, pkt_bits, now_ms);
+        if let Some(sig) = signal {
+            self.aimd.update(sig, r_hat, self.rtt_ms, pkt_bits, now_ms);
+        }
         if self.loss_n >= LOSS_MIN_PACKETS {
             let p = self.loss_lost as f64 / self.loss_n as f64;
             // decreases act on the rate in use, increases on the loss controller's own estimate
@@ -448,6 +460,14 @@ mod tests {
         a.update(Overuse, Some(1.2e6), 100.0, 9600.0, 600.0);
         assert_eq!(a.a_hat, 0.85 * 1.2e6);
         assert_eq!(a.state, Hold);
+        // a second over-use within one RTT (100 ms) does not cut again; after it, it does
+        a.update(Overuse, Some(1.2e6), 100.0, 9600.0, 650.0);
+        assert_eq!(a.a_hat, 0.85 * 1.2e6);
+        a.update(Overuse, Some(1.0e6), 100.0, 9600.0, 700.0);
+        assert_eq!(a.a_hat, 0.85 * 1.0e6);
+        // …unless the received rate fell below half the estimate
+        a.update(Overuse, Some(0.4e6), 100.0, 9600.0, 710.0);
+        assert_eq!(a.a_hat, 0.85 * 0.4e6);
         // increase capped at 1.5·R_hat + 10 kbit/s
         let mut a = Aimd::new(2e6);
         a.update(Normal, Some(1e6), 100.0, 9600.0, 0.0);
