@@ -58,6 +58,12 @@ def test_refusals_name_the_key(patch, msg):
         plan(sc)
 
 
+def test_adaptive_media_is_refused_naming_the_key():
+    sc = {**ACCESS, "traffic": [{"kind": "video", "from": "server", "to": "client", "cc": "gcc"}]}
+    with pytest.raises(ScenarioError, match=r"^traffic\[0\]\.cc: adaptive media \('gcc'\) runs on the simulator only"):
+        plan(sc)
+
+
 def test_refuses_generic_links_and_conflicting_iw():
     with pytest.raises(ScenarioError, match="links: the testbed builds"):
         plan({"duration": "1s", "links": {"l": {"from": "a", "to": "b", "rate": "1Mbit", "delay": "1ms"}}})

@@ -198,7 +198,7 @@ class Result(Tables):
     `runs` follow docs/tables.md; `channels` and `flows` describe the topology and traffic with
     end-of-run counters."""
 
-    NAMES = ("media_packets", "tcp_flows", "queue_samples", "runs", "channels", "flows", "tcp_series")
+    NAMES = ("media_packets", "tcp_flows", "queue_samples", "runs", "channels", "flows", "tcp_series", "rtc_frames", "rtc_series")
 
     def __init__(self, arrow: dict[str, pa.Table], scenario: dict[str, Any], seed: int, totals: dict[str, Any],
                  source: str = "sim"):
@@ -261,6 +261,16 @@ class Result(Tables):
         """Per-ACK sender state of the TCP flows with `series = true`: t_ns, flow_id, cwnd,
         ssthresh (null while unset), srtt_ns (null before the first sample), inflight — bytes."""
         return self.table("tcp_series")
+
+    @property
+    def rtc_frames(self) -> pd.DataFrame:
+        """Adaptive media (`cc = …`): one row per encoded frame."""
+        return self.table("rtc_frames")
+
+    @property
+    def rtc_series(self) -> pd.DataFrame:
+        """Adaptive media: the controller's state after each feedback report."""
+        return self.table("rtc_series")
 
 
 def _check_int(name: str, v: Any) -> None:
@@ -372,12 +382,13 @@ def _to_result(raw: dict, sc: dict, seed: int, run_id: int, params: Mapping[str,
         else:
             cols[key] = _column([val])
     arrow = {"media_packets": core["media_packets"], "tcp_flows": core["tcp_flows"], "queue_samples": core["queue_samples"],
-             "runs": _table(cols), "channels": core["channels"], "flows": core["flows"], "tcp_series": core["tcp_series"]}
+             "runs": _table(cols), "channels": core["channels"], "flows": core["flows"], "tcp_series": core["tcp_series"],
+             "rtc_frames": core["rtc_frames"], "rtc_series": core["rtc_series"]}
     return Result(arrow, sc, seed, t)
 
 
 #: the tables the core hands over (`_native.simulate_tables`); `runs` is built here
-CORE_TABLES = ("media_packets", "tcp_flows", "queue_samples", "channels", "flows", "tcp_series")
+CORE_TABLES = ("media_packets", "tcp_flows", "queue_samples", "channels", "flows", "tcp_series", "rtc_frames", "rtc_series")
 
 _BASE_JSON: dict[str, str] = {}
 

@@ -510,6 +510,9 @@ def plan(sc: dict[str, Any], seed: int = 1) -> Plan:
         stop = _x_ns(t, "stop", where, duration)
         name = t.get("name")
         if kind in ("audio", "video"):
+            if "cc" in t:
+                raise ScenarioError(f"{where}cc: adaptive media ({t['cc']!r}) runs on the simulator only so far; the testbed sends "
+                                    "constant-rate media (docs/media.md)")
             if kind == "audio":
                 _check_keys(_user_keys(t), {"kind", "name", "from", "to", "size", "interval", "start", "stop", "ecn"}, where)
                 ip_size = _x_bytes(t, "size", where, 80)

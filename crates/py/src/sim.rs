@@ -121,6 +121,32 @@ fn tables_to_py<'py>(py: Python<'py>, t: Tables, run_id: i64) -> PyResult<Bound<
         .push("inflight", Col::from_u64(s.inflight));
     out.set_item("tcp_series", ArrowBatch::new(b))?;
 
+    // adaptive media (docs/tables.md); rates and the controller state rounded to whole bit/s, bytes
+    let f = t.rtc_frames;
+    let mut b = Batch::default();
+    b.push("run_id", rid(f.len(), run_id))
+        .push("flow_id", Col::from_u32(&f.flow_id))
+        .push("frame", Col::from_u64(f.frame))
+        .push("capture_ns", Col::i64(f.capture_ns))
+        .push("bytes", Col::from_u64(f.bytes))
+        .push("packets", Col::from_u32(&f.packets))
+        .push("first_seq", Col::from_u64(f.first_seq))
+        .push("key", Col::bools(&f.key));
+    out.set_item("rtc_frames", ArrowBatch::new(b))?;
+    let s = t.rtc_series;
+    let round = |v: &[f64]| -> Col { Col::i64_valid(v.iter().map(|x| if x.is_finite() { x.round() as i64 } else { 0 }).collect(), v.iter().map(|x| x.is_finite())) };
+    let mut b = Batch::default();
+    b.push("run_id", rid(s.len(), run_id))
+        .push("t_ns", Col::i64(s.t_ns))
+        .push("flow_id", Col::from_u32(&s.flow_id))
+        .push("target_bps", round(&s.target_bps))
+        .push("encoder_bps", round(&s.encoder_bps))
+        .push("rtt_ns", nullable_ns(s.rtt_ns))
+        .push("in_flight_bytes", Col::from_u64(s.in_flight_bytes))
+        .push("queue_bytes", Col::from_u64(s.queue_bytes))
+        .push("state", round(&s.state));
+    out.set_item("rtc_series", ArrowBatch::new(b))?;
+
     // a run without channels or flows: a table of its run_id column alone, no rows
     let ch = &t.channels;
     let mut b = Batch::default();

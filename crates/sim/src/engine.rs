@@ -719,6 +719,23 @@ impl Sim {
         missing
     }
 
+    /// The channels a packet from `src` to `dst` crosses, in order (after [`Sim::compute_routes`];
+    /// empty when there is no route).
+    pub fn path(&self, src: NodeId, dst: NodeId) -> Vec<ChanId> {
+        let n = self.core.route_n;
+        let mut out = vec![];
+        let mut at = src as usize;
+        while at != dst as usize && out.len() <= n {
+            let ch = self.core.route.get(at * n + dst as usize).copied().unwrap_or(u32::MAX);
+            if ch == u32::MAX {
+                return vec![];
+            }
+            out.push(ch);
+            at = self.core.chans[ch as usize].to as usize;
+        }
+        out
+    }
+
     fn ensure_started(&mut self) {
         if self.started {
             return;

@@ -260,6 +260,27 @@ pub fn estimate(v: &Value) -> Estimate {
             let active_s = (stop - start).max(0.0) * 1e-9;
             let (hops, cap, opp_hops) = path(a, b);
             let cap = if cap.is_finite() && cap > 0.0 { cap } else { UNKNOWN_RATE_BPS };
+            let adaptive = t.get("cc").is_some();
+            if adaptive && matches!(s(t, "kind"), Some("audio" | "video")) {
+                // adaptive media (docs/media.md): at most max_rate in packets of up to `mtu` bytes
+                // (audio: one per interval), plus one feedback report per feedback interval back
+                let video = s(t, "kind") == Some("video");
+                let n = if video {
+                    let bps = rate(t, "max_rate").unwrap_or(1.5e6);
+                    let mtu = bytes(t, "mtu").unwrap_or(1200.0).max(41.0);
+                    let fi = dur(t, "frame_interval").unwrap_or(33_333_333.0).max(1.0);
+                    active_s * bps / (8.0 * (mtu - 40.0)) + active_s * 1e9 / fi
+                } else {
+                    active_s * 1e9 / dur(t, "interval").unwrap_or(20e6).max(1.0)
+                };
+                let reports = active_s * 1e9 / dur(t, "feedback_interval").unwrap_or(100e6).max(1.0);
+                e.media_rows += n;
+                e.flows += 2;
+                pkt_hops += (n + reports) * hops;
+                sends += n + reports;
+                queued += n * opp_hops;
+                continue;
+            }
             match s(t, "kind").unwrap_or("") {
                 "audio" => {
                     let iv = dur(t, "interval").unwrap_or(20e6).max(1.0);
@@ -391,6 +412,19 @@ mod tests {
         assert_eq!(e.nodes, 20002);
         // the routing table alone: 20002² · 8 B = 3.2 GB
         assert!(e.memory_bytes > 3.2e9);
+    }
+
+    #[test]
+    fn adaptive_media_counts_its_ceiling_and_reports() {
+        // 10 s of video up to 1.16 Mbit/s in 1200-byte packets (1160 B payload): 1250 packets,
+        // plus ≤ one packet-sized remainder per frame (300 frames); 100 reports; 2 flows
+        let e = estimate(&sc(json!({"traffic": [{"kind": "video", "from": "a", "to": "b", "cc": "gcc", "max_rate": "1.16Mbit"}]})));
+        assert!((e.media_rows - 1550.0).abs() < 1.0, "{}", e.media_rows);
+        assert_eq!(e.flows, 2);
+        // an adaptive audio flow: one packet per 20 ms, as the CBR one, plus its reports
+        let a = estimate(&sc(json!({"traffic": [{"kind": "audio", "from": "a", "to": "b", "cc": "nada"}]})));
+        assert_eq!(a.media_rows, 500.0);
+        assert_eq!(a.events, 2.0 * (500.0 + 100.0));
     }
 
     #[test]

@@ -16,6 +16,7 @@ pub mod packet;
 pub mod qdisc;
 pub mod record;
 pub mod rng;
+pub mod rtc;
 pub mod scenario;
 pub mod tcp;
 pub mod time;

@@ -1,4 +1,5 @@
-//! Media sources: RTP over UDP at a constant bit rate. Audio sends one packet of `size` IP bytes
+//! Media sources: RTP over UDP at a constant bit rate (adaptive sources, `cc = …`, are in
+//! [`crate::rtc`]). Audio sends one packet of `size` IP bytes
 //! every `interval`; video sends `per_frame` packets every frame, either back to back at the frame
 //! instant (`bursty`) or evenly spread over the frame interval (`paced`). Send instants are computed
 //! from the start time (start + k·interval), so they never drift.
@@ -113,7 +114,7 @@ impl Agent for MediaSink {
     fn as_any_mut(&mut self) -> &mut dyn Any { self }
 }
 
-fn common(p: &mut Params, b: &mut Build, kind: &str, default_name: &str) -> Result<(String, NodeId, NodeId, Time, Time, bool), ConfigError> {
+pub(crate) fn common(p: &mut Params, b: &mut Build, kind: &str, default_name: &str) -> Result<(String, NodeId, NodeId, Time, Time, bool), ConfigError> {
     let name = p.str_opt("name")?.unwrap_or_else(|| default_name.to_string());
     let from = b.node(p, "from")?;
     let to = b.node(p, "to")?;
@@ -141,7 +142,11 @@ fn add_pair(b: &mut Build, name: String, kind: &str, from: NodeId, to: NodeId, p
 }
 
 /// `kind = "audio"`: `size` (IP bytes, default "80B"), `interval` (default "20ms").
+/// With `cc`, an adaptive source instead ([`crate::rtc::agent::build`]).
 pub fn build_audio(p: &mut Params, b: &mut Build) -> Result<(), ConfigError> {
+    if p.has("cc") {
+        return crate::rtc::agent::build(p, b, "audio");
+    }
     let (name, from, to, start, stop, ecn) = common(p, b, "audio", &format!("audio{}", b.count("audio")))?;
     let size = p.bytes_opt("size")?.unwrap_or(80);
     if size < RTP_OVERHEAD as u64 || size > 65_535 {
@@ -158,7 +163,11 @@ pub fn build_audio(p: &mut Params, b: &mut Build) -> Result<(), ConfigError> {
 /// `kind = "video"`: `rate` (bit rate B), `frame_interval` ("40ms"), `packet_size` ("1000B"),
 /// `mode` ("bursty" | "paced"). Packets per frame = round(B · frame_interval / (8 · packet_size)),
 /// at least one (Chodorek: 25 frames/s, 1000 B packets, 5·B packets per frame with B in Mbit/s).
+/// With `cc`, an adaptive source instead ([`crate::rtc::agent::build`]).
 pub fn build_video(p: &mut Params, b: &mut Build) -> Result<(), ConfigError> {
+    if p.has("cc") {
+        return crate::rtc::agent::build(p, b, "video");
+    }
     let (name, from, to, start, stop, ecn) = common(p, b, "video", &format!("video{}", b.count("video")))?;
     let rate = p.rate("rate")?;
     let fi = p.duration_or("frame_interval", Time::from_ms(40))?;

@@ -143,8 +143,50 @@ pub struct TapRecord {
     pub pkt: crate::packet::Packet,
 }
 
+/// `rtc_frames`: one row per frame an adaptive media source encoded (RFC 8593's encoder model).
+/// The frame's packets are `first_seq .. first_seq + packets` of the flow in `media_packets`.
+#[derive(Default, Debug, Clone, PartialEq)]
+pub struct RtcFrames {
+    pub flow_id: Vec<u32>,
+    pub frame: Vec<u64>,
+    /// When the encoder produced the frame (the capture instant).
+    pub capture_ns: Vec<i64>,
+    /// Payload bytes (RTP headers not counted).
+    pub bytes: Vec<u64>,
+    pub packets: Vec<u32>,
+    pub first_seq: Vec<u64>,
+    pub key: Vec<bool>,
+}
+
+impl RtcFrames {
+    pub fn len(&self) -> usize { self.flow_id.len() }
+    pub fn is_empty(&self) -> bool { self.flow_id.is_empty() }
+}
+
+/// `rtc_series`: an adaptive source's controller after every feedback report it received.
+#[derive(Default, Debug, Clone, PartialEq)]
+pub struct RtcSeries {
+    pub t_ns: Vec<i64>,
+    pub flow_id: Vec<u32>,
+    /// The controller's target for the encoder, and the rate the encoder produces (bit/s).
+    pub target_bps: Vec<f64>,
+    pub encoder_bps: Vec<f64>,
+    /// The sender's RTT sample from this report (NULL_NS: none).
+    pub rtt_ns: Vec<i64>,
+    pub in_flight_bytes: Vec<u64>,
+    /// Bytes waiting in the sender's RTP queue (behind the pacer or the window).
+    pub queue_bytes: Vec<u64>,
+    /// One controller-specific number (GCC: A_hat in bit/s; SCReAM: cwnd in bytes; NADA: r_ref).
+    pub state: Vec<f64>,
+}
+
+impl RtcSeries {
+    pub fn len(&self) -> usize { self.t_ns.len() }
+    pub fn is_empty(&self) -> bool { self.t_ns.is_empty() }
+}
+
 /// Everything a run produces.
-#[derive(Default, Debug, Clone)]
+#[derive(Default, Clone)]
 pub struct Tables {
     pub media: MediaTable,
     pub queue_samples: QueueSamples,
@@ -173,6 +215,43 @@ pub struct Tables {
     pub nodes: Vec<String>,
     /// Snap length of the pcap export (0 = default 65535).
     pub pcap_snaplen: u32,
+    /// Adaptive media only (empty otherwise).
+    pub rtc_frames: RtcFrames,
+    pub rtc_series: RtcSeries,
+}
+
+/// The derived form, with the adaptive-media tables shown only when a run has them: the golden
+/// digests hash this text, and runs without adaptive media must keep theirs.
+impl std::fmt::Debug for Tables {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut d = f.debug_struct("Tables");
+        d.field("media", &self.media)
+            .field("queue_samples", &self.queue_samples)
+            .field("tcp_flows", &self.tcp_flows)
+            .field("tcp_series", &self.tcp_series)
+            .field("channels", &self.channels)
+            .field("flows", &self.flows)
+            .field("flow_counters", &self.flow_counters)
+            .field("tcp_start_ns", &self.tcp_start_ns)
+            .field("tcp_end_ns", &self.tcp_end_ns)
+            .field("sent_pkts", &self.sent_pkts)
+            .field("sent_bytes", &self.sent_bytes)
+            .field("delivered_pkts", &self.delivered_pkts)
+            .field("delivered_bytes", &self.delivered_bytes)
+            .field("dropped_pkts", &self.dropped_pkts)
+            .field("dropped_bytes", &self.dropped_bytes)
+            .field("in_flight_pkts", &self.in_flight_pkts)
+            .field("in_flight_bytes", &self.in_flight_bytes)
+            .field("events", &self.events)
+            .field("end_ns", &self.end_ns)
+            .field("taps", &self.taps)
+            .field("nodes", &self.nodes)
+            .field("pcap_snaplen", &self.pcap_snaplen);
+        if !self.rtc_frames.is_empty() || !self.rtc_series.is_empty() {
+            d.field("rtc_frames", &self.rtc_frames).field("rtc_series", &self.rtc_series);
+        }
+        d.finish()
+    }
 }
 
 impl Tables {

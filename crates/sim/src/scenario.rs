@@ -30,9 +30,9 @@ pub type TrafficBuilder = fn(&mut Params, &mut Build) -> Result<(), ConfigError>
 pub const TRAFFIC: &[(&str, TrafficBuilder)] = &[
     ("audio", crate::media::build_audio),
     ("video", crate::media::build_video),
-    ("bulk", crate::tcp::workload::build_bulk),
-    ("web", crate::tcp::workload::build_web),
-    ("ftp", crate::tcp::workload::build_ftp),
+    ("bulk", crate::rtc::agent::build_bulk),
+    ("web", crate::rtc::agent::build_web),
+    ("ftp", crate::rtc::agent::build_ftp),
 ];
 
 /// Default queue when a link names none: a 1000-packet DropTail, Linux's default txqueuelen.

@@ -1,4 +1,4 @@
-"""`jitterlab reproduce pam2013|rwnd|elastic|mitigations [--reps N] [--out DIR] [--link fixed|cellular|trace:PATH]
+"""`jitterlab reproduce pam2013|rwnd|elastic|mitigations|rmcat [--reps N] [--out DIR] [--link fixed|cellular|trace:PATH]
 [--testbed]`: a study as one command."""
 from __future__ import annotations
 

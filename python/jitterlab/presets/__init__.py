@@ -13,6 +13,7 @@ PRESETS = {
     "elastic": "jitterlab.presets.elastic",
     "rwnd": "jitterlab.presets.rwnd",
     "mitigations": "jitterlab.presets.mitigations",
+    "rmcat": "jitterlab.presets.rmcat",
 }
 
 
