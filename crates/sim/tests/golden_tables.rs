@@ -156,36 +156,36 @@ fn cases() -> Vec<(&'static str, Value, u64, &'static str)> {
         "traffic": (1..=6).map(|i| json!({"kind": "video", "from": format!("s{i}"), "to": format!("d{i}"), "rate": "1Mbit", "mode": "paced"})).collect::<Vec<_>>(),
     });
     vec![
-        ("droptail-dumbbell", dumbbell(json!({"kind": "droptail", "limit": "50pkt"}), false, 8), 1, "24e2411f6e640b82fc7f7f4f07b6373d0dc63350a43422176a8c8765dd6fdd1a"),
-        ("red-dumbbell", dumbbell(red, false, 8), 2, "3dae32826a2e9d72d248986ddead1918cceba886afaaf07b964919d9b619f896"),
-        ("red-ecn-dumbbell", dumbbell(red_ecn, true, 8), 3, "fe3de41a32e72da13b11791b63143f866062c8dadf968f8c6049f4a1a977252a"),
+        ("droptail-dumbbell", dumbbell(json!({"kind": "droptail", "limit": "50pkt"}), false, 8), 1, "4bba84525b97ca2af6df91942fa1fd24a99fecb2a6c142bbeea1757f9048cffb"),
+        ("red-dumbbell", dumbbell(red, false, 8), 2, "eb5dac233841c230c009a3ee0d0a82f5f17c4e18b3c4b29e6e7ea720ece64c27"),
+        ("red-ecn-dumbbell", dumbbell(red_ecn, true, 8), 3, "a0dcb35ecbd940a6bc8ed435996b58bc65e2eec42e7c5bbd6432907998240e02"),
         ("codel-bulk-jitter", {
             let mut v = access(("down_rate", json!("4Mbit")), json!({"kind": "codel", "limit": "500pkt"}), vec![bulk("cubic", "1s")], 6);
             v["access"]["down_jitter"] = json!({"dist": "exponential", "mean": "1ms"});
             v
-        }, 4, "72fd5bb2da37092e3a35b1f993908fb87e24ad4482e6c29af6c2b536eeaadb3a"),
-        ("fq_codel-web", access(("down_rate", json!("3.3Mbit")), json!({"kind": "fq_codel", "limit": "500pkt"}), vec![web.clone()], 6), 5, "8139dcd67c59c806a1174d70926649c0d275c01a3e924d0d92f9a4068902552b"),
-        ("pie-bulk-web", access(("down_rate", json!("3.3Mbit")), json!({"kind": "pie", "limit": "500pkt", "ecn": true}), vec![bulk("reno", "1s"), web.clone()], 6), 6, "75abced13f26b15456b6d816f53c2bea1dc65b012201062737c22a6d6931325f"),
+        }, 4, "1a7c4911903c39fbc2a6e73556550356cb20ccf6c0b382c24bc432f7224e8d53"),
+        ("fq_codel-web", access(("down_rate", json!("3.3Mbit")), json!({"kind": "fq_codel", "limit": "500pkt"}), vec![web.clone()], 6), 5, "adecafd1ec75d935ef36c8d75d3a3c919d7573911a37d0e3a9010bf007615692"),
+        ("pie-bulk-web", access(("down_rate", json!("3.3Mbit")), json!({"kind": "pie", "limit": "500pkt", "ecn": true}), vec![bulk("reno", "1s"), web.clone()], 6), 6, "5811fd6b1425be365cd677e158185e649664daffb6f66754f9516f2fb9ed4822"),
         ("droptail-web-pam2013", {
             let mut v = access(("down_rate", json!("3.3Mbit")), json!({"kind": "droptail", "limit": "500pkt"}), vec![web], 6);
             v["access"]["down_jitter"] = json!({"dist": "normal", "mean": "4ms", "sd": "2ms"});
             v
-        }, 7, "84ffb9128d35151e4a80d3577f09f12ed9293acf0c6e837548f344a333177998"),
-        ("cellular-bulk", access(("down_cellular", json!({"bler": 0.2, "share": 0.4})), json!({"kind": "droptail", "limit": "500pkt"}), vec![bulk("cubic", "1s")], 6), 8, "5ec9570fdd05341a1fec124ab2a79404146bd93d7509cf981e76706ecf3c660d"),
-        ("trace-codel-red", trace, 9, "dcb6f97bf4168e996290c16a631ae7b1f95be346f25aa588bc668619bed79d8f"),
-        ("links-loss-reorder-bbr", links, 10, "f1786723523d8f6ab6f166fde853694a8edb0364dcff09d4a7c0c62ccde2a46b"),
+        }, 7, "c71db2e3b4bf08223e82d649e760f484ccefec9eadcbac1bab01325a38746881"),
+        ("cellular-bulk", access(("down_cellular", json!({"bler": 0.2, "share": 0.4})), json!({"kind": "droptail", "limit": "500pkt"}), vec![bulk("cubic", "1s")], 6), 8, "1cfbe5ddc182b95140042ae7bae5248f62b4973a975dd1ea5f9ad75719d44b36"),
+        ("trace-codel-red", trace, 9, "d0abd294d5938dda78a5169ab4ebc96a1bbde0a9ac1ba13ff840b4800af05a11"),
+        ("links-loss-reorder-bbr", links, 10, "b238d8d06cbcc219a1c3abb1e94ec0a3b11e93221578634db99487dcf1d76b8b"),
         // The stack profiles other than the default (tcp/profile.rs), scenario-wide.
         ("linux-3.2-web-pam2013", {
             let mut v = access(("down_rate", json!("3.3Mbit")), json!({"kind": "droptail", "limit": "500pkt"}), vec![bulk("cubic", "1s"), json!({"kind": "web", "name": "web", "from": "server", "to": "mobile", "flows": 2, "iw": 3, "size": "372kB", "start": "3s"})], 6);
             v["stack"] = json!("linux-3.2");
             v
-        }, 12, "9573f5372b49568aa857f0c0dc404d575fa614eddc69cf6befc2c0caf2b1fc02"),
+        }, 12, "fa4aa15e3eceefb15a73b3867f81a3860f0db2ec593826c9258b85c5f1fbcac9"),
         ("ns2-sack1-dumbbell", {
             let mut v = dumbbell(json!({"kind": "droptail", "limit": "49pkt"}), false, 8);
             v["stack"] = json!("ns2-sack1");
             v
-        }, 13, "db283b63dd39b91b5d842986b930ef495ec4418632aa9545d4fe4a9eb02f5100"),
-        ("overload-paced-video", bench, 11, "fc92ede17eecd70a1b2350a7730218af742b7afdd8e93bd687e334ff2b120114"),
+        }, 13, "44389b835424781a51dc25c6fab7f9ce3027761dad1c4f577e0084949bc1c940"),
+        ("overload-paced-video", bench, 11, "ca8c81fcc26760bed990f58bdb8b7897c43aeef0e492edd1b3afb78aa2a34cf8"),
     ]
 }
 
