@@ -163,7 +163,7 @@ fn cases() -> Vec<(&'static str, Value, u64, &'static str)> {
             let mut v = access(("down_rate", json!("4Mbit")), json!({"kind": "codel", "limit": "500pkt"}), vec![bulk("cubic", "1s")], 6);
             v["access"]["down_jitter"] = json!({"dist": "exponential", "mean": "1ms"});
             v
-        }, 4, "1a7c4911903c39fbc2a6e73556550356cb20ccf6c0b382c24bc432f7224e8d53"),
+        }, 4, "5df8156818ca342d2cd7a98a1341af4b6c762770b2bb74b11065dd749e2b4309"),
         ("fq_codel-web", access(("down_rate", json!("3.3Mbit")), json!({"kind": "fq_codel", "limit": "500pkt"}), vec![web.clone()], 6), 5, "adecafd1ec75d935ef36c8d75d3a3c919d7573911a37d0e3a9010bf007615692"),
         ("pie-bulk-web", access(("down_rate", json!("3.3Mbit")), json!({"kind": "pie", "limit": "500pkt", "ecn": true}), vec![bulk("reno", "1s"), web.clone()], 6), 6, "5811fd6b1425be365cd677e158185e649664daffb6f66754f9516f2fb9ed4822"),
         ("droptail-web-pam2013", {
@@ -171,7 +171,7 @@ fn cases() -> Vec<(&'static str, Value, u64, &'static str)> {
             v["access"]["down_jitter"] = json!({"dist": "normal", "mean": "4ms", "sd": "2ms"});
             v
         }, 7, "c71db2e3b4bf08223e82d649e760f484ccefec9eadcbac1bab01325a38746881"),
-        ("cellular-bulk", access(("down_cellular", json!({"bler": 0.2, "share": 0.4})), json!({"kind": "droptail", "limit": "500pkt"}), vec![bulk("cubic", "1s")], 6), 8, "1cfbe5ddc182b95140042ae7bae5248f62b4973a975dd1ea5f9ad75719d44b36"),
+        ("cellular-bulk", access(("down_cellular", json!({"bler": 0.2, "share": 0.4})), json!({"kind": "droptail", "limit": "500pkt"}), vec![bulk("cubic", "1s")], 6), 8, "b33af3e76b149f64e84da44af56d264e9d0f3b4c33ff83547c8c28b94c90cf7c"),
         ("trace-codel-red", trace, 9, "d0abd294d5938dda78a5169ab4ebc96a1bbde0a9ac1ba13ff840b4800af05a11"),
         ("links-loss-reorder-bbr", links, 10, "b238d8d06cbcc219a1c3abb1e94ec0a3b11e93221578634db99487dcf1d76b8b"),
         // The stack profiles other than the default (tcp/profile.rs), scenario-wide.
@@ -179,7 +179,7 @@ fn cases() -> Vec<(&'static str, Value, u64, &'static str)> {
             let mut v = access(("down_rate", json!("3.3Mbit")), json!({"kind": "droptail", "limit": "500pkt"}), vec![bulk("cubic", "1s"), json!({"kind": "web", "name": "web", "from": "server", "to": "mobile", "flows": 2, "iw": 3, "size": "372kB", "start": "3s"})], 6);
             v["stack"] = json!("linux-3.2");
             v
-        }, 12, "fa4aa15e3eceefb15a73b3867f81a3860f0db2ec593826c9258b85c5f1fbcac9"),
+        }, 12, "236c0edee39717bc0fd80eadfc23bd494ed5710eb38fa97297c4383e90f6ac65"),
         ("ns2-sack1-dumbbell", {
             let mut v = dumbbell(json!({"kind": "droptail", "limit": "49pkt"}), false, 8);
             v["stack"] = json!("ns2-sack1");

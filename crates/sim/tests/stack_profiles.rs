@@ -85,7 +85,7 @@ fn variant(key: &str) -> (Value, Option<Value>) {
         // SO_RCVBUF is capped by rmem_max: only a host that sets it sees the sysctl.
         "rmem_max" => (json!({}), Some(json!({"budget": "40kB", "mechanism": "so_rcvbuf"}))),
         // HyStart's round rule matters only while HyStart runs (CUBIC) — Reno stacks run it with CUBIC.
-        "hystart" | "hystart_round_fix" => (json!({"cc": "cubic", "hystart": true, "rwnd": "500pkt"}), None),
+        "hystart" | "hystart_round_fix" | "cubic_initial_growth" => (json!({"cc": "cubic", "hystart": true, "rwnd": "500pkt"}), None),
         // Pacing the IW is a mitigation of its own; it shows with IW10.
         "pace_iw" => (json!({"iw": 10}), None),
         // The buffer's initial window and its share of the buffer show when the sender's first

@@ -125,6 +125,10 @@ pub struct TcpConfig {
     /// and stable, "tcp_cubic: fix incorrect HyStart round start detection"); false: as Linux from
     /// 6.1 (4e1fddc98d25) up to that fix.
     pub hystart_round_fix: bool,
+    /// CUBIC grows cwnd by at least 5 % per RTT until its first window reduction, as Linux's
+    /// `bictcp_update` (`cnt` at most 20 while `last_max_cwnd` is 0, since 2.6); false: RFC 9438's
+    /// curve from W_max = cwnd, K = 0 after a HyStart exit.
+    pub cubic_initial_growth: bool,
     /// RFC 3465 byte counting with limit L (segments); None = packet counting.
     pub abc: Option<u64>,
     /// Initial ssthresh in bytes (RFC 5681 §3.1: arbitrarily high).
@@ -179,6 +183,7 @@ impl Default for TcpConfig {
             pace_iw: false,
             hystart: true,
             hystart_round_fix: true,
+            cubic_initial_growth: false,
             abc: None,
             initial_ssthresh: u64::MAX / 4,
             tsq: true,

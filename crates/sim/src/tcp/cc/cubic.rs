@@ -19,11 +19,13 @@ pub struct CubicConfig {
     pub hystart_round_fix: bool,
     /// RFC 9438 §4.7 fast convergence (Linux's `fast_convergence = 1`).
     pub fast_convergence: bool,
+    /// Linux's floor of 5 % growth per RTT before the first reduction (`cubic_initial_growth`).
+    pub initial_growth: bool,
 }
 
 impl CubicConfig {
     pub fn from_tcp(c: &TcpConfig) -> CubicConfig {
-        CubicConfig { hystart: c.hystart, pacing: c.pacing, hystart_round_fix: c.hystart_round_fix, fast_convergence: true }
+        CubicConfig { hystart: c.hystart, pacing: c.pacing, hystart_round_fix: c.hystart_round_fix, fast_convergence: true, initial_growth: c.cubic_initial_growth }
     }
 }
 
@@ -165,6 +167,10 @@ pub struct Cubic {
     /// Reno-friendly window estimate (segments).
     pub w_est: f64,
     pub fast_convergence: bool,
+    /// Linux's 5 %-per-RTT floor before the first reduction (`CubicConfig::initial_growth`).
+    pub initial_growth: bool,
+    /// A window reduction has happened (Linux: `last_max_cwnd` != 0).
+    reduced: bool,
     /// Fraction of a byte carried between ACKs.
     frac: f64,
     /// Hybrid slow start (Linux's, on by default).
@@ -172,12 +178,12 @@ pub struct Cubic {
 }
 
 impl Default for Cubic {
-    fn default() -> Self { Cubic { w_max: 0.0, cwnd_prior: 0.0, epoch_start: None, k: 0.0, w_est: 0.0, fast_convergence: true, frac: 0.0, hystart: Hystart::default() } }
+    fn default() -> Self { Cubic { w_max: 0.0, cwnd_prior: 0.0, epoch_start: None, k: 0.0, w_est: 0.0, fast_convergence: true, initial_growth: false, reduced: false, frac: 0.0, hystart: Hystart::default() } }
 }
 
 impl Cubic {
     pub fn new(c: CubicConfig) -> Cubic {
-        let mut x = Cubic { fast_convergence: c.fast_convergence, ..Cubic::default() };
+        let mut x = Cubic { fast_convergence: c.fast_convergence, initial_growth: c.initial_growth, ..Cubic::default() };
         x.hystart.enabled = c.hystart;
         x.hystart.pacing = c.pacing;
         x.hystart.linux_round_fix = c.hystart_round_fix;
@@ -196,6 +202,7 @@ impl Cubic {
         // §4.7 fast convergence: release bandwidth when W_max keeps falling.
         self.w_max = if self.fast_convergence && cwnd < self.w_max { cwnd * (1.0 + BETA) / 2.0 } else { cwnd };
         self.cwnd_prior = cwnd;
+        self.reduced = true;
         self.epoch_start = None;
         self.frac = 0.0;
         // §4.6: ssthresh = cwnd·β_cubic, at least 2 SMSS.
@@ -272,6 +279,10 @@ impl CongestionControl for Cubic {
             let target = self.w_cubic(t + rtt).clamp(cwnd, 1.5 * cwnd);
             cwnd + (target - cwnd) / cwnd * (acked as f64 / mss)
         };
+        // Linux's bictcp_update: "the initial growth of cubic function may be too conservative
+        // when the available bandwidth is still unknown" — until the first reduction, cnt (ACKed
+        // segments per added segment) is at most 20: at least 5 % per RTT.
+        let new_cwnd = if self.initial_growth && !self.reduced { new_cwnd.max(cwnd + (acked as f64 / mss) / 20.0) } else { new_cwnd };
         let inc = (new_cwnd - cwnd).max(0.0) * mss + self.frac;
         let whole = inc.floor();
         self.frac = inc - whole;
