@@ -66,3 +66,15 @@ def test_bash_completion_completes_commands_and_options(tmp_path):
     out = subprocess.run(["bash", "-c", probe], capture_output=True, text=True).stdout.splitlines()
     assert out == ["validate", "--executor", "local dask"]
     assert run_cli("completion", "zsh", check=True).stdout.startswith("autoload -U +X bashcompinit && bashcompinit")
+
+
+def test_every_help_shows_examples_of_itself():
+    from jitterlab import cli
+
+    top = run_cli("--help", check=True).stdout
+    assert "examples:\n  jitterlab examples" in top
+    for name in cli.COMMANDS:
+        out = run_cli(name, "--help", check=True).stdout
+        ex = out.split("examples:\n", 1)[1].splitlines()
+        mine = [line for line in ex if f"jitterlab {name}" in line]
+        assert mine, (name, ex)  # at least one example of the command itself

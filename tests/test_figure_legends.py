@@ -100,3 +100,48 @@ def test_titles_sit_below_the_plotly_toolbar():
     t = spec["layout"]["title"]
     assert t["yref"] == "container" and t["yanchor"] == "top" and t["pad"]["t"] >= plots.MODEBAR_PX
     assert spec["layout"]["margin"]["t"] >= plots.MODEBAR_PX + 13 * 1.5  # the title's line fits under the toolbar
+
+
+def _legend_check(monkeypatch):
+    """Report.figure wrapped: every figure a report adds is compared (static legend entries ==
+    interactive ones) before it is saved; returns the list of (figure, static, interactive)."""
+    from jitterlab import report as rp
+
+    seen: list[tuple[str, list[str], list[str]]] = []
+    orig = rp.Report.figure
+
+    def figure(self, fig, name, caption):
+        static = _mpl_entries(fig) + [t.get_text() for lg in fig.legends for t in lg.get_texts()]
+        try:
+            got = _plotly_entries(plots.to_plotly(fig))
+        except ValueError:  # embedded as PNG: its legend is the static one
+            got = static
+        seen.append((name, static, got))
+        return orig(self, fig, name, caption)
+
+    monkeypatch.setattr(rp.Report, "figure", figure)
+    return seen
+
+
+@pytest.mark.parametrize("preset", ["pam2013", "rwnd", "elastic", "mitigations"])
+def test_every_report_figure_keeps_its_legend(preset, tmp_path, monkeypatch):
+    from jitterlab.presets import get
+
+    seen = _legend_check(monkeypatch)
+    get(preset).run(tmp_path, reps=2, jobs=2, progress=False)
+    assert seen and any(s for _, s, _ in seen)  # figures with legends went through
+    lost = [(n, s, g) for n, s, g in seen if s != g]
+    assert not lost, lost
+
+
+def test_generic_report_figures_keep_their_legends(tmp_path, monkeypatch):
+    from conftest import ROOT
+
+    import jitterlab
+
+    seen = _legend_check(monkeypatch)
+    jitterlab.sweep(ROOT / "scenarios" / "sweeps" / "buffer-aqm.toml", tmp_path / "s", jobs=2, progress=False)
+    jitterlab.report(tmp_path / "s")
+    assert [n for n, _, _ in seen] == ["owd_cdf", "ipdv_cdf", "loss_vs_jb", "mos_vs_jb", "levels_over_time", "tcp_goodput", "tcp_completion"]
+    assert not [(n, s, g) for n, s, g in seen if s != g]
+    assert dict((n, s) for n, s, _ in seen)["loss_vs_jb"] == ["queue=droptail-50", "queue=droptail-500", "queue=codel"]

@@ -22,10 +22,14 @@ def test_owd_percentiles_and_cdf_pooled_over_runs():
     r = runs({1: (None, None), 2: (None, None)})
     t = jm.owd_percentiles(media(rows), r, window="all")
     assert list(t.columns) == jm.TABLE1_COLUMNS
-    assert t["min"].iloc[0] == pytest.approx(0.010)
-    assert t["25"].iloc[0] == pytest.approx(0.0175)
-    assert t["50"].iloc[0] == pytest.approx(0.025)
-    assert t["max"].iloc[0] == pytest.approx(0.040)
+    assert t["min_s"].iloc[0] == pytest.approx(0.010)
+    assert t["p25_s"].iloc[0] == pytest.approx(0.0175)
+    assert t["p50_s"].iloc[0] == pytest.approx(0.025)
+    assert t["max_s"].iloc[0] == pytest.approx(0.040)
+    # other quantiles, by run: the group column first, as in every other metric table
+    t = jm.owd_percentiles(media(rows), r, window="all", by="run_id", q=[0.5, 0.999])
+    assert list(t.columns) == ["run_id", "p50_s", "p99.9_s"] and t.run_id.tolist() == [1, 2]
+    assert t.p50_s.tolist() == pytest.approx([0.015, 0.035])
     c = jm.owd_cdf(media(rows), r, window="all", points=3)
     assert c["p"].tolist() == [0.0, 0.5, 1.0]
     assert c["owd_s"].tolist() == pytest.approx([0.010, 0.025, 0.040])
@@ -36,8 +40,8 @@ def test_ipdv_table_has_exactly_table1_columns_and_hand_values():
     # sorted [−0.02, 0, 0.01, 0.02]: 25% = −0.005, 50% = 0.005, 75% = 0.0125, 90% = 0.017.
     df = media(cbr([10, 30, 10, 10, 20]))
     t = jm.ipdv_table(df, runs({1: (None, None)}), window="all")
-    assert list(t.columns) == ["min", "25", "50", "75", "90", "95", "96", "97", "98", "99", "max"]
-    got = t.iloc[0][["min", "25", "50", "75", "90", "max"]].tolist()
+    assert list(t.columns) == ["min_s", "p25_s", "p50_s", "p75_s", "p90_s", "p95_s", "p96_s", "p97_s", "p98_s", "p99_s", "max_s"]
+    got = t.iloc[0][["min_s", "p25_s", "p50_s", "p75_s", "p90_s", "max_s"]].tolist()
     assert got == pytest.approx([-0.02, -0.005, 0.005, 0.0125, 0.017, 0.02])
 
 
@@ -45,10 +49,11 @@ def test_ipdv_table_by_parameter_groups():
     rows = cbr([10, 30], run=1) + cbr([10, 15], run=2) + cbr([10, 12], run=3)
     r = runs({1: (None, None, {"iw": 3}), 2: (None, None, {"iw": 10}), 3: (None, None, {"iw": 10})})
     t = jm.ipdv_table(media(rows), r, window="all", by="iw")
-    assert t.index.tolist() == [3, 10]
-    assert t.loc[3, "max"] == pytest.approx(0.020)
-    assert t.loc[10, "min"] == pytest.approx(0.002)
-    assert t.loc[10, "max"] == pytest.approx(0.005)
+    assert t.iw.tolist() == [3, 10] and list(t.columns[:2]) == ["iw", "min_s"]
+    t = t.set_index("iw")
+    assert t.loc[3, "max_s"] == pytest.approx(0.020)
+    assert t.loc[10, "min_s"] == pytest.approx(0.002)
+    assert t.loc[10, "max_s"] == pytest.approx(0.005)
 
 
 def test_ipdv_uses_sequence_order_with_reordered_arrivals_and_skips_losses():

@@ -33,7 +33,11 @@ def test_pam2013_writes_every_figure_and_table(pam):
     for f in figs:
         assert (pam / "figures" / "fixed" / f"{f}.svg").exists()
     t1 = pd.read_csv(pam / "fixed" / "table1_ipdv.csv")
-    assert list(t1.columns) == ["iw", "n", "min", "25", "50", "75", "90", "95", "96", "97", "98", "99", "max"]
+    # in ms, with the OWD table's columns
+    assert list(t1.columns) == ["iw", "n", "pmin", "p25", "p50", "p75", "p90", "p95", "p96", "p97", "p98", "p99", "pmax"]
+    owd = pd.read_csv(pam / "fixed" / "owd_percentiles_web.csv")
+    assert list(owd.columns[2:]) == list(t1.columns[2:])
+    assert 1 < t1.p99.median() < 1000  # ms: a few to a few hundred, not seconds
     assert len(t1) == 6
     for name in ("media_packets", "runs", "tcp_flows"):
         assert (pam / "fixed" / "web" / f"{name}.parquet").exists()

@@ -27,7 +27,7 @@ def test_audio_alone_by_hand():
     # no packet is late behind any buffer, so a larger one only adds delay: the smallest wins
     assert m["best_jb_ms"] == 40.0
     mos40 = jitterlab.emodel_mos(jitterlab.simulate(LINK, seed=1).media_packets, None, jbs_ms=[40], window="all").mos.iloc[0]
-    assert m["mos"] == pytest.approx(mos40)
+    assert m["mos"] == pytest.approx(mos40) and not m["mos_same_at_every_jb"]
     assert s["points"][0]["tcp"] == []
 
 
@@ -57,6 +57,8 @@ def test_simulate_prints_the_summary_and_json_alone_on_stdout(tmp_path):
     p = run_cli("simulate", str(ROOT / "scenarios" / "audio-bulk-access.toml"), "--out", str(tmp_path / "a"), check=True)
     assert p.stdout.startswith("summary (1 run; media over the TCP overlap window):")
     assert "audio: OWD median" in p.stdout and "bulk TCP (1 conn.): goodput" in p.stdout
+    # a 500-packet buffer behind a download: MOS 1 whatever the buffer, said so rather than "best JB 40 ms"
+    assert "MOS 1.00 (the same at every JB)" in p.stdout
     p = run_cli("simulate", str(ROOT / "scenarios" / "audio-bulk-access.toml"), "--out", str(tmp_path / "b"), "--json", check=True)
     doc = json.loads(p.stdout)  # the whole of stdout is one document
     assert doc["scenario"] == "audio-bulk-access" and doc["out"] == str(tmp_path / "b")

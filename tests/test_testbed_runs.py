@@ -55,7 +55,7 @@ def test_audio_alone_owd_is_the_configured_delay(tmp_path):
     from jitterlab import metrics as jm
 
     pct = jm.owd_percentiles(res.media_packets, res.runs, window="all")
-    assert abs(float(pct["50"].iloc[0]) - 0.015) < 0.001
+    assert abs(float(pct["p50_s"].iloc[0]) - 0.015) < 0.001
     assert not [n for n in _namespaces() if n.startswith(f"jl-{os.getpid()}-")]
     # the captures are there, MTU-sized at most (offloads off)
     assert (tmp_path / "server.pcap").stat().st_size > 0 and (tmp_path / "client.pcap").stat().st_size > 0

@@ -89,6 +89,15 @@ def test_output_pcap_is_honoured_through_the_api(tmp_path):
     assert len(cap["media_packets"]) == len(r.media_packets)
 
 
+def test_unsaved_captures_go_when_the_process_ends(tmp_path):
+    code = (f"import jitterlab; r = jitterlab.simulate({str(SCENARIO)!r}, overrides={{'output.pcap': ['client'], 'duration': '2s'}}); "
+            "import os; p = r.pcap['client']; assert os.path.getsize(p) > 0; print(p)")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    path = p.stdout.strip()
+    assert path.endswith("client.pcap") and not __import__("os").path.exists(path)
+
+
 def test_a_plain_script_runs_a_sweep_and_a_report(tmp_path):
     script = tmp_path / "plain.py"
     script.write_text(textwrap.dedent(f"""\

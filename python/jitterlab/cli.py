@@ -82,12 +82,14 @@ EXAMPLES = """examples:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from jitterlab.commands import options
+
     p = Parser(
         prog="jitterlab",
         description="How competing TCP traffic hurts interactive media over a bottleneck: "
         "simulate, analyse captures, compute media-quality metrics.",
         epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=options.ExamplesFormatter,
     )
     p.add_argument("--version", action=_Version)
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)

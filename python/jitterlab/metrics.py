@@ -42,6 +42,7 @@ __all__ = [
     "CODECS",
     "DEFAULT_JBS_MS",
     "TABLE1_COLUMNS",
+    "percentile_column",
     "MetricsWarning",
     "Prepared",
     "prepare",
@@ -71,9 +72,21 @@ __all__ = [
 
 #: Jitter buffer sizes of the PAM 2013 study (Fig. 5, Fig. 7), ms.
 DEFAULT_JBS_MS: tuple[int, ...] = (40, 60, 80, 100, 150, 200)
-#: Columns of the paper's Table 1 (percentiles of IPDV, in seconds) and their quantiles.
-TABLE1_COLUMNS: list[str] = ["min", "25", "50", "75", "90", "95", "96", "97", "98", "99", "max"]
+#: Quantiles of the paper's Table 1 (percentiles of IPDV) and the columns they get (seconds).
 TABLE1_Q: list[float] = [0.0, 0.25, 0.5, 0.75, 0.9, 0.95, 0.96, 0.97, 0.98, 0.99, 1.0]
+
+
+def percentile_column(q: float) -> str:
+    """The column of quantile `q` in a percentile table (seconds, as every duration here):
+    ``min_s`` (0), ``p25_s`` (0.25), ``p99.9_s`` (0.999), ``max_s`` (1).
+
+    >>> [percentile_column(q) for q in (0.0, 0.5, 0.999, 1.0)]
+    ['min_s', 'p50_s', 'p99.9_s', 'max_s']
+    """
+    return "min_s" if q == 0 else "max_s" if q == 1 else f"p{q * 100:g}_s"
+
+
+TABLE1_COLUMNS: list[str] = [percentile_column(q) for q in TABLE1_Q]
 
 #: Codec presets: (Ie, Bpl) from ITU-T G.113 Appendix I; delay = packetisation + look-ahead (ms).
 CODECS: dict[str, dict[str, float]] = {
@@ -350,20 +363,22 @@ def _pooled(p: Prepared, metric: str, window: Window, by: Any, q: Sequence[float
 
 
 def _table(mat: np.ndarray, labels: pd.DataFrame, by: Any, columns: list[str]) -> pd.DataFrame:
+    """One row per group: the `by` columns, then `columns` (as every other table here: groups are
+    columns, not the index)."""
     df = pd.DataFrame(mat, columns=columns)
     if by is None:
         return df
-    return df.set_index(pd.MultiIndex.from_frame(labels) if labels.shape[1] > 1 else pd.Index(labels.iloc[:, 0]))
+    return pd.concat([labels.reset_index(drop=True), df], axis=1)
 
 
 def owd_percentiles(media: Any, runs: pd.DataFrame | None = None, window: Window = "overlap",
                     by: Sequence[str] | str | None = None, q: Sequence[float] = TABLE1_Q) -> pd.DataFrame:
-    """Pooled OWD percentiles (seconds) over replications, one row per group of ``by`` (columns
-    of ``runs``); columns as Table 1 when ``q`` is the default."""
+    """Pooled OWD percentiles over replications, one row per group of ``by`` (columns of
+    ``runs``): [by…], then one column per quantile in seconds (`percentile_column`: min_s,
+    p25_s, …, max_s for Table 1's quantiles, the default)."""
     p = _prep(media, runs)
     mat, labels, _ = _pooled(p, "owd", window, by, q)
-    cols = TABLE1_COLUMNS if list(q) == TABLE1_Q else [f"{x * 100:g}" for x in q]
-    return _table(mat, labels, by, cols)
+    return _table(mat, labels, by, [percentile_column(x) for x in q])
 
 
 def owd_cdf(media: Any, runs: pd.DataFrame | None = None, window: Window = "overlap",
@@ -389,8 +404,8 @@ def ipdv(media: Any, runs: pd.DataFrame | None = None, window: Window = "overlap
 
 def ipdv_table(media: Any, runs: pd.DataFrame | None = None, window: Window = "overlap",
                by: Sequence[str] | str | None = None) -> pd.DataFrame:
-    """The paper's Table 1: pooled IPDV percentiles in seconds, columns exactly
-    min, 25, 50, 75, 90, 95, 96, 97, 98, 99, max; index = the ``by`` groups."""
+    """The paper's Table 1: pooled IPDV percentiles, [by…] then exactly `TABLE1_COLUMNS`
+    (min_s, p25_s, p50_s, p75_s, p90_s, p95_s, p96_s, p97_s, p98_s, p99_s, max_s; seconds)."""
     p = _prep(media, runs)
     mat, labels, _ = _pooled(p, "ipdv", window, by, TABLE1_Q)
     return _table(mat, labels, by, TABLE1_COLUMNS)

@@ -119,6 +119,11 @@ def to_plotly(fig: Any) -> dict[str, Any]:
     layout["width"], layout["height"] = int(w * 110), int(h * 110)
     axes = [a for a in fig.axes if a.get_visible() and a.axison]
     positions: list[tuple[float, ...]] = []
+    # a figure-level legend (fig.legend) lists each label once, whichever panel draws it
+    fig_labels = {t.get_text() for lg in getattr(fig, "legends", []) for t in lg.get_texts()}
+    fig_shown: set[str] = set()
+    if fig_labels:
+        layout["showlegend"] = True
     for i, ax in enumerate(axes, start=1):
         if ax.images or any(isinstance(c, AxesImage) for c in ax.get_children()):
             raise ValueError("images are not converted")
@@ -170,9 +175,12 @@ def to_plotly(fig: Any) -> dict[str, Any]:
         shown: set[str] = set()
 
         def base(name: str, group: str | None = None) -> dict[str, Any]:
-            show = name in legend_labels and name not in shown
-            if show:
+            if name in legend_labels:
+                show = name not in shown
                 shown.add(name)
+            else:
+                show = name in fig_labels and name not in fig_shown
+                fig_shown.add(name)
             return {"xaxis": sx, "yaxis": sy, "name": name if not name.startswith("_") else "",
                     "showlegend": show, "legendgroup": group or name}
 

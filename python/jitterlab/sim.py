@@ -305,7 +305,8 @@ def simulate(
         Extra columns of the ``runs`` table (a sweep's parameters).
     pcap_dir : str or Path, optional
         Where the nodes listed in ``output.pcap`` get a capture each; without it they go to a
-        temporary directory, and `Result.save` copies them into its output's ``pcap/``.
+        temporary directory removed when the process exits, and `Result.save` copies them into
+        its output's ``pcap/``.
     max_memory, max_events : float, optional
         Cost limits checked before running (see `check_cost`).
     share : int
@@ -343,10 +344,14 @@ def simulate(
     sc = _scn.with_overrides(_scn.load(scenario), overrides)
     out_pcap = sc.get("output", {}).get("pcap") if isinstance(sc.get("output"), Mapping) else None
     if pcap_dir is None and out_pcap:
-        # the scenario asks for captures: they go to a temporary directory until `Result.save`
+        # the scenario asks for captures: they go to a temporary directory, removed when this
+        # process exits, until `Result.save` copies them into its output
+        import atexit
+        import shutil
         import tempfile
 
         pcap_dir = tempfile.mkdtemp(prefix="jitterlab-pcap-")
+        atexit.register(shutil.rmtree, pcap_dir, True)
     js = _scn.to_json(sc)
     check_cost(_native.estimate_json(js), max_memory, max_events, share)
     raw = _native.simulate_tables(js, int(seed), int(run_id), None if pcap_dir is None else str(pcap_dir))

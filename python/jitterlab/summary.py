@@ -78,8 +78,10 @@ def _media(media: pd.DataFrame, runs: pd.DataFrame, names: Mapping[int, str], wi
             best = by_jb[by_jb == by_jb.max()].index[0]
             row["best_jb_ms"] = round(float(best) * 1e3, 6)
             row["mos"] = _num(by_jb[best])
+            # equal at every buffer (a call past saving: MOS 1 throughout) has no best buffer to name
+            row["mos_same_at_every_jb"] = bool(len(by_jb) > 1 and by_jb.max() == by_jb.min())
         else:
-            row["best_jb_ms"], row["mos"] = None, None
+            row["best_jb_ms"], row["mos"], row["mos_same_at_every_jb"] = None, None, False
         rows.append(row)
     return rows
 
@@ -155,7 +157,8 @@ def format_summary(s: Mapping[str, Any], max_points: int = 12) -> str:
         for m in p["media"]:
             lines.append(f"{ind}{m['name']}: OWD median {_f(m['owd_median_ms'], '.1f', ' ms')}, p99 {_f(m['owd_p99_ms'], '.1f', ' ms')}, "
                          f"loss {_f(None if m['loss'] is None else m['loss'] * 100, '.2f', ' %')}, "
-                         f"MOS {_f(m['mos'], '.2f')} (best JB {_f(m['best_jb_ms'], 'g', ' ms')})")
+                         f"MOS {_f(m['mos'], '.2f')} "
+                         + ("(the same at every JB)" if m.get("mos_same_at_every_jb") else f"(best JB {_f(m['best_jb_ms'], 'g', ' ms')})"))
         for t in p["tcp"]:
             lines.append(f"{ind}{t['role']} TCP ({t['connections']} conn.): goodput {_f(t['goodput_mbps'], '.2f', ' Mbit/s')}, "
                          f"completion {_f(t['completion_s'], '.2f', ' s')}, finished in {t['finished_runs']}/{t['runs']} runs")

@@ -958,7 +958,7 @@ def execute_batch(payloads: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [execute(p) for p in payloads]
 
 
-_POOL: tuple[tuple[int, bool], Any] | None = None
+_POOL: tuple[int, Any, bool] | None = None  # (workers, the pool, keep_main)
 
 
 def _pool(n: int, keep_main: bool = False) -> Any:
@@ -968,15 +968,15 @@ def _pool(n: int, keep_main: bool = False) -> Any:
     combiner) or locks of the client, and do not re-run the caller's script (`jitterlab._spawn`:
     a script without a `__main__` guard works) unless `keep_main` (a reduce defined there)."""
     global _POOL
-    if _POOL is not None and _POOL[0] == (n, keep_main) and not getattr(_POOL[1], "_broken", False):
+    if _POOL is not None and (_POOL[0], _POOL[2]) == (n, keep_main) and not getattr(_POOL[1], "_broken", False):
         return _POOL[1]
     _drop_pool()
     from concurrent.futures import ProcessPoolExecutor
 
     from jitterlab import _procs, _spawn
 
-    _POOL = ((n, keep_main), ProcessPoolExecutor(max_workers=n, mp_context=_spawn.context(keep_main),
-                                                 initializer=_procs.die_with_parent, initargs=(os.getpid(),)))
+    _POOL = (n, ProcessPoolExecutor(max_workers=n, mp_context=_spawn.context(keep_main),
+                                    initializer=_procs.die_with_parent, initargs=(os.getpid(),)), keep_main)
     return _POOL[1]
 
 

@@ -18,6 +18,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="turn sender/receiver captures (pcap, pcapng, gzip) into media_packets, tcp_flows and runs",
         description="Matches each media packet of the sender-side capture to its receiver-side copy, "
         "tracks the competing TCP flows, and flags the anomalies the PAM 2013 study excluded.",
+        epilog="examples:\n  jitterlab analyze --sender server.pcap --receiver client.pcap --out out/cap",
+        formatter_class=options.ExamplesFormatter
     )
     src = p.add_argument_group("input (one pair, or many)")
     src.add_argument("--sender", help="capture at the media sender (pcap/pcapng, may be .gz)")

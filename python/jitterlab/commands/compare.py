@@ -5,6 +5,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from jitterlab.commands import options
+
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser(
@@ -13,6 +15,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         description="Run one scenario, as its file says (its stack profile and link keys), on the simulator and on the "
         "namespace testbed (needs root), and print audio OWD percentiles (over the overlap window), media "
         "loss, TCP goodput and completion time side by side.",
+        epilog="examples:\n  sudo jitterlab compare scenarios/testbed/umts-bulk.toml --cc cubic",
+        formatter_class=options.ExamplesFormatter
     )
     p.add_argument("scenario", help="scenario file (TOML)")
     p.add_argument("--seed", type=int, default=1)

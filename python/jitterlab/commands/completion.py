@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 
+from jitterlab.commands import options
+
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser(
@@ -17,7 +19,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         description="Print a shell completion script for jitterlab, generated from its own options.",
         epilog='examples:\n  eval "$(jitterlab completion bash)"   # add to ~/.bashrc\n'
         '  eval "$(jitterlab completion zsh)"    # add to ~/.zshrc',
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=options.ExamplesFormatter,
     )
     p.add_argument("shell", choices=["bash", "zsh"], help="the shell")
     return p

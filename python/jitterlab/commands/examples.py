@@ -7,6 +7,8 @@ import shutil
 import sys
 from pathlib import Path
 
+from jitterlab.commands import options
+
 #: where the examples live in the installed package
 ROOT = Path(__file__).resolve().parents[1] / "examples"
 
@@ -19,7 +21,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "AQMs, a trace link, sweeps, captures) and how to run each. With DIR: copy them there (files already there are kept).",
         epilog="examples:\n  jitterlab examples\n  jitterlab examples my-examples && cd my-examples\n"
         "  jitterlab simulate audio-bulk.toml --out out/audio-bulk && jitterlab report out/audio-bulk",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=options.ExamplesFormatter,
     )
     p.add_argument("dir", nargs="?", help="directory to copy the examples into (created if missing)")
     return p

@@ -101,3 +101,13 @@ def print_summary(args: argparse.Namespace, tables: object, extra: dict) -> None
         sys.stdout.write("\n")
     else:
         print(summary.format_summary(s))
+
+
+class ExamplesFormatter(argparse.HelpFormatter):
+    """argparse's formatter, but an epilog that starts with "examples:" keeps its lines as written
+    (the description is still wrapped to the terminal)."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if text.startswith("examples:"):
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)

@@ -4,6 +4,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from jitterlab.commands import options
+
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser(
@@ -13,6 +15,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "report.html (self-contained, interactive) with figures as SVG/PNG/CSV: OWD and IPDV CDFs, loss and MOS "
         "against the jitter buffer, loss-period levels over time, TCP goodput and completion. Several directories "
         "are overlaid in each figure; a sweep's runs are grouped by its parameters.",
+        epilog="examples:\n  jitterlab report out/aqm                      # -> out/aqm/report/report.html\n  jitterlab report out/a out/b --label A --label B --out out/ab --pdf",
+        formatter_class=options.ExamplesFormatter
     )
     p.add_argument("dirs", nargs="+", metavar="DIR", help="output directory, or a sweep's fsspec URL (s3://…; its report is written to ./report)")
     p.add_argument("--label", action="append", default=[], help="name of the DIR in the same position (repeatable; default: its name)")

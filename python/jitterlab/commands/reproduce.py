@@ -7,6 +7,8 @@ import sys
 import time
 from typing import Any
 
+from jitterlab.commands import options
+
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     from jitterlab.presets import PRESETS
@@ -17,6 +19,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         description="Run a preset study on the simulator: its sweeps, every figure and table of the paper, and one "
         "self-contained report.html checking the paper's findings against our numbers. Finished runs are kept in "
         "OUT, so an interrupted reproduce resumes.",
+        epilog="examples:\n  jitterlab reproduce pam2013                    # -> out/pam2013/report.html\n  jitterlab reproduce mitigations --reps 10 --link fixed,cellular\n  jitterlab reproduce pam2013 --link trace:python/jitterlab/examples/traces/cellular-2mbit.down",
+        formatter_class=options.ExamplesFormatter
     )
     p.add_argument("preset", choices=sorted(PRESETS), help="the study")
     p.add_argument("--reps", type=int, default=None, help="replications per configuration (preset default, e.g. 50)")

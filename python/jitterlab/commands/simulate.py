@@ -19,6 +19,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "TCP endpoints are the stack profile the scenario names (`stack = \"linux-6.18\" | \"linux-3.2\" | \"ns2-sack1\"`, "
         "on the file or a TCP entry; default linux-6.18, the testbed's kernel), each key on an entry overriding one switch "
         "(docs/tcp.md, \"Stack profiles\"); the manifest records the profile and the overrides.",
+        epilog="examples:\n  jitterlab simulate scenarios/audio-bulk-access.toml --out out/bulk\n  jitterlab simulate web.toml --out out/web --seed 7 --set access.down_rate=3Mbit\n  jitterlab simulate web.toml --out out/web --json | jq .points[0].media",
+        formatter_class=options.ExamplesFormatter
     )
     p.add_argument("scenario", help="scenario file (TOML)")
     p.add_argument("--seed", type=options.seed, default=1, help="master seed (default 1)")

@@ -13,6 +13,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="run a parameter sweep with replications (resumable)",
         description="Run every run of a sweep file (parameters x replications) and store each finished run at once "
         "under OUT/runs/; re-running into the same OUT skips finished runs. Combined tables go to OUT/<table>.parquet.",
+        epilog="examples:\n  jitterlab sweep scenarios/sweeps/buffer-aqm.toml --out out/aqm --jobs 4\n  jitterlab sweep aqm-sweep.toml --out out/aqm --json > summary.json",
+        formatter_class=options.ExamplesFormatter
     )
     p.add_argument("file", help="sweep file (TOML)")
     p.add_argument("--out", required=True, help="output directory, or a URL for fsspec (s3://bucket/dir, gcs://…; "

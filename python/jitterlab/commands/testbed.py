@@ -6,6 +6,8 @@ import argparse
 import sys
 import time
 
+from jitterlab.commands import options
+
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser(
@@ -19,6 +21,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "TCP is the kernel's: the stack profile must be linux-6.18 (the default); switches Linux can take per namespace, "
         "route or socket are applied (tcp_rmem, timestamps, SACK, RACK, TLP, ECN, initcwnd, rto_min, SO_RCVBUF), any "
         "other is refused with the reason.",
+        epilog="examples:\n  sudo jitterlab testbed scenarios/testbed/audio-alone.toml --out out/tb\n  sudo jitterlab testbed --cleanup",
+        formatter_class=options.ExamplesFormatter
     )
     p.add_argument("scenario", nargs="?", help="scenario file (TOML)")
     p.add_argument("--seed", type=int, default=1, help="recorded with the results (the testbed itself draws nothing)")

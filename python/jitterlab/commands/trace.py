@@ -13,6 +13,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+from jitterlab.commands import options
+
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser(
@@ -20,6 +22,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="write the Mahimahi trace of the cellular link model",
         description="Link traces. `trace generate MODEL.toml --duration 60s --seed 1 --out FILE` writes "
         "the delivery opportunities of jitterlab's cellular model as a Mahimahi trace.",
+        epilog="examples:\n  jitterlab trace generate model.toml --duration 120s --seed 1 --out cell.down",
+        formatter_class=options.ExamplesFormatter
     )
     tsub = p.add_subparsers(dest="trace_command", metavar="ACTION")
     g = tsub.add_parser("generate", help="write the trace the cellular model produces",

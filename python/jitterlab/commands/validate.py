@@ -22,7 +22,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "(one line naming the key), 0 otherwise.",
         epilog="examples:\n  jitterlab validate scenarios/audio-bulk-access.toml\n"
         "  jitterlab validate scenarios/sweeps/buffer-aqm.toml --json | jq .cost",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=options.ExamplesFormatter,
     )
     p.add_argument("file", help="scenario or sweep file (TOML; a sweep has a [sweep] table)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON document on standard output")

@@ -166,8 +166,8 @@ def per_run(res: Mapping[str, Any], link: str) -> pd.DataFrame:
         base = runs[keys].copy()
         base["workload"] = "bulk" if wl == "bulk" else base.n.map(lambda n: f"n={n}") + base.iw.map(lambda w: f" IW{w}")
         pct = M.owd_percentiles(m, runs, window="overlap", by="run_id")
-        base = base.merge(pd.DataFrame({"run_id": pct.index, "owd_p50_ms": pct["50"].to_numpy() * 1e3,
-                                        "owd_p99_ms": pct["99"].to_numpy() * 1e3}), on="run_id", how="left")
+        base = base.merge(pd.DataFrame({"run_id": pct["run_id"].to_numpy(), "owd_p50_ms": pct["p50_s"].to_numpy() * 1e3,
+                                        "owd_p99_ms": pct["p99_s"].to_numpy() * 1e3}), on="run_id", how="left")
         jl = M.jb_loss(m, runs, jbs_ms=[40.0, 100.0])
         for jb in (40, 100):
             s = jl[np.isclose(jl.jb_s, jb / 1e3)][["run_id", "loss_rate"]].rename(columns={"loss_rate": f"loss{jb}"})

@@ -62,7 +62,7 @@ def _metrics(media: pd.DataFrame, runs: pd.DataFrame, tcp: pd.DataFrame) -> dict
     jl = M.jb_loss(media, runs, jbs_ms=[40.0])
     bj = M.best_jb(media, runs, jbs_ms=mit.JBS)
     tc = M.tcp_summary(tcp, per="run")
-    return {"owd_p50_ms": float(np.median(pct["50"])) * 1e3, "owd_p99_ms": float(np.median(pct["99"])) * 1e3,
+    return {"owd_p50_ms": float(np.median(pct["p50_s"])) * 1e3, "owd_p99_ms": float(np.median(pct["p99_s"])) * 1e3,
             "loss40_pct": float(np.median(jl.loss_rate)) * 100, "mos_best": float(np.median(bj.mos)) if len(bj) else np.nan,
             "goodput_Mbps": float(np.nanmedian(tc.goodput_bps)) / 1e6 if len(tc) else np.nan}
 

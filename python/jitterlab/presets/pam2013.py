@@ -288,10 +288,10 @@ def _figures(rep: Report, res: dict, reps: int, reps7: int, ln: Link, multi: boo
     loss_rate = 1 - loss.received.sum() / loss.sent.sum()
     fig, ax = plots.new()
     _cdf_plot(ax, cdf, "audio only", next(plots.styles()))
-    ax.axvline(pct["50"] * 1e3, color="#555", linestyle=":")
-    ax.annotate(f"median {pct['50'] * 1e3:.1f} ms", (pct["50"] * 1e3, 0.5), xytext=(8, -4), textcoords="offset points")
-    ax.annotate(f"max {pct['max'] * 1e3:.1f} ms", (pct["max"] * 1e3, 1.0), xytext=(-70, -14), textcoords="offset points")
-    ax.set_xlabel("one-way delay (ms)"); ax.set_ylabel("CDF"); ax.set_xlim(0, max(80, pct["max"] * 1e3 * 1.1)); ax.grid(alpha=.3)
+    ax.axvline(pct["p50_s"] * 1e3, color="#555", linestyle=":")
+    ax.annotate(f"median {pct['p50_s'] * 1e3:.1f} ms", (pct["p50_s"] * 1e3, 0.5), xytext=(8, -4), textcoords="offset points")
+    ax.annotate(f"max {pct['max_s'] * 1e3:.1f} ms", (pct["max_s"] * 1e3, 1.0), xytext=(-70, -14), textcoords="offset points")
+    ax.set_xlabel("one-way delay (ms)"); ax.set_ylabel("CDF"); ax.set_xlim(0, max(80, pct["max_s"] * 1e3 * 1.1)); ax.grid(alpha=.3)
     plots.caption(fig, caption("pam2013-audio", reps, f"{link_note}; 15 s audio alone; loss {loss_rate * 100:.2f} %"))
     rep.figure(fig, f"{sub}fig2_audio_only_cdf", f"{tag}Fig. 2: CDF of one-way delay, audio only (whole flow).")
     n_fig += 1
@@ -302,7 +302,7 @@ def _figures(rep: Report, res: dict, reps: int, reps7: int, ln: Link, multi: boo
     pb = M.owd_percentiles(bulk_m, bulk_r, window="overlap").iloc[0]
     fig, ax = plots.new()
     _cdf_plot(ax, cdf, "audio + bulk TCP", next(plots.styles()))
-    ax.annotate(f"median {pb['50'] * 1e3:.0f} ms", (pb["50"] * 1e3, 0.5), xytext=(8, -4), textcoords="offset points")
+    ax.annotate(f"median {pb['p50_s'] * 1e3:.0f} ms", (pb["p50_s"] * 1e3, 0.5), xytext=(8, -4), textcoords="offset points")
     ax.set_xlabel("one-way delay (ms)"); ax.set_ylabel("CDF"); ax.grid(alpha=.3)
     tcp = M.tcp_summary(bulk_t)
     plots.caption(fig, caption("pam2013-bulk", reps, f"{link_note}; {BULK_SIZE} CUBIC download from U(10,12) s; goodput median {np.nanmedian(tcp.goodput_bps) / 1e6:.2f} Mbit/s"))
@@ -318,17 +318,18 @@ def _figures(rep: Report, res: dict, reps: int, reps7: int, ln: Link, multi: boo
     for (n, iw), g in cdf.groupby(["n", "iw"]):
         _cdf_plot(ax, g, f"n={n}, IW{iw}", next(st))
     ax.set_xlabel("one-way delay (ms)"); ax.set_ylabel("CDF"); ax.grid(alpha=.3); ax.legend(fontsize=8)
-    ax.set_xlim(0, min(600, float(pw["99"].max()) * 1e3 * 1.2))
+    ax.set_xlim(0, min(600, float(pw["p99_s"].max()) * 1e3 * 1.2))
     plots.caption(fig, caption("pam2013-web", reps, f"{link_note}; {WEB_TOTAL} over n CUBIC flows from U(10,12) s"))
     rep.figure(fig, f"{sub}fig4_web_cdf", f"{tag}Fig. 4: CDF of one-way delay, audio + n short TCP flows, per (n, IW).")
     n_fig += 1
-    rep.table(pw.reset_index().rename(columns={c: f"p{c}" for c in M.TABLE1_COLUMNS}).assign(
-        **{f"p{c}": lambda d, c=c: d[f"p{c}"] * 1e3 for c in M.TABLE1_COLUMNS}), f"{tag}OWD percentiles (ms) per (n, IW)", "{:.1f}", name=f"{sub}owd_percentiles_web")
+    rep.table(_ms_table(pw), f"{tag}OWD percentiles (ms) per (n, IW)", "{:.1f}", name=f"{sub}owd_percentiles_web")
 
     # ---- Table 1: IPDV
-    _section(rep, "Table 1 — IPDV", "IP packet delay variation (RFC 5481 consecutive selection), pooled over replications, seconds.")
-    t1 = M.ipdv_table(web_m, web_r, window="overlap", by=["iw", "n"]).reset_index()
-    rep.table(t1, f"{tag}Table 1: CDF of IPDV for an audio flow competing with n short TCP flows (seconds)", "{:.3f}", name=f"{sub}table1_ipdv")
+    _section(rep, "Table 1 — IPDV", "IP packet delay variation (RFC 5481 consecutive selection), pooled over replications, ms "
+             "(the paper's table is in seconds).")
+    # in ms with the same columns as the OWD table above (the paper's 0.020072 s is 20.072 ms here)
+    t1 = _ms_table(M.ipdv_table(web_m, web_r, window="overlap", by=["iw", "n"]))
+    rep.table(t1, f"{tag}Table 1: CDF of IPDV for an audio flow competing with n short TCP flows (ms)", "{:.1f}", name=f"{sub}table1_ipdv")
 
     # ---- Fig. 5: loss vs JB
     _section(rep, "Fig. 5 — loss behind the jitter buffer", "Pure + delay-based loss per replication; median and 25–75th percentiles.")
@@ -426,11 +427,17 @@ PAPER_TABLE1 = {(3, 1): {"90": 0.020072, "99": 0.070158}, (3, 2): {"90": 0.01892
                 (10, 2): {"90": 0.019432, "99": 0.160448}, (10, 6): {"90": 0.018741, "99": 0.220447}}
 
 
+def _ms_table(t: pd.DataFrame) -> pd.DataFrame:
+    """A Table 1 style percentile table in ms for the report: min_s, p25_s, … -> pmin, p25, … (ms)."""
+    ren = {c: "p" + c.removesuffix("_s").removeprefix("p") for c in M.TABLE1_COLUMNS}
+    return t.rename(columns=ren).assign(**{v: (lambda d, v=v: d[v] * 1e3) for v in ren.values()})
+
+
 def _per_run_owd(m, r, qs: list[float], window: str) -> pd.DataFrame:
     """Per replication: OWD quantiles (columns '25', '50', … '100' for the max), with the runs' columns."""
     t = M.owd_percentiles(m, None if isinstance(m, M.Prepared) else r, window=window, by="run_id", q=qs)
-    t.index.name = "run_id"
-    return r.merge(t.reset_index(), on="run_id", how="left")
+    t = t.rename(columns={M.percentile_column(q): f"{q * 100:g}" for q in qs})
+    return r.merge(t, on="run_id", how="left")
 
 
 def _levels(m, r, jb: float) -> pd.DataFrame:

@@ -146,7 +146,7 @@ def _bulk(rep: Report, res, reps: int) -> None:
     m, r = res["media_packets"], res["runs"]
     rep.section("Audio with a bulk download, with and without moderation",
                 f"OWD of audio packets sent while a {BULK_SIZE} CUBIC download (IW3) runs; {BUDGET} budget at the mobile host.")
-    pct = M.owd_percentiles(m, r, window="overlap", by="mitigation")
+    pct = M.owd_percentiles(m, r, window="overlap", by="mitigation").set_index("mitigation")
     cdf = M.owd_cdf(m, r, window="overlap", by="mitigation", points=401)
     tcp = _tcp_per_run(res, ["mitigation"])
     good = tcp.groupby("mitigation").goodput_bps.median()
@@ -155,24 +155,24 @@ def _bulk(rep: Report, res, reps: int) -> None:
     st = plots.styles()
     for mit in MITIGATIONS:
         g = cdf[cdf.mitigation == mit]
-        ax.plot(g.owd_s * 1e3, g.p, label=f"{mit} (median {pct.loc[mit, '50'] * 1e3:.0f} ms)", **next(st))
+        ax.plot(g.owd_s * 1e3, g.p, label=f"{mit} (median {pct.loc[mit, 'p50_s'] * 1e3:.0f} ms)", **next(st))
     ax.set_xscale("log"); ax.set_xlabel("one-way delay (ms, log scale)"); ax.set_ylabel("CDF"); ax.grid(alpha=.3, which="both"); ax.legend(fontsize=8)
     plots.caption(fig, caption("rwnd-bulk", reps, f"{BULK_SIZE} download from U(10,12) s; goodput median: "
                                + ", ".join(f"{k} {good[k] / 1e6:.2f}" for k in MITIGATIONS) + " Mbit/s"))
     rep.figure(fig, "owd_cdf_bulk", f"CDF of audio OWD during a bulk download: no mitigation, {BUDGET} RWND moderation after / from the SYN, RED.")
     tab = pd.DataFrame({"mitigation": MITIGATIONS,
-                        "owd_p25_ms": [pct.loc[k, "25"] * 1e3 for k in MITIGATIONS],
-                        "owd_median_ms": [pct.loc[k, "50"] * 1e3 for k in MITIGATIONS],
-                        "owd_p99_ms": [pct.loc[k, "99"] * 1e3 for k in MITIGATIONS],
+                        "owd_p25_ms": [pct.loc[k, "p25_s"] * 1e3 for k in MITIGATIONS],
+                        "owd_median_ms": [pct.loc[k, "p50_s"] * 1e3 for k in MITIGATIONS],
+                        "owd_p99_ms": [pct.loc[k, "p99_s"] * 1e3 for k in MITIGATIONS],
                         "loss40_median_pct": [loss.loc[k, "median"] * 100 for k in MITIGATIONS],
                         "goodput_median_Mbps": [good[k] / 1e6 for k in MITIGATIONS],
                         "completion_median_s": [tcp[tcp.mitigation == k].completion_s.median() for k in MITIGATIONS]})
     rep.table(tab, "Bulk download: audio OWD, 40 ms-JB loss and TCP goodput per mitigation", "{:.2f}", name="bulk")
-    mod = pct.loc["rwnd from SYN", "50"]
-    rep.text(f"RED (thresholds 5 / 15 packets, w = 0.002) lowers the bulk median OWD to {pct.loc['RED', '50'] * 1e3:.0f} ms at a goodput "
+    mod = pct.loc["rwnd from SYN", "p50_s"]
+    rep.text(f"RED (thresholds 5 / 15 packets, w = 0.002) lowers the bulk median OWD to {pct.loc['RED', 'p50_s'] * 1e3:.0f} ms at a goodput "
              f"of {good['RED'] / 1e6:.2f} Mbit/s and a 40 ms-JB loss of {loss.loc['RED', 'median'] * 100:.0f} % (audio packets are "
              f"dropped early too); the moderation needs no change in the network, RED needs the operator. After-SYN and from-SYN moderation "
-             f"are the same for a bulk download (medians {pct.loc['rwnd after SYN', '50'] * 1e3:.1f} and {mod * 1e3:.1f} ms): its "
+             f"are the same for a bulk download (medians {pct.loc['rwnd after SYN', 'p50_s'] * 1e3:.1f} and {mod * 1e3:.1f} ms): its "
              "IW3 burst fits either SYN-ACK window (10 segments after the SYN, the whole 13-segment budget from it).")
 
 
@@ -183,7 +183,7 @@ def _web(rep: Report, res, reps: int) -> None:
                 f"{WEB_TOTAL} over n parallel CUBIC flows with IW3 or IW10; loss behind a 40 ms jitter buffer (pure + late).")
     ls = jb_ms(M.jb_loss_summary(m, r, jbs_ms=JBS, by=keys))
     l40 = ls[ls.jb_ms == 40.0].set_index(keys)
-    pct = M.owd_percentiles(m, r, window="overlap", by=keys)
+    pct = M.owd_percentiles(m, r, window="overlap", by=keys).set_index(keys)
     tcp = _tcp_per_run(res, keys)
     comp = tcp.groupby(keys).completion_s.median()
     fig, ax = plots.new(width=9, height=4.2)
@@ -206,7 +206,7 @@ def _web(rep: Report, res, reps: int) -> None:
     for n, iw in cases:
         for mit in MITIGATIONS:
             rows.append({"n": n, "iw": iw, "mitigation": mit, "loss40_median_pct": l40.loc[(n, iw, mit), "median"] * 100,
-                         "owd_median_ms": pct.loc[(n, iw, mit), "50"] * 1e3, "owd_p99_ms": pct.loc[(n, iw, mit), "99"] * 1e3,
+                         "owd_median_ms": pct.loc[(n, iw, mit), "p50_s"] * 1e3, "owd_p99_ms": pct.loc[(n, iw, mit), "p99_s"] * 1e3,
                          "completion_median_s": comp[(n, iw, mit)]})
     tab = pd.DataFrame(rows)
     rep.table(tab, "Short flows: 40 ms-JB loss, OWD and page completion per (n, IW, mitigation)", "{:.2f}", name="web")
@@ -234,7 +234,7 @@ def _web(rep: Report, res, reps: int) -> None:
     red_l = np.mean([l40.loc[(n, iw, "RED"), "median"] for n, iw in cases]) * 100
     none_l = np.mean([l40.loc[(n, iw, "none"), "median"] for n, iw in cases]) * 100
     red_c = np.mean([_pct(comp[(n, iw, "RED")], comp[(n, iw, "none")]) for n, iw in cases])
-    red_p99 = np.mean([pct.loc[(n, iw, "RED"), "99"] for n, iw in cases]) * 1e3
+    red_p99 = np.mean([pct.loc[(n, iw, "RED"), "p99_s"] for n, iw in cases]) * 1e3
     rep.text("Other mitigations. IW3 instead of IW10 (no moderation), 40 ms-JB loss: " + iw_rows + ". The smaller initial window helps "
              f"only the first round: slow start soon fills the 500-packet buffer either way. RED (thresholds 5/15 packets, w = 0.002, "
              f"gentle) averaged over the six (n, IW) cases: loss {none_l:.0f} % → {red_l:.0f} % at a {red_c:+.0f} % page completion time, "
@@ -249,7 +249,7 @@ def findings(bulk, web) -> list[Finding]:
     rw = F.RULE_WITHIN
     bm, br = M.prepare(bulk["media_packets"], bulk["runs"]), bulk["runs"]
     t = M.owd_percentiles(bm, None, window="overlap", by="run_id", q=[0.5])
-    b = br[["run_id", "replication", "mitigation"]].merge(t.rename(columns={"50": "owd"}), left_on="run_id", right_index=True)
+    b = br[["run_id", "replication", "mitigation"]].merge(t.rename(columns={"p50_s": "owd"}), on="run_id")
     g = M.tcp_summary(bulk["tcp_flows"], per="run")[["run_id", "goodput_bps"]]
     b = b.merge(g, on="run_id", how="left")
     wide = b.pivot_table(index="replication", columns="mitigation", values=["owd", "goodput_bps"])
@@ -282,7 +282,7 @@ def findings(bulk, web) -> list[Finding]:
     wm, wr = M.prepare(web["media_packets"], web["runs"]), web["runs"]
     jl = jb_ms(M.jb_loss(wm, None, jbs_ms=[40.0])).merge(wr[["run_id", "replication", "n", "iw", "mitigation"]], on="run_id")
     t = M.owd_percentiles(wm, None, window="overlap", by="run_id", q=[0.5])
-    w = wr[["run_id", "replication", "n", "iw", "mitigation"]].merge(t.rename(columns={"50": "owd"}), left_on="run_id", right_index=True)
+    w = wr[["run_id", "replication", "n", "iw", "mitigation"]].merge(t.rename(columns={"p50_s": "owd"}), on="run_id")
     c = M.tcp_summary(web["tcp_flows"], per="run")[["run_id", "completion_s"]]
     w = w.merge(c, on="run_id", how="left")
 
@@ -329,18 +329,18 @@ def _budget(rep: Report, bulk, web, reps: int) -> None:
     rep.section("Budget sweep: the trade-off curve",
                 f"Moderation from the SYN with budgets {', '.join(map(str, BUDGETS_KB))} kB (0 = no moderation): audio delay and loss "
                 f"against TCP goodput (bulk {BULK_SIZE}) and page completion time (6 flows, IW10, {WEB_TOTAL}).")
-    pb = M.owd_percentiles(bulk["media_packets"], bulk["runs"], window="overlap", by="budget_kB")
+    pb = M.owd_percentiles(bulk["media_packets"], bulk["runs"], window="overlap", by="budget_kB").set_index("budget_kB")
     gb = _tcp_per_run(bulk, ["budget_kB"]).groupby("budget_kB").goodput_bps.median()
     lb = _loss40(bulk, ["budget_kB"])
     lw = _loss40(web, ["budget_kB"])
-    pw = M.owd_percentiles(web["media_packets"], web["runs"], window="overlap", by="budget_kB")
+    pw = M.owd_percentiles(web["media_packets"], web["runs"], window="overlap", by="budget_kB").set_index("budget_kB")
     cw = _tcp_per_run(web, ["budget_kB"]).groupby("budget_kB").completion_s.median()
     budgets = [0, *BUDGETS_KB]
     tab = pd.DataFrame({"budget_kB": budgets,
-                        "bulk_owd_median_ms": [pb.loc[b, "50"] * 1e3 for b in budgets],
+                        "bulk_owd_median_ms": [pb.loc[b, "p50_s"] * 1e3 for b in budgets],
                         "bulk_loss40_pct": [lb.loc[b, "median"] * 100 for b in budgets],
                         "bulk_goodput_Mbps": [gb[b] / 1e6 for b in budgets],
-                        "web6_owd_median_ms": [pw.loc[b, "50"] * 1e3 for b in budgets],
+                        "web6_owd_median_ms": [pw.loc[b, "p50_s"] * 1e3 for b in budgets],
                         "web6_loss40_pct": [lw.loc[b, "median"] * 100 for b in budgets],
                         "web6_completion_s": [cw[b] for b in budgets]})
     fig, axes = plots.new(width=10, height=4.2, ncols=2)
