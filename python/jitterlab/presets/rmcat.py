@@ -465,6 +465,13 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
               "§5.1 per controller: convergence time after each step (s), median queueing delay, use of the 2.5 Mbit/s step, "
               "frame delay (capture to last packet, complete frames), share of complete frames, freezes per minute "
               "(W3C webrtc-stats rule; docs/media.md) — median, 25th, 75th percentile over replications", "{:.2f}", name="case_5_1")
+    rep.section("§5.2 Variable available capacity with two flows",
+                "Capacity 4.0 → 2.0 (25 s) → 3.5 (50 s) → 1.0 (75 s) → 2.0 Mbit/s (100 s); two flows from 0 s; 300 ms DropTail at 2 Mbit/s.")
+    _rate_panels(rep, res["5.2"], "Two flows of one controller on a varying capacity (RFC 8867 §5.2).", "rmcat-5.2", STEPS_52, reps,
+                 "capacity steps as a Mahimahi trace", end_s=125.0)
+    rep.table(_table(r52, ["cc"], ["jain", "total_util", "lowest_share", "qdelay_median_ms"]),
+              "§5.2 per controller: Jain's index of the two flows over 0–124 s, their total use of the capacity, the smaller "
+              "flow's share of the total, median queueing delay", "{:.3f}", name="case_5_2")
     rep.section("§5.3 Congested feedback link with bi-directional media flows",
                 "Forward 2.0 → 1.0 (20 s) → 0.5 (40 s) → 2.0 Mbit/s (60 s); backward 2.0 → 0.8 (35 s) → 2.0 Mbit/s (70 s); a video "
                 "flow each way, each one's feedback on the other's bottleneck.")
@@ -479,6 +486,11 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
     rep.table(_table(r54, ["cc"], ["jain", "total_util", "qdelay_median_ms"]),
               "§5.4 per controller: Jain's index of the three flows' received rates over 60–119 s, their total use of the capacity, "
               "median queueing delay", "{:.3f}", name="case_5_4")
+    rep.section("§5.5 Round-trip time fairness", "Five flows with one-way delays 10, 25, 50, 100, 150 ms starting 10 s apart on "
+                "4 Mbit/s, 300 s; shares over 50–299 s.")
+    rep.table(_table(r55, ["cc"], ["jain", "total_util", "lowest_share", "qdelay_median_ms"]),
+              "§5.5 per controller: Jain's index of the five flows over 50–299 s, their total use, the smallest flow's share, "
+              "median queueing delay", "{:.3f}", name="case_5_5")
     rep.section("§5.6 Media against a long TCP flow (CUBIC), DropTail and FQ-CoDel",
                 "2 Mbit/s; CUBIC bulk from 0 s, media 5–119 s; share = media's received IP bits over the capacity, 20–119 s.")
     tab = _table(r56, ["queue", "cc"], ["media_share", "qdelay_median_ms", "qdelay_p95_ms", "frame_delay_p95_ms", "frames_complete",
@@ -497,25 +509,18 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
     rep.figure(fig, "rmcat_5_6_share", "Media share beside a CUBIC download, per controller and bottleneck queue (RFC 8867 §5.6).")
     rep.table(tab, "§5.6 per queue and controller: media share, median and 95th-percentile queueing delay (ms), frame delay, "
               "complete frames, freezes per minute", "{:.2f}", name="case_5_6")
-
+    rep.section("§5.8 Media pause and resume", "§5.4's three flows on 3.5 Mbit/s, all from 0 s; the second pauses 40–60 s.")
+    _rate_panels(rep, res["5.8"], "Three flows, the second paused 40–60 s (RFC 8867 §5.8).", "rmcat-5.8", None, reps,
+                 "flow 2 paused 40–60 s", end_s=120.0)
+    rep.table(_table(r58, ["cc"], ["resume_load", "qdelay_p95_before_ms", "qdelay_p95_resume_ms", "jain_after"]),
+              "§5.8 per controller: the three flows' sending rate in 60–65 s over the capacity, 95th-percentile queueing delay "
+              "in 30–40 s and in 60–70 s, Jain's index over 80–119 s", "{:.3f}", name="case_5_8")
     rep.section("ECN: §5.1's capacity steps behind FQ-CoDel, media with and without ECT(0)",
                 "FQ-CoDel marks ECT packets where it would drop them (RFC 8290). NADA and SCReAM take CE as a congestion signal "
                 "(RFC 8698 §4.2's p_mark, RFC 8298's BETA_ECN); GCC (the draft) does not read ECN and reacts to the delay alone.")
     rep.table(_table(recn, ["cc", "ecn"], ["loss", "ce", "qdelay_median_ms", "util", "frame_delay_p95_ms", "frames_complete"]),
               "ECN per controller: share of media packets lost and CE-marked, median queueing delay, use of the capacity over "
               "0–99 s, 95th-percentile frame delay (ms), complete frames", "{:.4f}", name="case_ecn")
-    rep.section("§5.2 Variable available capacity with two flows",
-                "Capacity 4.0 → 2.0 (25 s) → 3.5 (50 s) → 1.0 (75 s) → 2.0 Mbit/s (100 s); two flows from 0 s; 300 ms DropTail at 2 Mbit/s.")
-    _rate_panels(rep, res["5.2"], "Two flows of one controller on a varying capacity (RFC 8867 §5.2).", "rmcat-5.2", STEPS_52, reps,
-                 "capacity steps as a Mahimahi trace", end_s=125.0)
-    rep.table(_table(r52, ["cc"], ["jain", "total_util", "lowest_share", "qdelay_median_ms"]),
-              "§5.2 per controller: Jain's index of the two flows over 0–124 s, their total use of the capacity, the smaller "
-              "flow's share of the total, median queueing delay", "{:.3f}", name="case_5_2")
-    rep.section("§5.5 Round-trip time fairness", "Five flows with one-way delays 10, 25, 50, 100, 150 ms starting 10 s apart on "
-                "4 Mbit/s, 300 s; shares over 50–299 s.")
-    rep.table(_table(r55, ["cc"], ["jain", "total_util", "lowest_share", "qdelay_median_ms"]),
-              "§5.5 per controller: Jain's index of the five flows over 50–299 s, their total use, the smallest flow's share, "
-              "median queueing delay", "{:.3f}", name="case_5_5")
     rep.section("This project's question for an adaptive call: the PAM 2013 cellular link with and without the 28 MB download",
                 "A video call (server → mobile) on the calibrated cellular model (~3 Mbit/s, 500-packet DropTail), alone or beside "
                 "the PAM 2013 bulk download (CUBIC, IW10, from U(10, 12) s); measured over 12–60 s.")
@@ -523,12 +528,6 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
                                                  "frames_complete"]),
               "The call per workload and controller: received media rate (kbit/s), median queueing delay, frame delay median and "
               "95th percentile (ms, capture to complete), share of complete frames", "{:.1f}", name="case_pam2013")
-    rep.section("§5.8 Media pause and resume", "§5.4's three flows on 3.5 Mbit/s, all from 0 s; the second pauses 40–60 s.")
-    _rate_panels(rep, res["5.8"], "Three flows, the second paused 40–60 s (RFC 8867 §5.8).", "rmcat-5.8", None, reps,
-                 "flow 2 paused 40–60 s", end_s=120.0)
-    rep.table(_table(r58, ["cc"], ["resume_load", "qdelay_p95_before_ms", "qdelay_p95_resume_ms", "jain_after"]),
-              "§5.8 per controller: the three flows' sending rate in 60–65 s over the capacity, 95th-percentile queueing delay "
-              "in 30–40 s and in 60–70 s, Jain's index over 80–119 s", "{:.3f}", name="case_5_8")
     fs = findings(r51, r53, r54, r56, recn, r52, r55, r58)
     for cc in CONTROLLERS:
         a = rpam[(rpam.cc == cc) & (rpam.workload == "bulk")]
