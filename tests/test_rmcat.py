@@ -44,10 +44,10 @@ def smoke(tmp_path_factory):
 def test_run_writes_report_figures_and_findings(smoke):
     out, path = smoke
     assert path.exists() and path.name == "report.html"
-    for f in ("rmcat-5_1.png", "rmcat-5_2.png", "rmcat-5_3.png", "rmcat-5_4.png", "rmcat_5_6_share.png"):
+    for f in ("rmcat-5_1.png", "rmcat-5_2.png", "rmcat-5_3.png", "rmcat-5_4.png", "rmcat-5_8.png", "rmcat_5_6_share.png"):
         assert (out / "figures" / f).exists()
     rows = list(csv.DictReader((out / "findings.csv").open(encoding="utf-8")))
-    assert len(rows) == 4 * 3 + 3 + 3 + 3 + 3 + 1 + 3 + 1 + 3
+    assert len(rows) == 4 * 3 + 3 + 3 + 3 + 3 + 3 + 1 + 3 + 1 + 3
     # FQ-CoDel beats DropTail for the media's share with every controller
     assert [r["verdict"] for r in rows if "larger share" in r["finding"]] == ["agrees"]
     # the PAM 2013 download drives every adaptive call past G.114's 400 ms (deep 500-packet buffer)

@@ -264,3 +264,27 @@ fn scream_discards_an_old_rtp_queue() {
     let made: u64 = g.rtc_frames.packets.iter().map(|&p| p as u64).sum();
     assert!(made - g.media.len() as u64 <= 20);
 }
+
+#[test]
+fn pause_and_resume() {
+    // RFC 8867 §5.8: no frames in [4 s, 6 s); the frame clock keeps its grid (start + k·interval)
+    let t = scenario::run(&small(json!([{"kind": "video", "from": "s", "to": "r", "cc": "gcc", "pause": [["4s", "6s"]]}])), 1).unwrap();
+    let c = &t.rtc_frames.capture_ns;
+    assert!(c.iter().all(|&x| !(4_000_000_000..6_000_000_000).contains(&x)));
+    // 301 slots k·33 333 333 ns in 10 s; k = 121..=180 (4.033–5.99999994 s) fall in the pause (k = 120
+    // is 3.99999996 s): 241 frames
+    assert_eq!(c.len(), 241);
+    assert_eq!(t.rtc_frames.frame, (0..241).collect::<Vec<u64>>());
+    let first_after = *c.iter().find(|&&x| x >= 6_000_000_000).unwrap();
+    assert_eq!(first_after, 181 * 33_333_333);
+    // no media sent in the pause beyond the queue's tail
+    let m = &t.media;
+    assert!((0..m.len()).filter(|&i| (4_100_000_000..6_000_000_000).contains(&m.send_ns[i])).count() == 0);
+    let e = |pause: Value| err(json!([{"kind": "video", "from": "s", "to": "r", "cc": "gcc", "pause": pause}]));
+    assert_eq!(e(json!([["6s", "4s"]])), "traffic[0].pause[0]: needs 0 <= from < to, got \"6s\" to \"4s\"");
+    assert_eq!(e(json!([["1s", "3s"], ["2s", "4s"]])), "traffic[0].pause[1]: pauses must be in order and must not overlap");
+    assert!(e(json!([["1s", "30s"]])).starts_with("traffic[0].pause[0]: must lie within start"));
+    assert!(e(json!("4s")).starts_with("traffic[0].pause: expected a list of [from, to] pairs"));
+    assert!(e(json!([["1s"]])).starts_with("traffic[0].pause[0]: expected [from, to] as two durations"));
+    assert!(e(json!([["1", "2s"]])).starts_with("traffic[0].pause[0]: a duration needs a unit"));
+}

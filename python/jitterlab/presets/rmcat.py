@@ -17,13 +17,14 @@ sender — router (100 Mbit/s) — receiver, the bottleneck in the router; one-w
   30 / 40 s; 4 Mbit/s; 300 s.
 - §5.6 media against a long TCP flow: 2 Mbit/s; CUBIC bulk from 0 s, media 5–119 s; 120 s; on
   DropTail (300 ms) and on FQ-CoDel (RFC 8290 defaults).
+- §5.8 pause and resume: §5.4's three flows all from 0 s, the second paused 40–60 s.
 - ECN: §5.1's steps behind FQ-CoDel with ECN, the media with and without ECT(0) (RFC 8867 lists an
   ECN case; its exact parameters were not at hand, these are ours).
 
 - This project's question: an adaptive video call on the PAM 2013 cellular link, alone and beside the
   study's 28 MB download.
 
-The testbed side, §5.7 (short TCP flows), §5.8 (pause and resume), the priority and the
+The testbed side, §5.7 (short TCP flows), the priority and the
 multiple-bottleneck cases and RFC 8869's wireless cases are not here yet."""
 from __future__ import annotations
 
@@ -60,6 +61,7 @@ RISE_S, FALL_S = 10.0, 2.5
 QDELAY_BOUND_MS = 100.0
 UTIL_BOUND = 0.60
 JAIN_BOUND = 0.9
+RESUME_BOUND = 1.2
 TABLES = ("media_packets", "runs", "rtc_series", "rtc_frames")
 
 
@@ -158,6 +160,16 @@ def scenario_54() -> dict[str, Any]:
             "traffic": [_video(f"video{i}", f"{s}s", "119s") for i, s in enumerate((0, 20, 40))]}
 
 
+def scenario_58() -> dict[str, Any]:
+    """§5.8: §5.4's three flows on 3.5 Mbit/s, all from 0 s; the second pauses 40–60 s."""
+    sc = scenario_54()
+    sc["name"] = "rmcat-5.8"
+    for t in sc["traffic"]:
+        t["start"] = "0s"
+    sc["traffic"][1]["pause"] = [["40s", "60s"]]
+    return sc
+
+
 def scenario_56() -> dict[str, Any]:
     return {"name": "rmcat-5.6", "duration": "120s", "links": _links({"rate": "2Mbit"}, queue_300ms(2e6)),
             "traffic": [_video("video", "5s", "119s"),
@@ -181,6 +193,7 @@ def sweeps(reps: int) -> dict[str, Sweep]:
                          params=[_cc(1), Param("workload", ["alone", "bulk"], [{"traffic[1].enabled": False}, {"traffic[1].enabled": True}])],
                          random={"traffic[1].start": {"dist": "uniform", "min": "10s", "max": "12s"}}, tables=TABLES + ("tcp_flows",)),
         "5.4": Sweep("rmcat-5.4", scenario_54(), seed=SEED, replications=reps, params=[_cc(3)], tables=TABLES),
+        "5.8": Sweep("rmcat-5.8", scenario_58(), seed=SEED, replications=reps, params=[_cc(3)], tables=TABLES),
         "5.6": Sweep("rmcat-5.6", scenario_56(), seed=SEED, replications=reps,
                      params=[_cc(1), Param("queue", ["droptail", "fq_codel"],
                                            [{"links.bottleneck.queue": queue_300ms(2e6)}, {"links.bottleneck.queue": FQ_CODEL}])],
@@ -288,6 +301,22 @@ def per_run_pam2013(res) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def per_run_58(res) -> pd.DataFrame:
+    """Per run: the three flows' total sending rate in the 5 s after the resume at 60 s over the
+    capacity, the 95th-percentile queueing delay then against 30–40 s, Jain's index over 80–119 s."""
+    m, runs = res["media_packets"], res["runs"]
+    rows = []
+    for _, run in runs.iterrows():
+        mr = m[m.run_id == run.run_id]
+        sent = mr[(mr.send_ns >= 60_000_000_000) & (mr.send_ns < 65_000_000_000)]["size"].sum() * 8 / 5.0
+        q = R.queueing_delay(mr)
+        p95 = lambda a, b: q[(q.recv_ns >= a * 1e9) & (q.recv_ns < b * 1e9)].qdelay_ns.quantile(0.95) / 1e6
+        rates = [R.utilisation(mr, [(0.0, 3.5e6)], 80.0, 119.0, flows=[f]) for f in sorted(mr.flow_id.unique())]
+        rows.append({"run_id": run.run_id, "cc": run.cc, "resume_load": float(sent) / 3.5e6, "qdelay_p95_before_ms": p95(30, 40),
+                     "qdelay_p95_resume_ms": p95(60, 70), "jain_after": R.jain_index(rates)})
+    return pd.DataFrame(rows)
+
+
 def per_run_ecn(res) -> pd.DataFrame:
     m, runs = res["media_packets"], res["runs"]
     rows = []
@@ -311,7 +340,7 @@ def per_run_54(res) -> pd.DataFrame:
 
 
 def findings(r51: pd.DataFrame, r53: pd.DataFrame, r54: pd.DataFrame, r56: pd.DataFrame, recn: pd.DataFrame,
-             r52: pd.DataFrame | None = None, r55: pd.DataFrame | None = None) -> list[Finding]:
+             r52: pd.DataFrame | None = None, r55: pd.DataFrame | None = None, r58: pd.DataFrame | None = None) -> list[Finding]:
     fs: list[Finding] = []
     for cc in CONTROLLERS:
         a = r51[r51.cc == cc]
@@ -357,6 +386,14 @@ def findings(r51: pd.DataFrame, r53: pd.DataFrame, r54: pd.DataFrame, r56: pd.Da
             a = r[r.cc == cc]
             fs.append(Finding(f"{label}, {cc}: fair sharing (Jain ≥ {JAIN_BOUND})", f"{src}: the flows share the capacity; bound ours",
                               F.spread(a.jain).show(fmt="{:.3f}"), F.side(a.jain, JAIN_BOUND, below=False), F.rule_side(f"{JAIN_BOUND}", False)))
+    for cc in CONTROLLERS:
+        if r58 is None:
+            break
+        a = r58[r58.cc == cc]
+        fs.append(Finding(f"§5.8 {cc}: a flow resuming after a 20 s pause does not flood the bottleneck (all three flows send at most "
+                          f"{RESUME_BOUND:.1f} × the capacity in the 5 s after the resume)",
+                          "RFC 8867 §5.8 (pause and resume); bound ours", F.spread(a.resume_load).show(fmt="{:.2f}"),
+                          F.side(a.resume_load, RESUME_BOUND, below=True), F.rule_side(f"{RESUME_BOUND:.1f}", True)))
     for cc in CONTROLLERS:
         a = r56[(r56.cc == cc) & (r56.queue == "fq_codel")]
         fs.append(Finding(f"§5.6 {cc} on FQ-CoDel: the media gets its fair share of 2 Mbit/s beside a CUBIC flow (35–65 %, 20–119 s)",
@@ -418,6 +455,7 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
     rpam = per_run_pam2013(res["pam2013"])
     r52 = per_run_shared(res["5.2"], STEPS_52, 0.0, 124.0)
     r55 = per_run_shared(res["5.5"], [(0.0, 4e6)], 50.0, 299.0)
+    r58 = per_run_58(res["5.8"])
     rep.section("§5.1 Variable available capacity with a single flow",
                 "Capacity 1.0 → 2.5 (40 s) → 0.6 (60 s) → 1.0 Mbit/s (80 s), 50 ms one way, 300 ms DropTail at 1 Mbit/s.")
     _rate_panels(rep, res["5.1"], "Media sending rate against the bottleneck capacity, per controller (RFC 8867 §5.1).", "rmcat-5.1",
@@ -427,6 +465,13 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
               "§5.1 per controller: convergence time after each step (s), median queueing delay, use of the 2.5 Mbit/s step, "
               "frame delay (capture to last packet, complete frames), share of complete frames, freezes per minute "
               "(W3C webrtc-stats rule; docs/media.md) — median, 25th, 75th percentile over replications", "{:.2f}", name="case_5_1")
+    rep.section("§5.2 Variable available capacity with two flows",
+                "Capacity 4.0 → 2.0 (25 s) → 3.5 (50 s) → 1.0 (75 s) → 2.0 Mbit/s (100 s); two flows from 0 s; 300 ms DropTail at 2 Mbit/s.")
+    _rate_panels(rep, res["5.2"], "Two flows of one controller on a varying capacity (RFC 8867 §5.2).", "rmcat-5.2", STEPS_52, reps,
+                 "capacity steps as a Mahimahi trace", end_s=125.0)
+    rep.table(_table(r52, ["cc"], ["jain", "total_util", "lowest_share", "qdelay_median_ms"]),
+              "§5.2 per controller: Jain's index of the two flows over 0–124 s, their total use of the capacity, the smaller "
+              "flow's share of the total, median queueing delay", "{:.3f}", name="case_5_2")
     rep.section("§5.3 Congested feedback link with bi-directional media flows",
                 "Forward 2.0 → 1.0 (20 s) → 0.5 (40 s) → 2.0 Mbit/s (60 s); backward 2.0 → 0.8 (35 s) → 2.0 Mbit/s (70 s); a video "
                 "flow each way, each one's feedback on the other's bottleneck.")
@@ -441,6 +486,11 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
     rep.table(_table(r54, ["cc"], ["jain", "total_util", "qdelay_median_ms"]),
               "§5.4 per controller: Jain's index of the three flows' received rates over 60–119 s, their total use of the capacity, "
               "median queueing delay", "{:.3f}", name="case_5_4")
+    rep.section("§5.5 Round-trip time fairness", "Five flows with one-way delays 10, 25, 50, 100, 150 ms starting 10 s apart on "
+                "4 Mbit/s, 300 s; shares over 50–299 s.")
+    rep.table(_table(r55, ["cc"], ["jain", "total_util", "lowest_share", "qdelay_median_ms"]),
+              "§5.5 per controller: Jain's index of the five flows over 50–299 s, their total use, the smallest flow's share, "
+              "median queueing delay", "{:.3f}", name="case_5_5")
     rep.section("§5.6 Media against a long TCP flow (CUBIC), DropTail and FQ-CoDel",
                 "2 Mbit/s; CUBIC bulk from 0 s, media 5–119 s; share = media's received IP bits over the capacity, 20–119 s.")
     tab = _table(r56, ["queue", "cc"], ["media_share", "qdelay_median_ms", "qdelay_p95_ms", "frame_delay_p95_ms", "frames_complete",
@@ -459,25 +509,18 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
     rep.figure(fig, "rmcat_5_6_share", "Media share beside a CUBIC download, per controller and bottleneck queue (RFC 8867 §5.6).")
     rep.table(tab, "§5.6 per queue and controller: media share, median and 95th-percentile queueing delay (ms), frame delay, "
               "complete frames, freezes per minute", "{:.2f}", name="case_5_6")
-
+    rep.section("§5.8 Media pause and resume", "§5.4's three flows on 3.5 Mbit/s, all from 0 s; the second pauses 40–60 s.")
+    _rate_panels(rep, res["5.8"], "Three flows, the second paused 40–60 s (RFC 8867 §5.8).", "rmcat-5.8", None, reps,
+                 "flow 2 paused 40–60 s", end_s=120.0)
+    rep.table(_table(r58, ["cc"], ["resume_load", "qdelay_p95_before_ms", "qdelay_p95_resume_ms", "jain_after"]),
+              "§5.8 per controller: the three flows' sending rate in 60–65 s over the capacity, 95th-percentile queueing delay "
+              "in 30–40 s and in 60–70 s, Jain's index over 80–119 s", "{:.3f}", name="case_5_8")
     rep.section("ECN: §5.1's capacity steps behind FQ-CoDel, media with and without ECT(0)",
                 "FQ-CoDel marks ECT packets where it would drop them (RFC 8290). NADA and SCReAM take CE as a congestion signal "
                 "(RFC 8698 §4.2's p_mark, RFC 8298's BETA_ECN); GCC (the draft) does not read ECN and reacts to the delay alone.")
     rep.table(_table(recn, ["cc", "ecn"], ["loss", "ce", "qdelay_median_ms", "util", "frame_delay_p95_ms", "frames_complete"]),
               "ECN per controller: share of media packets lost and CE-marked, median queueing delay, use of the capacity over "
               "0–99 s, 95th-percentile frame delay (ms), complete frames", "{:.4f}", name="case_ecn")
-    rep.section("§5.2 Variable available capacity with two flows",
-                "Capacity 4.0 → 2.0 (25 s) → 3.5 (50 s) → 1.0 (75 s) → 2.0 Mbit/s (100 s); two flows from 0 s; 300 ms DropTail at 2 Mbit/s.")
-    _rate_panels(rep, res["5.2"], "Two flows of one controller on a varying capacity (RFC 8867 §5.2).", "rmcat-5.2", STEPS_52, reps,
-                 "capacity steps as a Mahimahi trace", end_s=125.0)
-    rep.table(_table(r52, ["cc"], ["jain", "total_util", "lowest_share", "qdelay_median_ms"]),
-              "§5.2 per controller: Jain's index of the two flows over 0–124 s, their total use of the capacity, the smaller "
-              "flow's share of the total, median queueing delay", "{:.3f}", name="case_5_2")
-    rep.section("§5.5 Round-trip time fairness", "Five flows with one-way delays 10, 25, 50, 100, 150 ms starting 10 s apart on "
-                "4 Mbit/s, 300 s; shares over 50–299 s.")
-    rep.table(_table(r55, ["cc"], ["jain", "total_util", "lowest_share", "qdelay_median_ms"]),
-              "§5.5 per controller: Jain's index of the five flows over 50–299 s, their total use, the smallest flow's share, "
-              "median queueing delay", "{:.3f}", name="case_5_5")
     rep.section("This project's question for an adaptive call: the PAM 2013 cellular link with and without the 28 MB download",
                 "A video call (server → mobile) on the calibrated cellular model (~3 Mbit/s, 500-packet DropTail), alone or beside "
                 "the PAM 2013 bulk download (CUBIC, IW10, from U(10, 12) s); measured over 12–60 s.")
@@ -485,7 +528,7 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
                                                  "frames_complete"]),
               "The call per workload and controller: received media rate (kbit/s), median queueing delay, frame delay median and "
               "95th percentile (ms, capture to complete), share of complete frames", "{:.1f}", name="case_pam2013")
-    fs = findings(r51, r53, r54, r56, recn, r52, r55)
+    fs = findings(r51, r53, r54, r56, recn, r52, r55, r58)
     for cc in CONTROLLERS:
         a = rpam[(rpam.cc == cc) & (rpam.workload == "bulk")]
         fs.append(Finding(f"PAM 2013 cellular link with the 28 MB download, {cc}: 95th-percentile frame delay above 400 ms",
@@ -494,7 +537,7 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
                           F.side(a.frame_delay_p95_ms, 400.0, below=False), F.rule_side("400 ms", False), role="held-out"))
     write_csv(fs, opt.out / "findings.csv")
     for name, df in (("case_5_1", r51), ("case_5_2", r52), ("case_5_3", r53), ("case_5_4", r54), ("case_5_5", r55), ("case_5_6", r56),
-                     ("case_ecn", recn), ("case_pam2013", rpam)):
+                     ("case_5_8", r58), ("case_ecn", recn), ("case_pam2013", rpam)):
         df.to_csv(opt.out / f"{name}_per_run.csv", index=False)
     rep.section("Findings", "Each statement with its source, our value (median [25th–75th percentile] over replications) and a "
                 "verdict by the rule in its row. The RFCs define the metrics but give no bounds for convergence or fairness; "

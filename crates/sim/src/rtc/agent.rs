@@ -53,6 +53,11 @@ pub struct RtcSender {
     pub controller: Box<dyn Controller>,
     pub encoder: Encoder,
     frame: u64,
+    /// Frame slots passed (frames made or skipped in a pause): the next capture is at
+    /// start + slot · interval, so pauses never shift the frame clock.
+    slot: u64,
+    /// [from, to) windows in which the source makes no frames (RFC 8867 §5.8's pause and resume).
+    pauses: Vec<(Time, Time)>,
     next_seq: u64,
     queue: VecDeque<Queued>,
     queue_bytes: u64,
@@ -171,6 +176,29 @@ impl RtcSender {
     }
 }
 
+impl RtcSender {
+    /// One frame at the controller's target, cut into packets and queued.
+    fn encode(&mut self, now: Time, ctx: &mut Ctx) {
+        self.encoder.set_target(self.controller.target_rate(), now);
+        let f = self.encoder.next_frame(self.interval, now);
+        let sizes = packetize(f.bytes, self.mtu, RTP_OVERHEAD);
+        let t = &mut ctx.tables().rtc_frames;
+        t.flow_id.push(self.flow);
+        t.frame.push(self.frame);
+        t.capture_ns.push(now.ns() as i64);
+        t.bytes.push(f.bytes);
+        t.packets.push(sizes.len() as u32);
+        t.first_seq.push(self.next_seq);
+        t.key.push(f.key);
+        for size in sizes {
+            self.queue.push_back(Queued { seq: self.next_seq, size, enq: now });
+            self.queue_bytes += (size - RTP_OVERHEAD) as u64;
+            self.next_seq += 1;
+        }
+        self.frame += 1;
+    }
+}
+
 impl Agent for RtcSender {
     fn name(&self) -> &str { &self.name }
     fn start(&mut self, ctx: &mut Ctx) {
@@ -182,24 +210,11 @@ impl Agent for RtcSender {
     fn on_timer(&mut self, key: u32, ctx: &mut Ctx) {
         let now = ctx.now();
         if key == FRAME {
-            self.encoder.set_target(self.controller.target_rate(), now);
-            let f = self.encoder.next_frame(self.interval, now);
-            let sizes = packetize(f.bytes, self.mtu, RTP_OVERHEAD);
-            let t = &mut ctx.tables().rtc_frames;
-            t.flow_id.push(self.flow);
-            t.frame.push(self.frame);
-            t.capture_ns.push(now.ns() as i64);
-            t.bytes.push(f.bytes);
-            t.packets.push(sizes.len() as u32);
-            t.first_seq.push(self.next_seq);
-            t.key.push(f.key);
-            for size in sizes {
-                self.queue.push_back(Queued { seq: self.next_seq, size, enq: now });
-                self.queue_bytes += (size - RTP_OVERHEAD) as u64;
-                self.next_seq += 1;
+            if !self.pauses.iter().any(|&(a, b)| a <= now && now < b) {
+                self.encode(now, ctx);
             }
-            self.frame += 1;
-            let next = self.start + self.interval.mul(self.frame);
+            self.slot += 1;
+            let next = self.start + self.interval.mul(self.slot);
             if next < self.stop {
                 ctx.set_timer(FRAME, next);
             }
@@ -267,7 +282,8 @@ const CBR_ONLY: &[&str] = &["rate", "mode", "packet_size", "size"];
 
 /// An adaptive `video` or `audio` entry (`cc` given): `cc`, `min_rate`, `max_rate`, `start_rate`,
 /// `frame_interval` (video) or `interval` (audio), `mtu`, `key_interval` (video), `feedback`
-/// ("rfc8888" | "twcc"), `feedback_interval`, `feedback_via` (a channel the feedback must cross).
+/// ("rfc8888" | "twcc"), `feedback_interval`, `feedback_via` (a channel the feedback must cross),
+/// `pause` (windows without frames).
 pub fn build(p: &mut Params, b: &mut Build, kind: &str) -> Result<(), ConfigError> {
     let video = kind == "video";
     let (name, from, to, start, stop, ecn) = crate::media::common(p, b, kind, &format!("{kind}{}", b.count(kind)))?;
@@ -321,6 +337,7 @@ pub fn build(p: &mut Params, b: &mut Build, kind: &str) -> Result<(), ConfigErro
             return Err(p.err("feedback_via", format!("the feedback from {:?} to {:?} does not cross {via:?} (it takes {})", b.sim.node_name(to), b.sim.node_name(from), path.join(", "))));
         }
     }
+    let pauses = parse_pauses(p, start, stop)?;
     let limits = Limits { min_bps: min as f64, max_bps: max as f64, start_bps: start_rate as f64 };
     let flow = b.add_flow(&name, kind);
     let fb_flow = b.add_flow(&format!("{name}.feedback"), "feedback");
@@ -342,6 +359,8 @@ pub fn build(p: &mut Params, b: &mut Build, kind: &str) -> Result<(), ConfigErro
         controller: factory(&limits),
         encoder: Encoder::new(video, limits.start_bps, key_interval, rng),
         frame: 0,
+        slot: 0,
+        pauses,
         next_seq: 0,
         queue: VecDeque::new(),
         queue_bytes: 0,
@@ -372,6 +391,38 @@ pub fn build(p: &mut Params, b: &mut Build, kind: &str) -> Result<(), ConfigErro
     let got = b.sim.add_agent(to, Box::new(rx));
     debug_assert_eq!(got, sink_id);
     Ok(())
+}
+
+/// `pause = [["40s", "60s"], …]`: windows [from, to) without frames, in order, not overlapping,
+/// within [start, stop).
+fn parse_pauses(p: &mut Params, start: Time, stop: Time) -> Result<Vec<(Time, Time)>, ConfigError> {
+    let Some(v) = p.value_opt("pause") else { return Ok(vec![]) };
+    let key = p.key_path("pause");
+    let serde_json::Value::Array(items) = v else {
+        return Err(ConfigError::new(key, "expected a list of [from, to] pairs, e.g. [[\"40s\", \"60s\"]]"));
+    };
+    let mut out: Vec<(Time, Time)> = vec![];
+    for (i, it) in items.iter().enumerate() {
+        let at = format!("{key}[{i}]");
+        let pair = match it.as_array().map(|a| a.as_slice()) {
+            Some([serde_json::Value::String(a), serde_json::Value::String(b)]) => (a.clone(), b.clone()),
+            _ => return Err(ConfigError::new(at, format!("expected [from, to] as two durations, got {it}"))),
+        };
+        let d = |s: &str| crate::config::duration_ns(s).map_err(|m| ConfigError::new(at.clone(), m));
+        let (a, b) = (d(&pair.0)?, d(&pair.1)?);
+        if a < 0 || b <= a {
+            return Err(ConfigError::new(at, format!("needs 0 <= from < to, got {:?} to {:?}", pair.0, pair.1)));
+        }
+        let (a, b) = (Time(a as u64), Time(b as u64));
+        if a < start || b > stop {
+            return Err(ConfigError::new(at, format!("must lie within start ({start}) and stop ({stop})")));
+        }
+        if out.last().is_some_and(|&(_, e)| a < e) {
+            return Err(ConfigError::new(at, "pauses must be in order and must not overlap"));
+        }
+        out.push((a, b));
+    }
+    Ok(out)
 }
 
 /// A media controller named on a TCP entry is a mistake worth its own message (the TCP builder
