@@ -265,7 +265,7 @@ def _no_partial(d: Path) -> None:
 
 def test_report_on_a_full_disk_names_the_path_and_leaves_no_truncated_page(simdir, tiny_disk):
     out = tiny_disk / "r"
-    line = user_error(run_cli("report", str(simdir), "--out", str(out)), "no space left", str(out))
+    line = user_error(run_cli("report", str(simdir), "--out", str(out), "--quiet"), "no space left", str(out))
     page = out / "report.html"
     assert not page.exists() or page.read_text().rstrip().endswith("</html>"), line
     _no_partial(tiny_disk)
@@ -512,8 +512,8 @@ def test_reproduce_children_die_with_it(tmp_path):
                     {"JITTERLAB_FIGURE_PROCS": "1"})
 
 
-def test_report_savers_die_with_the_report(simdir, tmp_path):
-    _kill_and_watch([EXE, "report", str(simdir), "--out", str(tmp_path / "r")], 3, {"JITTERLAB_FIGURE_PROCS": "2"})
+# `jitterlab report` draws its figures in-process (issue 30: a small report no longer starts saver
+# processes); the presets' saver pool is covered by the reproduce test above.
 
 
 # ---------------------------------------------------------------------------------------------

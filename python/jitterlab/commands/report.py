@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
 
     # beside a single local input; a URL's report is written here (a report is a local file)
     local_one = len(args.dirs) == 1 and not _fspath.is_url(args.dirs[0])
-    out = Path(args.out) if args.out else (Path(args.dirs[0]) / "report" if local_one else Path("report"))
+    out = args.out if args.out else (Path(args.dirs[0]) / "report" if local_one else Path("report"))  # a URL stays a str: prepare_out refuses it
     out = report.prepare_out(out, [o.path for o in outs], force=args.force)
     path = report.build(outs, out, title=args.title, jb_ms=args.jb, pdf=args.pdf, progress=not args.quiet)
     print(f"report: {path}", file=sys.stderr)
