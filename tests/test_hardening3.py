@@ -191,6 +191,13 @@ def test_a_resumed_sweep_redoes_a_run_another_sweep_produced(tmp_path):
     assert "run 000001: produced by another sweep; running it again" in p.stderr
     assert "1 now, 3 before" in p.stderr
     assert pq.read_table(oa / "media_packets.parquet").equals(fresh)
+    # this sweep's own run 1 (replication 1: another seed) under run 0's name
+    seeds = {s.run_id: s.seed for s in sweep.load(a).runs()}
+    shutil.rmtree(oa / "runs" / "000000")
+    shutil.copytree(oa / "runs" / "000001", oa / "runs" / "000000")
+    p = run_cli("sweep", str(a), "--out", str(oa), "--jobs", "1", "--quiet")
+    assert f"run 000000: produced with seed {seeds[1]}, not {seeds[0]}; running it again" in p.stderr, p.stderr
+    assert pq.read_table(oa / "media_packets.parquet").equals(fresh)
 
 
 # ---------------------------------------------------------------------------------------------
