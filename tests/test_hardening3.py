@@ -191,6 +191,13 @@ def test_a_resumed_sweep_redoes_a_run_another_sweep_produced(tmp_path):
     assert "run 000001: produced by another sweep; running it again" in p.stderr
     assert "1 now, 3 before" in p.stderr
     assert pq.read_table(oa / "media_packets.parquet").equals(fresh)
+    # this sweep's own run 1 (replication 1: another seed) under run 0's name
+    seeds = {s.run_id: s.seed for s in sweep.load(a).runs()}
+    shutil.rmtree(oa / "runs" / "000000")
+    shutil.copytree(oa / "runs" / "000001", oa / "runs" / "000000")
+    p = run_cli("sweep", str(a), "--out", str(oa), "--jobs", "1", "--quiet")
+    assert f"run 000000: produced with seed {seeds[1]}, not {seeds[0]}; running it again" in p.stderr, p.stderr
+    assert pq.read_table(oa / "media_packets.parquet").equals(fresh)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -224,8 +231,9 @@ def test_report_out_follows_the_rules_of_every_out(simdir, tmp_path):
     assert "</html>" in (user / "report.html").read_text()
 
 
-@pytest.mark.parametrize("cmd", ["simulate", "report", "analyze", "testbed", "reproduce", "compare"])
-@pytest.mark.parametrize("url", ["memory://x", "s3://bucket/x", "gcs://b/x", "http://example.com/x"])
+@pytest.mark.parametrize("cmd,url", [("simulate", "memory://x"), ("simulate", "s3://bucket/x"), ("report", "memory://r"),
+                                     ("report", "gcs://b/x"), ("analyze", "http://example.com/x"), ("testbed", "memory://x"),
+                                     ("reproduce", "s3://bucket/x"), ("compare", "MEMORY://x")])
 def test_url_outputs_are_refused_before_anything_is_written(simdir, tmp_path, cmd, url):
     s, r = _pcaps(tmp_path)
     args = {"simulate": ["simulate", str(SCN)], "report": ["report", str(simdir)], "testbed": ["testbed", str(SCN)],
@@ -233,7 +241,7 @@ def test_url_outputs_are_refused_before_anything_is_written(simdir, tmp_path, cm
             "compare": ["compare", str(SCN)]}[cmd]
     user_error(run_cli(*args, "--out", url), url, "not supported")
     scheme = url.split(":")[0]
-    assert not (ROOT / f"{scheme}:").exists()
+    assert not (ROOT / f"{scheme}:").exists() and not (tmp_path / f"{scheme}:").exists()
 
 
 def test_file_urls_are_local_directories(simdir, tmp_path):

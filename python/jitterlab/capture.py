@@ -95,6 +95,8 @@ def _which_side(e: Exception, sender: str, receiver: str) -> Exception:
     msg = str(e)
     if sender in msg or receiver in msg:
         return e
+    if "in the sender capture" in msg:  # no media stream: the sender's, whatever the receiver holds
+        return _native.CaptureError(f"sender capture {sender}: {msg}")
     for side, path in (("sender", sender), ("receiver", receiver)):
         try:
             _native.capture_check(path, full=True)

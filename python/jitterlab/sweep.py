@@ -483,7 +483,7 @@ def _write_run(tmp: Out, d: Out, res: dict[str, Any]) -> tuple[bytes, dict[str, 
             files[PACK] = {"bytes": pos, "sha256": hashlib.sha256(blob).hexdigest()}
         # written last: the record that certifies the run's files
         done = (json.dumps({"wall_s": res["wall_s"], "identity": res.get("identity"), "files": files, "parts": parts, "tables": sorted(res["tables"]),
-                            "requested": sorted(res.get("requested", res["tables"]))}) + "\n").encode()
+                            "requested": sorted(res.get("requested", res["tables"]))}, sort_keys=False, default=str) + "\n").encode()
         (tmp / "done").write_bytes(done)
         res["done_sha256"] = hashlib.sha256(done).hexdigest()  # rides in the receipt (`_combined_digest`)
     else:
@@ -591,8 +591,10 @@ def verify_run(d: Out, need: Iterable[str] = ()) -> str | None:
 
 def _verify_run(d: Out, need: Iterable[str] = (), identity: Mapping[str, Any] | None = None) -> tuple[str | None, str | None]:
     """`verify_run`'s answer and, for a finished run, the SHA-256 of its done record (which
-    certifies its files: see `_combined_digest`). With `identity` (`run_identity`), a run whose
-    record names another is not this sweep's."""
+    certifies its files: see `_combined_digest`). With `identity` ({"sweep": digest, "seed": seed}
+    of `run_identity`), a run whose record names another sweep or seed is not this one's (the
+    sweep's digest hashes every run's parameters and seed in run order, so a record of this
+    digest in this run's directory holds this run's parameters)."""
     done = d / "done"
     if not done.is_file():
         return "not finished", None
@@ -604,12 +606,14 @@ def _verify_run(d: Out, need: Iterable[str] = (), identity: Mapping[str, Any] | 
     files = rec.get("files") if isinstance(rec, dict) else None
     if not isinstance(files, dict):
         return "written by an older jitterlab without checksums", None
-    if identity is not None and rec.get("identity") != identity:
+    if identity is not None:
         got = rec.get("identity")
         if not isinstance(got, dict):
             return "its done record does not say which sweep produced it", None
-        return ("produced by another sweep" if got.get("sweep") != identity.get("sweep")
-                else f"produced with seed {got.get('seed')} and parameters {got.get('params')}"), None
+        if got.get("sweep") != identity["sweep"]:
+            return "produced by another sweep", None
+        if got.get("seed") != identity["seed"]:
+            return f"produced with seed {got.get('seed')}, not {identity['seed']}", None
     missing = sorted(set(need) - set(rec.get("requested", need)))
     if missing:
         return f"stored without {', '.join(missing)}", None
@@ -752,7 +756,6 @@ def _run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None, execu
             except ScenarioError as e:
                 raise SweepError(f"run {sp.run_id} ({', '.join(f'{k}={v}' for k, v in sp.params.items()) or 'base'}): {e}") from None
     sweep_digest = _check_out(out, specs, sweep)
-    identity = {s.run_id: run_identity(sweep_digest, s) for s in specs}
     _remove_stale_tmp(out)
     todo = []
     done_sha: dict[int, str] = {}  # run id: SHA-256 of its done record (finished runs)
@@ -764,7 +767,7 @@ def _run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None, execu
             continue
         d = _run_dir(out, s.run_id)
         if (d / "done").exists():
-            why, sha = _verify_run(d, sweep.tables, identity[s.run_id])
+            why, sha = _verify_run(d, sweep.tables, {"sweep": sweep_digest, "seed": s.seed})
             if why is None and sha is not None:
                 done_sha[s.run_id] = sha
                 continue
@@ -782,7 +785,8 @@ def _run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None, execu
     names, testbed = list(sweep.tables), sweep.backend == "testbed"
     sweep_id = f"{os.getpid()}-{time.time_ns()}"  # this invocation (workers' peak memory counts from its first run)
     payloads = [{"sweep_id": sweep_id, "scenario": sweep.scenario, "scenario_key": key, "seed": s.seed, "run_id": s.run_id, "rep": s.rep, "point": s.point,
-                 "overrides": s.overrides, "params": s.params, "tables": names, "reduce": sweep.reduce, "identity": identity[s.run_id],
+                 "overrides": s.overrides, "params": s.params, "tables": names, "reduce": sweep.reduce,
+                 "identity": {"sweep": sweep_digest, "params": s.params, "seed": s.seed},  # `run_identity`, as JSON writes it
                  "out": out_s, "receipt": not inline, "inline_bytes": inline_bytes, "backend": sweep.backend,
                  "testbed_out": os.path.join(out_s, "testbed", f"{s.run_id:06d}") if testbed else None} for s in todo]
     if sweep.backend == "testbed":
