@@ -91,7 +91,7 @@ def test_rwnd_moderation_protects_audio_at_small_cost(bulk_runs):
     assert cost < 0.10, cost
     # the proof: the windows the client advertised (scaled, as tshark computes them) stay near the
     # 20 kB budget once the connection is established
-    wins = _advertised_windows(mod_dir / "client.pcap", src_port_not=6001)
+    wins = _advertised_windows(mod_dir / "client.pcap", src_port_not=6000)  # the server listens on 6000: the client's windows
     assert len(wins) > 100
     assert max(wins) <= 26_000, max(wins)
 
