@@ -8,15 +8,18 @@ docs/tcp.md ("Stack profiles"), which tests/test_docs.py checks against the curr
 from __future__ import annotations
 
 import json
-from functools import lru_cache
 from typing import Any
 
 from jitterlab import _native
 
 
-@lru_cache(maxsize=1)
+_DATA: dict[str, Any] = {}
+
+
 def _data() -> dict[str, Any]:
-    return json.loads(_native.stack_profiles())
+    if not _DATA:
+        _DATA.update(json.loads(_native.stack_profiles()))
+    return _DATA
 
 
 def default() -> str:
