@@ -239,6 +239,11 @@ def _cdf_plot(ax, cdf: pd.DataFrame, label: str, style: dict) -> None:
     ax.plot(cdf["owd_s"] * 1e3, cdf["p"], label=label, **style)
 
 
+def _paper_marks(ax, xs: Sequence[float], ys: Sequence[float], label: str = "paper (reported values)") -> None:
+    """The paper's reported values as black crosses beside our curves."""
+    ax.plot(list(xs), list(ys), linestyle="none", marker="x", markersize=9, markeredgewidth=2, color="black", label=label)
+
+
 def parse_stacks(values: Sequence[str] | None) -> list[str]:
     """`--stack` values (repeatable, comma-separated): the study's stack first unless given, each a
     known profile. UserError naming a bad one."""
@@ -386,7 +391,7 @@ def sensitivity(rep: Report, opt: Options, reps: int, reps7: int, base: list[Fin
             ax.text(j, i, r[k][:5], ha="center", va="center", fontsize=6)
     plots.caption(fig, caption("pam2013", reps, "verdict per finding (rows) and variant (columns); green agrees, red disagrees"))
     rep.figure(fig, "sensitivity", "Sensitivity: the verdict of each finding under each variant of what the documents leave open.")
-    rep.table(df, "Verdicts under each variant; flips_under names the variants that change the default's verdict", name="sensitivity_table")
+    rep.table(df, "Verdicts under each variant (OUT/sensitivity.csv); flips_under names the variants that change the default's verdict")
     dis = df[df["default"] != "agrees"]
     rep.text("What each row that does not agree by default depends on: " + "; ".join(
         f"{r.finding}: " + (f"{r.default}, {'flips' if r.flips_under else ''} under {r.flips_under}" if r.flips_under
@@ -424,6 +429,9 @@ def _figures(rep: Report, res: dict, reps: int, reps7: int, ln: Link, multi: boo
     loss_rate = 1 - loss.received.sum() / loss.sent.sum()
     fig, ax = plots.new()
     _cdf_plot(ax, cdf, "audio only", next(plots.styles()))
+    # paper §3: median 18.0 ms, max 70.4 ms; Wibra slides: 25th / 75th percentile 15 / 21 ms
+    _paper_marks(ax, [15.0, 18.0, 21.0, 70.4], [0.25, 0.5, 0.75, 1.0])
+    ax.legend(fontsize=8, loc="lower right")
     ax.axvline(pct["50"] * 1e3, color="#555", linestyle=":")
     ax.annotate(f"median {pct['50'] * 1e3:.1f} ms", (pct["50"] * 1e3, 0.5), xytext=(8, -4), textcoords="offset points")
     ax.annotate(f"max {pct['max'] * 1e3:.1f} ms", (pct["max"] * 1e3, 1.0), xytext=(-70, -14), textcoords="offset points")
@@ -438,6 +446,8 @@ def _figures(rep: Report, res: dict, reps: int, reps7: int, ln: Link, multi: boo
     pb = M.owd_percentiles(bulk_m, bulk_r, window="overlap").iloc[0]
     fig, ax = plots.new()
     _cdf_plot(ax, cdf, "audio + bulk TCP", next(plots.styles()))
+    _paper_marks(ax, [500.0, 1420.0], [0.25, 0.5])  # paper §3: 25th percentile 0.5 s, median 1.42 s
+    ax.legend(fontsize=8, loc="lower right")
     ax.annotate(f"median {pb['50'] * 1e3:.0f} ms", (pb["50"] * 1e3, 0.5), xytext=(8, -4), textcoords="offset points")
     ax.set_xlabel("one-way delay (ms)"); ax.set_ylabel("CDF"); ax.grid(alpha=.3)
     tcp = M.tcp_summary(bulk_t)
@@ -454,7 +464,11 @@ def _figures(rep: Report, res: dict, reps: int, reps7: int, ln: Link, multi: boo
     for (n, iw), g in cdf.groupby(["n", "iw"]):
         _cdf_plot(ax, g, f"n={n}, IW{iw}", next(st))
     ax.set_xlabel("one-way delay (ms)"); ax.set_ylabel("CDF"); ax.grid(alpha=.3); ax.legend(fontsize=8)
-    ax.set_xlim(0, min(600, float(pw["99"].max()) * 1e3 * 1.2))
+    # paper §3: IW3 below 150 ms up to the 75th percentile (every n); IW10 n = 1, 2 medians below 150 ms;
+    # six IW10 flows' median ≈ 200 ms
+    _paper_marks(ax, [150.0, 150.0, 200.0], [0.75, 0.5, 0.5], "paper: 150 ms bounds (IW3 p75, IW10 n=1,2 median), 6×IW10 median ≈ 200 ms")
+    ax.legend(fontsize=7)
+    ax.set_xlim(0, max(260, min(600, float(pw["99"].max()) * 1e3 * 1.2)))
     plots.caption(fig, caption("pam2013-web", reps, f"{link_note}; {WEB_TOTAL} over n CUBIC flows from U(10,12) s"))
     rep.figure(fig, f"{sub}fig4_web_cdf", f"{tag}Fig. 4: CDF of one-way delay, audio + n short TCP flows, per (n, IW).")
     n_fig += 1
@@ -465,6 +479,9 @@ def _figures(rep: Report, res: dict, reps: int, reps7: int, ln: Link, multi: boo
     _section(rep, "Table 1 — IPDV", "IP packet delay variation (RFC 5481 consecutive selection), pooled over replications, seconds.")
     t1 = M.ipdv_table(web_m, web_r, window="overlap", by=["iw", "n"]).reset_index()
     rep.table(t1, f"{tag}Table 1: CDF of IPDV for an audio flow competing with n short TCP flows (seconds)", "{:.3f}", name=f"{sub}table1_ipdv")
+    if not multi or ln.label == "fixed":
+        paper_t1 = pd.DataFrame([{"iw": iw, "n": n, **{c: v for c, v in zip(t1.columns[2:], _T1[(iw, n)])}} for iw, n in _T1])
+        rep.table(paper_t1, "The paper's Table 1 (seconds), as printed, for comparison", "{:.3f}")
 
     # ---- Fig. 5: loss vs JB
     _section(rep, "Fig. 5 — loss behind the jitter buffer", "Pure + delay-based loss per replication; median and 25–75th percentiles.")
@@ -475,7 +492,8 @@ def _figures(rep: Report, res: dict, reps: int, reps7: int, ln: Link, multi: boo
         s = next(st)
         ax.errorbar(g.jb_ms, g["median"] * 100, yerr=[(g["median"] - g.p25) * 100, (g.p75 - g["median"]) * 100],
                     label=f"n={n}, IW{iw}", capsize=3, color=s["color"], linestyle=s["linestyle"], marker=s["marker"])
-    ax.set_xlabel("jitter buffer (ms)"); ax.set_ylabel("loss rate (%)"); ax.set_ylim(0, 100); ax.grid(alpha=.3); ax.legend(fontsize=8)
+    _paper_marks(ax, [40.0], [100.0], "paper: IW10 ≈ 100 % at small JB")  # paper §4, text of Fig. 5
+    ax.set_xlabel("jitter buffer (ms)"); ax.set_ylabel("loss rate (%)"); ax.set_ylim(0, 105); ax.grid(alpha=.3); ax.legend(fontsize=8)
     plots.caption(fig, caption("pam2013-web", reps, f"{link_note}; base delay = min OWD in the 2 s before TCP starts"))
     rep.figure(fig, f"{sub}fig5_loss_vs_jb", f"{tag}Fig. 5: loss rate vs jitter buffer, audio + n short TCP flows (median, IQR).")
     n_fig += 1
@@ -500,6 +518,9 @@ def _figures(rep: Report, res: dict, reps: int, reps7: int, ln: Link, multi: boo
             g = lot[(lot.n == n) & (lot.iw == iw)]
             ax.stackplot(g.t_s, *[g[f"level_{k}"] for k in range(6)], labels=[f"level {k}" for k in range(6)], colors=greys, edgecolor="#333", linewidth=0.2)
             ax.set_title(f"({t}) n={n}, IW{iw}", fontsize=10); ax.set_xlim(0, 2)
+            # paper §4: recovery after the initial window around 0.2 s (n = 1), samples decline around 1 s
+            for x in (0.2, 1.0):
+                ax.axvline(x, color="black", linestyle=":", linewidth=1)
         axes[1, 0].set_xlabel("time since TCP start (s)"); axes[1, 1].set_xlabel("time since TCP start (s)")
         axes[0, 0].set_ylabel("packets per bin / replications"); axes[1, 0].set_ylabel("packets per bin / replications")
         axes[0, 1].legend(fontsize=7, loc="upper right")
