@@ -138,6 +138,11 @@ def limits(per: pd.DataFrame, queue: str, mode: str, per_limit: float = 0.05) ->
     return (first - 1).astype(float)
 
 
+#: Where each statement is (findings.csv `source`), by the finding's prefix.
+SOURCES = [("Exp. 1", "Chodorek, §4, first experiment (Figs. 2-3)"), ("Exp. 2", "Chodorek, §4, second experiment (Figs. 4-5)"),
+           ("Both experiments", "Chodorek, §4-5 (Figs. 2-5)")]
+
+
 def findings(e1: pd.DataFrame, e2: pd.DataFrame, choices: dict[str, pd.DataFrame]) -> list[Finding]:
     """Every quantitative statement of Chodorek et al. against per-replication values."""
     out: list[Finding] = []
@@ -310,7 +315,7 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
     choice = {k: run_experiment(_with_storage(sw, keep), k, opt) for k, sw in choice_sweeps(reps_choice or max(2, min(reps, 4))).items()}
     per = {"preset": _per_run(res["exp1"], "N"), "plain sinks": _per_run(choice["exp1-plain-sinks"], "N"),
            "RED packet mode": _per_run(choice["exp1-red-packets"], "N")}
-    fs = findings(_per_run(res["exp1"], "N"), _per_run(res["exp2"], "B"), per)
+    fs = F.with_sources(findings(_per_run(res["exp1"], "N"), _per_run(res["exp2"], "B"), per), SOURCES)
     write_csv(fs, opt.out / "findings.csv")
     rep.section("Findings of the paper against our numbers",
                 "Each quantitative statement of the paper with what we measured (median [25th–75th percentile] over replications) and a "

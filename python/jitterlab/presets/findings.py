@@ -393,6 +393,17 @@ def ordering(text: str, paper: str, pairs: Sequence[tuple[str, Iterable[float], 
     return Finding(text, paper, tally(outs) + " — " + detail, count_verdict(outs), RULE_ORDER + "; " + RULE_COUNT, why, role)
 
 
+def with_sources(findings: Sequence[Finding], by_prefix: Sequence[tuple[str, str]]) -> list[Finding]:
+    """Each finding whose `source` is empty gets the source of the first prefix its text starts with."""
+    from dataclasses import replace
+
+    out = []
+    for f in findings:
+        src = next((s for pre, s in by_prefix if f.finding.startswith(pre)), "")
+        out.append(replace(f, source=src) if src and not f.source else f)
+    return out
+
+
 def write_csv(findings: Sequence[Finding], path: str | Path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -129,7 +129,7 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
     _bulk(rep, res["bulk"], reps)
     _web(rep, res["web"], reps)
     _budget(rep, res["budget-bulk"], res["budget-web"], reps)
-    fs = findings(res["bulk"], res["web"])
+    fs = F.with_sources(findings(res["bulk"], res["web"]), SOURCES)
     write_csv(fs, opt.out / "findings.csv")
     rep.section("Findings: the moderation issue's targets, the WiBrA slides and the real-Linux testbed against our numbers",
                 "Each statement with what we measured (median [25th–75th percentile] over replications; ratios and costs are "
@@ -241,6 +241,11 @@ def _web(rep: Report, res, reps: int) -> None:
              f"with a 99th-percentile OWD still ≈ {red_p99:.0f} ms: its slow average lets slow start build a queue of hundreds of packets before "
              "it drops, and then its drops (which also hit audio) cost TCP retransmissions. Cases where moderation from the SYN loses "
              "more than 2 points less audio than RED: " + (", ".join(red_worse) if red_worse else "none") + ".")
+
+
+#: Where each statement is (findings.csv `source`), by the finding's prefix.
+SOURCES = [("Target:", "Wibra 2012 slides (the mitigation's stated aims)"), ("Slides:", "Wibra 2012 slides"),
+           ("Testbed", "../shared/testbed-notes.md (real Linux, this project's testbed)")]
 
 
 def findings(bulk, web) -> list[Finding]:
