@@ -293,3 +293,26 @@ def test_judged_finding_carries_tolerance_source_and_the_rule_once():
         F.Finding("f", "p", "m", "agrees", "r", kind="guess")
     with pytest.raises(ValueError):
         F.Tol(0, 1, "", "", kind="guess")
+
+
+def test_the_study_round_trip_goes_on_the_uplink():
+    from jitterlab.cli import UserError
+    from jitterlab.presets import pam2013
+
+    acc = pam2013.load_link("fixed").access
+    # 100 ms = 2 × 5 ms core + 8.6 ms downlink + 5.45 ms mean jitter + 75.95 ms uplink
+    got = pam2013.with_rtt(acc)
+    assert got["up_delay"] == "75.950ms"
+    assert {k: v for k, v in got.items() if k != "up_delay"} == {k: v for k, v in acc.items() if k != "up_delay"}
+    assert pam2013.with_rtt(acc, None)["up_delay"] == acc["up_delay"] == "10ms"
+    with pytest.raises(UserError, match="shorter than the link's one-way delays"):
+        pam2013.with_rtt(acc, 0.020)
+
+
+def test_stack_option_errors_are_one_line(tmp_path):
+    p = run_cli("reproduce", "pam2013", "--stack", "linux-9.9", "--out", str(tmp_path))
+    assert p.returncode == 2 and "--stack: unknown stack profile 'linux-9.9'" in p.stderr and "Traceback" not in p.stderr
+    p = run_cli("reproduce", "elastic", "--stack", "linux-3.2", "--out", str(tmp_path))
+    assert p.returncode == 2 and "--stack: only the pam2013 preset" in p.stderr
+    p = run_cli("reproduce", "rwnd", "--sensitivity", "--out", str(tmp_path))
+    assert p.returncode == 2 and "--sensitivity: only the pam2013 preset" in p.stderr
