@@ -326,7 +326,9 @@ class Report:
                 if f.why:
                     notes.append(f'<li id="why-{k}-{_slug(l)}"><b>#{k} [{html.escape(l)}]</b> {html.escape(f.why)}</li>')
                     mark = f' <a class=why href="#why-{k}-{_slug(l)}">why</a>'
-                tds += f'<td>{html.escape(f.measured)}</td><td class="verdict v-{f.verdict}">{VERDICTS[f.verdict]}{mark}</td>'
+                ref = getattr(f, "reference", "")
+                refs = f'<div class=why>{html.escape(ref)}</div>' if ref else ""
+                tds += f'<td>{html.escape(f.measured)}{refs}</td><td class="verdict v-{f.verdict}">{VERDICTS[f.verdict]}{mark}</td>'
             body.append(f'<tr class="finding" data-role="{html.escape(first.role)}">{tds}</tr>')
         rules = "".join(f'<li id="rule-{k}"><b>{k}</b>: {html.escape(RULES[k])}</li>' for k in RULES if k in kinds and k != "legacy")
         tols = "".join(f"<li><b>{k}</b>: {html.escape(v)}</li>" for k, v in TOLERANCES.items())

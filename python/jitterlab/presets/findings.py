@@ -337,6 +337,7 @@ class Finding:
     tolerance: str = ""     # the paper value's tolerance (TOLERANCES), "" when it gives no number
     source: str = ""        # where the statement is: paper section / figure, slides, figure summary
     kind: str = "legacy"    # which of RULES decided it; `rule` adds only what is particular to the row
+    reference: str = ""     # the same statement in a reference implementation (elastic: ns-2 running the paper's setup)
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -404,14 +405,15 @@ def with_sources(findings: Sequence[Finding], by_prefix: Sequence[tuple[str, str
     return out
 
 
-def write_csv(findings: Sequence[Finding], path: str | Path) -> Path:
+def write_csv(findings: Sequence[Finding], path: str | Path, reference: str | None = None) -> Path:
+    """findings.csv; with `reference` (e.g. "ns2") one more column of that name holds each row's `reference`."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
-        w.writerow(COLUMNS)
+        w.writerow(COLUMNS + ((reference,) if reference else ()))
         for x in findings:
-            w.writerow([x.rule_text() if c == "rule" else getattr(x, c) for c in COLUMNS])
+            w.writerow([x.rule_text() if c == "rule" else getattr(x, c) for c in COLUMNS] + ([x.reference] if reference else []))
     return path
 
 
