@@ -346,7 +346,7 @@ def _assumptions(rep: Report) -> None:
 
 #: The parameters the documents leave open, each varied alone from the study's default on the
 #: fixed link: (name, what changes, sweeps() arguments / [access] overrides).
-SENSITIVITY = [
+SENSITIVITY: list[tuple[str, str, dict[str, Any]]] = [
     ("rtt-33ms", "round trip of the link file (≈ 33 ms) instead of the slides' 100 ms", {"rtt_s": None}),
     ("stack-linux-6.18", "today's Linux (RACK-TLP, TSQ, ABC) instead of 2012's", {"stack": "linux-6.18"}),
     ("buffer-750kB", "the 500-packet buffer as 750 kB (500 × 1500 B) in bytes", {"access": {"down_queue": {"kind": "droptail", "limit": "750kB"}}}),
