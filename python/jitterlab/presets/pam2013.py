@@ -663,14 +663,16 @@ def _conditions(d: dict[str, Any], ln: Link) -> pd.DataFrame:
 
 
 def _why_queue(c: pd.DataFrame, n: int, iw: int) -> str:
-    """'n=2 IW3: 0 drops, peak queue 82 packets (250 ms) 0.61 s after the TCP start, round 6 at a 0.10 s round trip'."""
+    """'n=2 IW3: 7 TCP segments lost, …; the audio's peak queueing 170 ms (≈ 45 packets) 0.96 s after the TCP start, i.e.
+    in round trip 10 of 100 ms' (medians over the runs of that workload)."""
     g = c[(c.n == n) & (c.iw == iw)]
     if not len(g):
         return ""
     rtt = float(g.rtt_s.median())
     t = float(g.peak_t_s.median())
     rnd = int(t // rtt) + 1 if rtt > 0 else 0
-    return (f"n={n} IW{iw}: {int(g.drops.sum())} drops, {int(g.retx.sum())} retransmissions in {len(g)} runs; the audio's "
+    return (f"n={n} IW{iw}: {int(g.drops.sum())} TCP segments lost (radio outages and buffer together), {int(g.retx.sum())} "
+            f"retransmissions in {len(g)} runs; the audio's "
             f"peak queueing {g.peak_ms.median():.0f} ms (≈ {g.peak_pkts.median():.0f} packets, median) {t:.2f} s after the TCP "
             f"start, i.e. in round trip {rnd} of {rtt * 1e3:.0f} ms")
 
