@@ -299,7 +299,8 @@ class Report:
                 if fs:
                     c = {v: sum(f.verdict == v for f in fs) for v in VERDICTS}
                     parts.append(f"{ROLE_LABELS.get(role, role)}s: {c['agrees']} of {len(fs)} agree"
-                                 + "".join(f", {c[v]} {v}" for v in ("partly", "disagrees", "inconclusive") if c[v]))
+                                 + "".join(f", {c[v]} {w}" for v, w in (("partly", "partly"), ("disagrees", "disagree"),
+                                                                         ("inconclusive", "inconclusive")) if c[v]))
             head_counts.append(f"<li><b>{html.escape(link)}</b>: {html.escape('; '.join(parts))}</li>")
         head = "<th>#</th><th>Finding</th><th>Paper ± tolerance</th>" + "".join(
             f"<th>{html.escape(l)}: measured</th><th>{html.escape(l)}: verdict</th>" for l in links)
