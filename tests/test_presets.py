@@ -69,6 +69,15 @@ def test_pam2013_findings_csv(pam):
     assert f["Fig. 4: with IW3 the one-way delay stays below 150 ms up to the 75th percentile, for every n"]["verdict"] == "disagrees"
     html = (pam / "report.html").read_text()
     assert "fixed: measured" in html and "held-out prediction" in html and "calibration target" in html
+    # every row says where its statement is; every row judged against a paper value states its tolerance
+    from jitterlab.presets.findings import RULES
+    assert all(r["source"] for r in f.values())
+    judged = [r for r in f.values() if any(r["rule"].startswith(RULES[k]) for k in ("value", "bound", "band", "fact"))]
+    assert len(judged) >= 20 and all(r["tolerance"] for r in judged), [r["finding"] for r in judged if not r["tolerance"]]
+    # the headline counts calibration and held-out rows apart; each rule kind is stated once and linked
+    assert "calibration targets: " in html and "held-out predictions: " in html
+    assert html.count('id="rule-value"') == 1 and 'href="#rule-value"' in html
+    assert "What the study assumes" in html and (pam / "assumptions.csv").exists()
 
 
 def test_pam2013_report_loads_in_chromium(pam):
