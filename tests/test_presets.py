@@ -179,3 +179,25 @@ def test_unknown_presets_and_bad_reps_fail_clearly(tmp_path):
     assert p.returncode == 2 and "invalid choice" in p.stderr and "Traceback" not in p.stderr
     p = run_cli("reproduce", "pam2013", "--reps", "1", "--out", str(tmp_path))
     assert p.returncode == 2 and "--reps: must be >= 2" in p.stderr
+
+
+def test_pam2013_sensitivity_runs_each_open_parameter(tmp_path):
+    from jitterlab.presets import pam2013
+
+    p = run_cli("reproduce", "pam2013", "--reps", "2", "--out", str(tmp_path), "--jobs", "2", "--quiet", "--sensitivity")
+    assert p.returncode == 0, p.stderr
+    s = pd.read_csv(tmp_path / "sensitivity.csv", keep_default_na=False)
+    names = [n for n, _, _ in pam2013.SENSITIVITY]
+    assert list(s.columns) == ["finding", "role", "default", *names, "flips_under"]
+    assert len(s) == len(findings(tmp_path / "fixed" / "findings.csv"))
+    for r in s.itertuples():
+        flips = [x for x in r.flips_under.split(", ") if x]
+        assert flips == [n for n in names if s.loc[r.Index, n] != r.default]
+    # each variant is what its name says, in the scenario its runs were made from
+    import json
+    sc = lambda v, e: json.loads((tmp_path / "sensitivity" / v / e / "sweep.json").read_text())["scenario"]
+    assert sc("rtt-33ms", "web")["access"]["up_delay"] == "10ms"
+    assert json.loads((tmp_path / "fixed" / "web" / "sweep.json").read_text())["scenario"]["access"]["up_delay"] == "75.950ms"
+    assert {t.get("stack") for t in sc("stack-linux-6.18", "bulk")["traffic"]} >= {"linux-6.18"}
+    assert sc("buffer-750kB", "bulk")["access"]["down_queue"]["limit"] == "750kB"
+    assert "down_cellular" in sc("link-cellular", "audio")["access"]
