@@ -113,7 +113,7 @@ def test_findings_csv_columns_and_rows(tmp_path):
             F.Finding("f2, with a comma", "p", "m", "inconclusive", "r2", "because", "held-out")]
     p = F.write_csv(rows, tmp_path / "x" / "findings.csv")
     got = list(csv.DictReader(p.open()))
-    assert list(got[0]) == ["finding", "paper", "measured", "verdict", "rule", "why", "role"]
+    assert list(got[0]) == ["finding", "paper", "tolerance", "source", "measured", "verdict", "rule", "why", "role"]
     assert [g["finding"] for g in got] == ["f1", "f2, with a comma"] and got[1]["why"] == "because"
     with pytest.raises(ValueError):
         F.Finding("f", "p", "m", "maybe", "r")
@@ -176,7 +176,7 @@ def test_bad_cellular_link_names_the_key(tmp_path, monkeypatch):
 def test_link_means():
     from jitterlab.presets import pam2013
 
-    assert pam2013.load_link("fixed").mean_bps == 3.3e6
+    assert pam2013.load_link("fixed").mean_bps == 3.15e6
     # the cellular model's mean comes from the Rust expansion of presets/links/cellular.toml (mean_rate)
     cell = pam2013.load_link("cellular")
     assert cell.mean_bps == pytest.approx(float(cell.access["down_cellular"]["mean_rate"].rstrip("Mbit")) * 1e6, rel=0.02)
@@ -200,7 +200,7 @@ def test_pam2013_on_a_trace_link_side_by_side(tmp_path):
     rate = {r["finding"]: r["measured"] for r in trace}["Link: downlink capacity 2.7–5 Mbit/s (slides)"]
     # the trace's mean: 1504-byte opportunities over its period (UMTS: 2.02 Mbit/s, shared/traces/README.md)
     assert rate.startswith(f"{mean / 1e6:.2f} Mbit/s"), (rate, mean)
-    assert {r["finding"]: r["measured"] for r in fixed}["Link: downlink capacity 2.7–5 Mbit/s (slides)"] == "3.30 Mbit/s mean"
+    assert {r["finding"]: r["measured"] for r in fixed}["Link: downlink capacity 2.7–5 Mbit/s (slides)"] == "3.15 Mbit/s mean"
     assert (tmp_path / "figures" / label / "fig4_web_cdf.png").exists()
     html = (tmp_path / "report.html").read_text()
     assert f"{label}: measured" in html and "fixed: measured" in html
@@ -218,3 +218,102 @@ def test_pam2013_on_a_trace_link_side_by_side(tmp_path):
     assert int(sc["duration"].rstrip("s")) > 12 + 28e6 * 8 / (mean * 1.005) * 1.3
     flows = pd.read_parquet(tmp_path / label / "bulk" / "tcp_flows.parquet")
     assert flows.end_ns.notna().all() and (flows.bytes == 28_000_000).all()
+
+
+# ---- tolerances and the rules that use them (hand-computed)
+
+def test_printed_tolerance_is_half_a_digit_or_the_accuracy():
+    t = F.tol_printed(0.018, 1, "paper", 1e-3, accuracy=0.0005)   # 18.0 ms from NTP-synced captures
+    assert (t.lo, t.hi) == (pytest.approx(0.0175), pytest.approx(0.0185))
+    t = F.tol_printed(1.42, 2, "paper")                            # 1.42 s: ± 0.005 s
+    assert (t.lo, t.hi) == (pytest.approx(1.415), pytest.approx(1.425)) and t.kind == "printed"
+    t = F.tol_approx(0.200, "paper")                               # "approaches 200 ms": ± 10 %
+    assert (t.lo, t.hi) == (pytest.approx(0.180), pytest.approx(0.220))
+
+
+def test_max_tolerance_is_one_gumbel_sd_of_an_exponential_tail():
+    # quartiles 15 / 21 ms: theta = 6 ms / ln 3 = 5.4614 ms; SD of the max = pi theta / sqrt 6 = 7.0046 ms
+    t = F.tol_max(0.0704, 0.015, 0.021, "paper")
+    assert t.lo == pytest.approx(0.0704 - 0.0070046, abs=1e-7) and t.hi == pytest.approx(0.0704 + 0.0070046, abs=1e-7)
+
+
+def test_count_tolerance_is_poisson():
+    # 0.05 % of 37 500 packets: k = 18.75, sqrt(k) / N = 0.011547 %
+    t = F.tol_count(0.0005, 37500, "paper")
+    assert t.hi - 0.0005 == pytest.approx(4.3301 / 37500, rel=1e-4)
+
+
+def test_pooled_tolerance_interpolates_the_papers_own_percentiles():
+    row = {0.98: 0.043296, 0.99: 0.070158, 1.0: 0.111526}          # Table 1, IW3 n = 1
+    t = F.tol_pooled(0.99, row, 3000, "paper")
+    # rank half-width 1.96 sqrt(3000 .99 .01) / 3000 = 0.0035605 -> q in [0.98644, 0.99356]
+    assert t.lo == pytest.approx(0.043296 + 0.64395 * (0.070158 - 0.043296), rel=1e-4)
+    assert t.hi == pytest.approx(0.070158 + 0.35605 * (0.111526 - 0.070158), rel=1e-4)
+    # more samples, a narrower interval around the printed value
+    t2 = F.tol_pooled(0.99, row, 30000, "paper")
+    assert t.lo < t2.lo < 0.070158 < t2.hi < t.hi
+
+
+def test_meets_compares_our_iqr_with_the_papers_interval():
+    # V: p05 1.2, p25 2, p75 4, p95 4.8
+    assert F.meets(V, F.Tol(4.0, 5.0, "", "")) == "agrees"           # touches the 75th
+    assert F.meets(V, F.Tol(4.0001, 5.0, "", "")) == "partly"        # only the 5-95th reaches it
+    assert F.meets(V, F.Tol(4.8, 5.0, "", "")) == "partly"
+    assert F.meets(V, F.Tol(4.8001, 5.0, "", "")) == "disagrees"
+    assert F.meets(V, F.tol_bound(1.9, 0.0, True, "", "")) == "partly"   # below 1.9: only p05 is
+    assert F.meets(V, F.tol_bound(1.9, 0.1, True, "", "")) == "agrees"   # the tolerance reaches p25
+    assert F.meets(V, F.tol_bound(5.0, 0.0, False, "", "")) == "disagrees"
+    assert F.meets([], F.Tol(0, 1, "", "")) == "n/a"
+    # the old rule (paper value inside our IQR) on a simulator's narrow IQR: 18.0 vs 18.2 [18.1-18.3]
+    narrow = [0.0181, 0.0182, 0.0182, 0.0182, 0.0183]
+    assert F.within(0.018, narrow) == "disagrees"
+    assert F.meets(narrow, F.tol_printed(0.018, 1, "", 1e-3, 0.0005)) == "agrees"
+
+
+def test_ordered_leaves_saturated_cases_out():
+    zero, full = [0.0] * 5, [0.9, 0.9, 0.91, 0.92, 0.9]
+    lo, hi = [0.1, 0.2, 0.3, 0.4, 0.5], [0.5, 0.6, 0.7, 0.8, 0.9]
+    f = F.ordered("t", "A > B", "src", [("sat0", zero, zero), ("sat1", full, [0.89] * 5), ("c", hi, lo)], "above",
+                  100, " %", floor=0.01, ceiling=0.85)
+    assert f.verdict == "agrees" and f.kind == "order" and f.source == "src"
+    assert f.measured.startswith("1 of 1 informative as the paper, 0 ties, 0 the other way, 2 uninformative (saturated)")
+    assert "saturated at sat0, sat1." in f.why
+    # without the saturation rule the same cases are ties and the verdict only partly
+    g = F.ordered("t", "A > B", "src", [("sat0", zero, zero), ("c", hi, lo)], "above")
+    assert g.verdict == "partly"
+    # all saturated: nothing to decide
+    assert F.ordered("t", "A > B", "s", [("s", zero, zero)], floor=0.01).verdict == "inconclusive"
+
+
+def test_judged_finding_carries_tolerance_source_and_the_rule_once():
+    t = F.tol_approx(1.0, "paper §4")
+    f = F.judged("done in about 1 s", "≈ 1 s", t, "1.02 s", [1.0, 1.01, 1.02, 1.03, 1.04], rule="ours: SYN to last byte")
+    assert f.verdict == "agrees" and f.tolerance == t.text and f.source == "paper §4"
+    assert f.rule_text() == F.RULES["value"] + "; ours: SYN to last byte"
+    with pytest.raises(ValueError):
+        F.Finding("f", "p", "m", "agrees", "r", kind="guess")
+    with pytest.raises(ValueError):
+        F.Tol(0, 1, "", "", kind="guess")
+
+
+def test_the_study_round_trip_goes_on_the_uplink():
+    from jitterlab.cli import UserError
+    from jitterlab.presets import pam2013
+
+    acc = pam2013.load_link("fixed").access
+    # 100 ms = 2 × 5 ms core + 8.6 ms downlink + 5.45 ms mean jitter + 75.95 ms uplink
+    got = pam2013.with_rtt(acc)
+    assert got["up_delay"] == "75.950ms"
+    assert {k: v for k, v in got.items() if k != "up_delay"} == {k: v for k, v in acc.items() if k != "up_delay"}
+    assert pam2013.with_rtt(acc, None)["up_delay"] == acc["up_delay"] == "10ms"
+    with pytest.raises(UserError, match="shorter than the link's one-way delays"):
+        pam2013.with_rtt(acc, 0.020)
+
+
+def test_stack_option_errors_are_one_line(tmp_path):
+    p = run_cli("reproduce", "pam2013", "--stack", "linux-9.9", "--out", str(tmp_path))
+    assert p.returncode == 2 and "--stack: unknown stack profile 'linux-9.9'" in p.stderr and "Traceback" not in p.stderr
+    p = run_cli("reproduce", "elastic", "--stack", "linux-3.2", "--out", str(tmp_path))
+    assert p.returncode == 2 and "--stack: only the pam2013 preset" in p.stderr
+    p = run_cli("reproduce", "rwnd", "--sensitivity", "--out", str(tmp_path))
+    assert p.returncode == 2 and "--sensitivity: only the pam2013 preset" in p.stderr

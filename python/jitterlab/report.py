@@ -298,28 +298,66 @@ class Report:
         return f'<table class="params prov"><thead><tr><th></th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 
     def _render_findings(self, by_link: dict[str, list[Any]]) -> str:
+        """One line a finding: statement (linked to its rule kind), paper ± tolerance, then ours ±
+        spread and the verdict per link; the headline counts calibration and held-out rows apart;
+        each rule kind and tolerance kind stated once below; the 'why' texts as numbered notes."""
+        from jitterlab.presets.findings import RULES, TOLERANCES
+
         links = list(by_link)
         rows: dict[str, dict[str, Any]] = {}
         for link in links:
             for f in by_link[link]:
                 rows.setdefault(f.finding, {})[link] = f
-        head = "<th>Finding</th><th>Paper</th><th>Role</th><th>Rule</th>" + "".join(
-            f"<th>{html.escape(l)}: measured</th><th>{html.escape(l)}: verdict (why)</th>" for l in links)
-        body = []
-        for text, per in rows.items():
+        head_counts = []
+        for link in links:
+            parts = []
+            for role in ("calibration", "held-out", "choice"):
+                fs = [f for f in by_link[link] if f.role == role]
+                if fs:
+                    c = {v: sum(f.verdict == v for f in fs) for v in VERDICTS}
+                    parts.append(f"{ROLE_LABELS.get(role, role)}s: {c['agrees']} of {len(fs)} agree"
+                                 + "".join(f", {c[v]} {w}" for v, w in (("partly", "partly"), ("disagrees", "disagree"),
+                                                                         ("inconclusive", "inconclusive")) if c[v]))
+            head_counts.append(f"<li><b>{html.escape(link)}</b>: {html.escape('; '.join(parts))}</li>")
+        head = "<th>#</th><th>Finding</th><th>Paper ± tolerance</th>" + "".join(
+            f"<th>{html.escape(l)}: measured</th><th>{html.escape(l)}: verdict</th>" for l in links)
+        body, notes, kinds = [], [], set()
+        for k, (text, per) in enumerate(rows.items(), 1):
             first = next(iter(per.values()))
-            cells = [html.escape(text), html.escape(first.paper), html.escape(ROLE_LABELS.get(first.role, first.role)),
-                     html.escape(first.rule)]
-            tds = "".join(f"<td>{c}</td>" for c in cells)
+            kind = getattr(first, "kind", "legacy")
+            kinds.add(kind)
+            own = first.rule
+            src = getattr(first, "source", "")
+            title = html.escape("; ".join(x for x in (f"source: {src}" if src else "", f"rule: {own}" if own else "") if x))
+            rule_link = f' <a class=rk href="#rule-{kind}">[{kind}]</a>' if kind != "legacy" else ""
+            tol = getattr(first, "tolerance", "")
+            paper = html.escape(first.paper) + (f' <span class=tol>{html.escape(tol)}</span>' if tol else "")
+            role = ' <span class=role>calibration</span>' if first.role == "calibration" else (
+                ' <span class=role>choice</span>' if first.role == "choice" else "")
+            tds = (f"<td>{k}</td><td title=\"{title}\">{html.escape(text)}{role}{rule_link}</td><td>{paper}</td>")
             for l in links:
                 f = per.get(l)
                 if f is None:
                     tds += "<td></td><td class=verdict>–</td>"
                     continue
-                why = f'<div class=why>{html.escape(f.why)}</div>' if f.why else ""
-                tds += f'<td>{html.escape(f.measured)}</td><td class="verdict v-{f.verdict}">{VERDICTS[f.verdict]}{why}</td>'
+                mark = ""
+                if f.why:
+                    notes.append(f'<li id="why-{k}-{_slug(l)}"><b>#{k} [{html.escape(l)}]</b> {html.escape(f.why)}</li>')
+                    mark = f' <a class=why href="#why-{k}-{_slug(l)}">why</a>'
+                ref = getattr(f, "reference", "")
+                refs = f'<div class=why>{html.escape(ref)}</div>' if ref else ""
+                tds += f'<td>{html.escape(f.measured)}{refs}</td><td class="verdict v-{f.verdict}">{VERDICTS[f.verdict]}{mark}</td>'
             body.append(f'<tr class="finding" data-role="{html.escape(first.role)}">{tds}</tr>')
-        return f'<table class="claims findings"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+        rules = "".join(f'<li id="rule-{k}"><b>{k}</b>: {html.escape(RULES[k])}</li>' for k in RULES if k in kinds and k != "legacy")
+        tols = "".join(f"<li><b>{k}</b>: {html.escape(v)}</li>" for k, v in TOLERANCES.items())
+        out = (f'<ul class=headline>{"".join(head_counts)}</ul>'
+               f'<table class="claims findings"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>')
+        if rules:
+            out += f"<p><b>Rules</b> (each row links its kind; hover a finding for its source and its own part of the rule):</p><ul class=rules>{rules}</ul>"
+            out += f"<p><b>Tolerances</b> of the paper's values:</p><ul class=rules>{tols}</ul>"
+        if notes:
+            out += f"<p><b>Why</b> (measured conditions of the runs behind the row):</p><ol class=whys>{''.join(notes)}</ol>"
+        return out
 
     def write(self, name: str = "report.html") -> Path:
         """Writes the page (one self-contained HTML file) and returns its path, once every

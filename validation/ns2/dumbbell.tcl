@@ -11,7 +11,8 @@
 # a UDP agent with packetSize_ 1000 splits into back-to-back packets).
 # Writes <out_prefix>.tr (bottleneck queue trace), <out_prefix>.cwnd (cwnd_ of flow 1) and prints
 # one line per TCP flow: "tcp <i> ack <highest cumulative ack in packets>".
-if {$argc != 7 && $argc != 8} {
+# An optional ninth argument is the bottleneck rate (default 2Mb; Chodorek's experiment 2 uses 10Mb).
+if {$argc < 7 || $argc > 9} {
     puts stderr "usage: ns dumbbell.tcl queue nflows video_mbps window duration out_prefix starts"
     exit 2
 }
@@ -23,7 +24,9 @@ set duration [lindex $argv 4]
 set prefix [lindex $argv 5]
 set starts [split [lindex $argv 6] ","]
 set variant Sack1
-if {$argc == 8} { set variant [lindex $argv 7] }
+if {$argc >= 8} { set variant [lindex $argv 7] }
+set brate 2Mb
+if {$argc == 9} { set brate [lindex $argv 8] }
 
 set ns [new Simulator]
 Queue set limit_ 50
@@ -43,8 +46,8 @@ if {$variant == "Sack1-ECN"} {
 
 set r1 [$ns node]
 set r2 [$ns node]
-$ns simplex-link $r1 $r2 2Mb 5ms $qtype
-$ns simplex-link $r2 $r1 2Mb 5ms DropTail
+$ns simplex-link $r1 $r2 $brate 5ms $qtype
+$ns simplex-link $r2 $r1 $brate 5ms DropTail
 $ns queue-limit $r1 $r2 50
 
 set tr [open $prefix.tr w]

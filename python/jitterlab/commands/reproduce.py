@@ -1,5 +1,5 @@
 """`jitterlab reproduce pam2013|rwnd|elastic|mitigations|rmcat [--reps N] [--out DIR] [--link fixed|cellular|trace:PATH]
-[--testbed]`: a study as one command."""
+[--stack NAME] [--testbed]`: a study as one command."""
 from __future__ import annotations
 
 import argparse
@@ -32,6 +32,12 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="pam2013 and mitigations: the access link, fixed (default, calibrated), cellular (jitterlab's cellular model) or "
                    "trace:PATH (the fixed path with a Mahimahi downlink trace); repeat or comma-separate for several links "
                    "side by side in one report (OUT/<link>/ each)")
+    p.add_argument("--stack", action="append", default=None, metavar="STACK",
+                   help="pam2013: the TCP stack profile(s) of the servers (default linux-3.2, the study's era; e.g. "
+                   "--stack linux-3.2,linux-6.18 puts today's Linux beside it, OUT/<link>-<stack>/)")
+    p.add_argument("--sensitivity", action="store_true",
+                   help="pam2013: also run each parameter the study's documents leave open (round trip, stack era, buffer "
+                   "unit, link model) varied alone, and write OUT/sensitivity.csv with the findings each one flips")
     p.add_argument("--keep", action="append", default=None, choices=["packets"],
                    help="elastic: also store every run's per-packet tables (media_packets, queue_samples, tcp_series); by default "
                    "it stores the per-run aggregates its figures read (pam2013 and rwnd keep packets: their figures need them)")
@@ -65,6 +71,16 @@ def run(args: argparse.Namespace) -> int:
         for s in specs:  # every link checked before the first run starts
             load_link(s)
         extra["links"] = specs
+    if args.stack is not None:
+        if args.preset != "pam2013":
+            raise UserError(f"--stack: only the pam2013 preset runs side by side stacks, not {args.preset}")
+        from jitterlab.presets.pam2013 import parse_stacks
+
+        extra["stacks"] = parse_stacks(args.stack)
+    if args.sensitivity:
+        if args.preset != "pam2013":
+            raise UserError(f"--sensitivity: only the pam2013 preset has a sensitivity table, not {args.preset}")
+        extra["sensitivity_runs"] = True
     if args.keep and args.preset == "elastic":
         extra["keep"] = tuple(args.keep)
     t0 = time.perf_counter()

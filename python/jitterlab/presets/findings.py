@@ -12,6 +12,13 @@ The rules live here, once, and every preset uses them:
   verdict, counting ties as ties.
 - ``worst(verdicts)`` — one verdict for a statement made "for every n".
 
+The rules that carry the paper's precision (``Tol``, ``meets``, ``ordered``): every paper value has
+a tolerance stated from how the paper gives it (printed digits, a figure's grid, "≈", a pooled tail
+percentile's sampling spread) and a ``source``; a value agrees when our median ± spread (25–75th
+percentile over replications) meets the paper's value ± tolerance. ``RULES`` states each kind of
+rule once; a finding names its kind, and its ``rule`` column adds only what is particular to it
+(an operationalisation the paper does not define is said to be ours there).
+
 Percentiles over replications are numpy's linear interpolation (``np.nanquantile``); replications
 that have no value (NaN) are left out. An explanation ("why") is attached with ``because(cond,
 text)``, which keeps the text only when the measured condition holds, so a sentence is never
@@ -28,7 +35,126 @@ import numpy as np
 
 VERDICTS = ("agrees", "partly", "disagrees", "inconclusive", "n/a")
 ROLES = ("calibration", "held-out", "choice")
-COLUMNS = ("finding", "paper", "measured", "verdict", "rule", "why", "role")
+COLUMNS = ("finding", "paper", "tolerance", "source", "measured", "verdict", "rule", "why", "role")
+
+#: Each kind of verdict rule, stated once (the report links every row to its kind).
+RULES = {
+    "value": ("agrees when our median ± spread (25–75th percentile over replications; over bootstrap resamples of the "
+              "replications for a pooled statistic) meets the paper's value ± its tolerance; partly when only our 5–95th "
+              "percentile meets it; disagrees otherwise"),
+    "bound": ("a bound ('below B'): the paper's set is everything on its side of B, widened by the tolerance; agrees when our "
+              "median ± spread (25–75th percentile) meets it, partly when only our 5–95th percentile does, disagrees otherwise"),
+    "band": ("a band ('around lo–hi'): the band widened by the tolerance; agrees when our median ± spread meets it, partly when "
+             "only our 5–95th percentile does, disagrees otherwise"),
+    "order": ("an ordering, compared per workload: A is above B when A's 25th percentile over replications exceeds B's 75th, "
+              "below when the reverse holds, a tie when the IQRs overlap; a case where both sides are saturated (the row "
+              "names the floor or ceiling) is uninformative and not counted; agrees if every informative case goes the "
+              "paper's way, disagrees if any goes the other way, partly if the rest are ties, inconclusive if all are ties "
+              "or uninformative"),
+    "fact": "a fact of the link as configured (no spread): agrees when it meets the paper's value ± tolerance",
+    "legacy": "the rule stated in the row",
+}
+
+#: How each kind of tolerance is computed, stated once.
+TOLERANCES = {
+    "printed": ("a printed number: ± half a unit of its last digit, or the measurement's own accuracy when larger "
+                "(a one-way delay from NTP-synchronised tcpdump captures: ± 0.5 ms)"),
+    "approx": "'≈ / around / approaches / roughly / nearly': ± 10 % of the value",
+    "pooled": ("a percentile pooled over the paper's 50 replications: the 95 % interval of the q-quantile of N samples "
+               "(rank N·q ± 1.96·√(N·q·(1−q)), N = 50 × our median samples per replication), turned into values by linear "
+               "interpolation between the neighbouring percentiles the paper itself prints; it treats the samples as "
+               "independent, so it is the smallest spread a 50-run data set would have"),
+    "max": ("a maximum over the paper's data set: ± one standard deviation of the largest of N samples of an exponential "
+            "tail (Gumbel: π·θ/√6), θ = (75th − 25th percentile) / ln 3 from the quartiles the slides print"),
+    "count": "a pooled rate of rare events: ± √k / N (Poisson) for the k events of N that the paper's value implies",
+    "ours": "no number in the source: the threshold is ours, stated in the rule",
+}
+
+
+@dataclass(frozen=True)
+class Tol:
+    """A paper value with its tolerance: the set [lo, hi] it spans, how that is written, its source."""
+
+    lo: float
+    hi: float
+    text: str
+    source: str
+    kind: str = "printed"
+
+    def __post_init__(self) -> None:
+        if self.kind not in TOLERANCES:
+            raise ValueError(f"tolerance kind must be one of {tuple(TOLERANCES)}, got {self.kind!r}")
+
+
+def tol(value: float, pm: float, text: str, source: str, kind: str = "printed") -> Tol:
+    """value ± pm."""
+    return Tol(value - pm, value + pm, text, source, kind)
+
+
+def tol_printed(value: float, digits: int, source: str, unit_scale: float = 1.0, accuracy: float = 0.0,
+                text: str | None = None) -> Tol:
+    """A number printed with `digits` decimals (in units of `unit_scale`): ± half a unit of the last
+    digit, or `accuracy` when larger. 18.0 ms (digits=1, unit 1e-3, accuracy 0.5 ms) is 18.0 ± 0.5 ms."""
+    half = 0.5 * 10.0 ** (-digits) * unit_scale
+    pm = max(half, accuracy)
+    return tol(value, pm, text or f"± {pm / unit_scale:g}", source, "printed")
+
+
+def tol_approx(value: float, source: str, rel: float = 0.10) -> Tol:
+    return tol(value, abs(value) * rel, f"± {rel * 100:g} % ('≈')", source, "approx")
+
+
+def tol_pooled(q: float, row: dict[float, float], n: float, source: str) -> Tol:
+    """The paper's pooled q-quantile as an interval: the rank interval N·q ± 1.96·√(N·q·(1−q)) of N
+    samples, in values by linear interpolation over `row` ({quantile: value}, the paper's own
+    printed percentiles, max as 1.0)."""
+    qs = sorted(row)
+    half = 1.96 * float(np.sqrt(n * q * (1 - q))) / n
+    lo, hi = max(q - half, qs[0]), min(q + half, qs[-1])
+    vals = [row[k] for k in qs]
+    a, b = float(np.interp(lo, qs, vals)), float(np.interp(hi, qs, vals))
+    return Tol(a, b, f"{a * 1e3:.0f}–{b * 1e3:.0f} ms (N = {n:.0f})", source, "pooled")
+
+
+def tol_max(value: float, p25: float, p75: float, source: str) -> Tol:
+    theta = (p75 - p25) / float(np.log(3.0))
+    sd = float(np.pi) * theta / float(np.sqrt(6.0))
+    return tol(value, sd, f"± {sd * 1e3:.1f} ms (θ = {theta * 1e3:.2f} ms)", source, "max")
+
+
+def tol_count(rate: float, n: float, source: str, digits_half: float = 0.0) -> Tol:
+    k = rate * n
+    pm = max(float(np.sqrt(k)) / n, digits_half)
+    return tol(rate, pm, f"± {pm * 100:.4f} % (k = {k:.1f} of N = {n:.0f})", source, "count")
+
+
+def tol_bound(bound: float, pm: float, below: bool, text: str, source: str, kind: str = "printed") -> Tol:
+    """'below bound' (or above) widened by pm."""
+    inf = float("inf")
+    return Tol(-inf, bound + pm, text, source, kind) if below else Tol(bound - pm, inf, text, source, kind)
+
+
+def meets(values: "Spread | Iterable[float]", t: Tol) -> str:
+    """The verdict of RULES['value'] / ['bound'] / ['band']: our IQR against [t.lo, t.hi]."""
+    s = _sp(values)
+    if s.n == 0:
+        return "n/a"
+    if s.p25 <= t.hi and s.p75 >= t.lo:
+        return "agrees"
+    if s.p05 <= t.hi and s.p95 >= t.lo:
+        return "partly"
+    return "disagrees"
+
+
+def saturated(a: "Spread | Iterable[float]", b: "Spread | Iterable[float]", floor: float | None = None,
+              ceiling: float | None = None) -> bool:
+    """Both medians at the floor (≤ floor) or both at the ceiling (≥ ceiling): the case says nothing."""
+    sa, sb = _sp(a), _sp(b)
+    if sa.n == 0 or sb.n == 0:
+        return True
+    if floor is not None and sa.p50 <= floor and sb.p50 <= floor:
+        return True
+    return ceiling is not None and sa.p50 >= ceiling and sb.p50 >= ceiling
 
 RULE_WITHIN = ("agrees if the paper's value lies within our 25–75th percentile over replications (inclusive); "
                "partly if within the 5–95th; else disagrees")
@@ -208,12 +334,50 @@ class Finding:
     rule: str
     why: str = ""
     role: str = "held-out"  # calibration target, held-out prediction, or a modelling choice shown both ways
+    tolerance: str = ""     # the paper value's tolerance (TOLERANCES), "" when it gives no number
+    source: str = ""        # where the statement is: paper section / figure, slides, figure summary
+    kind: str = "legacy"    # which of RULES decided it; `rule` adds only what is particular to the row
+    reference: str = ""     # the same statement in a reference implementation (elastic: ns-2 running the paper's setup)
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
         if self.role not in ROLES:
             raise ValueError(f"role must be one of {ROLES}, got {self.role!r}")
+        if self.kind not in RULES:
+            raise ValueError(f"kind must be one of {tuple(RULES)}, got {self.kind!r}")
+
+    def rule_text(self) -> str:
+        """The whole rule: the kind's statement, then the row's own part."""
+        if self.kind == "legacy":
+            return self.rule
+        return RULES[self.kind] + (f"; {self.rule}" if self.rule else "")
+
+
+def judged(finding: str, paper: str, t: Tol, measured: str, values: "Spread | Iterable[float]", kind: str = "value",
+           rule: str = "", why: str = "", role: str = "held-out") -> Finding:
+    """A finding decided by `meets`: the paper's value as printed, `t` its tolerance and source."""
+    return Finding(finding, paper, measured, meets(values, t), rule, why, role, tolerance=t.text, source=t.source, kind=kind)
+
+
+def ordered(text: str, paper: str, source: str, pairs: Sequence[tuple[str, Any, Any]],
+            expect: str = "above", scale: float = 1.0, unit: str = "", fmt: str = "{:.0f}", floor: float | None = None,
+            ceiling: float | None = None, rule: str = "", role: str = "held-out") -> Finding:
+    """RULES['order']: one outcome per workload (label, A, B); saturated cases are uninformative."""
+    sp = [(lab, _sp(x), _sp(y)) for lab, x, y in pairs]
+    outs = ["n/a" if saturated(x, y, floor, ceiling) else outcome(x, y, expect) for _, x, y in sp]
+    inf = [o for o in outs if o != "n/a"]
+    w, t, l = (sum(o == k for o in inf) for k in ("win", "tie", "loss"))
+    u = len(outs) - len(inf)
+    tallied = (f"{w} of {len(inf)} informative as the paper, {t} tie{'s' if t != 1 else ''}, {l} the other way"
+               + (f", {u} uninformative (saturated)" if u else ""))
+    detail = "; ".join(f"{lab}: {x.show(scale, fmt, unit)} vs {y.show(scale, fmt, unit)}" for lab, x, y in sp)
+    names = lambda k: ", ".join(lab for (lab, _, _), o in zip(sp, outs) if o == k)
+    why = join_why(because(t > 0, "IQRs overlap (tie) at " + names("tie") + "."),
+                   because(l > 0, "ordered the other way (IQRs disjoint) at " + names("loss") + "."),
+                   because(u > 0, "saturated at " + names("n/a") + "."))
+    v = count_verdict(inf) if inf else "inconclusive"
+    return Finding(text, paper, tallied + " — " + detail, v, rule, why, role, tolerance="", source=source, kind="order")
 
 
 def ordering(text: str, paper: str, pairs: Sequence[tuple[str, Iterable[float], Iterable[float]]], expect: str = "above",
@@ -230,7 +394,19 @@ def ordering(text: str, paper: str, pairs: Sequence[tuple[str, Iterable[float], 
     return Finding(text, paper, tally(outs) + " — " + detail, count_verdict(outs), RULE_ORDER + "; " + RULE_COUNT, why, role)
 
 
-def write_csv(findings: Sequence[Finding], path: str | Path) -> Path:
+def with_sources(findings: Sequence[Finding], by_prefix: Sequence[tuple[str, str]]) -> list[Finding]:
+    """Each finding whose `source` is empty gets the source of the first prefix its text starts with."""
+    from dataclasses import replace
+
+    out = []
+    for f in findings:
+        src = next((s for pre, s in by_prefix if f.finding.startswith(pre)), "")
+        out.append(replace(f, source=src) if src and not f.source else f)
+    return out
+
+
+def write_csv(findings: Sequence[Finding], path: str | Path, reference: str | None = None) -> Path:
+    """findings.csv; with `reference` (e.g. "ns2") one more column of that name holds each row's `reference`."""
     from jitterlab import _io
 
     path = Path(path)
@@ -239,9 +415,9 @@ def write_csv(findings: Sequence[Finding], path: str | Path) -> Path:
     def write(tmp: Path) -> None:
         with tmp.open("w", newline="", encoding="utf-8") as f:
             w = csv.writer(f)
-            w.writerow(COLUMNS)
+            w.writerow(COLUMNS + ((reference,) if reference else ()))
             for x in findings:
-                w.writerow([getattr(x, c) for c in COLUMNS])
+                w.writerow([x.rule_text() if c == "rule" else getattr(x, c) for c in COLUMNS] + ([x.reference] if reference else []))
 
     _io.write_atomic(path, write)  # complete under its final name, or absent
     return path

@@ -129,7 +129,7 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
     _bulk(rep, res["bulk"], reps)
     _web(rep, res["web"], reps)
     _budget(rep, res["budget-bulk"], res["budget-web"], reps)
-    fs = findings(res["bulk"], res["web"])
+    fs = F.with_sources(findings(res["bulk"], res["web"]), SOURCES)
     write_csv(fs, opt.out / "findings.csv")
     rep.section("Findings: the moderation issue's targets, the WiBrA slides and the real-Linux testbed against our numbers",
                 "Each statement with what we measured (median [25th–75th percentile] over replications; ratios and costs are "
@@ -243,6 +243,12 @@ def _web(rep: Report, res, reps: int) -> None:
              "more than 2 points less audio than RED: " + (", ".join(red_worse) if red_worse else "none") + ".")
 
 
+SRC_TARGET = "the moderation issue's target (not a paper value)"
+SRC_TESTBED = "../shared/testbed-notes.md (real Linux, this project's testbed)"
+#: Where each statement is (findings.csv `source`), by the finding's prefix.
+SOURCES = [("Target:", SRC_TARGET), ("Slides:", "Wibra 2012 slides"), ("Testbed", SRC_TESTBED)]
+
+
 def findings(bulk, web) -> list[Finding]:
     """The issue's targets, the slides' claims and the testbed's numbers against per-replication values."""
     out: list[Finding] = []
@@ -256,26 +262,30 @@ def findings(bulk, web) -> list[Finding]:
     ratio = (wide["owd"]["none"] / wide["owd"]["rwnd from SYN"]).to_numpy()
     cost = (1 - wide["goodput_bps"]["rwnd from SYN"] / wide["goodput_bps"]["none"]).to_numpy()
     modo = F.spread(wide["owd"]["rwnd from SYN"])
-    out.append(Finding(f"Target: bulk, {BUDGET} moderation cuts the median audio OWD by at least 10×", "≥ 10×",
-                       F.spread(ratio).show(fmt="{:.0f}", unit="×") + f" (moderated median {modo.show(1e3, '{:.1f}', ' ms')})",
-                       F.side(ratio, 10, below=False), F.rule_side("10×", False)))
+    t = F.tol_bound(10, 0.0, False, "a target: exact", SRC_TARGET, "ours")
+    out.append(F.judged(f"Target: bulk, {BUDGET} moderation cuts the median audio OWD by at least 10×", "≥ 10×", t,
+                        F.spread(ratio).show(fmt="{:.0f}", unit="×") + f" (moderated median {modo.show(1e3, '{:.1f}', ' ms')})",
+                        ratio, "bound", "per replication: unmoderated / moderated median OWD"))
     cs = F.spread(cost)
-    out.append(Finding("Target: bulk goodput cost of the moderation within 20 %", "≤ 20 %", cs.show(100, "{:.1f}", " %"),
-                       F.side(cost, 0.20, below=True), F.rule_side("20 %", True),
+    t = F.tol_bound(0.20, 0.0, True, "a target: exact", SRC_TARGET, "ours")
+    out.append(F.judged("Target: bulk goodput cost of the moderation within 20 %", "≤ 20 %", t, cs.show(100, "{:.1f}", " %"), cost, "bound",
+                       "per replication: 1 − moderated / unmoderated goodput",
                        F.because(cs.p25 >= 0.20, "20 kB is 13 segments, barely above the path's bandwidth-delay product (≈ 16 kB): "
                                  "the window limits the transfer")))
-    out.append(Finding("Testbed (Linux, SO_RCVBUF 20000 ≈ 23 kB): moderated bulk median OWD 28.7 ms", "28.7 ms", modo.show(1e3, "{:.1f}", " ms"),
-                       F.within(0.0287, modo), rw,
-                       F.because(F.within(0.0287, modo) != "agrees", "the testbed link was 4 Mbit/s with 20 ms each way and no link "
-                                 "jitter, ours the calibrated 3.3 Mbit/s PAM 2013 path")))
-    out.append(Finding("Testbed: bulk goodput unchanged by the moderation (3.787 vs 3.783 Mbit/s)", "−0.1 % (cost 0.1 %)", cs.show(100, "{:.1f}", " %") + " cost",
-                       F.within(0.001, cs), rw,
-                       F.because(cs.p25 > 0.001, "Linux advertised ≈ 23 kB on a jitter-free 4 Mbit/s path; our 20 kB budget is 13 segments "
+    t = F.tol_printed(0.0287, 1, SRC_TESTBED, 1e-3, text="± 0.05 ms (printed; one host's clock at both ends)")
+    out.append(F.judged("Testbed (Linux, SO_RCVBUF 20000 ≈ 23 kB): moderated bulk median OWD 28.7 ms", "28.7 ms", t, modo.show(1e3, "{:.1f}", " ms"),
+                        modo, why=F.because(F.meets(modo, t) != "agrees", "the testbed link was 4 Mbit/s with 20 ms each way and no link "
+                                            "jitter, ours the calibrated PAM 2013 fixed path (presets/links/fixed.toml)")))
+    # 1 − 3.783 / 3.787, each printed to ± 0.0005 Mbit/s: ± 2 × 0.0005 / 3.787 = ± 0.026 %
+    t = F.tol(1 - 3.783 / 3.787, 2 * 0.0005 / 3.787, "± 0.026 % (printed rates ± 0.0005 Mbit/s)", SRC_TESTBED)
+    out.append(F.judged("Testbed: bulk goodput unchanged by the moderation (3.787 vs 3.783 Mbit/s)", "cost 0.1 %", t, cs.show(100, "{:.1f}", " %") + " cost",
+                       cs, why=F.because(cs.p25 > 0.001, "Linux advertised ≈ 23 kB on a jitter-free 4 Mbit/s path; our 20 kB budget is 13 segments "
                                  "on a path whose link jitter makes the bandwidth-delay product vary")))
     excess = modo.p50 - 0.018
-    out.append(Finding("Slides: with moderation, background TCP leaves the audio delay near the idle-link delay", "idle 15–21 ms (25–75th pct)",
-                       f"moderated median {modo.show(1e3, '{:.1f}', ' ms')}", F.in_range(wide["owd"]["rwnd from SYN"], 0.015, 0.021),
-                       F.rule_range("15 ms", "21 ms"),
+    t = F.Tol(0.0145, 0.0215, "± 0.5 ms (whole ms printed)", "Wibra 2012 slides")
+    out.append(F.judged("Slides: with moderation, background TCP leaves the audio delay near the idle-link delay", "idle 15–21 ms (25–75th pct)", t,
+                       f"moderated median {modo.show(1e3, '{:.1f}', ' ms')}", modo, "band", "ours: 'near the idle-link delay' = within the "
+                       "idle link's 25–75th percentile band",
                        F.because(excess > 0.003, f"the moderated median is {excess * 1e3:.0f} ms above the idle-link median (18 ms): "
                                  "what the budget holds above the path's bandwidth-delay product stands in the buffer")))
 
@@ -304,15 +314,17 @@ def findings(bulk, web) -> list[Finding]:
                        F.spread(rel).show(100, "{:.0f}", " %") + " of the unmoderated loss remains (per replication)",
                        F.side(rel, 0.5, below=True), F.rule_side("half of the unmoderated loss", True),
                        F.because(F.spread(rel).p75 >= 0.5, "after the SYN the two 10-segment initial windows (30 kB) still pass unmoderated")))
-    vs = [F.in_range(wcol(6, iw, "rwnd from SYN", "owd"), 0.020, 0.028) for iw in (3, 10)]
+    t = F.Tol(0.0195, 0.0285, "± 0.5 ms (whole ms printed)", SRC_TESTBED)
+    vs = [F.meets(wcol(6, iw, "rwnd from SYN", "owd"), t) for iw in (3, 10)]
     out.append(Finding("Testbed: 20 kB over 6 web flows gives a median OWD of 20–28 ms", "20–28 ms",
                        ", ".join(f"IW{iw} {F.spread(wcol(6, iw, 'rwnd from SYN', 'owd')).show(1e3, '{:.0f}', ' ms')}" for iw in (3, 10)) + " (from SYN)",
-                       F.worst(vs), F.rule_range("20 ms", "28 ms") + "; IW3 and IW10"))
+                       F.worst(vs), "IW3 and IW10 both", tolerance=t.text, source=t.source, kind="band"))
     slow = {iw: wcol(6, iw, "rwnd from SYN", "completion_s") / wcol(6, iw, "none", "completion_s") - 1 for iw in (3, 10)}
-    vs = [F.within(0.12, slow[iw]) for iw in (3, 10)]
+    t = F.tol_approx(0.12, SRC_TESTBED)
+    vs = [F.meets(slow[iw], t) for iw in (3, 10)]
     out.append(Finding("Testbed: 20 kB over 6 web flows costs about 12 % longer completion", "≈ +12 %",
                        ", ".join(f"IW{iw} {F.spread(slow[iw]).show(100, '{:+.0f}', ' %')}" for iw in (3, 10)) + " (from SYN, per replication)",
-                       F.worst(vs), rw + "; IW3 and IW10",
+                       F.worst(vs), "IW3 and IW10 both", tolerance=t.text, source=t.source, kind="value", why=
                        F.because(min(F.spread(slow[iw]).p25 for iw in (3, 10)) > 0.12,
                                  "each of the 6 flows gets 2 segments of the budget: the page is window-limited at ≈ 17.5 kB per round "
                                  "trip, barely above the path's ≈ 16 kB bandwidth-delay product")))

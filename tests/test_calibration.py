@@ -1,0 +1,33 @@
+"""The pam2013 calibration targets on the default link, at a modest replication count: a changed
+default, model or stack profile that moves one of them out of agreement fails here, and
+docs/calibration.md's table must be what this build measures (scripts/calibrate.py writes it)."""
+import pytest
+
+from conftest import ROOT
+from jitterlab.presets import calibration, pam2013
+
+
+@pytest.fixture(scope="module")
+def measured():
+    return calibration.measure(jobs=2)
+
+
+def test_every_calibration_row_agrees(measured):
+    rows = {f.finding: f for f in measured.findings}
+    assert len(rows) == 9 and all(f.role == "calibration" for f in rows.values())
+    bad = {k: (f.measured, f.tolerance) for k, f in rows.items() if f.verdict != "agrees"}
+    assert not bad, bad
+    assert all(f.tolerance and f.source for f in rows.values())
+
+
+def test_the_study_path_is_the_slides_round_trip(measured):
+    # SYN -> first data is one round trip of small packets: the 100 ms the slides state plus the
+    # serialisation of a SYN-ACK / data packet (< 5 ms at 1 and 3.15 Mbit/s)
+    assert 100.0 <= measured.handshake_ms <= 105.0
+    assert measured.stack == pam2013.STACK == "linux-3.2"
+
+
+def test_docs_table_is_this_builds_measurement(measured):
+    text = (ROOT / "docs" / "calibration.md").read_text(encoding="utf-8")
+    block = text[text.index(calibration.BEGIN) + len(calibration.BEGIN):text.index(calibration.END)].strip()
+    assert block == calibration.markdown(measured).strip(), "docs/calibration.md is stale: run scripts/calibrate.py"
