@@ -588,6 +588,14 @@ def test_accuracy_figures_and_the_disturbed_rule():
     assert A.measure({"delay_line": {"delay_line_lateness_p99_us": 1000.0}}, None)["disturbed"] is None
     assert "media sender lateness p99 (us) 1500 > bound 1000" == A.measure({"delay_line": {"mode": "netem"}},
                                                                            pd.DataFrame({"send_late_p99_us": [1500.0]}))["disturbed"]
+    # CPU pressure: 0.6 s of the 1 s run some task waited for a CPU -> 60 %, on the bound; 0.61 s beyond it
+    assert A.cpu_pressure_pct((1_000_000, 5_000_000), (1_600_000, 6_000_000)) == pytest.approx(60.0)
+    assert A.measure({"cpu_pressure_pct": 60.0}, None)["disturbed"] is None
+    assert A.measure({"cpu_pressure_pct": 61.0}, None)["disturbed"] == (
+        "share of the run some task waited for a CPU (%, /proc/pressure/cpu) 61 > bound 60")
+    assert A.cpu_pressure_pct(None, (1, 2)) is None
+    got = A.cpu_pressure()
+    assert got is None or (got[0] >= 0 and got[1] > 0)
 
 
 def test_realtime_tests_rerun_once_then_skip_naming_the_figure():

@@ -217,6 +217,9 @@ def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path
     dumps: list[subprocess.Popen] = []
     dump_paths: list[Path] = []
     info: dict[str, Any] = {"namespaces": list(net.ns.values()), "removed_leftovers": leftovers}
+    from jitterlab import testbed_accuracy
+
+    psi0 = testbed_accuracy.cpu_pressure()
     with _signals_raise():
         try:
             net.build()
@@ -307,9 +310,8 @@ def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path
         if txt:
             errors.append(f"{ef.name}: {txt.splitlines()[-1]}")
     res = _tables(pl, sc, seed, run_id, params or {}, t0, media_out, tcp_out, info)
-    from jitterlab import testbed_accuracy
-
     # the run's own timing error, kept in the manifest (`write`): a disturbed run says so
+    info["cpu_pressure_pct"] = testbed_accuracy.cpu_pressure_pct(psi0, testbed_accuracy.cpu_pressure())
     info["accuracy"] = testbed_accuracy.measure(info, res.flows)
     res.testbed = info  # type: ignore[attr-defined]
     res.capture = _capture_tables(pl, out, t0, run_id, errors)  # type: ignore[attr-defined]
