@@ -189,13 +189,13 @@ def test_availability_comes_from_the_registry():
     a = mit.availability(BUILT).set_index("mitigation")
     assert list(a.index) == [m.name for m in mit.MITIGATIONS]
     off = set(a.index[~a.available])
-    assert off == {"CAKE", "CAKE unshaped", "DualPI2 + CUBIC", "DualPI2 + DCTCP"}
+    assert off == {"CAKE", "CAKE unshaped", "DualPI2 + CUBIC", "DualPI2 + DCTCP", "DualPI2 + DCTCP, 2-pkt step"}
     assert a.loc["CAKE", "status"] == "not available in this build (queue kind 'cake' not in the simulator's registry)"
     assert "congestion control 'dctcp'" in a.loc["DualPI2 + DCTCP", "status"]
     # the L4S pieces registered: only DCTCP's congestion control still missing
     full = {"queues": BUILT["queues"] + ["cake", "dualpi2"], "cc": BUILT["cc"]}
     b = mit.availability(full).set_index("mitigation")
-    assert set(b.index[~b.available]) == {"DualPI2 + DCTCP"}
+    assert set(b.index[~b.available]) == {"DualPI2 + DCTCP", "DualPI2 + DCTCP, 2-pkt step"}
     assert b.loc["DualPI2 + DCTCP", "status"] == "not available in this build (congestion control 'dctcp' not in the simulator's registry)"
     # the sweeps run exactly the available ones
     ok = list(a.index[a.available])

@@ -138,6 +138,9 @@ MITIGATIONS: tuple[Mitigation, ...] = (
                "the 1 ms step is shorter than one packet's serialisation here (3.6 ms at 3.3 Mbit/s), which the 1-packet "
                "minimum of RFC 9332 A.1 is for",
                {**_q("dualpi2", **DUALPI2_STEP), "traffic[1].cc": "dctcp"}, "dualpi2", "dctcp"),
+    Mitigation("DualPI2 + DCTCP, 2-pkt step", "network", "an extra row: DualPI2 + DCTCP with the step in packets (2), which docs/l4s.md "
+               "measured to let DCTCP use a few-Mbit/s link (tc-dualpi2(8) accepts the step in packets)",
+               {**_q("dualpi2", step_thresh="2pkt"), "traffic[1].cc": "dctcp"}, "dualpi2", "dctcp"),
     Mitigation("RWND after SYN", "receiver", f"{BUDGET} advertised-window budget at the mobile host, split between its flows, from the first ACK after the SYN",
                {f"hosts.{HOST}.rwnd": {"budget": BUDGET, "from_syn": False}}),
     Mitigation("RWND from SYN", "receiver", f"the same {BUDGET} budget already in the SYN-ACK (caps the initial-window burst too)",
