@@ -478,6 +478,7 @@ COSTS = (("web_completion_change_pct", "web completion time vs DropTail (%, medi
 def _cost_benefit(rep: Report, rk: pd.DataFrame, reps: int) -> None:
     links = list(dict.fromkeys(rk.link))
     fig, axes = plots.new(width=5.2 * len(links), height=4.2 * len(COSTS), ncols=len(links), nrows=len(COSTS), sharey=True, squeeze=False)
+    fig.subplots_adjust(hspace=0.3)
     # one style per mitigation, the same in every panel (a legend, not point labels: they collide)
     names = [m.name for m in MITIGATIONS if m.name != BASELINE and m.name in set(rk.loc[rk["rank"].notna(), "mitigation"])]
     st = plots.styles()
@@ -498,8 +499,10 @@ def _cost_benefit(rep: Report, rk: pd.DataFrame, reps: int) -> None:
                             mfc="none" if hollow else style[n]["color"], capsize=2, markersize=6,
                             label=n if (row, j) == (0, 0) else None)
             ax.axhline(0, color="#999", linewidth=0.8); ax.axvline(0, color="#999", linewidth=0.8)
-            ax.set_title(f"{link} link"); ax.set_xlabel(xlabel); ax.grid(alpha=.3)
-        axes[row][0].set_ylabel("call MOS gain over DropTail (mean, 95 % CI)")
+            if row == 0:
+                ax.set_title(f"{link} link")
+            ax.set_xlabel(xlabel); ax.grid(alpha=.3)
+        axes[row][0].set_ylabel("call MOS gain (mean, 95 % CI)")
     fig.legend(loc="lower center", ncol=min(5, max(1, len(names))), fontsize=8, frameon=False, bbox_to_anchor=(0.5, 1.0))
     plots.caption(fig, caption("mitigations", reps, "call-level MOS (E-model, G.711 + PLC, 60 s call containing the overlap window), "
                                "mean over the 8 workloads per replication, paired 95 % t interval against DropTail; up = better call, "
