@@ -532,7 +532,7 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
         lopt = Options(opt.out / ln.label, jobs, executor, scheduler, progress)
         sw = sweeps(reps, ln, ok)
         res = {k: run_experiment(s, k, lopt) for k, s in sw.items()}
-        parts.append(per_run(res, ln.label, {k: duration_ns(s.scenario["duration"]) / 1e9 for k, s in sw.items()}))
+        parts.append(per_run(res, ln.label, {k: int(duration_ns(s.scenario["duration"]) or 0) / 1e9 for k, s in sw.items()}))
     x = paired(pd.concat(parts, ignore_index=True))
     rep = Report("Mitigations: which fix helps the call how much, and what the downloads pay", opt.out,
                  f"jitterlab preset mitigations · {reps} replications per (link, workload, mitigation) · links: {', '.join(specs)}")
