@@ -163,6 +163,19 @@ def test_unfinished_transfers_keep_their_costs():
     assert np.isnan(n.loc[2, "goodput_bps"]) and n.loc[2, "unfinished"]
 
 
+@pytest.mark.parametrize("ratio, verdict", [(0.97, "agrees"), (0.90, "disagrees")])
+def test_cake_cost_finding_pairs_replications(ratio, verdict):
+    """CAKE's download at 97 % of FQ-CoDel's in every replication: −3 % ≥ −5 %, agrees; at 90 %:
+    −10 %, disagrees (the rule: the IQR of the paired change against −5 %)."""
+    rows = []
+    for rep, g in enumerate([3.0e6, 2.9e6, 3.1e6]):
+        for m, v in (("FQ-CoDel", g), ("CAKE", g * ratio)):
+            rows.append({"link": "fixed", "workload": "bulk", "mitigation": m, "replication": rep, "goodput_bps": v,
+                         "owd_p50_ms": 20.0, "mos_gain": 1.0, "completion_change_pct": 0.0, "loss40": 0.0})
+    f = [f for f in mit.findings(pd.DataFrame(rows), "fixed") if f.finding.startswith("CAKE as deployed")][0]
+    assert f.verdict == verdict and f"{(ratio - 1) * 100:+.1f} %" in f.measured
+
+
 def test_cake_is_shaped_as_deployed():
     """95 % of the link's rate: 3.3 Mbit/s → 3135 kbit on the fixed link; 95 % of the cellular
     model's 2.7 Mbit/s minimum → 2565 kbit; the unshaped variant keeps CAKE's default (no
