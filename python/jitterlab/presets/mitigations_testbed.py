@@ -98,7 +98,7 @@ def section(rep: Report, out: Path, x: pd.DataFrame | None = None, progress: boo
             if not avail.loc[m.name, "available"]:
                 rows.append({**row, "status": avail.loc[m.name, "status"]})
                 continue
-            sc = _scn.with_overrides(base, dict(m.sets))
+            sc = _scn.with_overrides(base, m.keys(ln))
             reason = why_not(sc)
             if reason is not None:
                 rows.append({**row, "status": f"the testbed cannot run it: {reason}"})
