@@ -177,14 +177,16 @@ def test_cake_cost_finding_pairs_replications(ratio, verdict):
 
 
 def test_cake_is_shaped_as_deployed():
-    """95 % of the link's rate: 3.3 Mbit/s → 3135 kbit on the fixed link; 95 % of the cellular
+    """95 % of the link's rate: the fixed link's calibrated 3.15 Mbit/s → 2992 kbit (kbit rounded
+    down); 95 % of the cellular
     model's 2.7 Mbit/s minimum → 2565 kbit; the unshaped variant keeps CAKE's default (no
     bandwidth key); DualPI2 at tc-dualpi2(8)'s 1 ms step with RFC 9332's 1-packet minimum."""
     by = {m.name: m for m in mit.MITIGATIONS}
     from jitterlab.presets import pam2013
 
     fixed, cell = pam2013.load_link("fixed"), pam2013.load_link("cellular")
-    assert by["CAKE"].keys(fixed)["access.down_queue"]["bandwidth"] == "3135kbit"
+    assert fixed.mean_bps == 3.15e6  # docs/calibration.md
+    assert by["CAKE"].keys(fixed)["access.down_queue"]["bandwidth"] == "2992kbit"
     assert by["CAKE"].keys(cell)["access.down_queue"]["bandwidth"] == "2565kbit"
     assert "bandwidth" not in by["CAKE unshaped"].keys(fixed)["access.down_queue"]
     q = by["DualPI2 + DCTCP"].keys(fixed)["access.down_queue"]
