@@ -443,4 +443,21 @@ mod tests {
         assert_eq!(ratio_for(1460, 2304), 162);
         assert_eq!(space_from_win(160, 81_920), 131_072);
     }
+
+    /// Kernels before 6.6: `tcp_win_from_space` = space − space >> tcp_adv_win_scale (3.2's 2: 3/4 of
+    /// the buffer; 3.6's 1: half), and a negative scale shifts right.
+    #[test]
+    fn adv_win_scale_ratios() {
+        assert_eq!(ratio_for_adv_win_scale(2), 192);
+        assert_eq!(ratio_for_adv_win_scale(1), 128);
+        assert_eq!(ratio_for_adv_win_scale(-2), 64);
+        // Linux 3.2's first window: tcp_rmem[1] = 87380 at 3/4 is 65535 B, capped at
+        // TCP_DEFAULT_INIT_RCVWND = 10 segments of 1460 B; the measured ratio is never applied.
+        let cfg = LinuxRcvConfig { rmem: [4096, 87_380, 4_194_304], rmem_max: 131_071, adv_win_scale: Some(2), init_rcv_wnd: 10, ..LinuxRcvConfig::default() };
+        let mut b = LinuxRcvBuf::open(cfg.clone(), 1460, 0, true, cfg.init_rcv_wnd);
+        assert_eq!((b.scaling_ratio, b.rcv_wnd, b.full_space()), (192, 14_600, 65_535));
+        b.on_data(1448, 2304, 1449, Time::from_ms(1), None);
+        b.on_data(1448, 2304, 2897, Time::from_ms(2), None);
+        assert_eq!(b.scaling_ratio, 192);
+    }
 }
