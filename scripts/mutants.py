@@ -22,6 +22,8 @@ MUTANTS = [
      "init_rcv_wnd: 10,", "init_rcv_wnd: 0,", ["-p", "jitterlab-sim"]),
     ("profile-ns2-window-pkts", "crates/sim/src/tcp/profile.rs",
      "window_pkts: Some(20),", "window_pkts: Some(25),", ["-p", "jitterlab-sim"]),
+    ("cubic-initial-growth-cnt", "crates/sim/src/tcp/cc/cubic.rs",
+     "(acked as f64 / mss) / 20.0", "(acked as f64 / mss) / 21.0", ["-p", "jitterlab-sim"]),
     ("adv-win-scale-ratio", "crates/sim/src/tcp/rcvbuf.rs",
      "if s > 0 { full - (full >> s) }", "if s > 0 { full - (full >> (s + 1)) }", ["-p", "jitterlab-sim"]),
     ("codel-reentry-window", "crates/sim/src/qdisc/codel.rs",
