@@ -137,10 +137,11 @@ DOC_DATA = ROOT / "docs" / "data" / "validation-testbed" / "issue24" / "testbed"
 BEGIN, END = "<!-- fixed-path-table:begin -->\n", "<!-- fixed-path-table:end -->"
 
 
-def write_doc(text: str) -> None:
+def write_block(begin: str, end: str, text: str) -> None:
+    """Replaces what stands between the markers `begin` and `end` in docs/validation.md."""
     doc = DOC.read_text()
-    head, rest = doc.split(BEGIN, 1)
-    DOC.write_text(head + BEGIN + text + END + rest.split(END, 1)[1])
+    head, rest = doc.split(begin, 1)
+    DOC.write_text(head + begin + text + end + rest.split(end, 1)[1])
 
 
 #: The trace comparisons: simulator against the testbed over Mahimahi traces (../shared/traces), the
@@ -195,12 +196,6 @@ def trace_table(rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_trace_doc(text: str) -> None:
-    doc = DOC.read_text()
-    head, rest = doc.split(TRACE_BEGIN, 1)
-    DOC.write_text(head + TRACE_BEGIN + text + TRACE_END + rest.split(TRACE_END, 1)[1])
-
-
 #: BBR against Linux BBR on scenarios/testbed/audio-bulk.toml (`jitterlab compare … --cc bbr`, one
 #: file a seed); Linux BBR varies from run to run, so the comparison is of medians over runs.
 BBR_DATA = ROOT / "docs" / "data" / "validation-testbed" / "issue24" / "bbr"
@@ -243,12 +238,6 @@ def bbr_table(rows: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_bbr_doc(text: str) -> None:
-    doc = DOC.read_text()
-    head, rest = doc.split(BBR_BEGIN, 1)
-    DOC.write_text(head + BBR_BEGIN + text + BBR_END + rest.split(BBR_END, 1)[1])
-
-
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("out", nargs="?", help="directory for the testbed runs and table.md / table.json")
@@ -259,10 +248,10 @@ def main() -> int:
                     help="rewrite docs/validation.md's table from the testbed runs stored in docs/data (simulator recomputed)")
     a = ap.parse_args()
     if a.doc:
-        write_doc(table(rows_for(DOC_DATA)))
-        write_bbr_doc(bbr_table(bbr_rows()))
+        write_block(BEGIN, END, table(rows_for(DOC_DATA)))
+        write_block(BBR_BEGIN, BBR_END, bbr_table(bbr_rows()))
         if all((SC / f"{n}.toml").exists() for n in TRACE_CASES) and (ROOT.parent / "shared" / "traces").is_dir():
-            write_trace_doc(trace_table(trace_rows()))
+            write_block(TRACE_BEGIN, TRACE_END, trace_table(trace_rows()))
         else:
             print("trace table left as it is: ../shared/traces is absent", file=sys.stderr)
         return 0
