@@ -26,7 +26,7 @@
 //!
 //! Randomness: one stream per channel, `cellular:<channel>` of the run's seed.
 use crate::config::{ConfigError, Params};
-use crate::link::{Trace, OPPORTUNITY_BYTES};
+use crate::trace::{Trace, OPPORTUNITY_BYTES};
 use crate::rng::Rng;
 use crate::time::Time;
 

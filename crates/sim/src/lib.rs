@@ -20,6 +20,7 @@ pub mod rtc;
 pub mod scenario;
 pub mod tcp;
 pub mod time;
+pub mod trace;
 
 pub use engine::{Agent, Ctx, Sim};
 pub use packet::{Body, Ecn, Packet};
