@@ -279,7 +279,7 @@ fn sim_registry<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("queues", PyList::new(py, jitterlab_sim::qdisc::kinds())?)?;
     d.set_item("cc", PyList::new(py, jitterlab_sim::tcp::cc::kinds())?)?;
-    d.set_item("traffic", PyList::new(py, jitterlab_sim::scenario::TRAFFIC.iter().map(|(k, _)| *k))?)?;
+    d.set_item("traffic", PyList::new(py, jitterlab_sim::traffic::kinds())?)?;
     d.set_item("stacks", PyList::new(py, jitterlab_sim::tcp::profile::names())?)?;
     Ok(d)
 }

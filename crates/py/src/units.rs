@@ -28,7 +28,7 @@ fn parse_size(s: &str) -> PyResult<(u64, &'static str)> {
 #[pyfunction]
 fn estimate_json<'py>(py: Python<'py>, scenario_json: &str) -> PyResult<Bound<'py, PyDict>> {
     let v: serde_json::Value = serde_json::from_str(scenario_json).map_err(|e| ScenarioError::new_err(format!("<scenario>: not valid JSON: {e}")))?;
-    let e = jitterlab_sim::estimate::estimate(&v);
+    let e = jitterlab_sim::estimate::estimate(&v).map_err(|e| ScenarioError::new_err(e.to_string()))?;
     let d = PyDict::new(py);
     d.set_item("duration_ns", e.duration_ns)?;
     d.set_item("nodes", e.nodes)?;

@@ -4,7 +4,8 @@
 //! dumbbell already needs its n² routing table, so the estimate has to come first. Unreadable
 //! values are skipped here; the build that follows reports them with their key.
 //!
-//! The model, per traffic source, over its active time `T` (start to stop, or to `duration`):
+//! The model, per traffic source, over its active time `T` (start to stop, or to `duration`), as
+//! each kind's `cost` in `crate::traffic` gives it (a kind without one makes the estimate an error):
 //! - CBR media (audio, video): `packets = T · packet rate` (audio: 1/interval; video: bit rate /
 //!   (8 · packet size)), each one row of `media_packets`.
 //! - TCP (bulk, web, ftp): `segments = min(bytes / MSS, C · T / (8 · (MSS + 40)))` where `C` is the
@@ -27,7 +28,10 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use serde_json::Value;
 
-use crate::config::{duration_ns, rate_bps, size_value};
+use crate::config::{duration_ns, rate_bps, size_value, ConfigError};
+use crate::traffic::{self, Entry, Kind, Path};
+pub use crate::traffic::tcp_entry::QUEUED_HOPS_TCP;
+pub use crate::traffic::video::QUEUED_HOPS_BURSTY;
 
 /// Events per packet per hop: its arrival at the channel's far end. The channel's end of
 /// transmission is an event only when another packet waits behind it (the engine leaves it out
@@ -35,12 +39,6 @@ use crate::config::{duration_ns, rate_bps, size_value};
 pub const EVENTS_PER_HOP: f64 = 1.0;
 /// (A link driven by delivery opportunities — a trace, the cellular model — makes one event per
 /// packet it sends, queue or not: counted per opportunity-driven hop of a media packet's path.)
-/// Hops on which a bursty video frame queues behind its first packet: the first link (the frame
-/// leaves at one instant) and the bottleneck it reaches next; later, faster links see it spaced.
-pub const QUEUED_HOPS_BURSTY: f64 = 2.0;
-/// Hops on which a TCP data segment finds another one queued behind it (the bottleneck's standing
-/// queue); ACKs are spaced by the data they acknowledge and queue nowhere.
-pub const QUEUED_HOPS_TCP: f64 = 1.0;
 /// Events per packet at its source (timer or transmission scheduling).
 pub const EVENTS_PER_SEND: f64 = 1.0;
 /// Peak bytes per `media_packets` row: 37 B of Rust columns with Vec growth slack, then the Arrow
@@ -68,8 +66,6 @@ pub const STATED_FACTOR: f64 = 4.0;
 pub const UNKNOWN_RATE_BPS: f64 = 1e9;
 
 const MTU: f64 = 1500.0;
-const TCP_HDR: f64 = 40.0;
-const DEFAULT_MSS: f64 = 1460.0;
 
 /// The estimate of one scenario.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -100,11 +96,10 @@ struct Chan {
 fn s<'a>(t: &'a Value, k: &str) -> Option<&'a str> { t.get(k).and_then(Value::as_str) }
 fn dur(t: &Value, k: &str) -> Option<f64> { s(t, k).and_then(|x| duration_ns(x).ok()).map(|n| n as f64) }
 fn rate(t: &Value, k: &str) -> Option<f64> { s(t, k).and_then(|x| rate_bps(x).ok()).map(|b| b as f64) }
-fn bytes(t: &Value, k: &str) -> Option<f64> { s(t, k).and_then(|x| size_value(x).ok()).filter(|(_, p)| !p).map(|(n, _)| n as f64) }
 
 /// Mean capacity of a Mahimahi trace, read by the links' own parser (None when it does not parse:
 /// the build reports that error, naming the key).
-fn trace_bps(text: &str) -> Option<f64> { crate::link::Trace::parse(text).ok().map(|t| t.mean_bps()) }
+fn trace_bps(text: &str) -> Option<f64> { crate::trace::Trace::parse(text).ok().map(|t| t.mean_bps()) }
 
 /// Capacity of one direction written with prefix `p` ("" for `rate`, "down_" for `down_rate` …).
 fn capacity(t: &Value, p: &str) -> Option<f64> {
@@ -218,8 +213,12 @@ fn paths_from(src: &str, adj: &HashMap<&str, Vec<usize>>, chans: &[Chan]) -> Has
     best
 }
 
-/// Estimates `v` (the scenario as JSON, after file references are inlined).
-pub fn estimate(v: &Value) -> Estimate {
+/// Estimates `v` (the scenario as JSON, after file references are inlined). Errors when an entry's
+/// kind cannot say what it costs (naming the entry and the kind).
+pub fn estimate(v: &Value) -> Result<Estimate, ConfigError> { estimate_with(v, traffic::KINDS) }
+
+/// [`estimate`] with the traffic kinds of `registry`.
+pub fn estimate_with(v: &Value, registry: &[Kind]) -> Result<Estimate, ConfigError> {
     let duration = dur(v, "duration").unwrap_or(0.0).max(0.0);
     let (chans, more_nodes, more_chans, more_queue) = channels(v);
     let mut nodes: BTreeMap<&str, ()> = BTreeMap::new();
@@ -250,87 +249,29 @@ pub fn estimate(v: &Value) -> Estimate {
     let mut sends = 0.0;
     let mut queued = 0.0;
     if let Some(Value::Array(tr)) = v.get("traffic") {
-        for t in tr {
+        for (i, t) in tr.iter().enumerate() {
             if t.get("enabled").and_then(Value::as_bool) == Some(false) {
                 continue;
             }
+            // An unknown kind is left to the build, which refuses it with the list of known ones.
+            let Some(kind) = s(t, "kind").and_then(|k| traffic::find(registry, k)) else { continue };
+            let Some(cost) = kind.cost else {
+                return Err(ConfigError::new(format!("traffic[{i}].kind"), format!("traffic kind {:?} cannot estimate its cost (its registry entry has no `cost`)", kind.name)));
+            };
             let (Some(a), Some(b)) = (s(t, "from"), s(t, "to")) else { continue };
             let start = dur(t, "start").unwrap_or(0.0).min(duration);
             let stop = dur(t, "stop").unwrap_or(duration).min(duration);
             let active_s = (stop - start).max(0.0) * 1e-9;
             let (hops, cap, opp_hops) = path(a, b);
             let cap = if cap.is_finite() && cap > 0.0 { cap } else { UNKNOWN_RATE_BPS };
-            let adaptive = t.get("cc").is_some();
-            if adaptive && matches!(s(t, "kind"), Some("audio" | "video")) {
-                // adaptive media (docs/media.md): at most max_rate in packets of up to `mtu` bytes
-                // (audio: one per interval), plus one feedback report per feedback interval back
-                let video = s(t, "kind") == Some("video");
-                let n = if video {
-                    let bps = rate(t, "max_rate").unwrap_or(1.5e6);
-                    let mtu = bytes(t, "mtu").unwrap_or(1200.0).max(41.0);
-                    let fi = dur(t, "frame_interval").unwrap_or(33_333_333.0).max(1.0);
-                    active_s * bps / (8.0 * (mtu - 40.0)) + active_s * 1e9 / fi
-                } else {
-                    active_s * 1e9 / dur(t, "interval").unwrap_or(20e6).max(1.0)
-                };
-                let reports = active_s * 1e9 / dur(t, "feedback_interval").unwrap_or(100e6).max(1.0);
-                e.media_rows += n;
-                e.flows += 2;
-                pkt_hops += (n + reports) * hops;
-                sends += n + reports;
-                queued += n * opp_hops;
-                continue;
-            }
-            match s(t, "kind").unwrap_or("") {
-                "audio" => {
-                    let iv = dur(t, "interval").unwrap_or(20e6).max(1.0);
-                    let n = active_s * 1e9 / iv;
-                    e.media_rows += n;
-                    e.flows += 1;
-                    pkt_hops += n * hops;
-                    sends += n;
-                    queued += n * opp_hops;
-                }
-                "video" => {
-                    let size = bytes(t, "packet_size").unwrap_or(1000.0).max(1.0);
-                    let bps = rate(t, "rate").unwrap_or(0.0);
-                    let n = active_s * bps / (8.0 * size);
-                    e.media_rows += n;
-                    e.flows += 1;
-                    pkt_hops += n * hops;
-                    queued += n * opp_hops;
-                    if s(t, "mode").unwrap_or("bursty") == "paced" {
-                        sends += n;
-                    } else {
-                        // one timer per frame; all but the frame's first packet wait behind another
-                        let fi = dur(t, "frame_interval").unwrap_or(40e6).max(1.0) * 1e-9;
-                        let k = (bps * fi / (8.0 * size)).round().max(1.0);
-                        sends += n / k;
-                        queued += n * (k - 1.0) / k * hops.min(QUEUED_HOPS_BURSTY);
-                    }
-                }
-                kind @ ("bulk" | "web" | "ftp") => {
-                    let flows = t.get("flows").and_then(Value::as_u64).unwrap_or(1).max(1) as f64;
-                    let mss = bytes(t, "mss").unwrap_or(DEFAULT_MSS).max(1.0);
-                    let cap_segs = cap * active_s / (8.0 * (mss + TCP_HDR));
-                    let want = match kind {
-                        "bulk" => bytes(t, "size").map(|b| flows * b / mss),
-                        "web" => bytes(t, "size").map(|b| b / mss + flows),
-                        _ => None,
-                    };
-                    // the handshake and FIN exchange: a few packets per connection
-                    let segs = want.map_or(cap_segs, |w| w.min(cap_segs)) + 4.0 * flows;
-                    e.flows += flows as u64;
-                    e.tcp_segments += segs;
-                    pkt_hops += 2.0 * segs * hops; // data one way, one ACK per segment back
-                    sends += 2.0 * segs;
-                    queued += segs * hops.min(QUEUED_HOPS_TCP);
-                    if t.get("series").and_then(Value::as_bool) == Some(true) {
-                        e.series_rows += 2.0 * segs;
-                    }
-                }
-                _ => {}
-            }
+            let c = cost(&Entry { table: t, active_s }, &Path { hops, capacity_bps: cap, opp_hops });
+            e.flows += c.flows;
+            e.media_rows += c.media_rows;
+            e.tcp_segments += c.tcp_segments;
+            e.series_rows += c.series_rows;
+            pkt_hops += c.pkt_hops;
+            sends += c.sends;
+            queued += c.queued;
         }
     }
     let out = v.get("output");
@@ -364,7 +305,7 @@ pub fn estimate(v: &Value) -> Estimate {
         + queues
         + n_chans * 2_000.0
         + e.flows as f64 * 4_000.0;
-    e
+    Ok(e)
 }
 
 #[cfg(test)]
@@ -385,7 +326,7 @@ mod tests {
     #[test]
     fn audio_rows_and_events_by_hand() {
         // 10 s at one packet per 20 ms = 500 packets, one hop, no queue: 500·(1·1 + 1) = 1000 events
-        let e = estimate(&sc(json!({})));
+        let e = estimate(&sc(json!({}))).unwrap();
         assert_eq!(e.media_rows, 500.0);
         assert_eq!(e.events, 1000.0);
         assert_eq!((e.nodes, e.channels, e.flows), (2, 2, 1));
@@ -394,21 +335,21 @@ mod tests {
     #[test]
     fn tcp_is_bounded_by_the_path_capacity() {
         // ftp for 10 s over 1 Mbit/s: 1e7 / (8·1500) = 833.3 segments (+4 for the handshake)
-        let e = estimate(&sc(json!({"traffic": [{"kind": "ftp", "from": "a", "to": "b"}]})));
+        let e = estimate(&sc(json!({"traffic": [{"kind": "ftp", "from": "a", "to": "b"}]}))).unwrap();
         assert!((e.tcp_segments - (1e7 / 12000.0 + 4.0)).abs() < 1e-6, "{}", e.tcp_segments);
         // a 14600-byte bulk transfer is 10 segments, whatever the capacity
-        let e = estimate(&sc(json!({"traffic": [{"kind": "bulk", "from": "a", "to": "b", "size": "14600B"}]})));
+        let e = estimate(&sc(json!({"traffic": [{"kind": "bulk", "from": "a", "to": "b", "size": "14600B"}]}))).unwrap();
         assert!((e.tcp_segments - 14.0).abs() < 1e-9);
     }
 
     #[test]
     fn long_durations_and_big_topologies_cost_memory() {
-        let e = estimate(&sc(json!({"duration": "1000000s"})));
+        let e = estimate(&sc(json!({"duration": "1000000s"}))).unwrap();
         // 5e7 media rows
         assert!(e.memory_bytes > 5e7 * BYTES_PER_MEDIA_ROW);
         let d = json!({"duration": "1s", "dumbbell": {"pairs": 10000, "bottleneck_rate": "2Mbit", "bottleneck_delay": "5ms",
             "access_rate": "100Mbit", "access_delay": "1us"}});
-        let e = estimate(&d);
+        let e = estimate(&d).unwrap();
         assert_eq!(e.nodes, 20002);
         // the routing table alone: 20002² · 8 B = 3.2 GB
         assert!(e.memory_bytes > 3.2e9);
@@ -418,11 +359,11 @@ mod tests {
     fn adaptive_media_counts_its_ceiling_and_reports() {
         // 10 s of video up to 1.16 Mbit/s in 1200-byte packets (1160 B payload): 1250 packets,
         // plus ≤ one packet-sized remainder per frame (300 frames); 100 reports; 2 flows
-        let e = estimate(&sc(json!({"traffic": [{"kind": "video", "from": "a", "to": "b", "cc": "gcc", "max_rate": "1.16Mbit"}]})));
+        let e = estimate(&sc(json!({"traffic": [{"kind": "video", "from": "a", "to": "b", "cc": "gcc", "max_rate": "1.16Mbit"}]}))).unwrap();
         assert!((e.media_rows - 1550.0).abs() < 1.0, "{}", e.media_rows);
         assert_eq!(e.flows, 2);
         // an adaptive audio flow: one packet per 20 ms, as the CBR one, plus its reports
-        let a = estimate(&sc(json!({"traffic": [{"kind": "audio", "from": "a", "to": "b", "cc": "nada"}]})));
+        let a = estimate(&sc(json!({"traffic": [{"kind": "audio", "from": "a", "to": "b", "cc": "nada"}]}))).unwrap();
         assert_eq!(a.media_rows, 500.0);
         assert_eq!(a.events, 2.0 * (500.0 + 100.0));
     }

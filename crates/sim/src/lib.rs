@@ -21,6 +21,7 @@ pub mod scenario;
 pub mod tcp;
 pub mod time;
 pub mod trace;
+pub mod traffic;
 
 pub use engine::{Agent, Ctx, Sim};
 pub use packet::{Body, Ecn, Packet};

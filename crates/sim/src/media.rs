@@ -1,14 +1,12 @@
 //! Media sources: RTP over UDP at a constant bit rate (adaptive sources, `cc = …`, are in
-//! [`crate::rtc`]). Audio sends one packet of `size` IP bytes
-//! every `interval`; video sends `per_frame` packets every frame, either back to back at the frame
+//! [`crate::rtc`]; the `audio` and `video` traffic kinds that build both are in [`crate::traffic`]).
+//! Audio sends one packet of `size` IP bytes every `interval`; video sends `per_frame` packets every frame, either back to back at the frame
 //! instant (`bursty`) or evenly spread over the frame interval (`paced`). Send instants are computed
 //! from the start time (start + k·interval), so they never drift.
 use std::any::Any;
 
-use crate::config::{ConfigError, Params};
 use crate::engine::{Agent, Ctx};
 use crate::packet::{AgentId, Body, Ecn, NodeId, Packet};
-use crate::scenario::Build;
 use crate::time::Time;
 
 /// IPv4 (20) + UDP (8) + RTP (12, RFC 3550 §5.1) header bytes.
@@ -37,6 +35,13 @@ pub struct CbrSource {
 }
 
 impl CbrSource {
+    /// A source of `flow` sending to agent `dst_agent` on node `dst` from `start` until `stop`
+    /// (exclusive), its packets ECT(0) when `ecn`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(name: String, flow: u32, dst: NodeId, dst_agent: AgentId, pattern: Pattern, start: Time, stop: Time, ecn: bool) -> CbrSource {
+        CbrSource { name, flow, dst, dst_agent, pattern, start, stop, ecn, slot: 0, seq: 0, ssrc: 0x4a4c_0000 | flow }
+    }
+
     fn slot_time(&self, k: u64) -> Time {
         match self.pattern {
             Pattern::Audio { interval, .. } => self.start + interval.mul(k),
@@ -102,6 +107,11 @@ pub struct MediaSink {
     presence: Option<crate::tcp::moderation::MediaPresence>,
 }
 
+impl MediaSink {
+    /// A sink that marks the host's media presence (RWND moderation), when given.
+    pub fn new(name: String, presence: Option<crate::tcp::moderation::MediaPresence>) -> MediaSink { MediaSink { name, received: 0, presence } }
+}
+
 impl Agent for MediaSink {
     fn name(&self) -> &str { &self.name }
     fn on_packet(&mut self, _pkt: Packet, ctx: &mut Ctx) {
@@ -112,74 +122,4 @@ impl Agent for MediaSink {
     }
     fn as_any(&self) -> &dyn Any { self }
     fn as_any_mut(&mut self) -> &mut dyn Any { self }
-}
-
-pub(crate) fn common(p: &mut Params, b: &mut Build, kind: &str, default_name: &str) -> Result<(String, NodeId, NodeId, Time, Time, bool), ConfigError> {
-    let name = p.str_opt("name")?.unwrap_or_else(|| default_name.to_string());
-    let from = b.node(p, "from")?;
-    let to = b.node(p, "to")?;
-    if from == to {
-        return Err(p.err("to", "must differ from `from`"));
-    }
-    let start = p.duration_or("start", Time::ZERO)?;
-    let stop = p.duration_or("stop", b.duration)?;
-    if stop <= start {
-        return Err(p.err("stop", format!("must be after start ({start}), got {stop}")));
-    }
-    let ecn = p.bool_or("ecn", false)?;
-    let _ = kind;
-    Ok((name, from, to, start, stop, ecn))
-}
-
-fn add_pair(b: &mut Build, name: String, kind: &str, from: NodeId, to: NodeId, pattern: Pattern, start: Time, stop: Time, ecn: bool) {
-    let flow = b.add_flow(&name, kind);
-    let sink_id = b.sim.next_agent_id() + 1;
-    let src = CbrSource { name: name.clone(), flow, dst: to, dst_agent: sink_id, pattern, start, stop, ecn, slot: 0, seq: 0, ssrc: 0x4a4c_0000 | flow };
-    b.sim.add_agent(from, Box::new(src));
-    let presence = b.media_presence(to);
-    let got = b.sim.add_agent(to, Box::new(MediaSink { name: format!("{name}.sink"), received: 0, presence }));
-    debug_assert_eq!(got, sink_id);
-}
-
-/// `kind = "audio"`: `size` (IP bytes, default "80B"), `interval` (default "20ms").
-/// With `cc`, an adaptive source instead ([`crate::rtc::agent::build`]).
-pub fn build_audio(p: &mut Params, b: &mut Build) -> Result<(), ConfigError> {
-    if p.has("cc") {
-        return crate::rtc::agent::build(p, b, "audio");
-    }
-    let (name, from, to, start, stop, ecn) = common(p, b, "audio", &format!("audio{}", b.count("audio")))?;
-    let size = p.bytes_opt("size")?.unwrap_or(80);
-    if size < RTP_OVERHEAD as u64 || size > 65_535 {
-        return Err(p.err("size", format!("must be between {RTP_OVERHEAD} B (IP+UDP+RTP headers) and 65535 B, got {size} B")));
-    }
-    let interval = p.duration_or("interval", Time::from_ms(20))?;
-    if interval == Time::ZERO {
-        return Err(p.err("interval", "must be > 0"));
-    }
-    add_pair(b, name, "audio", from, to, Pattern::Audio { size: size as u32, interval }, start, stop, ecn);
-    Ok(())
-}
-
-/// `kind = "video"`: `rate` (bit rate B), `frame_interval` ("40ms"), `packet_size` ("1000B"),
-/// `mode` ("bursty" | "paced"). Packets per frame = round(B · frame_interval / (8 · packet_size)),
-/// at least one (Chodorek: 25 frames/s, 1000 B packets, 5·B packets per frame with B in Mbit/s).
-/// With `cc`, an adaptive source instead ([`crate::rtc::agent::build`]).
-pub fn build_video(p: &mut Params, b: &mut Build) -> Result<(), ConfigError> {
-    if p.has("cc") {
-        return crate::rtc::agent::build(p, b, "video");
-    }
-    let (name, from, to, start, stop, ecn) = common(p, b, "video", &format!("video{}", b.count("video")))?;
-    let rate = p.rate("rate")?;
-    let fi = p.duration_or("frame_interval", Time::from_ms(40))?;
-    if fi == Time::ZERO {
-        return Err(p.err("frame_interval", "must be > 0"));
-    }
-    let size = p.bytes_opt("packet_size")?.unwrap_or(1000);
-    if size < RTP_OVERHEAD as u64 || size > 65_535 {
-        return Err(p.err("packet_size", format!("must be between {RTP_OVERHEAD} B and 65535 B, got {size} B")));
-    }
-    let mode = p.choice("mode", &["bursty", "paced"], Some("bursty"))?;
-    let per_frame = ((rate.0 as f64 * fi.secs_f64()) / (8.0 * size as f64)).round().max(1.0) as u32;
-    add_pair(b, name, "video", from, to, Pattern::Video { size: size as u32, per_frame, frame_interval: fi, paced: mode == "paced" }, start, stop, ecn);
-    Ok(())
 }

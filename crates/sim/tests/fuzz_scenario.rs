@@ -181,7 +181,8 @@ fn keep(m: &Value) -> PathBuf {
 fn check(m: &Value, what: &str) -> (bool, bool) {
     let t = Instant::now();
     let res = catch_unwind(AssertUnwindSafe(|| {
-        let est = estimate::estimate(m);
+        // every built-in kind says its cost, so the estimate refuses nothing
+        let est = estimate::estimate(m).map_err(|e| format!("the estimate refused it: {e}"))?;
         // the estimate gates the run, as `simulate` does (a mutant may ask for 9e9 s)
         let cheap = est.events < 300_000.0 && est.memory_bytes < 2e9 && est.nodes < 2_000;
         if !cheap {

@@ -14,14 +14,11 @@ use std::collections::VecDeque;
 
 use super::encoder::{packetize, Encoder};
 use super::feedback::{Collector, Format, Mailbox, STALE};
-use super::{controller_names, Controller, FeedbackInfo, Limits, PacketResult, CONTROLLERS};
-use crate::config::{ConfigError, Params};
+use super::{Controller, FeedbackInfo, PacketResult};
 use crate::engine::{Agent, Ctx};
 use crate::media::{RTP_OVERHEAD, RTP_PORT};
 use crate::packet::{AgentId, Body, Ecn, NodeId, Packet};
 use crate::record::NULL_NS;
-use crate::rng::Rng;
-use crate::scenario::Build;
 use crate::time::Time;
 
 const FRAME: u32 = 0;
@@ -274,178 +271,89 @@ impl Agent for RtcReceiver {
     fn as_any_mut(&mut self) -> &mut dyn Any { self }
 }
 
-/// Frame interval of 30 frames/s, the RMCAT evaluations' video (RFC 8867 §4.3 uses 30 fps sources).
-pub const VIDEO_FRAME_INTERVAL: Time = Time(33_333_333);
-
-/// Keys that belong to the constant-rate source and mean nothing with a controller.
-const CBR_ONLY: &[&str] = &["rate", "mode", "packet_size", "size"];
-
-/// An adaptive `video` or `audio` entry (`cc` given): `cc`, `min_rate`, `max_rate`, `start_rate`,
-/// `frame_interval` (video) or `interval` (audio), `mtu`, `key_interval` (video), `feedback`
-/// ("rfc8888" | "twcc"), `feedback_interval`, `feedback_via` (a channel the feedback must cross),
-/// `pause` (windows without frames).
-pub fn build(p: &mut Params, b: &mut Build, kind: &str) -> Result<(), ConfigError> {
-    let video = kind == "video";
-    let (name, from, to, start, stop, ecn) = crate::media::common(p, b, kind, &format!("{kind}{}", b.count(kind)))?;
-    let names = controller_names();
-    let cc = p.str("cc")?;
-    let Some(factory) = CONTROLLERS.iter().find(|(n, _)| *n == cc).map(|(_, f)| *f) else {
-        return Err(p.err("cc", format!("unknown media congestion controller {cc:?} (known: {})", names.join(", "))));
-    };
-    for k in CBR_ONLY {
-        if p.has(k) {
-            return Err(p.err(k, format!("not with cc = {cc:?}: the controller sets the rate (give min_rate, max_rate, start_rate)")));
-        }
-    }
-    // RFC 8867 §4.3's media source (and the ns-3 RMCAT model's R_min / R_max): 150 kbit/s – 1.5 Mbit/s
-    let (dmin, dmax) = if video { (150_000, 1_500_000) } else { (6_000, 64_000) };
-    let min = p.rate_opt("min_rate")?.map_or(dmin, |r| r.0);
-    let max = p.rate_opt("max_rate")?.map_or(dmax, |r| r.0);
-    if min > max {
-        let key = if p.has("min_rate") { "min_rate" } else { "max_rate" };
-        return Err(p.err(key, format!("min_rate ({min} bit/s) must not exceed max_rate ({max} bit/s)")));
-    }
-    let start_rate = p.rate_opt("start_rate")?.map_or(min, |r| r.0);
-    if start_rate < min || start_rate > max {
-        return Err(p.err("start_rate", format!("must be between min_rate ({min} bit/s) and max_rate ({max} bit/s), got {start_rate} bit/s")));
-    }
-    let interval = if video { p.duration_or("frame_interval", VIDEO_FRAME_INTERVAL)? } else { p.duration_or("interval", Time::from_ms(20))? };
-    if interval == Time::ZERO {
-        return Err(p.err(if video { "frame_interval" } else { "interval" }, "must be > 0"));
-    }
-    let mtu = p.bytes_opt("mtu")?.unwrap_or(1200);
-    if mtu <= RTP_OVERHEAD as u64 || mtu > 65_535 {
-        return Err(p.err("mtu", format!("must be more than {RTP_OVERHEAD} B (IP+UDP+RTP headers) and at most 65535 B, got {mtu} B")));
-    }
-    let key_interval = if video { p.duration_opt("key_interval")? } else { None };
-    if key_interval == Some(Time::ZERO) {
-        return Err(p.err("key_interval", "must be > 0 (leave it out for key frames only on big rate changes)"));
-    }
-    let format = Format::parse(&p.choice("feedback", Format::NAMES, Some("rfc8888"))?).expect("checked");
-    // libwebrtc's transport-cc default send interval, and NADA's DELTA (RFC 8698 §4.1)
-    let fb_interval = p.duration_or("feedback_interval", Time::from_ms(100))?;
-    if fb_interval == Time::ZERO {
-        return Err(p.err("feedback_interval", "must be > 0"));
-    }
-    if let Some(via) = p.str_opt("feedback_via")? {
-        let Some(ch) = b.sim.channel_id(&via) else {
-            let names: Vec<&str> = b.sim.channels().iter().map(|c| c.name.as_str()).collect();
-            return Err(p.err("feedback_via", format!("no channel named {via:?} (channels: {})", names.join(", "))));
-        };
-        if !b.sim.path(to, from).contains(&ch) {
-            let path: Vec<&str> = b.sim.path(to, from).iter().map(|&c| b.sim.channel(c).name.as_str()).collect();
-            return Err(p.err("feedback_via", format!("the feedback from {:?} to {:?} does not cross {via:?} (it takes {})", b.sim.node_name(to), b.sim.node_name(from), path.join(", "))));
-        }
-    }
-    let pauses = parse_pauses(p, start, stop)?;
-    let limits = Limits { min_bps: min as f64, max_bps: max as f64, start_bps: start_rate as f64 };
-    let flow = b.add_flow(&name, kind);
-    let fb_flow = b.add_flow(&format!("{name}.feedback"), "feedback");
-    let src_id = b.sim.next_agent_id();
-    let sink_id = src_id + 1;
-    let mailbox: Mailbox = Default::default();
-    let rng = Rng::stream(b.seed, &format!("encoder:{name}"));
-    let src = RtcSender {
-        name: name.clone(),
-        flow,
-        dst: to,
-        dst_agent: sink_id,
-        start,
-        stop,
-        interval,
-        mtu: mtu as u32,
-        ecn,
-        ssrc: 0x4a4c_0000 | flow,
-        controller: factory(&limits),
-        encoder: Encoder::new(video, limits.start_bps, key_interval, rng),
-        frame: 0,
-        slot: 0,
-        pauses,
-        next_seq: 0,
-        queue: VecDeque::new(),
-        queue_bytes: 0,
-        sent: VecDeque::new(),
-        sent_base: 0,
-        in_flight: 0,
-        next_pace: Time::ZERO,
-        mailbox: mailbox.clone(),
-        discarded: 0,
-    };
-    let got = b.sim.add_agent(from, Box::new(src));
-    debug_assert_eq!(got, src_id);
-    let presence = b.media_presence(to);
-    let rx = RtcReceiver {
-        name: format!("{name}.sink"),
-        flow: fb_flow,
-        sender_node: from,
-        sender_agent: src_id,
-        format,
-        interval: fb_interval,
-        until: stop + Time::from_secs(1),
-        armed: false,
-        collector: Collector::default(),
-        mailbox,
-        presence,
-        reports: 0,
-    };
-    let got = b.sim.add_agent(to, Box::new(rx));
-    debug_assert_eq!(got, sink_id);
-    Ok(())
+/// What an adaptive sender is built from (the `[[traffic]]` entry as `traffic::adaptive` reads it).
+pub struct SenderSpec {
+    pub name: String,
+    pub flow: u32,
+    pub dst: NodeId,
+    pub dst_agent: AgentId,
+    pub start: Time,
+    pub stop: Time,
+    /// Frame interval (video) or packet interval (audio).
+    pub interval: Time,
+    /// Largest IP packet of the packetiser.
+    pub mtu: u32,
+    pub ecn: bool,
+    pub controller: Box<dyn Controller>,
+    pub encoder: Encoder,
+    /// [from, to) windows without frames, in order.
+    pub pauses: Vec<(Time, Time)>,
 }
 
-/// `pause = [["40s", "60s"], …]`: windows [from, to) without frames, in order, not overlapping,
-/// within [start, stop).
-fn parse_pauses(p: &mut Params, start: Time, stop: Time) -> Result<Vec<(Time, Time)>, ConfigError> {
-    let Some(v) = p.value_opt("pause") else { return Ok(vec![]) };
-    let key = p.key_path("pause");
-    let serde_json::Value::Array(items) = v else {
-        return Err(ConfigError::new(key, "expected a list of [from, to] pairs, e.g. [[\"40s\", \"60s\"]]"));
-    };
-    let mut out: Vec<(Time, Time)> = vec![];
-    for (i, it) in items.iter().enumerate() {
-        let at = format!("{key}[{i}]");
-        let pair = match it.as_array().map(|a| a.as_slice()) {
-            Some([serde_json::Value::String(a), serde_json::Value::String(b)]) => (a.clone(), b.clone()),
-            _ => return Err(ConfigError::new(at, format!("expected [from, to] as two durations, got {it}"))),
-        };
-        let d = |s: &str| crate::config::duration_ns(s).map_err(|m| ConfigError::new(at.clone(), m));
-        let (a, b) = (d(&pair.0)?, d(&pair.1)?);
-        if a < 0 || b <= a {
-            return Err(ConfigError::new(at, format!("needs 0 <= from < to, got {:?} to {:?}", pair.0, pair.1)));
-        }
-        let (a, b) = (Time(a as u64), Time(b as u64));
-        if a < start || b > stop {
-            return Err(ConfigError::new(at, format!("must lie within start ({start}) and stop ({stop})")));
-        }
-        if out.last().is_some_and(|&(_, e)| a < e) {
-            return Err(ConfigError::new(at, "pauses must be in order and must not overlap"));
-        }
-        out.push((a, b));
-    }
-    Ok(out)
-}
-
-/// A media controller named on a TCP entry is a mistake worth its own message (the TCP builder
-/// would only list its own controllers): `cc = "gcc"` on `bulk` says where gcc belongs.
-fn reject_media_cc(p: &Params, kind: &str) -> Result<(), ConfigError> {
-    if let Ok(Some(cc)) = p.duplicate().str_opt("cc") {
-        if CONTROLLERS.iter().any(|(n, _)| *n == cc) {
-            return Err(p.err("cc", format!("{cc:?} is a media congestion controller: it needs an RTP source (kind = \"video\" or \"audio\"), not {kind:?}; a {kind} entry takes a TCP one")));
+impl RtcSender {
+    /// A sender that reads the reports its receiver posts to `mailbox`.
+    pub fn new(s: SenderSpec, mailbox: Mailbox) -> RtcSender {
+        RtcSender {
+            name: s.name,
+            flow: s.flow,
+            dst: s.dst,
+            dst_agent: s.dst_agent,
+            start: s.start,
+            stop: s.stop,
+            interval: s.interval,
+            mtu: s.mtu,
+            ecn: s.ecn,
+            ssrc: 0x4a4c_0000 | s.flow,
+            controller: s.controller,
+            encoder: s.encoder,
+            frame: 0,
+            slot: 0,
+            pauses: s.pauses,
+            next_seq: 0,
+            queue: VecDeque::new(),
+            queue_bytes: 0,
+            sent: VecDeque::new(),
+            sent_base: 0,
+            in_flight: 0,
+            next_pace: Time::ZERO,
+            mailbox,
+            discarded: 0,
         }
     }
-    Ok(())
 }
 
-/// `bulk`, `web`, `ftp` with the check above (registered in [`crate::scenario::TRAFFIC`]).
-pub fn build_bulk(p: &mut Params, b: &mut Build) -> Result<(), ConfigError> {
-    reject_media_cc(p, "bulk")?;
-    crate::tcp::workload::build_bulk(p, b)
+/// What an adaptive receiver is built from.
+pub struct ReceiverSpec {
+    pub name: String,
+    /// The feedback flow (`NAME.feedback`).
+    pub flow: u32,
+    pub sender_node: NodeId,
+    pub sender_agent: AgentId,
+    pub format: Format,
+    /// Feedback interval.
+    pub interval: Time,
+    /// Reports stop after this instant (the sender's stop plus a margin for the last packets).
+    pub until: Time,
+    /// The host's media-presence cell (RWND moderation with `only_with_media`).
+    pub presence: Option<crate::tcp::moderation::MediaPresence>,
 }
-pub fn build_web(p: &mut Params, b: &mut Build) -> Result<(), ConfigError> {
-    reject_media_cc(p, "web")?;
-    crate::tcp::workload::build_web(p, b)
-}
-pub fn build_ftp(p: &mut Params, b: &mut Build) -> Result<(), ConfigError> {
-    reject_media_cc(p, "ftp")?;
-    crate::tcp::workload::build_ftp(p, b)
+
+impl RtcReceiver {
+    /// A receiver that posts its reports to `mailbox` (shared with its sender).
+    pub fn new(r: ReceiverSpec, mailbox: Mailbox) -> RtcReceiver {
+        RtcReceiver {
+            name: r.name,
+            flow: r.flow,
+            sender_node: r.sender_node,
+            sender_agent: r.sender_agent,
+            format: r.format,
+            interval: r.interval,
+            until: r.until,
+            armed: false,
+            collector: Collector::default(),
+            mailbox,
+            presence: r.presence,
+            reports: 0,
+        }
+    }
 }

@@ -1,4 +1,4 @@
-//! TCP workloads as scenario traffic kinds (registered in [`crate::scenario::TRAFFIC`]):
+//! TCP workloads as scenario traffic kinds (built in [`crate::traffic`]: `bulk.rs`, `web.rs`, `ftp.rs`):
 //!
 //! - `bulk`: `flows` (default 1) transfers of `size` bytes each, from `start`.
 //! - `web`: one page of `size` bytes in total over `flows` = n parallel connections that start
@@ -18,11 +18,9 @@
 //! (initial, bytes), `series` (record `tcp_series`).
 use serde_json::Value;
 
-use super::agent::{add_connection, ConnSpec};
-use super::{cc, profile, Recovery, SharedWindowPolicy, TcpConfig};
+use super::{cc, profile, Recovery, TcpConfig};
 use crate::config::{parse_duration, ConfigError, Params, Size};
 use crate::rng::Rng;
-use crate::scenario::Build;
 use crate::time::Time;
 
 /// A start-time or stagger distribution.
@@ -276,93 +274,4 @@ pub fn tcp_config(p: &mut Params, default_stack: &str) -> Result<(TcpConfig, Sta
     let series = p.bool_or("series", false)?;
     let cfg = TcpConfig { mss: mss as u32, iw: iw as u32, cc, recovery, limited_transmit, prr, lost_retransmit, rack, tlp, timestamps, min_rto, rto_linux, delack, quickack: quickack as u32, rcvbuf, linux_rcv, wscale, wscale_shift, ecn, ect1, pacing, pace_iw, hystart, hystart_round_fix, cubic_initial_growth, abc, initial_ssthresh, tsq, series, cc_seed: 0 };
     Ok((cfg, Stack { profile: prof.name, overrides }))
-}
-
-struct Common {
-    name: String,
-    from: crate::packet::NodeId,
-    to: crate::packet::NodeId,
-    start: Dist,
-    flows: u64,
-    stagger: Option<Dist>,
-    cfg: TcpConfig,
-}
-
-fn common(p: &mut Params, b: &mut Build, kind: &str) -> Result<Common, ConfigError> {
-    let name = p.str_opt("name")?.unwrap_or_else(|| format!("{kind}{}", b.count(kind)));
-    let from = b.node(p, "from")?;
-    let to = b.node(p, "to")?;
-    if from == to {
-        return Err(p.err("to", "must differ from `from`"));
-    }
-    let start = dist_opt(p, "start")?.unwrap_or(Dist::Fixed(Time::ZERO));
-    let flows = p.u64_or("flows", 1)?;
-    if flows == 0 || flows > 10_000 {
-        return Err(p.err("flows", format!("must be between 1 and 10000, got {flows}")));
-    }
-    let stagger = if kind == "web" { None } else { dist_opt(p, "stagger")? };
-    let (cfg, stack) = tcp_config(p, b.stack())?;
-    b.record_stack(&name, &cfg, &stack);
-    Ok(Common { name, from, to, start, flows, stagger, cfg })
-}
-
-fn add_flows(b: &mut Build, c: Common, role: &str, sizes: &[Option<u64>]) {
-    let mut rng = Rng::stream(b.seed, &format!("traffic:{}", c.name));
-    let t0 = c.start.draw(&mut rng);
-    // The receiving host's RWND moderator (`[hosts.NAME.rwnd]`), shared by its connections.
-    let moderated = b.window_policy(c.to, &c.name);
-    for (i, size) in sizes.iter().enumerate() {
-        let extra = c.stagger.as_ref().map_or(Time::ZERO, |d| d.draw(&mut rng));
-        let name = if sizes.len() == 1 { c.name.clone() } else { format!("{}.{i}", c.name) };
-        let policy = moderated.as_ref().map(|(m, _)| m.clone() as SharedWindowPolicy);
-        // The algorithm's own randomness (BBR's gain-cycle phase) from a stream per connection,
-        // so that it never shifts the traffic draws above.
-        let cfg = TcpConfig { cc_seed: Rng::stream(b.seed, &format!("cc:{name}")).next_u64(), ..c.cfg.clone() };
-        let conn = add_connection(b.sim, ConnSpec { name, role: role.into(), from: c.from, to: c.to, start: t0 + extra, size: *size, cfg, policy });
-        if let Some((m, w)) = &moderated {
-            m.borrow_mut().register(conn.flow, *w, c.cfg.payload_mss());
-            m.borrow_mut().set_start(conn.flow, t0 + extra);
-        }
-    }
-}
-
-/// Largest transfer accepted (sequence numbers are 64-bit and must not approach overflow).
-pub const MAX_SIZE: u64 = 1 << 60;
-
-fn size(p: &mut Params) -> Result<u64, ConfigError> {
-    let s = p.bytes("size")?;
-    if s > MAX_SIZE {
-        return Err(p.err("size", format!("must be at most 2^60 bytes, got {s} B")));
-    }
-    Ok(s)
-}
-
-/// `kind = "bulk"`.
-pub fn build_bulk(p: &mut Params, b: &mut Build) -> Result<(), ConfigError> {
-    let c = common(p, b, "bulk")?;
-    let size = size(p)?;
-    let sizes = vec![Some(size); c.flows as usize];
-    add_flows(b, c, "bulk", &sizes);
-    Ok(())
-}
-
-/// `kind = "web"`: n parallel connections sharing `size`.
-pub fn build_web(p: &mut Params, b: &mut Build) -> Result<(), ConfigError> {
-    let c = common(p, b, "web")?;
-    let total = size(p)?;
-    let n = c.flows;
-    if total < n {
-        return Err(p.err("size", format!("must be at least one byte per connection ({n}), got {total} B")));
-    }
-    let sizes: Vec<Option<u64>> = (0..n).map(|i| Some(total / n + u64::from(i < total % n))).collect();
-    add_flows(b, c, "web", &sizes);
-    Ok(())
-}
-
-/// `kind = "ftp"`: unlimited transfers.
-pub fn build_ftp(p: &mut Params, b: &mut Build) -> Result<(), ConfigError> {
-    let c = common(p, b, "ftp")?;
-    let sizes = vec![None; c.flows as usize];
-    add_flows(b, c, "ftp", &sizes);
-    Ok(())
 }
