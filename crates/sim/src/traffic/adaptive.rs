@@ -2,7 +2,7 @@
 //! `max_rate`, `start_rate`, `frame_interval` (video) or `interval` (audio), `mtu`, `key_interval`
 //! (video), `feedback` ("rfc8888" | "twcc"), `feedback_interval`, `feedback_via` (a channel the
 //! feedback must cross), `pause` (windows without frames); shared keys: [`super::endpoints`].
-use super::{Build, Cost, Entry, Path};
+use super::kind::{endpoints, Build, Cost, Entry, Path};
 use crate::config::{ConfigError, Params};
 use crate::media::RTP_OVERHEAD;
 use crate::rng::Rng;
@@ -21,7 +21,7 @@ const CBR_ONLY: &[&str] = &["rate", "mode", "packet_size", "size"];
 /// Builds an adaptive `video` or `audio` entry (`cc` given).
 pub fn build(p: &mut Params, b: &mut Build, kind: &str) -> Result<(), ConfigError> {
     let video = kind == "video";
-    let e = super::endpoints(p, b, kind)?;
+    let e = endpoints(p, b, kind)?;
     let names = controller_names();
     let cc = p.str("cc")?;
     let Some(factory) = CONTROLLERS.iter().find(|(n, _)| *n == cc).map(|(_, f)| *f) else {

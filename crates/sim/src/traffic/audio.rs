@@ -1,7 +1,8 @@
 //! `kind = "audio"`: one RTP packet of `size` IP bytes (default "80B") every `interval` (default
 //! "20ms"), the PAM 2013 study's VoIP flow; with `cc`, an adaptive source instead
 //! ([`super::adaptive`]). Shared keys: [`super::endpoints`].
-use super::{adaptive, Build, Cost, Entry, Kind, Path};
+use super::adaptive;
+use super::kind::{endpoints, Build, Cost, Endpoints, Entry, Kind, Path};
 use crate::config::{ConfigError, Params};
 use crate::media::{CbrSource, MediaSink, Pattern, RTP_OVERHEAD};
 use crate::time::Time;
@@ -15,7 +16,7 @@ fn build(p: &mut Params, b: &mut Build) -> Result<(), ConfigError> {
     if p.has("cc") {
         return adaptive::build(p, b, "audio");
     }
-    let e = super::endpoints(p, b, "audio")?;
+    let e = endpoints(p, b, "audio")?;
     let size = p.bytes_opt("size")?.unwrap_or(80);
     if size < RTP_OVERHEAD as u64 || size > 65_535 {
         return Err(p.err("size", format!("must be between {RTP_OVERHEAD} B (IP+UDP+RTP headers) and 65535 B, got {size} B")));
@@ -29,7 +30,7 @@ fn build(p: &mut Params, b: &mut Build) -> Result<(), ConfigError> {
 }
 
 /// A constant-rate source at `e.from` and its sink at `e.to` (the video kind's too).
-pub(super) fn add_pair(b: &mut Build, e: super::Endpoints, kind: &str, pattern: Pattern) {
+pub(super) fn add_pair(b: &mut Build, e: Endpoints, kind: &str, pattern: Pattern) {
     let flow = b.add_flow(&e.name, kind);
     let sink_id = b.sim.next_agent_id() + 1;
     b.sim.add_agent(e.from, Box::new(CbrSource::new(e.name.clone(), flow, e.to, sink_id, pattern, e.start, e.stop, e.ecn)));

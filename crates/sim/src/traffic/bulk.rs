@@ -1,6 +1,7 @@
 //! `kind = "bulk"`: `flows` (default 1) transfers of `size` bytes each, from `start` (plus
 //! `stagger` per connection). Shared keys: [`super::tcp_entry`].
-use super::{tcp_entry, Build, Cost, Entry, Kind, Path};
+use super::kind::{Build, Cost, Entry, Kind, Path};
+use super::tcp_entry;
 use crate::config::{ConfigError, Params};
 
 pub const KIND: Kind = Kind { name: "bulk", build, cost: Some(cost), examples: &[r#"{"size": "200kB"}"#, r#"{"size": "50kB", "flows": 3, "cc": "cubic"}"#] };

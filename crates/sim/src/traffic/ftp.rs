@@ -1,6 +1,7 @@
 //! `kind = "ftp"`: `flows` unlimited transfers (ns-2's FTP source), from `start` (plus `stagger`
 //! per connection). Shared keys: [`super::tcp_entry`].
-use super::{tcp_entry, Build, Cost, Entry, Kind, Path};
+use super::kind::{Build, Cost, Entry, Kind, Path};
+use super::tcp_entry;
 use crate::config::{ConfigError, Params};
 
 pub const KIND: Kind = Kind { name: "ftp", build, cost: Some(cost), examples: &[r#"{}"#, r#"{"flows": 2, "cc": "bbr"}"#] };

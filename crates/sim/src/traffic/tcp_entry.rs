@@ -2,7 +2,7 @@
 //! distribution, drawn once per entry), `flows` (1..=10000), `stagger` (not `web`: a distribution
 //! added per connection), the stack keys of [`crate::tcp::workload::tcp_config`], and their cost.
 //! Draws come from the stream "traffic:NAME" of the run's seed.
-use super::{Build, Cost, Entry, Path};
+use super::kind::{Build, Cost, Entry, Path};
 use crate::config::{ConfigError, Params};
 use crate::packet::NodeId;
 use crate::rng::Rng;

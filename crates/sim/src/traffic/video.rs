@@ -2,7 +2,8 @@
 //! `mode` ("bursty" | "paced"). Packets per frame = round(B · frame_interval / (8 · packet_size)),
 //! at least one (Chodorek: 25 frames/s, 1000 B packets, 5·B packets per frame with B in Mbit/s).
 //! With `cc`, an adaptive source instead ([`super::adaptive`]). Shared keys: [`super::endpoints`].
-use super::{adaptive, Build, Cost, Entry, Kind, Path};
+use super::adaptive;
+use super::kind::{endpoints, Build, Cost, Entry, Kind, Path};
 use crate::config::{ConfigError, Params};
 use crate::media::{Pattern, RTP_OVERHEAD};
 use crate::time::Time;
@@ -24,7 +25,7 @@ fn build(p: &mut Params, b: &mut Build) -> Result<(), ConfigError> {
     if p.has("cc") {
         return adaptive::build(p, b, "video");
     }
-    let e = super::endpoints(p, b, "video")?;
+    let e = endpoints(p, b, "video")?;
     let rate = p.rate("rate")?;
     let fi = p.duration_or("frame_interval", Time::from_ms(40))?;
     if fi == Time::ZERO {

@@ -1,7 +1,8 @@
 //! `kind = "web"`: one page of `size` bytes in total over `flows` = n parallel connections that
 //! start together; each carries size/n (the remainder goes one byte each to the first connections,
 //! so the page is exact). No `stagger`. Shared keys: [`super::tcp_entry`].
-use super::{tcp_entry, Build, Cost, Entry, Kind, Path};
+use super::kind::{Build, Cost, Entry, Kind, Path};
+use super::tcp_entry;
 use crate::config::{ConfigError, Params};
 
 pub const KIND: Kind = Kind { name: "web", build, cost: Some(cost), examples: &[r#"{"size": "372kB", "flows": 6, "iw": 3}"#] };

@@ -2,7 +2,7 @@
 use jitterlab_sim::config::{ConfigError, Params};
 use jitterlab_sim::media::{CbrSource, MediaSink, Pattern};
 use jitterlab_sim::time::Time;
-use jitterlab_sim::traffic::{Build, Cost, Entry, Kind, Path};
+use jitterlab_sim::traffic::kind::{Build, Cost, Entry, Kind, Path};
 
 pub const KIND: Kind = Kind { name: "burst", build, cost: Some(cost), examples: &[r#"{"count": 30, "at": "1s"}"#] };
 
