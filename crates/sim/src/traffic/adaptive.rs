@@ -1,7 +1,7 @@
 //! Adaptive media: an `audio` or `video` entry with `cc` (docs/media.md). Keys: `cc`, `min_rate`,
 //! `max_rate`, `start_rate`, `frame_interval` (video) or `interval` (audio), `mtu`, `key_interval`
 //! (video), `feedback` ("rfc8888" | "twcc"), `feedback_interval`, `feedback_via` (a channel the
-//! feedback must cross), `pause` (windows without frames); shared keys: [`super::endpoints`].
+//! feedback must cross), `pause` (windows without frames); shared keys: [`super::kind::endpoints`].
 use super::kind::{endpoints, Build, Cost, Entry, Path};
 use crate::config::{ConfigError, Params};
 use crate::media::RTP_OVERHEAD;

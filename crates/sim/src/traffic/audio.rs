@@ -1,6 +1,6 @@
 //! `kind = "audio"`: one RTP packet of `size` IP bytes (default "80B") every `interval` (default
 //! "20ms"), the PAM 2013 study's VoIP flow; with `cc`, an adaptive source instead
-//! ([`super::adaptive`]). Shared keys: [`super::endpoints`].
+//! ([`super::adaptive`]). Shared keys: [`super::kind::endpoints`].
 use super::adaptive;
 use super::kind::{endpoints, Build, Cost, Endpoints, Entry, Kind, Path};
 use crate::config::{ConfigError, Params};

@@ -1,7 +1,7 @@
 //! `kind = "video"`: `rate` (bit rate B), `frame_interval` ("40ms"), `packet_size` ("1000B"),
 //! `mode` ("bursty" | "paced"). Packets per frame = round(B · frame_interval / (8 · packet_size)),
 //! at least one (Chodorek: 25 frames/s, 1000 B packets, 5·B packets per frame with B in Mbit/s).
-//! With `cc`, an adaptive source instead ([`super::adaptive`]). Shared keys: [`super::endpoints`].
+//! With `cc`, an adaptive source instead ([`super::adaptive`]). Shared keys: [`super::kind::endpoints`].
 use super::adaptive;
 use super::kind::{endpoints, Build, Cost, Entry, Kind, Path};
 use crate::config::{ConfigError, Params};
