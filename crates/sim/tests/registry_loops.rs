@@ -104,12 +104,17 @@ fn the_traffic_recipe_passes_the_same_loop() {
     check_traffic_registry(&kinds);
     // 30 packets of 1000 B at 1 s over 10 Mbit/s: the last leaves 30 · 0.8 ms after the first
     let v = scenario_with(vec![entry("burst", r#"{"count": 30, "at": "1s"}"#)], Value::Null);
-    let t = run(&v, Registries { traffic: &kinds, queues: BUILTIN.queues });
+    let reg = Registries { traffic: &kinds, queues: BUILTIN.queues };
+    let t = run(&v, reg);
     assert_eq!(t.media.len(), 30);
     assert_eq!((t.media.send_ns[0], t.media.send_ns[29]), (1_000_000_000, 1_000_000_000));
     let first = t.media.recv_ns[0];
     assert_eq!(first, 1_000_000_000 + 800_000 + 10_000_000);
     assert_eq!(t.media.recv_ns[29] - first, 29 * 800_000);
+    // its validation names the key (the message docs/traffic.md quotes)
+    let bad = scenario_with(vec![entry("burst", r#"{"count": 0}"#)], Value::Null);
+    let e = scenario::build_with(&bad, 7, reg).err().expect("count = 0 accepted");
+    assert_eq!(e.to_string(), "traffic[0].count: must be between 1 and 10000, got 0");
 }
 
 /// Builds discipline `kind` from an empty table, or, when it requires a key, from `limit = 100pkt`.

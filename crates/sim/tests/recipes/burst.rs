@@ -14,9 +14,12 @@ fn build(p: &mut Params, b: &mut Build) -> Result<(), ConfigError> {
     if count == 0 || count > 10_000 {
         return Err(p.err("count", format!("must be between 1 and 10000, got {count}")));
     }
-    let size = p.bytes_opt("size")?.unwrap_or(1000).clamp(40, 65_535) as u32;
+    let size = p.bytes_opt("size")?.unwrap_or(1000);
+    if !(40..=65_535).contains(&size) {
+        return Err(p.err("size", format!("must be between 40 B (IP+UDP+RTP headers) and 65535 B, got {size} B")));
+    }
     // one bursty "frame" of `count` packets, and no second one (the source stops 1 ns later)
-    let pattern = Pattern::Video { size, per_frame: count as u32, frame_interval: Time::from_secs(1), paced: false };
+    let pattern = Pattern::Video { size: size as u32, per_frame: count as u32, frame_interval: Time::from_secs(1), paced: false };
     let flow = b.add_flow(&name, "burst");
     let sink = b.sim.next_agent_id() + 1;
     b.sim.add_agent(from, Box::new(CbrSource::new(name.clone(), flow, to, sink, pattern, at, at + Time(1), false)));
