@@ -8,7 +8,7 @@
 //! (from → to) and NAME.rev (to → from). Traffic kinds come from [`crate::traffic::KINDS`], one
 //! file per kind.
 //!
-//! Three parts: [`topology`] reads the links, [`build`] makes the simulation, [`expand`] writes the
+//! Three parts: [`topology`] reads the links, [`mod@build`] makes the simulation, [`mod@expand`] writes the
 //! validated scenario in base units for the Python side.
 //!
 //! [`Sim`]: crate::engine::Sim

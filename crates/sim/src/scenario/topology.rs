@@ -1,5 +1,5 @@
 //! The topology of a scenario: `[links.NAME]` tables and the `[access]` and `[dumbbell]`
-//! shorthands, each read into [`LinkDef`]s (two directions, [`Dir`], per link). Only reads and
+//! shorthands, each read into `LinkDef`s (two directions, `Dir`, per link). Only reads and
 //! validates; `super::build` turns the definitions into channels.
 use serde_json::Value;
 
