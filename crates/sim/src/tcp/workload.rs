@@ -14,8 +14,9 @@
 //!
 //! TCP keys shared by the three kinds (defaults from [`TcpConfig::default`]): `mss`, `iw`, `cc`
 //! (reno | cubic | bbr | dctcp), `recovery` (sack | newreno) or `sack` (bool), `limited_transmit`, `prr`, `lost_retransmit`, `rack` (RACK loss detection, default true), `tlp` (tail loss probes, default true), `timestamps` (RFC 7323 option, default true), `min_rto`, `rto` (rfc6298 | linux), `delack` (a duration, a
-//! number of ms, or "off"), `quickack` (segments, 0 = off), `rcvbuf` or its alias `rwnd` (bytes, or "20pkt" = 20 MSS), `linux_rcvbuf` / `so_rcvbuf` (Linux's receive buffer, `rcvbuf.rs`; with `tcp_rmem_default`, `tcp_rmem_max`, `rmem_max`), `wscale` (bool or shift), `ecn` (false, true = "ect0", or "ect1" = "l4s"; default "l4s" with `cc = "dctcp"`), `pacing`, `pace_iw` (spread the initial window over one SYN RTT), `hystart` (CUBIC's, default true), `hystart_round_fix` (default true: HyStart rounds as Linux since early 2025), `abc` (false, true = L 2, or L), `tsq` (TCP Small Queues, default true), `ssthresh`
-//! (initial, bytes), `series` (record `tcp_series`).
+//! number of ms, or "off"), `quickack` (segments, 0 = off), `rcvbuf` or its alias `rwnd` (bytes, or "20pkt" = 20 MSS), `linux_rcvbuf` / `so_rcvbuf` (Linux's receive buffer, `rcvbuf.rs`; with `tcp_rmem_default`, `tcp_rmem_max`, `rmem_max`), `wscale` (bool or shift), `ecn` (false, true = "ect0", or "ect1" = "l4s"; default the algorithm's, "l4s" for `cc = "dctcp"`, else the profile's), `pacing`, `pace_iw` (spread the initial window over one SYN RTT), `hystart` (CUBIC's, default true), `hystart_round_fix` (default true: HyStart rounds as Linux since early 2025), `abc` (false, true = L 2, or L), `tsq` (TCP Small Queues, default true), `ssthresh`
+//! (initial, bytes), `series` (record `tcp_series`). An algorithm's own keys (DCTCP's
+//! `dctcp_shift_g`, `dctcp_alpha_on_init`) are read by its registration (`tcp/cc/`).
 use serde_json::Value;
 
 use super::agent::{add_connection, ConnSpec};
@@ -108,8 +109,19 @@ pub fn tcp_config(p: &mut Params, default_stack: &str) -> Result<(TcpConfig, Sta
     if iw == 0 || iw > 1000 {
         return Err(p.err("iw", format!("must be between 1 and 1000 segments, got {iw}")));
     }
-    // The registry's names: an unknown one is refused with the list of known ones.
+    // The registry's names: an unknown one is refused with the list of known ones. The algorithm
+    // reads its own keys (its file's `REGISTRATION`); another algorithm's key is refused.
     let cc = p.choice("cc", &cc::kinds(), Some(&d.cc))?;
+    let reg = cc::registration(&cc).expect("checked");
+    // (Kept only when there are options: an algorithm without any builds from its defaults, and
+    // the config equals its profile's.)
+    let params = (reg.params)(p)?;
+    let cc_params = (!params.describe().is_empty()).then(|| cc::CcOptions { name: reg.name, params });
+    for other in cc::registry() {
+        if let Some(k) = other.keys.iter().find(|k| p.has(k) && !reg.keys.contains(k)) {
+            return Err(p.err(k, format!("only with cc = {:?}, not {cc:?}", other.name)));
+        }
+    }
     let dflt_recovery = if d.recovery == Recovery::Sack { "sack" } else { "newreno" };
     let recovery = match p.choice("recovery", &["sack", "newreno"], Some(dflt_recovery))?.as_str() {
         "sack" => Recovery::Sack,
@@ -236,11 +248,13 @@ pub fn tcp_config(p: &mut Params, default_stack: &str) -> Result<(TcpConfig, Sta
         None
     };
     // `ecn`: false, true / "ect0" (RFC 3168), or "ect1" / "l4s" (the L4S identifier, RFC 9331).
-    // Default: the profile's, except for DCTCP, which Linux always runs with ECN
-    // (TCP_CONG_NEEDS_ECN) and which the mitigations study runs as the L4S flow behind DualPI2: ECT(1).
+    // Default: the algorithm's when it has one (DCTCP's ECT(1)), else the profile's.
     let (ecn, ect1) = match p.value_opt("ecn") {
-        None if cc == "dctcp" => (true, true),
-        None => (d.ecn, d.ect1),
+        None => match reg.ecn {
+            Some(cc::EcnDefault::Ect0) => (true, false),
+            Some(cc::EcnDefault::Ect1) => (true, true),
+            None => (d.ecn, d.ect1),
+        },
         Some(Value::Bool(b)) => (b, false),
         Some(Value::String(s)) if s == "off" => (false, false),
         Some(Value::String(s)) if s == "ect0" => (true, false),
@@ -264,7 +278,7 @@ pub fn tcp_config(p: &mut Params, default_stack: &str) -> Result<(TcpConfig, Sta
         Some(_) => return Err(p.err("abc", "expected true (L = 2), false, \"all\" (every ACKed segment, as Linux since 3.13) or the limit L in segments")),
     };
     let initial_ssthresh = match p.value_opt("ssthresh") {
-        Some(Value::String(s)) if s == "infinite" => u64::MAX / 4,
+        Some(Value::String(s)) if s == "infinite" => cc::SSTHRESH_UNSET,
         Some(_) => match p.bytes_opt("ssthresh")? {
             Some(b) if b < 2 * mss => return Err(p.err("ssthresh", format!("must be at least 2 segments, got {b} B"))),
             Some(b) => b,
@@ -274,7 +288,7 @@ pub fn tcp_config(p: &mut Params, default_stack: &str) -> Result<(TcpConfig, Sta
     };
     let tsq = p.bool_or("tsq", d.tsq)?;
     let series = p.bool_or("series", false)?;
-    let cfg = TcpConfig { mss: mss as u32, iw: iw as u32, cc, recovery, limited_transmit, prr, lost_retransmit, rack, tlp, timestamps, min_rto, rto_linux, delack, quickack: quickack as u32, rcvbuf, linux_rcv, wscale, wscale_shift, ecn, ect1, pacing, pace_iw, hystart, hystart_round_fix, cubic_initial_growth, abc, initial_ssthresh, tsq, series, cc_seed: 0 };
+    let cfg = TcpConfig { mss: mss as u32, iw: iw as u32, cc, cc_params, recovery, limited_transmit, prr, lost_retransmit, rack, tlp, timestamps, min_rto, rto_linux, delack, quickack: quickack as u32, rcvbuf, linux_rcv, wscale, wscale_shift, ecn, ect1, pacing, pace_iw, hystart, hystart_round_fix, cubic_initial_growth, abc, initial_ssthresh, tsq, series, cc_seed: 0 };
     Ok((cfg, Stack { profile: prof.name, overrides }))
 }
 

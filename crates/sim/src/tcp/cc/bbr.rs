@@ -11,7 +11,9 @@
 //! Left out: the long-term ("LT") policer-bandwidth estimator (`bbr_lt_bw_sampling`), which only
 //! acts at sustained loss rates of 20 % and more, cwnd undo, and `is_ack_delayed` (taken as false:
 //! a delayed ACK may then refresh an expired min-RTT filter).
-use super::{CaState, CcState, CongestionControl, RateSample};
+use std::sync::Arc;
+
+use super::{CaState, CcState, CongestionControl, NoOptions, RateSample, Registration};
 use crate::rng::Rng;
 use crate::tcp::TcpConfig;
 use crate::time::Time;
@@ -91,6 +93,15 @@ pub struct BbrConfig {
 impl BbrConfig {
     pub fn from_tcp(c: &TcpConfig) -> BbrConfig { BbrConfig { seed: c.cc_seed } }
 }
+
+/// `cc = "bbr"`: no keys of its own (its seed is the connection's `cc_seed`, drawn per
+/// connection from the run's seed).
+pub const REGISTRATION: Registration = Registration {
+    name: "bbr",
+    keys: &[],
+    params: |_| Ok(Arc::new(NoOptions(|c| Box::new(Bbr::new(BbrConfig::from_tcp(c)))))),
+    ecn: None,
+};
 
 /// Kathleen Nichols' windowed running max (Linux `lib/minmax.c`): the best, second and third
 /// best samples of the window, each with its time (here: BBR's round count).
@@ -236,7 +247,7 @@ impl Bbr {
     pub fn init(&mut self, st: &mut CcState) {
         self.initialized = true;
         self.next_rtt_delivered = st.delivered;
-        st.ssthresh = u64::MAX / 4;
+        st.ssthresh = super::SSTHRESH_UNSET;
         self.min_rtt_us = st.min_rtt.map_or(u64::MAX, us);
         self.min_rtt_stamp = st.now;
         self.bw.reset(self.rtt_cnt, 0);
