@@ -19,6 +19,7 @@ pub mod cc;
 pub mod ecn_feedback;
 pub mod ecn;
 pub mod moderation;
+pub mod options;
 pub mod profile;
 pub mod rack;
 pub mod rate;
