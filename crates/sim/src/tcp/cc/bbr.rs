@@ -94,15 +94,6 @@ impl BbrConfig {
     pub fn from_tcp(c: &TcpConfig) -> BbrConfig { BbrConfig { seed: c.cc_seed } }
 }
 
-/// `cc = "bbr"`: no keys of its own (its seed is the connection's `cc_seed`, drawn per
-/// connection from the run's seed).
-pub const REGISTRATION: Registration = Registration {
-    name: "bbr",
-    keys: &[],
-    params: |_| Ok(Arc::new(NoOptions(|c| Box::new(Bbr::new(BbrConfig::from_tcp(c)))))),
-    ecn: None,
-};
-
 /// Kathleen Nichols' windowed running max (Linux `lib/minmax.c`): the best, second and third
 /// best samples of the window, each with its time (here: BBR's round count).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -247,7 +238,7 @@ impl Bbr {
     pub fn init(&mut self, st: &mut CcState) {
         self.initialized = true;
         self.next_rtt_delivered = st.delivered;
-        st.ssthresh = super::SSTHRESH_UNSET;
+        st.ssthresh = u64::MAX / 4;
         self.min_rtt_us = st.min_rtt.map_or(u64::MAX, us);
         self.min_rtt_stamp = st.now;
         self.bw.reset(self.rtt_cnt, 0);
@@ -642,3 +633,12 @@ impl CongestionControl for Bbr {
     /// each as one unit: two back-to-back segments per pacing slot on the 4 Mbit/s paths here.
     fn tso_segs(&self, st: &CcState) -> u64 { self.gso_segs(st.mss, st.min_rtt) }
 }
+
+/// `cc = "bbr"`: no keys of its own (its seed is the connection's `cc_seed`, drawn per
+/// connection from the run's seed).
+pub const REGISTRATION: Registration = Registration {
+    name: "bbr",
+    keys: &[],
+    params: |_| Ok(Arc::new(NoOptions(|c| Box::new(Bbr::new(BbrConfig::from_tcp(c)))))),
+    ecn: None,
+};

@@ -31,14 +31,9 @@ impl CubicConfig {
     }
 }
 
-/// `cc = "cubic"`. Its switches (`hystart`, `hystart_round_fix`, `cubic_initial_growth`) are stack
-/// switches, set per kernel by the stack profiles and read from [`TcpConfig`], not keys of its own.
-pub const REGISTRATION: Registration = Registration {
-    name: "cubic",
-    keys: &[],
-    params: |_| Ok(Arc::new(NoOptions(|c| Box::new(Cubic::new(CubicConfig::from_tcp(c)))))),
-    ecn: None,
-};
+/// `cc = "cubic"`: no keys of its own (`hystart` and the others are stack switches, in TcpConfig).
+pub const REGISTRATION: Registration =
+    Registration { name: "cubic", keys: &[], params: |_| Ok(Arc::new(NoOptions(|c| Box::new(Cubic::new(CubicConfig::from_tcp(c)))))), ecn: None };
 
 /// RFC 9438 §5: C = 0.4.
 pub const C: f64 = 0.4;
