@@ -50,6 +50,12 @@ MUTANTS = [
      "pub const PTO_SRTT_FACTOR: u64 = 2;", "pub const PTO_SRTT_FACTOR: u64 = 3;", ["-p", "jitterlab-sim"]),
     ("tlp-delayed-ack-allowance", "crates/sim/src/tcp/rack.rs",
      "if segs_out == 1 { min_rto } else { TIMEOUT_MIN }", "TIMEOUT_MIN", ["-p", "jitterlab-sim"]),
+    # The congestion-control contract and an algorithm's own keys (tcp/cc/): killed by
+    # tests/tcp_cc_recipe.rs and tests/tcp_cc_registry.rs.
+    ("cc-contract-ssthresh-set", "crates/sim/src/tcp/cc/mod.rs",
+     "cc.owns_cwnd() || st.ssthresh < SSTHRESH_UNSET", "true || st.ssthresh < SSTHRESH_UNSET", ["-p", "jitterlab-sim"]),
+    ("dctcp-shift-g-range", "crates/sim/src/tcp/cc/dctcp.rs",
+     "if shift_g > 10 {", "if shift_g > 11 {", ["-p", "jitterlab-sim"]),
     ("timestamps-option-length", "crates/sim/src/tcp/mod.rs",
      "pub const TS_OPTION_BYTES: u32 = 12;", "pub const TS_OPTION_BYTES: u32 = 10;", ["-p", "jitterlab-sim"]),
     ("rtp-extension-length", "crates/capture/src/wire.rs",

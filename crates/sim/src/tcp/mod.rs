@@ -19,6 +19,7 @@ pub mod cc;
 pub mod ecn_feedback;
 pub mod ecn;
 pub mod moderation;
+pub mod options;
 pub mod profile;
 pub mod rack;
 pub mod rate;
@@ -65,8 +66,11 @@ pub struct TcpConfig {
     pub mss: u32,
     /// Initial window in segments (RFC 3390: 3 for MSS 1095..2190; RFC 6928: 10).
     pub iw: u32,
-    /// Congestion control: a name in [`cc::REGISTRY`].
+    /// Congestion control: a name in [`cc::registry`].
     pub cc: String,
+    /// The algorithm's own options as its registration read them from the scenario entry; None:
+    /// its defaults ([`cc::build`]).
+    pub cc_params: Option<cc::CcOptions>,
     pub recovery: Recovery,
     /// RFC 3042 limited transmit.
     pub limited_transmit: bool,
@@ -162,6 +166,7 @@ impl Default for TcpConfig {
             mss: 1460,
             iw: 10,
             cc: "cubic".into(),
+            cc_params: None,
             recovery: Recovery::Sack,
             limited_transmit: true,
             prr: true,
@@ -185,7 +190,7 @@ impl Default for TcpConfig {
             hystart_round_fix: true,
             cubic_initial_growth: false,
             abc: None,
-            initial_ssthresh: u64::MAX / 4,
+            initial_ssthresh: cc::SSTHRESH_UNSET,
             tsq: true,
             series: false,
             cc_seed: 0,

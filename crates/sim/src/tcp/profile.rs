@@ -170,6 +170,7 @@ fn ns2_sack1() -> TcpConfig {
         mss: 1000,
         iw: 2,
         cc: "reno".into(),
+        cc_params: None,
         recovery: Recovery::Sack,
         limited_transmit: true,
         prr: false,
@@ -193,7 +194,7 @@ fn ns2_sack1() -> TcpConfig {
         hystart_round_fix: false,
         cubic_initial_growth: false,
         abc: None,
-        initial_ssthresh: u64::MAX / 4,
+        initial_ssthresh: super::cc::SSTHRESH_UNSET,
         tsq: false,
         series: false,
         cc_seed: 0,
@@ -271,6 +272,11 @@ pub fn describe(c: &TcpConfig) -> Vec<(&'static str, Value)> {
         ]),
         None => v.push(("rcvbuf", json!(format!("{}B", c.rcvbuf)))),
     }
+    // The algorithm's own options follow `cc` (none for the built-ins a profile names).
+    if let Some(o) = &c.cc_params {
+        let at = v.iter().position(|(k, _)| *k == "cc").expect("cc") + 1;
+        v.splice(at..at, o.params.describe());
+    }
     v.extend([
         ("wscale", json!(c.wscale)),
         ("ecn", json!(match (c.ecn, c.ect1) { (false, _) => "off", (true, false) => "ect0", (true, true) => "ect1" })),
@@ -280,7 +286,7 @@ pub fn describe(c: &TcpConfig) -> Vec<(&'static str, Value)> {
         ("hystart_round_fix", json!(c.hystart_round_fix)),
         ("cubic_initial_growth", json!(c.cubic_initial_growth)),
         ("abc", match c.abc { None => json!(false), Some(ABC_ALL) => json!("all"), Some(l) => json!(l) }),
-        ("ssthresh", if c.initial_ssthresh >= u64::MAX / 4 { json!("infinite") } else { json!(format!("{}B", c.initial_ssthresh)) }),
+        ("ssthresh", if c.initial_ssthresh >= super::cc::SSTHRESH_UNSET { json!("infinite") } else { json!(format!("{}B", c.initial_ssthresh)) }),
         ("tsq", json!(c.tsq)),
     ]);
     v

@@ -12,16 +12,18 @@
 //! independent delay per connection of `bulk` and `ftp` (N flows with staggered starts). Draws come
 //! from the stream "traffic:NAME" of the run's seed.
 //!
-//! TCP keys shared by the three kinds (defaults from [`TcpConfig::default`]): `mss`, `iw`, `cc`
+//! TCP keys shared by the three kinds, read by [`super::options::tcp_config`] over the stack profile (defaults from [`TcpConfig::default`]): `mss`, `iw`, `cc`
 //! (reno | cubic | bbr | dctcp), `recovery` (sack | newreno) or `sack` (bool), `limited_transmit`, `prr`, `lost_retransmit`, `rack` (RACK loss detection, default true), `tlp` (tail loss probes, default true), `timestamps` (RFC 7323 option, default true), `min_rto`, `rto` (rfc6298 | linux), `delack` (a duration, a
-//! number of ms, or "off"), `quickack` (segments, 0 = off), `rcvbuf` or its alias `rwnd` (bytes, or "20pkt" = 20 MSS), `linux_rcvbuf` / `so_rcvbuf` (Linux's receive buffer, `rcvbuf.rs`; with `tcp_rmem_default`, `tcp_rmem_max`, `rmem_max`), `wscale` (bool or shift), `ecn` (false, true = "ect0", or "ect1" = "l4s"; default "l4s" with `cc = "dctcp"`), `pacing`, `pace_iw` (spread the initial window over one SYN RTT), `hystart` (CUBIC's, default true), `hystart_round_fix` (default true: HyStart rounds as Linux since early 2025), `abc` (false, true = L 2, or L), `tsq` (TCP Small Queues, default true), `ssthresh`
-//! (initial, bytes), `series` (record `tcp_series`).
+//! number of ms, or "off"), `quickack` (segments, 0 = off), `rcvbuf` or its alias `rwnd` (bytes, or "20pkt" = 20 MSS), `linux_rcvbuf` / `so_rcvbuf` (Linux's receive buffer, `rcvbuf.rs`; with `tcp_rmem_default`, `tcp_rmem_max`, `rmem_max`), `wscale` (bool or shift), `ecn` (false, true = "ect0", or "ect1" = "l4s"; default the algorithm's, "l4s" for `cc = "dctcp"`, else the profile's), `pacing`, `pace_iw` (spread the initial window over one SYN RTT), `hystart` (CUBIC's, default true), `hystart_round_fix` (default true: HyStart rounds as Linux since early 2025), `abc` (false, true = L 2, or L), `tsq` (TCP Small Queues, default true), `ssthresh`
+//! (initial, bytes), `series` (record `tcp_series`). An algorithm's own keys (DCTCP's
+//! `dctcp_shift_g`, `dctcp_alpha_on_init`) are read by its registration (`tcp/cc/`).
 use serde_json::Value;
 
-use super::{cc, profile, Recovery, TcpConfig};
-use crate::config::{parse_duration, ConfigError, Params, Size};
+use crate::config::{parse_duration, ConfigError, Params};
 use crate::rng::Rng;
 use crate::time::Time;
+
+pub use super::options::{tcp_config, Stack, STACK_KEYS};
 
 /// A start-time or stagger distribution.
 #[derive(Clone, Debug, PartialEq)]
@@ -73,205 +75,4 @@ pub fn dist_opt(p: &mut Params, key: &str) -> Result<Option<Dist>, ConfigError> 
         }
         Some(_) => Err(p.err(key, "expected a duration like \"10s\" or a table like { dist = \"uniform\", min = \"10s\", max = \"12s\" }")),
     }
-}
-
-/// A TCP entry's stack: the profile's name and the keys the entry set on top of it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Stack {
-    pub profile: &'static str,
-    /// The stack keys the entry gives itself (each overrides the profile's value).
-    pub overrides: Vec<String>,
-}
-
-/// Every scenario key that sets a stack switch (the profile's keys and their aliases).
-pub const STACK_KEYS: &[&str] = &[
-    "mss", "iw", "cc", "recovery", "sack", "limited_transmit", "lost_retransmit", "prr", "rack", "tlp", "timestamps", "min_rto", "rto", "delack",
-    "quickack", "rcvbuf", "rwnd", "wscale", "linux_rcvbuf", "so_rcvbuf", "tcp_rmem_default", "tcp_rmem_max", "rmem_max", "tcp_adv_win_scale",
-    "init_rcv_wnd", "tcp_moderate_rcvbuf", "ecn", "pacing", "pace_iw", "hystart", "hystart_round_fix", "cubic_initial_growth", "abc", "ssthresh", "tsq",
-];
-
-/// Reads the entry's `stack` (or the scenario's, `default_stack`) and the TCP keys shared by every
-/// kind, each over the profile's value.
-pub fn tcp_config(p: &mut Params, default_stack: &str) -> Result<(TcpConfig, Stack), ConfigError> {
-    let known = profile::names();
-    let name = p.choice("stack", &known, Some(default_stack))?;
-    let prof = profile::get(&name).expect("checked");
-    let overrides: Vec<String> = STACK_KEYS.iter().filter(|k| p.has(k)).map(|k| k.to_string()).collect();
-    let d = (prof.config)();
-    let mss = p.bytes_opt("mss")?.unwrap_or(d.mss as u64);
-    if !(64..=65_495).contains(&mss) {
-        return Err(p.err("mss", format!("must be between 64 B and 65495 B, got {mss} B")));
-    }
-    let iw = p.u64_or("iw", d.iw as u64)?;
-    if iw == 0 || iw > 1000 {
-        return Err(p.err("iw", format!("must be between 1 and 1000 segments, got {iw}")));
-    }
-    // The registry's names: an unknown one is refused with the list of known ones.
-    let cc = p.choice("cc", &cc::kinds(), Some(&d.cc))?;
-    let dflt_recovery = if d.recovery == Recovery::Sack { "sack" } else { "newreno" };
-    let recovery = match p.choice("recovery", &["sack", "newreno"], Some(dflt_recovery))?.as_str() {
-        "sack" => Recovery::Sack,
-        _ => Recovery::NewReno,
-    };
-    // `sack = false` is the same as `recovery = "newreno"`.
-    let recovery = match p.value_opt("sack") {
-        None => recovery,
-        Some(_) if p.has("recovery") => return Err(p.err("sack", "give either sack or recovery, not both")),
-        Some(Value::Bool(true)) => Recovery::Sack,
-        Some(Value::Bool(false)) => Recovery::NewReno,
-        Some(_) => return Err(p.err("sack", "expected true or false")),
-    };
-    let limited_transmit = p.bool_or("limited_transmit", d.limited_transmit)?;
-    let lost_retransmit = p.bool_or("lost_retransmit", d.lost_retransmit)?;
-    let prr = p.bool_or("prr", d.prr)?;
-    let rack = p.bool_or("rack", d.rack)?;
-    let tlp = p.bool_or("tlp", d.tlp)?;
-    let timestamps = p.bool_or("timestamps", d.timestamps)?;
-    let min_rto = p.duration_or("min_rto", d.min_rto)?;
-    if min_rto == Time::ZERO {
-        return Err(p.err("min_rto", "must be > 0"));
-    }
-    let rto_linux = p.choice("rto", &["rfc6298", "linux"], Some(if d.rto_linux { "linux" } else { "rfc6298" }))? == "linux";
-    let delack = match p.value_opt("delack") {
-        None => d.delack,
-        Some(Value::Bool(false)) => None,
-        Some(Value::String(s)) if s == "off" => None,
-        // A bare number is milliseconds.
-        Some(Value::Number(n)) => match n.as_f64() {
-            Some(ms) if ms > 0.0 && ms <= 500.0 => Some(Time::from_secs_f64(ms * 1e-3)),
-            _ => return Err(p.err("delack", format!("must be in (0, 500] ms (RFC 5681 §4.2) or \"off\", got {n}"))),
-        },
-        Some(Value::String(s)) => {
-            let x = parse_duration(&s).map_err(|m| p.err("delack", m))?;
-            if !(x > 0.0 && x <= 0.5) {
-                return Err(p.err("delack", format!("must be in (0, 500ms] (RFC 5681 §4.2) or \"off\", got {s:?}")));
-            }
-            Some(Time::from_secs_f64(x))
-        }
-        Some(_) => return Err(p.err("delack", "expected a duration like \"40ms\" or \"off\"")),
-    };
-    let quickack = p.u64_or("quickack", d.quickack as u64)?;
-    if quickack > 1_000_000 {
-        return Err(p.err("quickack", format!("must be at most 1000000 segments, got {quickack}")));
-    }
-    let rcvbuf_given = p.has("rcvbuf") || p.has("rwnd");
-    // `rcvbuf` and its alias `rwnd`: bytes, or packets of one MSS ("20pkt", as ns-2's window_).
-    let mut win = |key: &str| -> Result<Option<u64>, ConfigError> {
-        Ok(p.size_opt(key)?.map(|s| match s {
-            Size::Bytes(b) => b,
-            Size::Packets(n) => n.saturating_mul(mss),
-        }))
-    };
-    let rcvbuf = match (win("rcvbuf")?, win("rwnd")?) {
-        (Some(_), Some(_)) => return Err(p.err("rwnd", "give either rcvbuf or rwnd, not both")),
-        (Some(b), None) | (None, Some(b)) => b,
-        // A profile's window in segments follows the entry's MSS (ns-2's window_).
-        (None, None) => prof.window_pkts.map_or(d.rcvbuf, |n| n * mss),
-    };
-    let rkey = if p.has("rwnd") { "rwnd" } else { "rcvbuf" };
-    if rcvbuf < mss {
-        return Err(p.err(rkey, format!("must hold at least one segment ({mss} B), got {rcvbuf} B")));
-    }
-    // `wscale`: true (shift chosen from the buffer), false, or the shift itself (0..=14).
-    let (wscale, wscale_shift) = match p.value_opt("wscale") {
-        None => (d.wscale, None),
-        Some(Value::Bool(b)) => (b, None),
-        Some(Value::Number(n)) => match n.as_u64() {
-            Some(s) if s <= super::MAX_WSCALE as u64 => (true, Some(s as u8)),
-            _ => return Err(p.err("wscale", format!("a shift must be 0..=14 (RFC 7323 §2.3), got {n}"))),
-        },
-        Some(_) => return Err(p.err("wscale", "expected true, false or a shift 0..=14")),
-    };
-    if !wscale && rcvbuf > 65_535 && (rcvbuf_given || d.linux_rcv.is_none()) {
-        return Err(p.err(rkey, format!("above 65535 B needs wscale = true, got {rcvbuf} B")));
-    }
-    if rcvbuf > (65_535u64 << super::MAX_WSCALE) {
-        return Err(p.err(rkey, "exceeds the largest scaled window (65535·2^14 B)"));
-    }
-    // Linux's receive buffer (`rcvbuf.rs`): on in the Linux profiles (`linux_rcvbuf`), or
-    // `so_rcvbuf` (SO_RCVBUF set before connect, doubled by the kernel, no autotuning); host sysctls
-    // `tcp_rmem_default`, `tcp_rmem_max` (tcp_rmem[1], [2]), `rmem_max` (net.core.rmem_max),
-    // `tcp_adv_win_scale`, `tcp_moderate_rcvbuf` and the initial-window cap `init_rcv_wnd`. A fixed
-    // window (`rcvbuf` / `rwnd`) replaces the buffer unless `linux_rcvbuf = true` is also given.
-    let linux_given = p.has("linux_rcvbuf");
-    let linux_on = p.bool_or("linux_rcvbuf", d.linux_rcv.is_some() && !rcvbuf_given)?;
-    let so_rcvbuf = p.bytes_opt("so_rcvbuf")?;
-    let ld = d.linux_rcv.clone().unwrap_or_default();
-    let rmem1 = p.bytes_opt("tcp_rmem_default")?;
-    let rmem2 = p.bytes_opt("tcp_rmem_max")?;
-    let rmem_max = p.bytes_opt("rmem_max")?;
-    let adv = match p.value_opt("tcp_adv_win_scale") {
-        None => ld.adv_win_scale,
-        Some(Value::String(s)) if s == "measured" => None,
-        Some(Value::Number(n)) => match n.as_u64() {
-            Some(s @ 1..=4) => Some(s as u8),
-            _ => return Err(p.err("tcp_adv_win_scale", format!("must be 1..=4 (the window is the buffer less buffer >> s) or \"measured\", got {n}"))),
-        },
-        Some(v) => return Err(p.err("tcp_adv_win_scale", format!("expected 1..=4 or \"measured\", got {v}"))),
-    };
-    let init_rcv_wnd = p.u64_or("init_rcv_wnd", ld.init_rcv_wnd)?;
-    if init_rcv_wnd > 65_535 {
-        return Err(p.err("init_rcv_wnd", format!("must be at most 65535 segments, got {init_rcv_wnd}")));
-    }
-    let moderate = p.bool_or("tcp_moderate_rcvbuf", ld.moderate)?;
-    let linux_keys = ["tcp_rmem_default", "tcp_rmem_max", "rmem_max", "tcp_adv_win_scale", "init_rcv_wnd", "tcp_moderate_rcvbuf"];
-    let linux_rcv = if linux_on || so_rcvbuf.is_some() {
-        if rcvbuf_given && (linux_given || so_rcvbuf.is_some()) {
-            return Err(p.err(rkey, "give either rcvbuf (a fixed window) or Linux's buffer (linux_rcvbuf / so_rcvbuf), not both"));
-        }
-        if so_rcvbuf == Some(0) {
-            return Err(p.err("so_rcvbuf", "must be > 0"));
-        }
-        let rmem = [ld.rmem[0], rmem1.unwrap_or(ld.rmem[1]), rmem2.unwrap_or(ld.rmem[2])];
-        if rmem[1] < mss || rmem[2] < rmem[1] {
-            return Err(p.err("tcp_rmem_max", format!("need one segment <= tcp_rmem_default <= tcp_rmem_max, got {} and {}", rmem[1], rmem[2])));
-        }
-        Some(super::rcvbuf::LinuxRcvConfig { rmem, rmem_max: rmem_max.unwrap_or(ld.rmem_max).max(1), so_rcvbuf, adv_win_scale: adv, init_rcv_wnd, moderate, ..ld })
-    } else {
-        if let Some(k) = linux_keys.iter().find(|k| p.has(k)) {
-            return Err(p.err(k, "only with Linux's receive buffer (linux_rcvbuf = true, a Linux stack, or so_rcvbuf), not with a fixed window"));
-        }
-        None
-    };
-    // `ecn`: false, true / "ect0" (RFC 3168), or "ect1" / "l4s" (the L4S identifier, RFC 9331).
-    // Default: the profile's, except for DCTCP, which Linux always runs with ECN
-    // (TCP_CONG_NEEDS_ECN) and which the mitigations study runs as the L4S flow behind DualPI2: ECT(1).
-    let (ecn, ect1) = match p.value_opt("ecn") {
-        None if cc == "dctcp" => (true, true),
-        None => (d.ecn, d.ect1),
-        Some(Value::Bool(b)) => (b, false),
-        Some(Value::String(s)) if s == "off" => (false, false),
-        Some(Value::String(s)) if s == "ect0" => (true, false),
-        Some(Value::String(s)) if s == "ect1" || s == "l4s" => (true, true),
-        Some(v) => return Err(p.err("ecn", format!("expected true, false, \"ect0\", \"ect1\" or \"l4s\", got {v}"))),
-    };
-    let pacing = p.bool_or("pacing", d.pacing)?;
-    let pace_iw = p.bool_or("pace_iw", d.pace_iw)?;
-    let hystart = p.bool_or("hystart", d.hystart)?;
-    let hystart_round_fix = p.bool_or("hystart_round_fix", d.hystart_round_fix)?;
-    let cubic_initial_growth = p.bool_or("cubic_initial_growth", d.cubic_initial_growth)?;
-    let abc = match p.value_opt("abc") {
-        None => d.abc,
-        Some(Value::Bool(false)) => None,
-        Some(Value::Bool(true)) => Some(2),
-        Some(Value::String(s)) if s == "all" => Some(profile::ABC_ALL),
-        Some(Value::Number(n)) => match n.as_u64() {
-            Some(l) if (1..profile::ABC_ALL).contains(&l) => Some(l),
-            _ => return Err(p.err("abc", format!("L must be an integer >= 1, got {n}"))),
-        },
-        Some(_) => return Err(p.err("abc", "expected true (L = 2), false, \"all\" (every ACKed segment, as Linux since 3.13) or the limit L in segments")),
-    };
-    let initial_ssthresh = match p.value_opt("ssthresh") {
-        Some(Value::String(s)) if s == "infinite" => u64::MAX / 4,
-        Some(_) => match p.bytes_opt("ssthresh")? {
-            Some(b) if b < 2 * mss => return Err(p.err("ssthresh", format!("must be at least 2 segments, got {b} B"))),
-            Some(b) => b,
-            None => d.initial_ssthresh,
-        },
-        None => d.initial_ssthresh,
-    };
-    let tsq = p.bool_or("tsq", d.tsq)?;
-    let series = p.bool_or("series", false)?;
-    let cfg = TcpConfig { mss: mss as u32, iw: iw as u32, cc, recovery, limited_transmit, prr, lost_retransmit, rack, tlp, timestamps, min_rto, rto_linux, delack, quickack: quickack as u32, rcvbuf, linux_rcv, wscale, wscale_shift, ecn, ect1, pacing, pace_iw, hystart, hystart_round_fix, cubic_initial_growth, abc, initial_ssthresh, tsq, series, cc_seed: 0 };
-    Ok((cfg, Stack { profile: prof.name, overrides }))
 }

@@ -11,7 +11,9 @@
 //! Left out: the long-term ("LT") policer-bandwidth estimator (`bbr_lt_bw_sampling`), which only
 //! acts at sustained loss rates of 20 % and more, cwnd undo, and `is_ack_delayed` (taken as false:
 //! a delayed ACK may then refresh an expired min-RTT filter).
-use super::{CaState, CcState, CongestionControl, RateSample};
+use std::sync::Arc;
+
+use super::{CaState, CcState, CongestionControl, NoOptions, RateSample, Registration};
 use crate::rng::Rng;
 use crate::tcp::TcpConfig;
 use crate::time::Time;
@@ -631,3 +633,12 @@ impl CongestionControl for Bbr {
     /// each as one unit: two back-to-back segments per pacing slot on the 4 Mbit/s paths here.
     fn tso_segs(&self, st: &CcState) -> u64 { self.gso_segs(st.mss, st.min_rtt) }
 }
+
+/// `cc = "bbr"`: no keys of its own (its seed is the connection's `cc_seed`, drawn per
+/// connection from the run's seed).
+pub const REGISTRATION: Registration = Registration {
+    name: "bbr",
+    keys: &[],
+    params: |_| Ok(Arc::new(NoOptions(|c| Box::new(Bbr::new(BbrConfig::from_tcp(c)))))),
+    ecn: None,
+};

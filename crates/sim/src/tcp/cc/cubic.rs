@@ -4,7 +4,9 @@
 //! leaves slow start (ssthresh = cwnd) on an ACK train as long as half the minimum RTT or on an
 //! RTT increase, before the queue overflows. Windows inside this module are in segments (f64), as
 //! in the RFC; the connection's cwnd stays in bytes.
-use super::{slow_start, AckSample, CcState, CongestionControl};
+use std::sync::Arc;
+
+use super::{slow_start, AckSample, CcState, CongestionControl, NoOptions, Registration};
 use crate::tcp::TcpConfig;
 use crate::time::Time;
 
@@ -28,6 +30,10 @@ impl CubicConfig {
         CubicConfig { hystart: c.hystart, pacing: c.pacing, hystart_round_fix: c.hystart_round_fix, fast_convergence: true, initial_growth: c.cubic_initial_growth }
     }
 }
+
+/// `cc = "cubic"`: no keys of its own (`hystart` and the others are stack switches, in TcpConfig).
+pub const REGISTRATION: Registration =
+    Registration { name: "cubic", keys: &[], params: |_| Ok(Arc::new(NoOptions(|c| Box::new(Cubic::new(CubicConfig::from_tcp(c)))))), ecn: None };
 
 /// RFC 9438 §5: C = 0.4.
 pub const C: f64 = 0.4;

@@ -19,7 +19,12 @@
 //! codepoint the sender uses is the connection's `ecn` key (ECT(1), the L4S identifier, by
 //! default for `cc = "dctcp"`; see docs/l4s.md). Without ECN, α never rises and DCTCP behaves as
 //! Linux's `dctcp-reno` fallback.
-use super::{slow_start, AckEvent, CcState, CongestionControl, RateSample};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::{slow_start, AckEvent, Cc, CcParams, CcState, CongestionControl, EcnDefault, RateSample, Registration};
+use crate::config::{ConfigError, Params};
 use crate::tcp::TcpConfig;
 
 /// Linux `DCTCP_MAX_ALPHA`: α = 1.
@@ -41,7 +46,38 @@ impl Default for DctcpConfig {
 
 impl DctcpConfig {
     pub fn from_tcp(_c: &TcpConfig) -> DctcpConfig { DctcpConfig::default() }
+
+    /// Reads `dctcp_shift_g` (0..=10) and `dctcp_alpha_on_init` (0..=1024), Linux's module
+    /// parameters of the same names and ranges (`param_set_uint_minmax`), defaults 4 and 1024.
+    pub fn from_params(p: &mut Params) -> Result<DctcpConfig, ConfigError> {
+        let d = DctcpConfig::default();
+        let shift_g = p.u64_or("dctcp_shift_g", d.shift_g as u64)?;
+        if shift_g > 10 {
+            return Err(p.err("dctcp_shift_g", format!("must be 0..=10 (g = 1/2^shift), got {shift_g}")));
+        }
+        let alpha = p.u64_or("dctcp_alpha_on_init", d.alpha_on_init as u64)?;
+        if alpha > DCTCP_MAX_ALPHA as u64 {
+            return Err(p.err("dctcp_alpha_on_init", format!("must be 0..=1024 (1024 = α of 1), got {alpha}")));
+        }
+        Ok(DctcpConfig { shift_g: shift_g as u32, alpha_on_init: alpha as u32 })
+    }
 }
+
+impl CcParams for DctcpConfig {
+    fn build(&self, _cfg: &TcpConfig) -> Cc { Box::new(Dctcp::new(self.clone())) }
+    fn describe(&self) -> Vec<(&'static str, Value)> {
+        vec![("dctcp_shift_g", Value::from(self.shift_g)), ("dctcp_alpha_on_init", Value::from(self.alpha_on_init))]
+    }
+}
+
+/// `cc = "dctcp"`, with its two keys. ECN by default, and ECT(1): Linux always runs DCTCP with
+/// ECN (`TCP_CONG_NEEDS_ECN`), and the mitigations study runs it as the L4S flow behind DualPI2.
+pub const REGISTRATION: Registration = Registration {
+    name: "dctcp",
+    keys: &["dctcp_shift_g", "dctcp_alpha_on_init"],
+    params: |p| Ok(Arc::new(DctcpConfig::from_params(p)?)),
+    ecn: Some(EcnDefault::Ect1),
+};
 
 /// Linux `dctcp_update_alpha`'s arithmetic for one observation window.
 pub fn update_alpha(alpha: u32, delivered_ce: u64, delivered: u64, shift_g: u32) -> u32 {

@@ -12,13 +12,18 @@
 //! [`CongestionControl::owns_cwnd`] (Linux: `cong_control` is set), which turns off the sender's
 //! PRR and end-of-recovery cwnd changes as Linux does.
 //!
-//! A new algorithm is one file (a type implementing [`CongestionControl`], with its config type)
-//! and one line in [`REGISTRY`]; see docs/tcp.md.
+//! A new algorithm is one file (a type implementing [`CongestionControl`], its options read from
+//! the scenario's TCP entry through its [`Registration`]) and one line in [`REGISTRY`]; see
+//! docs/tcp.md. The sender owns the contract ([`check_reduction`]).
 //!
 //! Units: bytes for windows (as RFC 5681), nanosecond [`Time`] for RTTs, bytes/s for rates.
 use std::any::Any;
+use std::sync::{Arc, RwLock};
+
+use serde_json::Value;
 
 use super::TcpConfig;
+use crate::config::{ConfigError, Params};
 use crate::time::Time;
 
 pub mod bbr;
@@ -76,7 +81,7 @@ impl CcState {
         CcState {
             mss,
             cwnd,
-            ssthresh: u64::MAX / 4,
+            ssthresh: SSTHRESH_UNSET,
             now: Time::ZERO,
             srtt: None,
             min_rtt: None,
@@ -281,29 +286,125 @@ pub fn half_flight(st: &CcState) -> u64 { (st.flight / 2).max(2 * st.mss) }
 /// A congestion controller as the sender holds it.
 pub type Cc = Box<dyn CongestionControl>;
 
-/// One algorithm the `cc` key can name: its name and its factory, which reads the algorithm's
-/// config type from the connection's [`TcpConfig`].
-pub struct Registration {
-    pub name: &'static str,
-    pub build: fn(&TcpConfig) -> Cc,
+/// ssthresh before the first congestion event (RFC 5681 §3.1: "arbitrarily high"); Linux's
+/// `TCP_INFINITE_SSTHRESH`. A window-based algorithm must replace it on every congestion event
+/// (the sender checks, [`check_reduction`]).
+pub const SSTHRESH_UNSET: u64 = u64::MAX / 4;
+
+/// An algorithm's own options, read and validated from the scenario's TCP entry by its
+/// [`Registration::params`] once, kept in the connection's [`TcpConfig::cc_params`], and turned
+/// into a controller for each connection (quinn's `ControllerFactory`).
+pub trait CcParams: std::fmt::Debug + Send + Sync {
+    /// The controller for one connection; `cfg` carries the connection's switches (`cc_seed`,
+    /// `pacing`, a profile's HyStart switches) besides these options.
+    fn build(&self, cfg: &TcpConfig) -> Cc;
+    /// Every option under its scenario key, defaults included, in a fixed order: they follow `cc`
+    /// in the expanded scenario's `tcp` block, and [`TcpConfig`] equality compares them. Empty
+    /// for an algorithm without options (the scenario then keeps no options object).
+    fn describe(&self) -> Vec<(&'static str, Value)> { Vec::new() }
 }
 
-/// The algorithms the `cc` key accepts. A new algorithm adds its line here.
-pub const REGISTRY: &[Registration] = &[
-    Registration { name: "reno", build: |c| Box::new(Reno::new(RenoConfig::from_tcp(c))) },
-    Registration { name: "cubic", build: |c| Box::new(Cubic::new(CubicConfig::from_tcp(c))) },
-    Registration { name: "bbr", build: |c| Box::new(Bbr::new(BbrConfig::from_tcp(c))) },
-    Registration { name: "dctcp", build: |c| Box::new(Dctcp::new(DctcpConfig::from_tcp(c))) },
-];
+/// The parsed options of the algorithm named `name`, as [`TcpConfig::cc_params`] holds them.
+#[derive(Clone, Debug)]
+pub struct CcOptions {
+    pub name: &'static str,
+    pub params: Arc<dyn CcParams>,
+}
 
-/// Names accepted by the `cc` key, in [`REGISTRY`] order.
-pub fn kinds() -> Vec<&'static str> { REGISTRY.iter().map(|r| r.name).collect() }
+impl PartialEq for CcOptions {
+    fn eq(&self, o: &Self) -> bool { self.name == o.name && self.params.describe() == o.params.describe() }
+}
 
-/// The algorithm named `name` for a connection configured by `cfg`; an unknown name is an error
+/// The options object of an algorithm without options of its own: its factory reads what it needs
+/// (stack switches such as CUBIC's HyStart) from the connection's [`TcpConfig`].
+#[derive(Debug)]
+pub struct NoOptions(pub fn(&TcpConfig) -> Cc);
+
+impl CcParams for NoOptions {
+    fn build(&self, cfg: &TcpConfig) -> Cc { (self.0)(cfg) }
+}
+
+/// The ECN codepoint a connection uses when its entry gives no `ecn` key.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum EcnDefault {
+    /// ECT(0), RFC 3168.
+    Ect0,
+    /// ECT(1), the L4S identifier (RFC 9331 §4.1).
+    Ect1,
+}
+
+/// One algorithm the `cc` key can name. Everything the scenario needs to know about it is here,
+/// in the algorithm's own file (`pub const REGISTRATION`), so that adding one is that file and
+/// one line in [`REGISTRY`].
+pub struct Registration {
+    /// The `cc` value (and `tcp_flows.cc`).
+    pub name: &'static str,
+    /// The scenario keys the algorithm reads in [`Registration::params`]; given with another
+    /// `cc`, each is refused naming it ("only with cc = ...").
+    pub keys: &'static [&'static str],
+    /// Reads and validates the algorithm's keys from the TCP entry (an error names the key);
+    /// an empty entry gives the defaults.
+    pub params: fn(&mut Params) -> Result<Arc<dyn CcParams>, ConfigError>,
+    /// ECN unless the entry says otherwise (Linux's `TCP_CONG_NEEDS_ECN`); None: the profile's.
+    pub ecn: Option<EcnDefault>,
+}
+
+/// The algorithms built in. A new algorithm adds its line here (its file's `REGISTRATION`).
+pub const REGISTRY: &[Registration] = &[reno::REGISTRATION, cubic::REGISTRATION, bbr::REGISTRATION, dctcp::REGISTRATION];
+
+/// Algorithms registered at run time ([`register`]): out-of-tree ones and tests.
+static EXTRA: RwLock<Vec<&'static Registration>> = RwLock::new(Vec::new());
+
+/// Adds an algorithm beside the built-in ones (quinn's `congestion_controller_factory`, by name):
+/// from then on the `cc` key accepts it. Refuses a name already taken.
+pub fn register(r: &'static Registration) -> Result<(), String> {
+    let mut extra = EXTRA.write().unwrap_or_else(|e| e.into_inner());
+    if REGISTRY.iter().chain(extra.iter().copied()).any(|x| x.name == r.name) {
+        return Err(format!("cc: {:?} is already registered", r.name));
+    }
+    extra.push(r);
+    Ok(())
+}
+
+/// Every registered algorithm: [`REGISTRY`], then those [`register`]ed, in order.
+pub fn registry() -> Vec<&'static Registration> {
+    let extra = EXTRA.read().unwrap_or_else(|e| e.into_inner());
+    REGISTRY.iter().chain(extra.iter().copied()).collect()
+}
+
+/// The registration named `name`.
+pub fn registration(name: &str) -> Option<&'static Registration> { registry().into_iter().find(|r| r.name == name) }
+
+/// Names accepted by the `cc` key, in [`registry`] order.
+pub fn kinds() -> Vec<&'static str> { registry().iter().map(|r| r.name).collect() }
+
+/// The algorithm named `name` for a connection configured by `cfg`, with the options in
+/// `cfg.cc_params` when they are this algorithm's, else its defaults; an unknown name is an error
 /// naming the key and listing the known ones.
 pub fn build(name: &str, cfg: &TcpConfig) -> Result<Cc, String> {
-    match REGISTRY.iter().find(|r| r.name == name) {
-        Some(r) => Ok((r.build)(cfg)),
-        None => Err(format!("cc: unknown congestion control {name:?}; known: {}", kinds().join(", "))),
+    let Some(r) = registration(name) else {
+        return Err(format!("cc: unknown congestion control {name:?}; known: {}", kinds().join(", ")));
+    };
+    match &cfg.cc_params {
+        Some(o) if o.name == r.name => Ok(o.params.build(cfg)),
+        _ => {
+            let mut p = Params::new("tcp", &Value::Object(Default::default())).expect("a table");
+            Ok((r.params)(&mut p).map_err(|e| e.to_string())?.build(cfg))
+        }
     }
+}
+
+/// What the sender checks after the algorithm's reaction to a congestion event (fast
+/// retransmit, ECN-Echo, timeout): a window-based algorithm (not [`CongestionControl::owns_cwnd`])
+/// must set ssthresh, because the sender then sets cwnd from it (PRR's target, RFC 6675's
+/// cwnd = ssthresh, NewReno's ssthresh + 3·SMSS); and cwnd stays at least one segment (RFC 5681's loss window). A breach is
+/// a bug in the algorithm, so it panics naming it (one left at [`SSTHRESH_UNSET`] once ran with
+/// cwnd = 4,611,686,018,427,387,903 bytes).
+pub fn check_reduction(cc: &dyn CongestionControl, st: &CcState, event: &str) {
+    assert!(
+        cc.owns_cwnd() || st.ssthresh < SSTHRESH_UNSET,
+        "congestion control {:?} left ssthresh unset after {event}: a window-based algorithm must set it (docs/tcp.md, the contract)",
+        cc.name()
+    );
+    assert!(st.cwnd >= st.mss, "congestion control {:?} set cwnd below one segment ({} B) after {event}", cc.name(), st.cwnd);
 }

@@ -1,6 +1,8 @@
 //! Reno (RFC 5681): slow start, congestion avoidance, multiplicative decrease to
 //! max(FlightSize/2, 2·SMSS); optional byte counting (RFC 3465).
-use super::{cong_avoid_ai, half_flight, slow_start, CcState, CongestionControl};
+use std::sync::Arc;
+
+use super::{cong_avoid_ai, half_flight, slow_start, CcState, CongestionControl, NoOptions, Registration};
 use crate::tcp::TcpConfig;
 
 /// Reno has no options of its own (byte counting is the connection's `abc`).
@@ -10,6 +12,14 @@ pub struct RenoConfig {}
 impl RenoConfig {
     pub fn from_tcp(_c: &TcpConfig) -> RenoConfig { RenoConfig {} }
 }
+
+/// `cc = "reno"`: no keys of its own.
+pub const REGISTRATION: Registration = Registration {
+    name: "reno",
+    keys: &[],
+    params: |_| Ok(Arc::new(NoOptions(|c| Box::new(Reno::new(RenoConfig::from_tcp(c)))))),
+    ecn: None,
+};
 
 #[derive(Clone, Debug, Default)]
 pub struct Reno {
