@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import pandas as pd
 
-from jitterlab import _io
+from jitterlab import _callable, _io
 
 if TYPE_CHECKING:
     from jitterlab._fspath import FsPath
@@ -868,12 +868,4 @@ def report(outputs: str | Path | Sequence[str | Path], out: str | Path | None = 
     return build(loaded, dest, title=title, jb_ms=float(jb_ms), pdf=pdf, progress=progress)
 
 
-class _CallableModule(type(sys)):  # type: ignore[misc]
-    """`jitterlab.report(...)` writes a report while `jitterlab.report.Report`, `.build` … stay
-    where they are (importing the submodule rebinds `jitterlab.report` to it)."""
-
-    def __call__(self, outputs: str | Path | Sequence[str | Path], out: str | Path | None = None, **kw: Any) -> Path:
-        return report(outputs, out, **kw)
-
-
-sys.modules[__name__].__class__ = _CallableModule
+_callable.make_callable(__name__, report)  # `jitterlab.report(...)` is `report(...)`
