@@ -574,7 +574,7 @@ def test_accuracy_figures_and_the_disturbed_rule():
     import numpy as np
     import pandas as pd
 
-    from jitterlab import testbed_accuracy as A
+    from jitterlab.testbed import realtime as A
 
     # 98 on-time releases and two late ones (2 and 3 ms): numpy's linear p99 of 100 samples sits
     # 0.01 of the way from the 99th (2 ms) to the 100th (3 ms): 2.01 ms
@@ -620,7 +620,7 @@ def test_every_testbed_run_records_its_accuracy(tmp_path):
     why = testbed_skip_reason()
     if why:
         pytest.skip(why)
-    from jitterlab import testbed_accuracy as A
+    from jitterlab.testbed import realtime as A
 
     out = tmp_path / "tb"
     run_cli("testbed", str(ROOT / "scenarios" / "testbed" / "audio-alone.toml"), "--out", str(out), "--set", 'duration="2s"', check=True)
