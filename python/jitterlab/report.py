@@ -616,7 +616,7 @@ def load_output(path: str | Path, label: str | None = None) -> Output:
         When `path` holds no manifest.json / sweep.json, or no media_packets and no tcp_flows.
     """
     from jitterlab import _fspath
-    from jitterlab.sim import to_pandas
+    from jitterlab.tables import to_pandas
 
     p = _fspath.as_path(path)  # a local directory or an fsspec URL (a sweep written to s3://…)
     if not p.is_dir():

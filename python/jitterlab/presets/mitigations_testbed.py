@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from jitterlab import metrics as M
-from jitterlab.presets import mitigations as mit
+from jitterlab.presets import mitigations_catalog as mit
 from jitterlab.presets import pam2013
 from jitterlab.report import Report
 
