@@ -4,6 +4,8 @@ with exit status 2, workers that die with their parent, and report data escaped 
 
 Each case of the issue is a test here, through the CLI as a subprocess (as a user meets it), with
 neighbours of the same class (other names, other URL schemes, other moments of failure).
+
+Over 600 lines: the issue's cases kept together, one test each, so the issue reads as this file.
 """
 from __future__ import annotations
 

@@ -1,6 +1,9 @@
 """Sweeps at scale: workers store their runs and send back receipts; result files are identical
 whatever the executor; runs store only the tables asked for (plus aggregates computed in the
-worker); the serial fraction of a sweep; the elastic preset's disk footprint."""
+worker); the serial fraction of a sweep; the elastic preset's disk footprint.
+
+Over 600 lines: one contract (what a sweep stores, how it combines and resumes) whose tests share
+this file's sweep fixtures and its byte-for-byte comparison of the result files."""
 import hashlib
 import json
 import os

@@ -8,6 +8,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from jitterlab._native import ScenarioError
+
 
 @dataclass
 class Queue:
