@@ -35,6 +35,17 @@ def test_web_flows_split_the_size():
     assert len({f.port for f in p.tcp}) == 6
 
 
+def test_tcp_flows_keep_the_names_the_scenario_gives():
+    """A TCP entry's name (or kind + index, and .j per flow of a web page) names its flows in the
+    plan and so in the testbed's `flows` table; the stack's sysctls once overwrote it with the last
+    sysctl's name (net.ipv4.tcp_moderate_rcvbuf)."""
+    sc = {**ACCESS, "traffic": [*ACCESS["traffic"], {"kind": "bulk", "name": "dl", "from": "server", "to": "client", "size": "1MB"},
+                                {"kind": "web", "from": "server", "to": "client", "size": "372kB", "flows": 2, "iw": 10}]}
+    p = plan(sc)
+    assert [f.name for f in p.tcp] == ["dl", "web0.0", "web0.1"]
+    assert [m.name for m in p.media] == ["audio0"]
+
+
 def test_dumbbell_plan():
     sc = {"duration": "5s", "dumbbell": {"pairs": 2, "bottleneck_rate": "2Mbit", "bottleneck_delay": "5ms",
                                          "queue": {"kind": "droptail", "limit": "50pkt"}, "access_rate": "100Mbit", "access_delay": "1ms",

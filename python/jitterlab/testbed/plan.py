@@ -407,9 +407,9 @@ class _Traffic:
         sw = _tcp_stack(t, where, self.kernel)
         if t.get("series"):
             raise ScenarioError(f"{where}series: the testbed does not record tcp_series (the kernel's cwnd is not sampled)")
-        for key, (side, name, conv) in _SYSCTL.items():
+        for key, (side, sysctl, conv) in _SYSCTL.items():  # not `name`: that is the flow's
             for node in {"both": (src, dst), "snd": (src,), "rcv": (dst,)}[side]:
-                _set_sysctl(self.sysctls, self.owners, node, name, conv(sw.get(key, self.kernel.get(key))), where + key)
+                _set_sysctl(self.sysctls, self.owners, node, sysctl, conv(sw.get(key, self.kernel.get(key))), where + key)
         rmem = f"4096 {_size_b(sw.get('tcp_rmem_default', self.kernel['tcp_rmem_default']))} {_size_b(sw.get('tcp_rmem_max', self.kernel['tcp_rmem_max']))}"
         _set_sysctl(self.sysctls, self.owners, dst, "net.ipv4.tcp_rmem", rmem, where + "tcp_rmem_max")
         if sw.get("min_rto", self.kernel["min_rto"]) != self.kernel["min_rto"]:
