@@ -12,7 +12,7 @@ import pandas as pd
 from jitterlab.presets import pam2013
 
 #: Replications per (link, workload, mitigation). 10 keep the whole study under 2 minutes on 2
-#: cores (README, "Performance"); the IQRs of the ranking are over these.
+#: cores (docs/performance.md); the IQRs of the ranking are over these.
 REPS = 10
 LINKS = ("fixed", "cellular")
 BULK_SIZE = pam2013.BULK_SIZE
