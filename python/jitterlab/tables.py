@@ -67,7 +67,7 @@ def canonical(t: pa.Table) -> pa.Table:
 class LazyTables(MutableMapping[str, pa.Table]):
     """Arrow tables by name, some read from their Parquet file (a local path or an
     `_fspath.FsPath`) only when first asked for: a sweep's combined tables past what the client
-    keeps in memory (`sweep._Combiner.HOLD_BYTES`). `Tables` keeps one as it is."""
+    keeps in memory (`sweep.combine._Combiner.HOLD_BYTES`). `Tables` keeps one as it is."""
 
     def __init__(self) -> None:
         self._t: dict[str, pa.Table] = {}

@@ -1,7 +1,11 @@
 """PAM 2013 (Järvinen et al., "Interactive media over a cellular link with competing TCP"): audio
 alone, audio + bulk TCP, audio + n short TCP flows with IW3 / IW10. Writes every figure and table of
 the paper, the E-model MOS per workload and jitter buffer, and report.html with each finding of
-the paper checked against our numbers."""
+the paper checked against our numbers.
+
+This module runs the study (`run`, `sensitivity`); its parts: `pam2013_scenario` (the links, the
+scenario and sweeps), `pam2013_figures` (one function a figure), `pam2013_findings` (one function
+a figure's findings). Their public names are importable from here as before."""
 from __future__ import annotations
 
 import sys
