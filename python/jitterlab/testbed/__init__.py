@@ -29,9 +29,9 @@ if TYPE_CHECKING:
     from jitterlab.testbed.net import cleanup as cleanup
     from jitterlab.testbed.net import require_root as require_root
 
-_FROM_DRIVER = ("run", "write", "accuracy", "Network", "TestbedError", "cleanup", "require_root")
-
-__all__ = list(_FROM_DRIVER)
+# a literal list: type checkers and stubtest read __all__ without running the module
+__all__ = ["run", "write", "accuracy", "Network", "TestbedError", "cleanup", "require_root"]
+_FROM_DRIVER = frozenset(__all__)
 
 
 def __getattr__(name: str) -> Any:
