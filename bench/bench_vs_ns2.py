@@ -127,6 +127,7 @@ def split(sweep_path: str, out: str) -> dict[str, float]:
     storing the runs, combining them (in a thread while the runs go on), and the rest (planning, seeds, overrides); plus the imports a
     fresh `jitterlab` process pays, timed in a child."""
     from jitterlab import _native, sim, sweep
+    from jitterlab.sweep import combine, executors
 
     acc: dict[str, float] = {}
 
@@ -157,8 +158,8 @@ def split(sweep_path: str, out: str) -> dict[str, float]:
         return f
 
     saved = [(m, n, wrap(m, n, k)) for m, n, k in ((_native, "simulate_tables", "simulator call (Rust)"), (sim, "_to_result", "Arrow tables"),
-                                                  (sweep, "_store", "storing runs (a pack a run, SHA-256)"))]
-    saved += [(sweep._Combiner, n, wrap_thread(sweep._Combiner, n, "combined tables (a thread during the runs)")) for n in ("_advance", "finish")]
+                                                  (executors, "_store", "storing runs (a pack a run, SHA-256)"))]
+    saved += [(combine._Combiner, n, wrap_thread(combine._Combiner, n, "combined tables (a thread during the runs)")) for n in ("_advance", "finish")]
     shutil.rmtree(out, ignore_errors=True)
     try:
         t = time.process_time()

@@ -1,5 +1,5 @@
 """Real-time tests on a busy machine: a testbed run whose own timing was worse than the stated
-bounds (`jitterlab.testbed_accuracy`) is disturbed; it is run once more, and when that one is
+bounds (`jitterlab.testbed.realtime`) is disturbed; it is run once more, and when that one is
 disturbed too the test skips, naming the measured figure, instead of failing for the machine."""
 from __future__ import annotations
 

@@ -151,9 +151,9 @@ def test_link_only_for_pam2013(tmp_path):
 
 def test_missing_link_file_is_one_line_naming_it(tmp_path, monkeypatch):
     from jitterlab.cli import UserError
-    from jitterlab.presets import pam2013
+    from jitterlab.presets import pam2013, pam2013_scenario
 
-    monkeypatch.setattr(pam2013, "LINKS_DIR", tmp_path)
+    monkeypatch.setattr(pam2013_scenario, "LINKS_DIR", tmp_path)  # where load_link reads it
     with pytest.raises(UserError) as e:
         pam2013.load_link("cellular")
     assert str(e.value) == f"--link cellular: {tmp_path / 'cellular.toml'} not found (the cellular link model is not part of this build)"
@@ -161,14 +161,14 @@ def test_missing_link_file_is_one_line_naming_it(tmp_path, monkeypatch):
 
 def test_bad_cellular_link_names_the_key(tmp_path, monkeypatch):
     from jitterlab import ScenarioError
-    from jitterlab.presets import pam2013
+    from jitterlab.presets import pam2013, pam2013_scenario
 
     import re
     text = (pam2013.LINKS_DIR / "cellular.toml").read_text()
     bad, k = re.subn(r'mean_rate = "[^"]*"', 'mean_rate = "fast"', text)
     assert k == 1
     (tmp_path / "cellular.toml").write_text(bad)
-    monkeypatch.setattr(pam2013, "LINKS_DIR", tmp_path)
+    monkeypatch.setattr(pam2013_scenario, "LINKS_DIR", tmp_path)  # where load_link reads it
     with pytest.raises(ScenarioError, match=r'access\.down_cellular\.mean_rate: expected a rate like "4Mbit", got "fast"'):
         pam2013.load_link("cellular")
 

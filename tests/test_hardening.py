@@ -21,6 +21,7 @@ import pytest
 
 from conftest import ROOT, run_cli, trace_fallback
 from jitterlab import _io, _native, cli, sim, sweep
+from jitterlab.sweep import store as sw_store
 from jitterlab.capture import media_to_pcap
 
 SCN = ROOT / "scenarios" / "audio-bulk-access.toml"
@@ -387,7 +388,7 @@ def test_sweep_full_disk_keeps_finished_runs(tmp_path, monkeypatch, capsys):
     f.write_text(SWEEP)
     out = tmp_path / "o"
     # a few runs store their tables (Arrow IPC files), then the disk is full
-    real, calls = sweep._encode_run_table, {"n": 0}
+    real, calls = sw_store._encode_run_table, {"n": 0}
 
     def encode(t):
         calls["n"] += 1
@@ -395,7 +396,7 @@ def test_sweep_full_disk_keeps_finished_runs(tmp_path, monkeypatch, capsys):
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         return real(t)
 
-    monkeypatch.setattr(sweep, "_encode_run_table", encode)
+    monkeypatch.setattr(sw_store, "_encode_run_table", encode)
     assert cli.main(["sweep", str(f), "--out", str(out), "--jobs", "1", "--quiet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no space left" in err[0], err

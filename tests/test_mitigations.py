@@ -312,7 +312,7 @@ def test_testbed_column_knows_what_it_cannot_run():
 
 
 def test_testbed_column_skips_cleanly_without_root(tmp_path, monkeypatch):
-    from jitterlab import testbed_net
+    from jitterlab.testbed import net as testbed_net
     from jitterlab.presets import mitigations_testbed as mt
     from jitterlab.report import Report
 

@@ -8,7 +8,7 @@ import pytest
 from jitterlab import ScenarioError, compare
 from jitterlab import scenario as scn
 from jitterlab import sim
-from jitterlab.testbed_plan import plan
+from jitterlab.testbed.plan import plan
 
 
 def _sc(root, mechanism):

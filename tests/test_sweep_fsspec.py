@@ -13,6 +13,7 @@ from fsspec.implementations.memory import MemoryFileSystem
 import pytest
 
 from jitterlab import _fspath, sweep
+from jitterlab.sweep import combine as sw_combine
 from jitterlab._io import OutputError
 from test_sweep import write
 
@@ -77,7 +78,7 @@ def test_object_store_url_combined_tables_read_when_used(tmp_path, mem, monkeypa
     fs, root = mem
     f = write(tmp_path)
     ref = sweep.run(sweep.load(f), tmp_path / "ref", jobs=1, progress=False)
-    monkeypatch.setattr(sweep._Combiner, "HOLD_BYTES", 10_000)
+    monkeypatch.setattr(sw_combine._Combiner, "HOLD_BYTES", 10_000)
     res = sweep.run(sweep.load(f), f"memory://{root}", jobs=1, progress=False)
     assert "media_packets" in res.arrow._files
     assert res.arrow.num_rows("media_packets") == ref.arrow["media_packets"].num_rows

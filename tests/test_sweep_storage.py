@@ -1,6 +1,9 @@
 """Sweeps at scale: workers store their runs and send back receipts; result files are identical
 whatever the executor; runs store only the tables asked for (plus aggregates computed in the
-worker); the serial fraction of a sweep; the elastic preset's disk footprint."""
+worker); the serial fraction of a sweep; the elastic preset's disk footprint.
+
+Over 600 lines: one contract (what a sweep stores, how it combines and resumes) whose tests share
+this file's sweep fixtures and its byte-for-byte comparison of the result files."""
 import hashlib
 import json
 import os
@@ -11,6 +14,11 @@ import pyarrow as pa
 import pytest
 
 from jitterlab import sweep
+from jitterlab.sweep import combine as sw_combine
+from jitterlab.sweep import driver as sw_driver
+from jitterlab.sweep import executors as sw_exec
+from jitterlab.sweep import store as sw_store
+from jitterlab.tables import LazyTables
 from conftest import run_cli
 from test_sweep import SWEEP, write
 
@@ -159,7 +167,7 @@ def test_dask_receipt_for_a_run_the_client_cannot_see_is_an_error(tmp_path, monk
     def elsewhere(kind, jobs, scheduler):
         return lambda payloads, est: iter([{"run_id": p["run_id"], "ok": True, "stored": True, "wall_s": 0.1, "rows": {}} for p in payloads])
 
-    monkeypatch.setattr(sweep, "_executor", elsewhere)
+    monkeypatch.setattr(sw_driver, "_executor", elsewhere)
     with pytest.raises(sweep.SweepError, match="a Dask worker stored run 0 where this client cannot see it; --out must be a directory every worker shares"):
         sweep.run(sweep.load(f), tmp_path / "o", executor="dask", scheduler="tcp://nowhere:1", progress=False)
 
@@ -268,7 +276,7 @@ def test_combined_tables_are_built_while_runs_finish(tmp_path, monkeypatch):
     the types unified, as concatenating all the runs would."""
     import pyarrow.parquet as pq
 
-    monkeypatch.setattr(sweep._Combiner, "ROW_GROUP", 250)  # ~100 media rows a run
+    monkeypatch.setattr(sw_combine._Combiner, "ROW_GROUP", 250)  # ~100 media rows a run
     f = write(tmp_path)
     sw = sweep.load(f)
     sw.tables = sweep.TABLES + ("mixed",)
@@ -311,13 +319,13 @@ def test_local_pool_keeps_a_bounded_window_of_tasks_in_flight(tmp_path, monkeypa
             return fut
 
     monkeypatch.setattr(cf, "ProcessPoolExecutor", Counting)
-    sweep._drop_pool()  # a pool kept from an earlier sweep of this process is not a Counting one
+    sw_exec._drop_pool()  # a pool kept from an earlier sweep of this process is not a Counting one
     sw = sweep.load(write(tmp_path))
     sw.replications = 10  # 40 runs
     try:
         res = sweep.run(sw, tmp_path / "o", jobs=2, progress=False)
     finally:
-        sweep._drop_pool()
+        sw_exec._drop_pool()
     assert res.arrow["runs"].num_rows == 40 and not res.failed
     assert list(res.arrow["runs"]["run_id"].to_pylist()) == list(range(40))
     assert seen["sizes"] == [2] * 20
@@ -339,7 +347,7 @@ def test_local_pool_keeps_a_bounded_window_of_tasks_in_flight(tmp_path, monkeypa
 ])
 def test_batches_of_short_runs(n, est, workers, sizes):
     payloads = [{"run_id": i} for i in range(n)]
-    got = sweep._batches(payloads, [est] * n, workers)
+    got = sw_exec._batches(payloads, [est] * n, workers)
     assert [len(b) for b in got] == sizes
     assert [p["run_id"] for b in got for p in b] == list(range(n))  # in order, each once
 
@@ -367,19 +375,19 @@ def test_client_memory_is_bounded_past_hold_bytes(tmp_path, monkeypatch, reduce,
         return s
 
     ref = sweep.run(sw(), tmp_path / "ref", jobs=1, progress=False)
-    assert isinstance(ref.arrow, sweep.LazyTables) and not ref.arrow._files  # small: all kept
+    assert isinstance(ref.arrow, LazyTables) and not ref.arrow._files  # small: all kept
     held: dict[str, int] = {}
-    finish = sweep._Combiner.finish
+    finish = sw_combine._Combiner.finish
 
     def spy(self):
         out = finish(self)  # the thread has taken the last run
         held.update({n: len(p) for n, p in self.parts.items()}, spilled=int(self.spilled))
         return out
 
-    monkeypatch.setattr(sweep._Combiner, "HOLD_BYTES", 20_000)  # about two runs' tables
-    monkeypatch.setattr(sweep._Combiner, "ROW_GROUP", 50)  # a row group (and a held table) every run
-    monkeypatch.setattr(sweep._Combiner, "COMPACT_PARTS", 4)  # runs (1 row each) compacted every 4
-    monkeypatch.setattr(sweep._Combiner, "finish", spy)
+    monkeypatch.setattr(sw_combine._Combiner, "HOLD_BYTES", 20_000)  # about two runs' tables
+    monkeypatch.setattr(sw_combine._Combiner, "ROW_GROUP", 50)  # a row group (and a held table) every run
+    monkeypatch.setattr(sw_combine._Combiner, "COMPACT_PARTS", 4)  # runs (1 row each) compacted every 4
+    monkeypatch.setattr(sw_combine._Combiner, "finish", spy)
     res = sweep.run(sw(), tmp_path / "o", jobs=1, progress=False)
     assert held["spilled"] == 1
     assert held["media_packets"] == 0 and held["runs"] == 0, held
@@ -424,7 +432,7 @@ def test_collect_writes_the_sweeps_own_files(tmp_path, monkeypatch):
     before = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in (tmp_path / "o").glob("*.parquet")}
     for p in (tmp_path / "o").glob("*.parquet"):
         p.unlink()
-    monkeypatch.setattr(sweep._Combiner, "HOLD_BYTES", 10_000)
+    monkeypatch.setattr(sw_combine._Combiner, "HOLD_BYTES", 10_000)
     res = sweep.collect(tmp_path / "o")
     after = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in (tmp_path / "o").glob("*.parquet")}
     assert after == before and len(after) == 7
@@ -468,7 +476,7 @@ def test_parquet_concat_splices_row_groups_as_they_are():
 
     def img(t: pa.Table, **kw) -> bytes:
         sink = pa.BufferOutputStream()
-        pq.write_table(t, sink, **{**sweep._combined_options(t), **kw})
+        pq.write_table(t, sink, **{**sw_store._combined_options(t), **kw})
         return sink.getvalue().to_pybytes()
 
     a = pa.table({"run_id": pa.array([0] * 5, pa.int64()), "x": pa.array([1, 2, None, 4, 5], pa.int64()),
@@ -558,22 +566,22 @@ def test_local_pool_is_kept_for_the_next_sweep_and_dropped_after_an_error(tmp_pa
     """A process's sweeps share one local pool of the same size (a preset's 3-4 sweeps start their
     workers once); a sweep that ends in an error takes its pool down with it (no run of it
     outlives it), and the next sweep starts a fresh one."""
-    sweep._drop_pool()
+    sw_exec._drop_pool()
     f = write(tmp_path)
     sweep.run(sweep.load(f), tmp_path / "a", jobs=2, progress=False)
-    pool = sweep._POOL
+    pool = sw_exec._POOL
     assert pool is not None and pool[0] == 2
     sweep.run(sweep.load(f), tmp_path / "b", jobs=2, progress=False)
-    assert sweep._POOL is pool
+    assert sw_exec._POOL is pool
 
     def boom(_res):
         raise RuntimeError("stop")
 
     with pytest.raises(RuntimeError, match="stop"):
         sweep.run(sweep.load(f), tmp_path / "c", jobs=2, progress=False, on_result=boom)
-    assert sweep._POOL is None
+    assert sw_exec._POOL is None
     res = sweep.run(sweep.load(f), tmp_path / "c", jobs=2, progress=False)
-    assert sweep._POOL is not None and sweep._POOL is not pool and res.arrow["runs"].num_rows == 12
+    assert sw_exec._POOL is not None and sw_exec._POOL is not pool and res.arrow["runs"].num_rows == 12
 
 
 def test_a_kept_pool_writes_where_a_relative_out_points_now(tmp_path, monkeypatch):
@@ -600,17 +608,17 @@ def test_run_parts_switch_format_and_compression_at_the_documented_sizes():
     def table(n: int) -> pa.Table:
         return pa.table({"run_id": pa.array([0] * n, pa.int64())})
 
-    assert bytes(sweep._encode_run_table(table(4096))[:4]) == b"PAR1"
-    assert bytes(sweep._encode_run_table(table(4095))[:6]) == b"ARROW1"
+    assert bytes(sw_store._encode_run_table(table(4096))[:4]) == b"PAR1"
+    assert bytes(sw_store._encode_run_table(table(4095))[:6]) == b"ARROW1"
     small = {n: pa.table({"a": pa.array([7] * n, pa.int64()), "b": pa.array([1] * n, pa.int64()), "c": pa.array([2] * n, pa.int64()),
                           "d": pa.array([3] * n, pa.int64())}) for n in (2047, 2048)}  # 4 columns x 8 bytes: 65 504 / 65 536 bytes
     assert small[2047].get_total_buffer_size() < 65536 <= small[2048].get_total_buffer_size()
-    plain, lz4 = (sweep._encode_run_table(small[n]) for n in (2047, 2048))
+    plain, lz4 = (sw_store._encode_run_table(small[n]) for n in (2047, 2048))
     assert bytes(plain[:6]) == bytes(lz4[:6]) == b"ARROW1"
     assert plain.size > 65504 and lz4.size < 8192, (plain.size, lz4.size)  # constant columns: LZ4 frames are tiny
     for buf, n in ((plain, 2047), (lz4, 2048)):
         assert pa.ipc.open_file(buf).read_all().equals(small[n])
-    f = pq.ParquetFile(pa.BufferReader(sweep._parquet_image(table((1 << 20) + 1))))
+    f = pq.ParquetFile(pa.BufferReader(sw_store._parquet_image(table((1 << 20) + 1))))
     assert [f.metadata.row_group(g).num_rows for g in range(f.metadata.num_row_groups)] == [1 << 20, 1]
 
 
@@ -631,13 +639,13 @@ def test_a_rerun_reuses_the_combined_tables_only_when_they_are_made_of_its_runs(
     assert rec["digest"] == want and len(dones) == 12
     files = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in out.glob("*.parquet")}
     made = []
-    orig = sweep._Combiner.__init__
+    orig = sw_combine._Combiner.__init__
 
     def counting(self, *a, **k):
         made.append(1)
         orig(self, *a, **k)
 
-    monkeypatch.setattr(sweep._Combiner, "__init__", counting)
+    monkeypatch.setattr(sw_combine._Combiner, "__init__", counting)
     again = sweep.run(sweep.load(f), out, jobs=1, progress=False)
     assert made == [] and again.skipped == 12 and again.ran == 0
     assert {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in out.glob("*.parquet")} == files  # not rewritten
@@ -708,14 +716,14 @@ def test_a_kept_worker_reports_its_peak_memory_from_the_sweeps_first_run(tmp_pat
         pytest.skip("needs Linux's /proc/self/clear_refs (VmHWM reset)")
     big = np.ones(40_000_000)  # 320 MB resident
     del big
-    before = sweep._peak_rss()
-    sweep._reset_peak_rss()
-    after = sweep._peak_rss()
+    before = sw_exec._peak_rss()
+    sw_exec._reset_peak_rss()
+    after = sw_exec._peak_rss()
     assert before > 300 * 2**20 and after < before - 250 * 2**20, (before, after)
 
     resets = []
-    monkeypatch.setattr(sweep, "_reset_peak_rss", lambda: resets.append(1))
-    monkeypatch.setattr(sweep, "_PEAK_SWEEP", None)
+    monkeypatch.setattr(sw_exec, "_reset_peak_rss", lambda: resets.append(1))
+    monkeypatch.setattr(sw_exec, "_PEAK_SWEEP", None)
     sw = sweep.load(write(tmp_path))
     spec = sw.runs()[0]
     base = {"scenario": sw.scenario, "scenario_key": None, "seed": spec.seed, "run_id": 0, "rep": 0, "point": 0,

@@ -3,7 +3,7 @@ import pytest
 
 from jitterlab import ScenarioError
 from jitterlab import scenario as scn
-from jitterlab.testbed_plan import plan
+from jitterlab.testbed.plan import plan
 from conftest import UMTS, trace_fallback, trace_mean_bps, umts_or_shipped
 
 ACCESS = {
@@ -33,6 +33,17 @@ def test_web_flows_split_the_size():
     assert [f.size for f in p.tcp] == [62000] * 6
     assert {f.iw for f in p.tcp} == {3}
     assert len({f.port for f in p.tcp}) == 6
+
+
+def test_tcp_flows_keep_the_names_the_scenario_gives():
+    """A TCP entry's name (or kind + index, and .j per flow of a web page) names its flows in the
+    plan and so in the testbed's `flows` table; the stack's sysctls once overwrote it with the last
+    sysctl's name (net.ipv4.tcp_moderate_rcvbuf)."""
+    sc = {**ACCESS, "traffic": [*ACCESS["traffic"], {"kind": "bulk", "name": "dl", "from": "server", "to": "client", "size": "1MB"},
+                                {"kind": "web", "from": "server", "to": "client", "size": "372kB", "flows": 2, "iw": 10}]}
+    p = plan(sc)
+    assert [f.name for f in p.tcp] == ["dl", "web0.0", "web0.1"]
+    assert [m.name for m in p.media] == ["audio0"]
 
 
 def test_dumbbell_plan():
@@ -75,7 +86,7 @@ def test_refuses_generic_links_and_conflicting_iw():
 
 def test_not_root_refuses_clearly(monkeypatch):
     from jitterlab import testbed
-    from jitterlab.testbed_net import TestbedError
+    from jitterlab.testbed.net import TestbedError
 
     monkeypatch.setattr("os.geteuid", lambda: 1000)
     with pytest.raises(TestbedError, match="needs root"):
@@ -128,7 +139,7 @@ def test_trace_link_plan_and_refusals(root):
     sc = scn.with_overrides(scn.load(umts), ov)
     # an AQM on a trace: the simulator's discipline on the trace's opportunities, in userspace
     sc["access"]["down_queue"] = {"kind": "red", "limit": "500pkt"}
-    from jitterlab.testbed_net import Network
+    from jitterlab.testbed.net import Network
 
     p = plan(sc)
     ch = Network(p).link_config(1)["channels"]
@@ -157,7 +168,7 @@ def test_media_receiver_is_listening_when_it_says_ready(tmp_path):
     probe.close()
     args = tmp_path / "a.json"
     args.write_text(json.dumps({"port": port, "stop_ns": 0, "sync": True, "out": str(tmp_path / "r")}))
-    w = subprocess.Popen([sys.executable, "-m", "jitterlab.testbed_worker", "media_recv", str(args)],
+    w = subprocess.Popen([sys.executable, "-m", "jitterlab.testbed.worker", "media_recv", str(args)],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert w.stdout.readline().strip() == "ready"
@@ -178,8 +189,8 @@ def test_aqm_queues_run_the_simulators_code_in_userspace():
     link, built from the user's own table (so `target` means what it means in the simulator); the
     kinds come from the simulator's registry; drop-tail stays a kernel pfifo."""
     from jitterlab import _native
-    from jitterlab.testbed_net import Network
-    from jitterlab.testbed_plan import queue_kinds
+    from jitterlab.testbed.net import Network
+    from jitterlab.testbed.plan import queue_kinds
 
     assert queue_kinds() == _native.sim_registry()["queues"] and "codel" in queue_kinds()
     sc = {**ACCESS, "access": {**ACCESS["access"], "down_queue": {"kind": "codel", "target": "5ms", "ecn": True}}}
@@ -221,8 +232,8 @@ def test_htb_gets_the_scenarios_burst_and_the_overhead_beyond_the_ethernet_heade
     one HTB keeps max(1600 B, 1 ms at the rate). HTB on a veth counts each frame's 14-byte Ethernet
     header itself, so `overhead` = 14 B (the simulator's IP packet + header) passes nothing to tc
     and 18 B passes 4; an overhead between 0 and 14 B cannot be expressed and is refused."""
-    from jitterlab import testbed_net
-    from jitterlab.testbed_net import Network, TestbedError
+    from jitterlab.testbed import net as testbed_net
+    from jitterlab.testbed.net import Network, TestbedError
 
     calls: list[tuple[str, ...]] = []
     monkeypatch.setattr(testbed_net, "sh", lambda *a, **k: calls.append(a))

@@ -41,7 +41,7 @@ def test_mypy_checks_callers_against_real_signatures(tmp_path):
     out = p.stdout
     assert 'user.py:3: error: Argument "seed" to "simulate" has incompatible type "str"; expected "int"' in out, out
     assert "Found 1 error" in out, out  # sweep(...) and report(...) are functions, not "module not callable"
-    assert 'Revealed type is "jitterlab.sweep.SweepResult"' in out
+    assert 'Revealed type is "jitterlab.sweep.combine.SweepResult"' in out
     assert 'Revealed type is "pathlib.Path"' in out
     assert 'Revealed type is "jitterlab.tables.Tables"' in out
 

@@ -86,7 +86,7 @@ def compare(scenario: str | Path | Mapping[str, Any], seed: int = 1, cc: str | N
 
 
 def _undisturbed_run(sc: Mapping[str, Any], seed: int, out: Path | None) -> Any:
-    """A testbed run; a run disturbed by the machine (`testbed_accuracy`) is run once more, and
+    """A testbed run; a run disturbed by the machine (`testbed.realtime`) is run once more, and
     the second is kept either way (its `testbed["accuracy"]` says whether it was disturbed)."""
     import shutil
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import threading
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 LINESTYLES = ["-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1))]
 MARKERS = ["o", "s", "^", "D", "v", "x", "+", "*"]
@@ -102,14 +102,7 @@ def to_plotly(fig: Any) -> dict[str, Any]:
     fill_between), line collections (error bars, vlines), texts and annotations, titles, labels,
     log scales, limits, tick labels and legends. Raises ValueError for artists it cannot convert
     (images), so the caller can fall back to the PNG."""
-    import numpy as np
-    from matplotlib.collections import LineCollection, PathCollection, PolyCollection
-    from matplotlib.container import BarContainer, ErrorbarContainer
     from matplotlib.image import AxesImage
-    from matplotlib.lines import Line2D
-    from matplotlib.patches import Rectangle
-    from matplotlib.text import Annotation
-    from matplotlib.ticker import FixedLocator
 
     data: list[dict[str, Any]] = []
     layout: dict[str, Any] = {"template": "none", "font": {"size": 12}, "hovermode": "closest",
@@ -127,42 +120,7 @@ def to_plotly(fig: Any) -> dict[str, Any]:
     for i, ax in enumerate(axes, start=1):
         if ax.images or any(isinstance(c, AxesImage) for c in ax.get_children()):
             raise ValueError("images are not converted")
-        sx, sy = ("x", "y") if i == 1 else (f"x{i}", f"y{i}")
-        kx, ky = ("xaxis", "yaxis") if i == 1 else (f"xaxis{i}", f"yaxis{i}")
-        pos = ax.get_position()
-        dom = (pos.x0, pos.x1, pos.y0, pos.y1)
-        xa: dict[str, Any] = {"domain": [max(0.0, float(pos.x0)), min(1.0, float(pos.x1))], "anchor": sy, "showline": True, "mirror": True,
-                              "linecolor": "#333", "ticks": "outside", "zeroline": False,
-                              "title": {"text": _text(ax.get_xlabel())}}
-        ya: dict[str, Any] = {"domain": [max(0.0, float(pos.y0)), min(1.0, float(pos.y1))], "anchor": sx, "showline": True, "mirror": True,
-                              "linecolor": "#333", "ticks": "outside", "zeroline": False,
-                              "title": {"text": _text(ax.get_ylabel())}}
-        twin = next((j for j, p in enumerate(positions, start=1) if np.allclose(p, dom)), None)
-        if twin is not None:  # twinx: same box, own y axis on the right
-            ya.update({"overlaying": "y" if twin == 1 else f"y{twin}", "side": "right", "mirror": False})
-            xa.update({"overlaying": "x" if twin == 1 else f"x{twin}", "visible": False})
-        positions.append(dom)
-        for a, get_scale, get_lim, setter in ((xa, ax.get_xscale, ax.get_xlim, "x"), (ya, ax.get_yscale, ax.get_ylim, "y")):
-            lo, hi = get_lim()
-            if get_scale() == "log":
-                a["type"] = "log"
-                if lo > 0 and hi > 0:
-                    a["range"] = [float(np.log10(lo)), float(np.log10(hi))]
-            else:
-                a["range"] = [float(lo), float(hi)]
-            grid = [gl for gl in (ax.xaxis if setter == "x" else ax.yaxis).get_gridlines() if gl.get_visible()]
-            a["showgrid"] = bool(grid)
-            a["gridcolor"] = "#e4e4e4"
-            axis = ax.xaxis if setter == "x" else ax.yaxis
-            params = axis.get_tick_params()
-            if not (params.get("labelbottom", True) or params.get("labeltop", False)) if setter == "x" else \
-                    not (params.get("labelleft", True) or params.get("labelright", False)):
-                a["showticklabels"] = False  # shared axes: matplotlib hides the inner tick labels
-            if isinstance(axis.get_major_locator(), FixedLocator):  # set_xticks(ticks, labels)
-                ticks = list(axis.get_ticklocs())
-                labels = [t.get_text() for t in axis.get_ticklabels()]
-                if len(ticks) == len(labels) and any(labels):
-                    a["tickmode"], a["tickvals"], a["ticktext"] = "array", [float(t) for t in ticks], [_text(t) for t in labels]
+        sx, sy, kx, ky, xa, ya = _plotly_axes(ax, i, positions)
         layout[kx], layout[ky] = xa, ya
         title = ax.get_title() or ax.get_title("left")
         if title:
@@ -184,128 +142,11 @@ def to_plotly(fig: Any) -> dict[str, Any]:
             return {"xaxis": sx, "yaxis": sy, "name": name if not name.startswith("_") else "",
                     "showlegend": show, "legendgroup": group or name}
 
-        bar_patches: set[int] = set()
-        err_lines: set[int] = set()
-        # an error-bar series carries its label on the container (its line and bars are
-        # "_nolegend_"): the line takes the label, the bars the same name and legend group
-        err_label: dict[int, str] = {}
-        for cont in ax.containers:
-            if isinstance(cont, BarContainer):
-                rects = [r for r in cont.patches if isinstance(r, Rectangle)]
-                bar_patches.update(id(r) for r in rects)
-                if not rects:
-                    continue
-                horizontal = getattr(cont, "orientation", "vertical") == "horizontal"
-                label = cont.get_label() or ""
-                r0 = rects[0]
-                tr: dict[str, Any] = {**base(label), "type": "bar", "marker": {"color": _rgba(r0.get_facecolor()),
-                                      "line": {"color": _rgba(r0.get_edgecolor()), "width": float(r0.get_linewidth())}}}
-                if r0.get_hatch():
-                    tr["marker"]["pattern"] = {"shape": {"/": "/", "\\": "\\", "x": "x", "-": "-", "|": "|", "+": "+", ".": "."}.get(r0.get_hatch()[0], "")}
-                if horizontal:
-                    tr.update(orientation="h", y=[r.get_y() + r.get_height() / 2 for r in rects], x=[r.get_width() for r in rects],
-                              base=[r.get_x() for r in rects], width=[r.get_height() for r in rects])
-                else:
-                    tr.update(x=[r.get_x() + r.get_width() / 2 for r in rects], y=[r.get_height() for r in rects],
-                              base=[r.get_y() for r in rects], width=[r.get_width() for r in rects])
-                data.append(tr)
-            elif isinstance(cont, ErrorbarContainer):
-                line, caps, bars = cont.lines
-                for c in caps:
-                    err_lines.add(id(c))
-                label = str(cont.get_label() or "")
-                for art in ([line] if line is not None else []) + list(bars):
-                    err_label[id(art)] = label
-        for line in ax.get_lines():
-            if not isinstance(line, Line2D) or not line.get_visible() or id(line) in err_lines:
-                continue
-            x: Any = line.get_xdata(orig=False)
-            y: Any = line.get_ydata(orig=False)
-            if line.get_transform() != ax.transData:
-                # axvline / axhline: one coordinate is an axes fraction (0..1) -> the axis limits
-                xs, ys = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-                if xs.size == 2 and np.allclose(ys, [0, 1]) and xs[0] == xs[1]:
-                    y = np.array(ax.get_ylim())
-                elif ys.size == 2 and np.allclose(xs, [0, 1]) and ys[0] == ys[1]:
-                    x = np.array(ax.get_xlim())
-                else:
-                    continue
-            label = err_label.get(id(line), str(line.get_label()))
-            mk = line.get_marker()
-            mode = "lines" if line.get_linestyle() not in ("None", "", " ") else ""
-            marker: dict[str, Any] = {}
-            if mk not in (None, "None", "", " "):
-                mode = "lines+markers" if mode else "markers"
-                marker = {"symbol": _SYMBOL.get(str(mk), "circle"), "size": max(4.0, float(line.get_markersize())),
-                          "color": _rgba(line.get_markerfacecolor()) if line.get_markerfacecolor() not in ("none", None) else "rgba(0,0,0,0)",
-                          "line": {"color": _rgba(line.get_markeredgecolor()), "width": 1}}
-                me = line.get_markevery()
-                if me is not None and len(x) > 50:
-                    marker["maxdisplayed"] = 12
-            if not mode:
-                continue
-            tr = {**base(label), "type": "scatter", "mode": mode, "x": _floats(x), "y": _floats(y),
-                  "line": {"color": _rgba(line.get_color(), line.get_alpha()), "width": float(line.get_linewidth()),
-                           "dash": _dash(line.get_linestyle()), "shape": _SHAPE.get(line.get_drawstyle(), "linear")}}
-            if marker:
-                tr["marker"] = marker
-            data.append(tr)
-        for coll in ax.collections:
-            if not coll.get_visible():
-                continue
-            label = str(coll.get_label())
-            if id(coll) in err_label:  # error bars: their series' hover name and legend group (the entry
-                label = err_label[id(coll)]  # is the line's, drawn first; bars alone (fmt="none") take it)
-            if isinstance(coll, PathCollection):
-                off: Any = coll.get_offsets()
-                if len(off) == 0:
-                    continue
-                fc: Any = np.atleast_2d(coll.get_facecolor())
-                data.append({**base(label), "type": "scatter", "mode": "markers", "x": _floats(off[:, 0]), "y": _floats(off[:, 1]),
-                             "marker": {"color": [_rgba(c) for c in fc] if len(fc) > 1 else _rgba(fc[0]) if len(fc) else "black",
-                                        "size": 7}})
-            elif isinstance(coll, LineCollection):
-                lx: list[float | None] = []
-                ly: list[float | None] = []
-                for seg in coll.get_segments():
-                    lx += _floats(seg[:, 0]) + [None]
-                    ly += _floats(seg[:, 1]) + [None]
-                cols: Any = np.atleast_2d(coll.get_color())
-                data.append({**base(label), "type": "scatter", "mode": "lines", "x": lx, "y": ly, "hoverinfo": "x+y",
-                             "line": {"color": _rgba(cols[0]) if len(cols) else "black", "width": float(np.atleast_1d(coll.get_linewidth())[0])}})
-            elif isinstance(coll, PolyCollection):
-                fc = np.atleast_2d(coll.get_facecolor())
-                for k, path in enumerate(coll.get_paths()):
-                    v: Any = path.vertices
-                    data.append({**base(label), "type": "scatter", "mode": "lines", "fill": "toself", "x": _floats(v[:, 0]),
-                                 "y": _floats(v[:, 1]), "fillcolor": _rgba(fc[min(k, len(fc) - 1)]) if len(fc) else "rgba(0,0,0,0.2)",
-                                 "line": {"width": 0.5, "color": "#333"}, "hoveron": "points+fills"})
-        for t in ax.texts:
-            if not t.get_visible() or not t.get_text():
-                continue
-            if isinstance(t, Annotation):
-                x, y = t.xy
-                ref = t.xycoords if isinstance(t.xycoords, str) else "data"
-            else:
-                x, y = t.get_position()
-                ref = "data" if t.get_transform() == ax.transData else "axes fraction"
-            ann: dict[str, Any] = {"text": _text(t.get_text()), "x": float(x), "y": float(y), "showarrow": False,
-                                   "font": {"size": float(t.get_fontsize()), "color": _rgba(t.get_color())}}
-            if ref == "data":
-                ann.update(xref=sx, yref=sy)
-                if ann["x"] > 0 and xa.get("type") == "log":
-                    ann["x"] = float(np.log10(ann["x"]))
-                if ann["y"] > 0 and ya.get("type") == "log":
-                    ann["y"] = float(np.log10(ann["y"]))
-            else:
-                ann.update(xref=f"{sx} domain", yref=f"{sy} domain")
-            if isinstance(t, Annotation) and t.get_anncoords() == "offset points":
-                ox, oy = t.xyann
-                ann.update(xshift=float(ox) * 1.4, yshift=float(oy) * 1.4)
-            ann["xanchor"] = {"left": "left", "right": "right", "center": "center"}.get(t.get_horizontalalignment(), "left")
-            if isinstance(t, Annotation) and t.get_anncoords() == "offset points":
-                ann["xanchor"] = "left" if t.xyann[0] >= 0 else "right"
-            layout["annotations"].append(ann)
+        part_data, err_lines, err_label = _plotly_containers(ax, base)
+        data += part_data
+        data += _plotly_lines(ax, base, err_lines, err_label)
+        data += _plotly_collections(ax, base, err_label)
+        layout["annotations"] += _plotly_texts(ax, sx, sy, xa, ya)
     sup = getattr(fig, "_suptitle", None)
     if sup is not None and sup.get_text():
         # plotly's toolbar (modebar) takes the top ~30 px of the figure: the title goes below it
@@ -313,6 +154,210 @@ def to_plotly(fig: Any) -> dict[str, Any]:
                            "yanchor": "top", "pad": {"t": MODEBAR_PX}}
         layout["margin"]["t"] = MODEBAR_PX + 50
     return {"data": data, "layout": layout}
+
+
+def _plotly_axes(ax: Any, i: int, positions: list[tuple[float, ...]]) -> tuple[str, str, str, str, dict[str, Any], dict[str, Any]]:
+    """Panel `i`'s axis names and layouts (domain, twin axes, scale, limits, grid, tick labels);
+    records its box in `positions` (a later panel in the same box is its twin)."""
+    import numpy as np
+    from matplotlib.ticker import FixedLocator
+
+    sx, sy = ("x", "y") if i == 1 else (f"x{i}", f"y{i}")
+    kx, ky = ("xaxis", "yaxis") if i == 1 else (f"xaxis{i}", f"yaxis{i}")
+    pos = ax.get_position()
+    dom = (pos.x0, pos.x1, pos.y0, pos.y1)
+    xa: dict[str, Any] = {"domain": [max(0.0, float(pos.x0)), min(1.0, float(pos.x1))], "anchor": sy, "showline": True, "mirror": True,
+                          "linecolor": "#333", "ticks": "outside", "zeroline": False,
+                          "title": {"text": _text(ax.get_xlabel())}}
+    ya: dict[str, Any] = {"domain": [max(0.0, float(pos.y0)), min(1.0, float(pos.y1))], "anchor": sx, "showline": True, "mirror": True,
+                          "linecolor": "#333", "ticks": "outside", "zeroline": False,
+                          "title": {"text": _text(ax.get_ylabel())}}
+    twin = next((j for j, p in enumerate(positions, start=1) if np.allclose(p, dom)), None)
+    if twin is not None:  # twinx: same box, own y axis on the right
+        ya.update({"overlaying": "y" if twin == 1 else f"y{twin}", "side": "right", "mirror": False})
+        xa.update({"overlaying": "x" if twin == 1 else f"x{twin}", "visible": False})
+    positions.append(dom)
+    for a, get_scale, get_lim, setter in ((xa, ax.get_xscale, ax.get_xlim, "x"), (ya, ax.get_yscale, ax.get_ylim, "y")):
+        lo, hi = get_lim()
+        if get_scale() == "log":
+            a["type"] = "log"
+            if lo > 0 and hi > 0:
+                a["range"] = [float(np.log10(lo)), float(np.log10(hi))]
+        else:
+            a["range"] = [float(lo), float(hi)]
+        grid = [gl for gl in (ax.xaxis if setter == "x" else ax.yaxis).get_gridlines() if gl.get_visible()]
+        a["showgrid"] = bool(grid)
+        a["gridcolor"] = "#e4e4e4"
+        axis = ax.xaxis if setter == "x" else ax.yaxis
+        params = axis.get_tick_params()
+        if not (params.get("labelbottom", True) or params.get("labeltop", False)) if setter == "x" else \
+                not (params.get("labelleft", True) or params.get("labelright", False)):
+            a["showticklabels"] = False  # shared axes: matplotlib hides the inner tick labels
+        if isinstance(axis.get_major_locator(), FixedLocator):  # set_xticks(ticks, labels)
+            ticks = list(axis.get_ticklocs())
+            labels = [t.get_text() for t in axis.get_ticklabels()]
+            if len(ticks) == len(labels) and any(labels):
+                a["tickmode"], a["tickvals"], a["ticktext"] = "array", [float(t) for t in ticks], [_text(t) for t in labels]
+    return sx, sy, kx, ky, xa, ya
+
+
+def _plotly_containers(ax: Any, base: Callable[..., dict[str, Any]]) -> tuple[list[dict[str, Any]], set[int], dict[int, str]]:
+    """Panel `ax`'s bar traces, and its error-bar series: the ids of their cap lines (not drawn
+    as lines) and the label each of their artists takes."""
+    from matplotlib.container import BarContainer, ErrorbarContainer
+    from matplotlib.patches import Rectangle
+
+    data: list[dict[str, Any]] = []
+    bar_patches: set[int] = set()
+    err_lines: set[int] = set()
+    # an error-bar series carries its label on the container (its line and bars are
+    # "_nolegend_"): the line takes the label, the bars the same name and legend group
+    err_label: dict[int, str] = {}
+    for cont in ax.containers:
+        if isinstance(cont, BarContainer):
+            rects = [r for r in cont.patches if isinstance(r, Rectangle)]
+            bar_patches.update(id(r) for r in rects)
+            if not rects:
+                continue
+            horizontal = getattr(cont, "orientation", "vertical") == "horizontal"
+            label = cont.get_label() or ""
+            r0 = rects[0]
+            tr: dict[str, Any] = {**base(label), "type": "bar", "marker": {"color": _rgba(r0.get_facecolor()),
+                                  "line": {"color": _rgba(r0.get_edgecolor()), "width": float(r0.get_linewidth())}}}
+            if r0.get_hatch():
+                tr["marker"]["pattern"] = {"shape": {"/": "/", "\\": "\\", "x": "x", "-": "-", "|": "|", "+": "+", ".": "."}.get(r0.get_hatch()[0], "")}
+            if horizontal:
+                tr.update(orientation="h", y=[r.get_y() + r.get_height() / 2 for r in rects], x=[r.get_width() for r in rects],
+                          base=[r.get_x() for r in rects], width=[r.get_height() for r in rects])
+            else:
+                tr.update(x=[r.get_x() + r.get_width() / 2 for r in rects], y=[r.get_height() for r in rects],
+                          base=[r.get_y() for r in rects], width=[r.get_width() for r in rects])
+            data.append(tr)
+        elif isinstance(cont, ErrorbarContainer):
+            line, caps, bars = cont.lines
+            for c in caps:
+                err_lines.add(id(c))
+            label = str(cont.get_label() or "")
+            for art in ([line] if line is not None else []) + list(bars):
+                err_label[id(art)] = label
+    return data, err_lines, err_label
+
+
+def _plotly_lines(ax: Any, base: Callable[..., dict[str, Any]], err_lines: set[int], err_label: dict[int, str]) -> list[dict[str, Any]]:
+    """Panel `ax`'s lines (styles, steps, markers; axvline / axhline across the limits)."""
+    import numpy as np
+    from matplotlib.lines import Line2D
+
+    data: list[dict[str, Any]] = []
+    for line in ax.get_lines():
+        if not isinstance(line, Line2D) or not line.get_visible() or id(line) in err_lines:
+            continue
+        x: Any = line.get_xdata(orig=False)
+        y: Any = line.get_ydata(orig=False)
+        if line.get_transform() != ax.transData:
+            # axvline / axhline: one coordinate is an axes fraction (0..1) -> the axis limits
+            xs, ys = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+            if xs.size == 2 and np.allclose(ys, [0, 1]) and xs[0] == xs[1]:
+                y = np.array(ax.get_ylim())
+            elif ys.size == 2 and np.allclose(xs, [0, 1]) and ys[0] == ys[1]:
+                x = np.array(ax.get_xlim())
+            else:
+                continue
+        label = err_label.get(id(line), str(line.get_label()))
+        mk = line.get_marker()
+        mode = "lines" if line.get_linestyle() not in ("None", "", " ") else ""
+        marker: dict[str, Any] = {}
+        if mk not in (None, "None", "", " "):
+            mode = "lines+markers" if mode else "markers"
+            marker = {"symbol": _SYMBOL.get(str(mk), "circle"), "size": max(4.0, float(line.get_markersize())),
+                      "color": _rgba(line.get_markerfacecolor()) if line.get_markerfacecolor() not in ("none", None) else "rgba(0,0,0,0)",
+                      "line": {"color": _rgba(line.get_markeredgecolor()), "width": 1}}
+            me = line.get_markevery()
+            if me is not None and len(x) > 50:
+                marker["maxdisplayed"] = 12
+        if not mode:
+            continue
+        tr = {**base(label), "type": "scatter", "mode": mode, "x": _floats(x), "y": _floats(y),
+              "line": {"color": _rgba(line.get_color(), line.get_alpha()), "width": float(line.get_linewidth()),
+                       "dash": _dash(line.get_linestyle()), "shape": _SHAPE.get(line.get_drawstyle(), "linear")}}
+        if marker:
+            tr["marker"] = marker
+        data.append(tr)
+    return data
+
+
+def _plotly_collections(ax: Any, base: Callable[..., dict[str, Any]], err_label: dict[int, str]) -> list[dict[str, Any]]:
+    """Panel `ax`'s collections: scatter points, line collections (error bars, vlines), filled areas."""
+    import numpy as np
+    from matplotlib.collections import LineCollection, PathCollection, PolyCollection
+
+    data: list[dict[str, Any]] = []
+    for coll in ax.collections:
+        if not coll.get_visible():
+            continue
+        label = str(coll.get_label())
+        if id(coll) in err_label:  # error bars: their series' hover name and legend group (the entry
+            label = err_label[id(coll)]  # is the line's, drawn first; bars alone (fmt="none") take it)
+        if isinstance(coll, PathCollection):
+            off: Any = coll.get_offsets()
+            if len(off) == 0:
+                continue
+            fc: Any = np.atleast_2d(coll.get_facecolor())
+            data.append({**base(label), "type": "scatter", "mode": "markers", "x": _floats(off[:, 0]), "y": _floats(off[:, 1]),
+                         "marker": {"color": [_rgba(c) for c in fc] if len(fc) > 1 else _rgba(fc[0]) if len(fc) else "black",
+                                    "size": 7}})
+        elif isinstance(coll, LineCollection):
+            lx: list[float | None] = []
+            ly: list[float | None] = []
+            for seg in coll.get_segments():
+                lx += _floats(seg[:, 0]) + [None]
+                ly += _floats(seg[:, 1]) + [None]
+            cols: Any = np.atleast_2d(coll.get_color())
+            data.append({**base(label), "type": "scatter", "mode": "lines", "x": lx, "y": ly, "hoverinfo": "x+y",
+                         "line": {"color": _rgba(cols[0]) if len(cols) else "black", "width": float(np.atleast_1d(coll.get_linewidth())[0])}})
+        elif isinstance(coll, PolyCollection):
+            fc = np.atleast_2d(coll.get_facecolor())
+            for k, path in enumerate(coll.get_paths()):
+                v: Any = path.vertices
+                data.append({**base(label), "type": "scatter", "mode": "lines", "fill": "toself", "x": _floats(v[:, 0]),
+                             "y": _floats(v[:, 1]), "fillcolor": _rgba(fc[min(k, len(fc) - 1)]) if len(fc) else "rgba(0,0,0,0.2)",
+                             "line": {"width": 0.5, "color": "#333"}, "hoveron": "points+fills"})
+    return data
+
+
+def _plotly_texts(ax: Any, sx: str, sy: str, xa: dict[str, Any], ya: dict[str, Any]) -> list[dict[str, Any]]:
+    """Panel `ax`'s texts and annotations, placed in data or axes coordinates."""
+    import numpy as np
+    from matplotlib.text import Annotation
+
+    anns: list[dict[str, Any]] = []
+    for t in ax.texts:
+        if not t.get_visible() or not t.get_text():
+            continue
+        if isinstance(t, Annotation):
+            x, y = t.xy
+            ref = t.xycoords if isinstance(t.xycoords, str) else "data"
+        else:
+            x, y = t.get_position()
+            ref = "data" if t.get_transform() == ax.transData else "axes fraction"
+        ann: dict[str, Any] = {"text": _text(t.get_text()), "x": float(x), "y": float(y), "showarrow": False,
+                               "font": {"size": float(t.get_fontsize()), "color": _rgba(t.get_color())}}
+        if ref == "data":
+            ann.update(xref=sx, yref=sy)
+            if ann["x"] > 0 and xa.get("type") == "log":
+                ann["x"] = float(np.log10(ann["x"]))
+            if ann["y"] > 0 and ya.get("type") == "log":
+                ann["y"] = float(np.log10(ann["y"]))
+        else:
+            ann.update(xref=f"{sx} domain", yref=f"{sy} domain")
+        if isinstance(t, Annotation) and t.get_anncoords() == "offset points":
+            ox, oy = t.xyann
+            ann.update(xshift=float(ox) * 1.4, yshift=float(oy) * 1.4)
+        ann["xanchor"] = {"left": "left", "right": "right", "center": "center"}.get(t.get_horizontalalignment(), "left")
+        if isinstance(t, Annotation) and t.get_anncoords() == "offset points":
+            ann["xanchor"] = "left" if t.xyann[0] >= 0 else "right"
+        anns.append(ann)
+    return anns
 
 
 def plotly_js() -> str:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 from jitterlab import _io, _native
 from jitterlab import scenario as _scn
-from jitterlab.tables import Tables
+from jitterlab.tables import NULLABLE, Tables, to_pandas  # noqa: F401  (to_pandas: still importable from here)
 
 NULL_NS = np.iinfo(np.int64).min
 FORMAT_VERSION = 1
@@ -172,24 +172,6 @@ def _column(values: list[Any]) -> pa.Array:
 
 def _table(cols: dict[str, pa.Array]) -> pa.Table:
     return pa.Table.from_arrays(list(cols.values()), names=list(cols))
-
-
-#: Columns that may hold nulls (int64 with nulls becomes pandas' nullable Int64).
-NULLABLE = {"recv_ns", "syn_ns", "first_data_ns", "end_ns", "tcp_start_ns", "tcp_end_ns", "srtt_ns", "ssthresh"}
-
-
-def to_pandas(t: pa.Table) -> pd.DataFrame:
-    """Arrow table to pandas, keeping nullable integer columns as Int64 (not float64)."""
-    import pandas as pd
-
-    df = t.to_pandas()
-    for c in t.column_names:
-        if c in NULLABLE and pa.types.is_integer(t.schema.field(c).type):
-            col = t.column(c)
-            df[c] = pd.arrays.IntegerArray(col.fill_null(0).to_numpy().astype(np.int64), col.is_null().to_numpy())
-        elif pa.types.is_string(t.schema.field(c).type) or pa.types.is_large_string(t.schema.field(c).type):
-            df[c] = df[c].astype("string")
-    return df
 
 
 class Result(Tables):

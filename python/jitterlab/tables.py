@@ -37,6 +37,25 @@ def to_arrow(df: pd.DataFrame) -> pa.Table:
     return canonical(t)
 
 
+#: Columns that may hold nulls (int64 with nulls becomes pandas' nullable Int64).
+NULLABLE = {"recv_ns", "syn_ns", "first_data_ns", "end_ns", "tcp_start_ns", "tcp_end_ns", "srtt_ns", "ssthresh"}
+
+
+def to_pandas(t: pa.Table) -> pd.DataFrame:
+    """Arrow table to pandas, keeping nullable integer columns as Int64 (not float64)."""
+    import numpy as np
+    import pandas as pd
+
+    df = t.to_pandas()
+    for c in t.column_names:
+        if c in NULLABLE and pa.types.is_integer(t.schema.field(c).type):
+            col = t.column(c)
+            df[c] = pd.arrays.IntegerArray(col.fill_null(0).to_numpy().astype(np.int64), col.is_null().to_numpy())
+        elif pa.types.is_string(t.schema.field(c).type) or pa.types.is_large_string(t.schema.field(c).type):
+            df[c] = df[c].astype("string")
+    return df
+
+
 def canonical(t: pa.Table) -> pa.Table:
     """`t` with ``large_string`` columns as ``string`` (metadata kept)."""
     if not any(pa.types.is_large_string(f.type) for f in t.schema):
@@ -48,7 +67,7 @@ def canonical(t: pa.Table) -> pa.Table:
 class LazyTables(MutableMapping[str, pa.Table]):
     """Arrow tables by name, some read from their Parquet file (a local path or an
     `_fspath.FsPath`) only when first asked for: a sweep's combined tables past what the client
-    keeps in memory (`sweep._Combiner.HOLD_BYTES`). `Tables` keeps one as it is."""
+    keeps in memory (`sweep.combine._Combiner.HOLD_BYTES`). `Tables` keeps one as it is."""
 
     def __init__(self) -> None:
         self._t: dict[str, pa.Table] = {}
@@ -124,8 +143,6 @@ class Tables(Mapping[str, "pd.DataFrame"]):
 
     def __getitem__(self, name: str) -> pd.DataFrame:
         if name not in self._pd:
-            from jitterlab.sim import to_pandas
-
             self._pd[name] = to_pandas(self.arrow[name])
         return self._pd[name]
 

@@ -1,6 +1,6 @@
 //! Python entry points of the testbed's real-time loops (Linux only). Each call blocks with the GIL
 //! released until its schedule ends or the process gets SIGTERM/SIGINT; the testbed driver runs
-//! them in worker processes inside network namespaces (`python -m jitterlab.testbed_worker`).
+//! them in worker processes inside network namespaces (`python -m jitterlab.testbed.worker`).
 use std::net::Ipv4Addr;
 
 use numpy::IntoPyArray;

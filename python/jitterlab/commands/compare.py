@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     from jitterlab.cli import UserError
     from jitterlab.commands.simulate import parse_sets
     from jitterlab.compare import compare
-    from jitterlab.testbed_net import TestbedError
+    from jitterlab.testbed.net import TestbedError
 
     from jitterlab import _io
 

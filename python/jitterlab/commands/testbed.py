@@ -40,7 +40,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from jitterlab.cli import UserError
     from jitterlab.commands.simulate import parse_sets
-    from jitterlab.testbed_net import TestbedError, cleanup, require_root
+    from jitterlab.testbed.net import TestbedError, cleanup, require_root
 
     try:
         if args.cleanup:

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from jitterlab import metrics as M
-from jitterlab.presets import mitigations as mit
+from jitterlab.presets import mitigations_catalog as mit
 from jitterlab.presets import pam2013
 from jitterlab.report import Report
 
@@ -43,8 +43,8 @@ def why_not(sc: dict[str, Any]) -> str | None:
     """Why the testbed cannot run `sc` (None when it can): the planner's refusal, or a congestion
     control this kernel lacks."""
     from jitterlab import ScenarioError
-    from jitterlab.testbed_net import available_cc
-    from jitterlab.testbed_plan import plan
+    from jitterlab.testbed.net import available_cc
+    from jitterlab.testbed.plan import plan
 
     try:
         pl = plan(sc)
@@ -73,7 +73,7 @@ def section(rep: Report, out: Path, x: pd.DataFrame | None = None, progress: boo
     mitigation); a clean skip (one line in the report and on stderr) where the testbed cannot run
     at all."""
     from jitterlab import sim, testbed
-    from jitterlab.testbed_net import TestbedError, require_root
+    from jitterlab.testbed.net import TestbedError, require_root
 
     rep.section("Real Linux beside the simulator (testbed)",
                 f"Each link, audio + an {BULK} CUBIC download from {START} ({DURATION} in all), per mitigation: one testbed run "

@@ -14,198 +14,13 @@ channel's rate), so such a channel must start or end at that router.
 """
 from __future__ import annotations
 
-import ipaddress
-from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Iterable, overload
 
 from jitterlab import _native
 from jitterlab._native import ScenarioError
-
-# ---------------------------------------------------------------------------------------------
-# the plan
-
-@dataclass
-class Queue:
-    kind: str  # a queue kind of the simulator's registry (droptail, red, codel, fq_codel, pie, ...)
-    limit: int
-    unit: str  # pkt | B
-    params: dict[str, Any] = field(default_factory=dict)
-    key: str = ""
-    table: dict[str, Any] | None = None  # the table as the user wrote it (None: the default queue)
-
-    def qdisc(self) -> str:
-        """The Linux qdisc this queue needs (drop-tail), or the simulator discipline's name (any
-        other kind runs in the userspace link)."""
-        if self.kind == "droptail":
-            return "pfifo" if self.unit == "pkt" else "bfifo"
-        return self.kind
-
-    @property
-    def in_kernel(self) -> bool:
-        """Whether a kernel qdisc (HTB + pfifo/bfifo) can be this queue: drop-tail only. Every other
-        kind is the simulator's own discipline in the userspace link (these kernels have none of
-        the AQM qdiscs, and a kernel's CoDel would not be the simulator's CoDel anyway)."""
-        return self.kind == "droptail"
-
-
-@dataclass
-class Channel:
-    name: str
-    src: str
-    dst: str
-    rate_bps: int  # the rate, or the mean rate of a trace / the cellular model
-    delay_ns: int
-    queue: Queue
-    capacity: str = "rate"  # rate | trace | cellular
-    capacity_key: str = ""  # the key the user wrote (access.down_trace, ...)
-    overhead: int = 0
-    burst: int | None = None  # the link's `burst` (HTB's burst and cburst), bytes; None: not given
-    opportunities_ms: list[int] | None = None  # trace / cellular: the delivery opportunities
-    jitter: dict[str, Any] | None = None  # the simulator's distribution, parameters in seconds
-    loss: float = 0.0
-    loss_burst_ns: int | None = None
-    reorder: bool = False
-    key_prefix: str = ""
-    sim_name: str = ""  # the simulator's name of this channel (names its random streams)
-
-    @property
-    def userspace(self) -> bool:
-        """Whether the userspace link (not a kernel qdisc) is this channel's queue: a trace or
-        cellular capacity, or a queue discipline other than drop-tail."""
-        return self.capacity != "rate" or not self.queue.in_kernel
-
-    @property
-    def userspace_key(self) -> str:
-        """The key that puts this channel in the userspace link (for errors)."""
-        return self.capacity_key if self.capacity != "rate" else f"{self.queue.key}.kind"
-
-
-@dataclass
-class Link:
-    name: str
-    a: str
-    b: str
-    fwd: Channel
-    rev: Channel
-    index: int = 0
-
-    def subnet(self) -> ipaddress.IPv4Network:
-        return ipaddress.IPv4Network(f"10.{100 + self.index // 250}.{self.index % 250}.0/24")
-
-    def addr(self, node: str) -> str:
-        base = self.subnet().network_address
-        return str(base + (1 if node == self.a else 2))
-
-
-@dataclass
-class Media:
-    flow_id: int
-    name: str
-    kind: str  # audio | video
-    src: str
-    dst: str
-    ip_size: int
-    interval_ns: int
-    per_tick: int
-    spacing_ns: int
-    start_ns: int
-    stop_ns: int
-    tos: int
-    port: int
-
-
-@dataclass
-class TcpFlow:
-    flow_id: int
-    name: str
-    role: str  # bulk | web | ftp
-    src: str  # data sender (listens)
-    dst: str  # data receiver (connects)
-    size: int | None  # bytes; None = until stop (ftp)
-    iw: int
-    cc: str
-    start_ns: int
-    stop_ns: int
-    mss: int | None
-    rcvbuf: int | None
-    port: int
-
-
-@dataclass
-class Plan:
-    name: str
-    duration_ns: int
-    nodes: list[str]
-    links: list[Link]
-    media: list[Media]
-    tcp: list[TcpFlow]
-    rwnd_budget: dict[str, int]  # receiving host -> budget in bytes
-    delay_router: str
-    hosts: list[str]
-    queue_sample_ns: int = 0
-    sampled_queues: list[str] = field(default_factory=list)
-    #: Per namespace, the sysctls its TCP stack gets (the entries' stack switches).
-    sysctls: dict[str, dict[str, str]] = field(default_factory=dict)
-    #: Route attributes per (from, to) host pair: rto_min (ms), initrwnd (segments).
-    route_attrs: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
-
-    def channels(self) -> list[Channel]:
-        return [c for l in self.links for c in (l.fwd, l.rev)]
-
-    def neighbours(self, n: str) -> list[tuple[str, Link]]:
-        out = []
-        for l in self.links:
-            if l.a == n:
-                out.append((l.b, l))
-            elif l.b == n:
-                out.append((l.a, l))
-        return out
-
-    def path(self, src: str, dst: str) -> list[str]:
-        prev: dict[str, str | None] = {src: None}
-        q = deque([src])
-        while q:
-            n = q.popleft()
-            for m, _ in sorted(self.neighbours(n)):
-                if m not in prev:
-                    prev[m] = n
-                    q.append(m)
-        if dst not in prev:
-            raise ScenarioError(f"traffic: no path from {src!r} to {dst!r}")
-        p = [dst]
-        while prev[p[-1]] is not None:
-            p.append(prev[p[-1]])  # type: ignore[arg-type]
-        return p[::-1]
-
-    def channel(self, a: str, b: str) -> Channel:
-        for l in self.links:
-            if l.a == a and l.b == b:
-                return l.fwd
-            if l.b == a and l.a == b:
-                return l.rev
-        raise KeyError((a, b))
-
-    def path_delay_ns(self, src: str, dst: str) -> int:
-        p = self.path(src, dst)
-        return sum(self.channel(x, y).delay_ns for x, y in zip(p, p[1:]))
-
-    def host_addr(self, n: str) -> str:
-        return self.neighbours(n)[0][1].addr(n)
-
-    def next_hop(self, n: str, subnet_link: Link) -> tuple[str, Link] | None:
-        """(gateway address, link to use) for reaching `subnet_link`'s subnet from node n; None if
-        n is on it."""
-        if n in (subnet_link.a, subnet_link.b):
-            return None
-        p = self.path(n, subnet_link.a)
-        p2 = self.path(n, subnet_link.b)
-        if len(p2) < len(p):
-            p = p2
-        nxt = p[1]
-        link = next(l for m, l in self.neighbours(n) if m == nxt)
-        return link.addr(nxt), link
-
+# the plan's types (they stay importable from here)
+from jitterlab.testbed.model import Channel, Link, Media, Plan, Queue, TcpFlow  # noqa: F401
 
 # ---------------------------------------------------------------------------------------------
 # scenario -> plan
@@ -416,14 +231,45 @@ def plan(sc: dict[str, Any], seed: int = 1) -> Plan:
     rng = np.random.default_rng(seed)
     if sc.get("links"):
         raise ScenarioError("links: the testbed builds the [access] and [dumbbell] shorthands only; generic [links.*] are not supported yet")
-    links: list[Link] = []
-    hosts: list[str] = []
     # The Rust core parses, validates (every key, unit and default) and expands the scenario; the
     # links come from that expanded form, so a key means what it means in the simulator.
     from jitterlab import scenario as _scn
 
     exp = _scn.expand(sc)
     duration = int(exp["duration_ns"])
+    links, hosts, delay_router = _topology(sc, exp, seed)
+    nodes: list[str] = []
+    for l in links:
+        for x in (l.a, l.b):
+            if x not in nodes:
+                nodes.append(x)
+    tr = _Traffic(hosts, duration, rng)
+    for i, t in enumerate(exp["traffic"]):
+        tr.add(i, t)
+    tcp = tr.tcp
+    # one initial window per (sender, receiver): it is a route attribute
+    iws: dict[tuple[str, str], int] = {}
+    for f in tcp:
+        if iws.setdefault((f.src, f.dst), f.iw) != f.iw:
+            raise ScenarioError(f"traffic: iw: flows from {f.src} to {f.dst} ask for different initial windows "
+                                f"({iws[(f.src, f.dst)]} and {f.iw}); the testbed sets IW per route (initcwnd)")
+    budgets = _rwnd_budgets(exp, hosts, tcp)
+    qsi, queues = _sampling(exp, links)
+    pl = Plan(sc.get("name", "scenario"), duration, nodes, links, tr.media, tcp, budgets, delay_router, hosts)
+    pl.queue_sample_ns = qsi
+    pl.sampled_queues = list(queues) if qsi else []
+    pl.sysctls = tr.sysctls
+    pl.route_attrs = tr.route_attrs
+    return pl
+
+
+def _topology(sc: dict[str, Any], exp: dict[str, Any], seed: int) -> tuple[list[Link], list[str], str]:
+    """The links of the scenario's [access] or [dumbbell] shorthand (each channel from its expanded
+    form), its hosts, and the router where the userspace link sits."""
+    from jitterlab import scenario as _scn
+
+    links: list[Link] = []
+    hosts: list[str] = []
     by_ends: dict[tuple[str, str], dict] = {}
     for l in exp["links"]:
         by_ends[(l["from"], l["to"])] = l["forward"]
@@ -482,113 +328,128 @@ def plan(sc: dict[str, Any], seed: int = 1) -> Plan:
                                     f"to or from {delay_router!r} (where its userspace link sits); {ch.name} is not")
     for i, l in enumerate(links):
         l.index = i
-    nodes: list[str] = []
-    for l in links:
-        for x in (l.a, l.b):
-            if x not in nodes:
-                nodes.append(x)
+    return links, hosts, delay_router
 
-    media: list[Media] = []
-    tcp: list[TcpFlow] = []
-    kernel = _stack_switches()
-    sysctls: dict[str, dict[str, str]] = {}
-    owners: dict[tuple[str, str], str] = {}
-    route_attrs: dict[tuple[str, str], dict[str, str]] = {}
-    fid = 0
-    counters: dict[str, int] = {}
-    for i, t in enumerate(exp["traffic"]):
+
+@dataclass
+class _Traffic:
+    """The plan's flows as they are built from the scenario's traffic entries, in order (flow ids,
+    ports and default names follow that order), and the sysctls and route attributes their TCP
+    stacks ask for."""
+
+    hosts: list[str]
+    duration: int
+    rng: Any
+    media: list[Media] = field(default_factory=list)
+    tcp: list[TcpFlow] = field(default_factory=list)
+    kernel: dict[str, Any] = field(default_factory=lambda: _stack_switches())
+    sysctls: dict[str, dict[str, str]] = field(default_factory=dict)
+    owners: dict[tuple[str, str], str] = field(default_factory=dict)
+    route_attrs: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
+    fid: int = 0
+    counters: dict[str, int] = field(default_factory=dict)
+
+    def add(self, i: int, t: Any) -> None:
+        """Traffic entry `i` of the expanded scenario."""
         where = f"traffic[{i}]."
         if not isinstance(t, dict):
             raise ScenarioError(f"traffic[{i}]: expected a table")
         kind = t.get("kind")
         src, dst = t.get("from"), t.get("to")
         for k, v in (("from", src), ("to", dst)):
-            if v not in hosts:
-                raise ScenarioError(f"{where}{k}: must name a host of the topology ({', '.join(hosts)}), got {v!r}")
+            if v not in self.hosts:
+                raise ScenarioError(f"{where}{k}: must name a host of the topology ({', '.join(self.hosts)}), got {v!r}")
         src, dst = str(src), str(dst)  # host names (checked above)
         start = _x_ns(t, "start", where, 0) if kind in ("audio", "video") else 0
-        stop = _x_ns(t, "stop", where, duration)
+        stop = _x_ns(t, "stop", where, self.duration)
         name = t.get("name")
         if kind in ("audio", "video"):
-            if "cc" in t:
-                raise ScenarioError(f"{where}cc: adaptive media ({t['cc']!r}) runs on the simulator only so far; the testbed sends "
-                                    "constant-rate media (docs/media.md)")
-            if kind == "audio":
-                _check_keys(_user_keys(t), {"kind", "name", "from", "to", "size", "interval", "start", "stop", "ecn"}, where)
-                ip_size = _x_bytes(t, "size", where, 80)
-                interval = _x_ns(t, "interval", where, 20_000_000)
-                per_tick, spacing = 1, 0
-            else:
-                _check_keys(_user_keys(t), {"kind", "name", "from", "to", "rate", "frame_interval", "packet_size", "mode", "start", "stop",
-                                            "ecn"}, where)
-                ip_size = _x_bytes(t, "packet_size", where, 1000)
-                interval = _x_ns(t, "frame_interval", where, 40_000_000)
-                b = _x_bps(t, "rate", where, 1_000_000)
-                per_tick = max(1, round(b * interval / 1e9 / (8 * ip_size)))
-                mode = t.get("mode", "bursty")
-                if mode not in ("bursty", "paced"):
-                    raise ScenarioError(f"{where}mode: must be bursty or paced, got {mode!r}")
-                spacing = interval // per_tick if mode == "paced" else 0
-            if not 56 <= ip_size <= 1500:
-                raise ScenarioError(f"{where}size: the testbed sends 56..1500-byte IP packets (RTP + sequence + send time), got {ip_size}")
-            if interval <= 0:
-                raise ScenarioError(f"{where}interval: must be > 0")
-            n = counters.get(kind, 0)
-            counters[kind] = n + 1
-            media.append(Media(fid, name or f"{kind}{n}", kind, src, dst, ip_size, interval, per_tick, spacing, start, stop,
-                               2 if t.get("ecn") else 0, 5004 + 2 * len(media)))
-            fid += 1
+            self._media(t, where, kind, src, dst, start, stop, name)
         elif kind in ("bulk", "web", "ftp"):
-            _check_keys(_user_keys(t), set(_TCP_KEYS) | set(t.get("stack_overrides") or ()) | {"stack_overrides", "tcp"}, where)
-            sw = _tcp_stack(t, where, kernel)
-            if t.get("series"):
-                raise ScenarioError(f"{where}series: the testbed does not record tcp_series (the kernel's cwnd is not sampled)")
-            for key, (side, name, conv) in _SYSCTL.items():
-                for node in {"both": (src, dst), "snd": (src,), "rcv": (dst,)}[side]:
-                    _set_sysctl(sysctls, owners, node, name, conv(sw.get(key, kernel.get(key))), where + key)
-            rmem = f"4096 {_size_b(sw.get('tcp_rmem_default', kernel['tcp_rmem_default']))} {_size_b(sw.get('tcp_rmem_max', kernel['tcp_rmem_max']))}"
-            _set_sysctl(sysctls, owners, dst, "net.ipv4.tcp_rmem", rmem, where + "tcp_rmem_max")
-            if sw.get("min_rto", kernel["min_rto"]) != kernel["min_rto"]:
-                ms = _x_ns(t, "min_rto", where, 200_000_000) / 1e6
-                route_attrs.setdefault((src, dst), {})["rto_min"] = f"{ms:g}ms"
-            if sw.get("init_rcv_wnd", 0):
-                route_attrs.setdefault((dst, src), {})["initrwnd"] = str(int(sw["init_rcv_wnd"]))
-            flows = t.get("flows", 1)
-            if not isinstance(flows, int) or not 1 <= flows <= 64:
-                raise ScenarioError(f"{where}flows: expected a whole number 1..64, got {flows!r}")
-            if kind == "ftp":
-                if "size" in _user_keys(t):
-                    raise ScenarioError(f"{where}size: an ftp flow sends until its stop time; give stop, not size")
-                total = None
-            else:
-                total = _x_bytes(t, "size", where)
-                if total is None:
-                    raise ScenarioError(f"{where}size: missing (bytes to transfer, e.g. \"28MB\")")
-            iw = sw.get("iw", 10)
-            if not isinstance(iw, int) or not 1 <= iw <= 100:
-                raise ScenarioError(f"{where}iw: expected segments 1..100, got {iw!r}")
-            cc = sw.get("cc", "cubic")
-            if cc not in ("reno", "cubic", "bbr", "newreno"):
-                raise ScenarioError(f"{where}cc: the testbed offers reno, cubic, bbr, got {cc!r}")
-            cc = "reno" if cc == "newreno" else cc
-            mss = t["mss"] if isinstance(t.get("mss"), int) else _x_bytes(t, "mss", where)
-            rcvbuf = _x_bytes(t, "so_rcvbuf", where)  # SO_RCVBUF, set before connect
-            start = _start_ns(t.get("start", t.get("start_ns", 0)), where + "start", rng)
-            n = counters.get(kind, 0)
-            counters[kind] = n + 1
-            for j in range(flows):
-                part = None if total is None else (total // flows + (1 if j < total % flows else 0))
-                nm = (name or f"{kind}{n}") + (f".{j}" if flows > 1 else "")
-                tcp.append(TcpFlow(fid, nm, kind, src, dst, part, iw, cc, start, stop, mss, rcvbuf, 6000 + len(tcp)))
-                fid += 1
+            self._tcp(t, where, kind, src, dst, stop, name)
         else:
             raise ScenarioError(f"{where}kind: the testbed runs audio, video, bulk, web, ftp, got {kind!r}")
-    # one initial window per (sender, receiver): it is a route attribute
-    iws: dict[tuple[str, str], int] = {}
-    for f in tcp:
-        if iws.setdefault((f.src, f.dst), f.iw) != f.iw:
-            raise ScenarioError(f"traffic: iw: flows from {f.src} to {f.dst} ask for different initial windows "
-                                f"({iws[(f.src, f.dst)]} and {f.iw}); the testbed sets IW per route (initcwnd)")
+
+    def _media(self, t: dict, where: str, kind: str, src: str, dst: str, start: int, stop: int, name: Any) -> None:
+        """A constant-rate audio or video flow."""
+        if "cc" in t:
+            raise ScenarioError(f"{where}cc: adaptive media ({t['cc']!r}) runs on the simulator only so far; the testbed sends "
+                                "constant-rate media (docs/media.md)")
+        if kind == "audio":
+            _check_keys(_user_keys(t), {"kind", "name", "from", "to", "size", "interval", "start", "stop", "ecn"}, where)
+            ip_size = _x_bytes(t, "size", where, 80)
+            interval = _x_ns(t, "interval", where, 20_000_000)
+            per_tick, spacing = 1, 0
+        else:
+            _check_keys(_user_keys(t), {"kind", "name", "from", "to", "rate", "frame_interval", "packet_size", "mode", "start", "stop",
+                                        "ecn"}, where)
+            ip_size = _x_bytes(t, "packet_size", where, 1000)
+            interval = _x_ns(t, "frame_interval", where, 40_000_000)
+            b = _x_bps(t, "rate", where, 1_000_000)
+            per_tick = max(1, round(b * interval / 1e9 / (8 * ip_size)))
+            mode = t.get("mode", "bursty")
+            if mode not in ("bursty", "paced"):
+                raise ScenarioError(f"{where}mode: must be bursty or paced, got {mode!r}")
+            spacing = interval // per_tick if mode == "paced" else 0
+        if not 56 <= ip_size <= 1500:
+            raise ScenarioError(f"{where}size: the testbed sends 56..1500-byte IP packets (RTP + sequence + send time), got {ip_size}")
+        if interval <= 0:
+            raise ScenarioError(f"{where}interval: must be > 0")
+        n = self.counters.get(kind, 0)
+        self.counters[kind] = n + 1
+        self.media.append(Media(self.fid, name or f"{kind}{n}", kind, src, dst, ip_size, interval, per_tick, spacing, start, stop,
+                           2 if t.get("ecn") else 0, 5004 + 2 * len(self.media)))
+        self.fid += 1
+
+    def _tcp(self, t: dict, where: str, kind: str, src: str, dst: str, stop: int, name: Any) -> None:
+        """A bulk, web or ftp entry: its flows, and what its TCP stack sets in the namespaces and routes."""
+        _check_keys(_user_keys(t), set(_TCP_KEYS) | set(t.get("stack_overrides") or ()) | {"stack_overrides", "tcp"}, where)
+        sw = _tcp_stack(t, where, self.kernel)
+        if t.get("series"):
+            raise ScenarioError(f"{where}series: the testbed does not record tcp_series (the kernel's cwnd is not sampled)")
+        for key, (side, sysctl, conv) in _SYSCTL.items():  # not `name`: that is the flow's
+            for node in {"both": (src, dst), "snd": (src,), "rcv": (dst,)}[side]:
+                _set_sysctl(self.sysctls, self.owners, node, sysctl, conv(sw.get(key, self.kernel.get(key))), where + key)
+        rmem = f"4096 {_size_b(sw.get('tcp_rmem_default', self.kernel['tcp_rmem_default']))} {_size_b(sw.get('tcp_rmem_max', self.kernel['tcp_rmem_max']))}"
+        _set_sysctl(self.sysctls, self.owners, dst, "net.ipv4.tcp_rmem", rmem, where + "tcp_rmem_max")
+        if sw.get("min_rto", self.kernel["min_rto"]) != self.kernel["min_rto"]:
+            ms = _x_ns(t, "min_rto", where, 200_000_000) / 1e6
+            self.route_attrs.setdefault((src, dst), {})["rto_min"] = f"{ms:g}ms"
+        if sw.get("init_rcv_wnd", 0):
+            self.route_attrs.setdefault((dst, src), {})["initrwnd"] = str(int(sw["init_rcv_wnd"]))
+        flows = t.get("flows", 1)
+        if not isinstance(flows, int) or not 1 <= flows <= 64:
+            raise ScenarioError(f"{where}flows: expected a whole number 1..64, got {flows!r}")
+        if kind == "ftp":
+            if "size" in _user_keys(t):
+                raise ScenarioError(f"{where}size: an ftp flow sends until its stop time; give stop, not size")
+            total = None
+        else:
+            total = _x_bytes(t, "size", where)
+            if total is None:
+                raise ScenarioError(f"{where}size: missing (bytes to transfer, e.g. \"28MB\")")
+        iw = sw.get("iw", 10)
+        if not isinstance(iw, int) or not 1 <= iw <= 100:
+            raise ScenarioError(f"{where}iw: expected segments 1..100, got {iw!r}")
+        cc = sw.get("cc", "cubic")
+        if cc not in ("reno", "cubic", "bbr", "newreno"):
+            raise ScenarioError(f"{where}cc: the testbed offers reno, cubic, bbr, got {cc!r}")
+        cc = "reno" if cc == "newreno" else cc
+        mss = t["mss"] if isinstance(t.get("mss"), int) else _x_bytes(t, "mss", where)
+        rcvbuf = _x_bytes(t, "so_rcvbuf", where)  # SO_RCVBUF, set before connect
+        start = _start_ns(t.get("start", t.get("start_ns", 0)), where + "start", self.rng)
+        n = self.counters.get(kind, 0)
+        self.counters[kind] = n + 1
+        for j in range(flows):
+            part = None if total is None else (total // flows + (1 if j < total % flows else 0))
+            nm = (name or f"{kind}{n}") + (f".{j}" if flows > 1 else "")
+            self.tcp.append(TcpFlow(self.fid, nm, kind, src, dst, part, iw, cc, start, stop, mss, rcvbuf, 6000 + len(self.tcp)))
+            self.fid += 1
+
+
+def _rwnd_budgets(exp: dict[str, Any], hosts: list[str], tcp: list[TcpFlow]) -> dict[str, int]:
+    """Per host, the advertised-window budget of its [hosts.<host>.rwnd] table (the receive
+    buffers of its flows are then the moderation's, not their own)."""
     budgets: dict[str, int] = {}
     # The simulator's moderation table, [hosts.<host>.rwnd] (docs/tcp.md); the kernel can honour an
     # equal split applied from the SYN (SO_RCVBUF before connect), so other options are refused.
@@ -624,6 +485,11 @@ def plan(sc: dict[str, Any], seed: int = 1) -> Plan:
         for f in tcp:
             if f.dst == h:
                 f.rcvbuf = None  # the moderation sets the receive buffers of this host's flows
+    return budgets
+
+
+def _sampling(exp: dict[str, Any], links: list[Link]) -> tuple[int, list[str]]:
+    """The queue sampling interval (0: none) and the channels sampled, from [output]."""
     out = exp.get("output") or {}
     _check_keys(_user_keys(out), {"queue_sample_interval", "queues", "pcap"}, "output.")
     qsi = _x_ns(out, "queue_sample_interval", "output.", 0)
@@ -634,9 +500,4 @@ def plan(sc: dict[str, Any], seed: int = 1) -> Plan:
     for i, q in enumerate(queues):
         if q not in names:
             raise ScenarioError(f"output.queues[{i}]: no channel {q!r} (channels: {', '.join(names)})")
-    pl = Plan(sc.get("name", "scenario"), duration, nodes, links, media, tcp, budgets, delay_router, hosts)
-    pl.queue_sample_ns = qsi
-    pl.sampled_queues = list(queues) if qsi else []
-    pl.sysctls = sysctls
-    pl.route_attrs = route_attrs
-    return pl
+    return qsi, queues

@@ -18,7 +18,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from jitterlab.testbed_plan import Channel, Plan, Queue
+from jitterlab.testbed.model import Channel, Plan, Queue
 
 NS_PREFIX = "jl-"
 _NS_RE = re.compile(r"^jl-(\d+)-([0-9a-f]{4})-")
@@ -371,7 +371,7 @@ class Network:
 
 def leaf_qdisc(q: Queue, rate_bps: int) -> list[str]:
     """The tc arguments of the queue behind the rate limiter (drop-tail: every other kind runs in
-    the userspace link, testbed_plan.Queue.in_kernel)."""
+    the userspace link, plan.Queue.in_kernel)."""
     if q.kind == "droptail":
         return ["pfifo", "limit", str(q.limit)] if q.unit == "pkt" else ["bfifo", "limit", str(q.limit)]
     raise TestbedError(f"{q.key}.kind: {q.kind!r} is not a kernel qdisc here (it runs in the userspace link)")

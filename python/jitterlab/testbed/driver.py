@@ -32,8 +32,8 @@ from jitterlab import _native
 from jitterlab import scenario as _scn
 from jitterlab.capture import _null_strings
 from jitterlab.sim import Result
-from jitterlab.testbed_net import Network, TestbedError, cleanup, require_root, sh  # noqa: F401
-from jitterlab.testbed_plan import Plan, plan as make_plan
+from jitterlab.testbed.net import Network, TestbedError, cleanup, require_root, sh  # noqa: F401
+from jitterlab.testbed.plan import Plan, plan as make_plan
 
 START_MARGIN_NS = 200_000_000  # all workers are ready; the schedule begins this much later
 
@@ -88,7 +88,7 @@ class _Workers:
         af.write_text(json.dumps(a))
         err = open(self.tmp / f"{self.n:02d}-{role}-{node}.stderr", "w")
         self.files.append(err)
-        p = subprocess.Popen(["ip", "netns", "exec", self.net.ns[node], sys.executable, "-m", "jitterlab.testbed_worker", role, str(af)],
+        p = subprocess.Popen(["ip", "netns", "exec", self.net.ns[node], sys.executable, "-m", "jitterlab.testbed.worker", role, str(af)],
                              stdin=subprocess.PIPE if sync or ctl else subprocess.DEVNULL,
                              stdout=subprocess.PIPE if sync else subprocess.DEVNULL, stderr=err, text=True,
                              preexec_fn=_die_with_parent(os.getpid()))
@@ -217,9 +217,9 @@ def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path
     dumps: list[subprocess.Popen] = []
     dump_paths: list[Path] = []
     info: dict[str, Any] = {"namespaces": list(net.ns.values()), "removed_leftovers": leftovers}
-    from jitterlab import testbed_accuracy
+    from jitterlab.testbed import realtime
 
-    psi0 = testbed_accuracy.cpu_pressure()
+    psi0 = realtime.cpu_pressure()
     with _signals_raise():
         try:
             net.build()
@@ -311,8 +311,8 @@ def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path
             errors.append(f"{ef.name}: {txt.splitlines()[-1]}")
     res = _tables(pl, sc, seed, run_id, params or {}, t0, media_out, tcp_out, info)
     # the run's own timing error, kept in the manifest (`write`): a disturbed run says so
-    info["cpu_pressure_pct"] = testbed_accuracy.cpu_pressure_pct(psi0, testbed_accuracy.cpu_pressure())
-    info["accuracy"] = testbed_accuracy.measure(info, res.flows)
+    info["cpu_pressure_pct"] = realtime.cpu_pressure_pct(psi0, realtime.cpu_pressure())
+    info["accuracy"] = realtime.measure(info, res.flows)
     res.testbed = info  # type: ignore[attr-defined]
     res.capture = _capture_tables(pl, out, t0, run_id, errors)  # type: ignore[attr-defined]
     (tmp / "info.json").write_text(json.dumps({k: v for k, v in info.items() if k != "queue_samples"}, indent=1, default=str))
@@ -397,9 +397,9 @@ def _delay_stats(path: str) -> dict[str, Any]:
     except (OSError, ValueError):
         return {"error": "delay line wrote no statistics"}
     if len(lat):
-        from jitterlab import testbed_accuracy
+        from jitterlab.testbed import realtime
 
-        st.update(testbed_accuracy.lateness_figures(lat))
+        st.update(realtime.lateness_figures(lat))
         q = np.percentile(lat, [50, 90, 99, 99.9])
         st.update({"lateness_p50_us": q[0] / 1e3, "lateness_p90_us": q[1] / 1e3, "lateness_p99_us": q[2] / 1e3,
                    "lateness_p999_us": q[3] / 1e3, "lateness_max_us": float(lat.max()) / 1e3,

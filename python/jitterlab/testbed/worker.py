@@ -1,6 +1,6 @@
 """Worker processes of the testbed, started by the driver inside a namespace:
 
-    ip netns exec NS python -m jitterlab.testbed_worker ROLE ARGS.json
+    ip netns exec NS python -m jitterlab.testbed.worker ROLE ARGS.json
 
 ROLE is `delay` (the TUN delay line, Rust), `media_send` / `media_recv` (RTP over UDP, Rust, at
 SCHED_FIFO), `tcp_send` (listens, sends each flow's bytes with its congestion control) or
@@ -291,7 +291,7 @@ def sync(a: dict) -> None:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 2 or argv[0] not in ROLES:
-        print(f"usage: python -m jitterlab.testbed_worker {{{'|'.join(ROLES)}}} ARGS.json", file=sys.stderr)
+        print(f"usage: python -m jitterlab.testbed.worker {{{'|'.join(ROLES)}}} ARGS.json", file=sys.stderr)
         return 2
     with open(argv[1]) as f:
         a = json.load(f)

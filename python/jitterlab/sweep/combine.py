@@ -1,0 +1,430 @@
+"""Combining a sweep's runs: OUT/<table>.parquet built while the runs finish (`_Combiner`), the
+record that certifies them (`COMBINED`), `collect` for a finished OUT, and `SweepResult`."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from jitterlab import _fspath, _io
+from jitterlab.sweep.spec import TABLES, RunSpec
+from jitterlab.sweep.store import (PARQUET_MIN_ROWS, Out, _combined_options, _decode_part, _encode_run_table, _is_parquet,
+                                   _parquet_image, _run_dir, read_run_pack, read_run_tables, verify_run)
+from jitterlab.tables import LazyTables, Tables
+
+if TYPE_CHECKING:  # pandas only where a DataFrame is asked for: workers and `jitterlab sweep` skip it
+    import pandas as pd
+
+
+class SweepResult(Tables):
+    """The combined tables of a sweep (`jitterlab.tables.Tables`; a table no run stored reads as
+    an empty DataFrame), plus the output directory, the failed runs and the counts of runs done
+    now and skipped (finished before)."""
+
+    def __init__(self, out: Out, arrow: Mapping[str, pa.Table], failures: list[dict[str, Any]], ran: int, skipped: int):
+        super().__init__(arrow, "sweep")
+        self.out, self.ran, self.skipped = out, ran, skipped
+        #: the failed runs as [{"run_id", "error"}] (`failures` is the same as a DataFrame)
+        self.failed = list(failures)
+        #: where the wall time went (set by `run`): wall_s, prepare_s, runs_wall_s, client_s,
+        #: collect_s, serial_s (prepare + client + collect: see `serial_fraction`), run_s and
+        #: run_cpu_s (summed over the runs, in the workers), workers, worker_peak_rss_bytes (the
+        #: largest peak of a worker since it began this sweep's runs: a kept pool's or a Dask
+        #: worker's peak is reset, on Linux, when it starts another sweep),
+        #: client_peak_rss_bytes (this process's peak so far), combine_cpu_s (the CPU time of the
+        #: client's thread that builds the combined tables while the runs go on)
+        self.timing: dict[str, float] = {}
+
+    @property
+    def failures(self) -> pd.DataFrame:
+        """The failed runs: run_id, error (the first line of its error.txt)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.failed, columns=["run_id", "error"])
+
+    def __getitem__(self, name: str) -> pd.DataFrame:
+        if name in self.arrow:
+            return super().__getitem__(name)
+        import pandas as pd
+
+        return pd.DataFrame()
+
+
+#: OUT/COMBINED certifies the combined tables: the digest of the done records of the runs they
+#: were made of, and each table file's SHA-256. A rerun whose runs are all finished and verified,
+#: with the same digest, reuses the files (hashed again, a read at disk speed) instead of splicing
+#: every run again (`reproduce pam2013` run again on its finished OUT: 3.15-3.3 s instead of
+#: 3.55-3.9 s on 2 cores). A run redone, a table file changed, no record or a damaged one: the
+#: tables are combined again. Local directories only: on an object store hashing the tables would
+#: download them, so a rerun there combines again.
+COMBINED = "combined.json"
+
+
+def _combined_digest(specs: Sequence[RunSpec], done_sha: Mapping[int, str]) -> str | None:
+    """SHA-256 over each run's id and done record's SHA-256, in run order (None: a run did not
+    finish). A done record holds its run's files' SHA-256, so this certifies every stored byte."""
+    h = hashlib.sha256()
+    for s in specs:
+        sha = done_sha.get(s.run_id)
+        if sha is None:
+            return None
+        h.update(f"{s.run_id} {sha}\n".encode())
+    return h.hexdigest()
+
+
+def _write_combined_record(out: Out, tables: tuple[str, ...], digest: str | None) -> None:
+    if isinstance(out, _fspath.FsPath):
+        return
+    if digest is None:  # a run failed: the next run does it again and combines again
+        (out / COMBINED).unlink(missing_ok=True)
+        return
+    files = {n: _fspath.sha256(out / f"{n}.parquet") for n in tables}
+    _fspath.write_text(out / COMBINED, json.dumps({"digest": digest, "sha256": files}, sort_keys=True) + "\n")
+
+
+def _current_combined(out: Out, tables: tuple[str, ...], digest: str | None) -> LazyTables | None:
+    """The combined tables, read from their files when used, if OUT/COMBINED certifies them for
+    exactly the runs of `digest`; None otherwise (combine again)."""
+    if digest is None or isinstance(out, _fspath.FsPath):
+        return None
+    try:
+        rec = json.loads((out / COMBINED).read_text())
+        if not isinstance(rec, dict) or rec.get("digest") != digest or set(rec.get("sha256", {})) != set(tables):
+            return None
+        if any(_fspath.sha256(out / f"{n}.parquet") != rec["sha256"][n] for n in tables):
+            return None
+    except (OSError, ValueError, TypeError, KeyError):
+        return None  # absent or damaged: combined again from the runs
+    combined = LazyTables()
+    for n in tables:
+        combined.later(n, out / f"{n}.parquet")
+    return combined
+
+
+def _compact(parts: list[pa.Table], unify: bool = True) -> pa.Table:
+    """Tables as one, one chunk a column; `unify`: types unified where the parts disagree (half
+    the speed on many small tables: only a mixed table needs it)."""
+    return pa.concat_tables(parts, promote_options="default" if unify else "none").combine_chunks()
+
+
+class _Combiner:
+    """Builds OUT/<table>.parquet while the runs finish, in a thread beside the client's loop.
+
+    Runs are appended in run-id order as soon as every earlier run has finished (or failed). A
+    run's table of PARQUET_MIN_ROWS rows or more is its pack's Parquet image, spliced into the file
+    as it is (`_native.ParquetConcat`: column chunks copied, the footer rewritten; no decoding, no
+    encoding), its own row group(s). Smaller ones are gathered and encoded as one row group each
+    time ROW_GROUP rows have gathered (128 Ki rows: little is left to write after the last run,
+    and row groups stay large for readers). So the combined tables grow while workers still run,
+    and after the last run only its own tables and the footers remain to write (the serial part
+    of a sweep, Amdahl); splicing and encoding release the GIL. The files depend only on the runs'
+    tables, not on the order runs finish in nor on how they were stored (a part that is not
+    already Parquet is encoded exactly as a worker would have), so every executor writes the same
+    bytes. A table whose runs disagree on its schema (a column null in one run, typed in another)
+    is written at the end from all its parts with types unified instead.
+
+    The client's memory is bounded: the runs' tables are also kept in memory, to be handed back
+    without reading the files again, only while they total at most HOLD_BYTES and are in memory
+    anyway (a spliced part read from storage is not decoded for it); otherwise the result reads
+    the combined table from its file when first asked for (`LazyTables`)."""
+
+    ROW_GROUP = 1 << 17
+    HOLD_BYTES = 256 << 20
+    COMPACT_PARTS = 256
+    #: runs averaging fewer rows than this are joined into one chunk before a row group is written
+    CHUNK_ROWS = 4096
+
+    def __init__(self, out: Out, tables: tuple[str, ...], order: list[int], ready: Iterable[int]):
+        import queue
+        import threading
+
+        self.out, self.tables, self.order = out, tables, order
+        self.pos = 0
+        # True: read from its files; (tables or None, (pack bytes, parts) or None): in hand; None: failed
+        self.state: dict[int, tuple[dict[str, pa.Table] | None, tuple[bytes, dict] | None] | None | bool] = {i: True for i in ready}
+        self.parts: dict[str, list[pa.Table]] = {n: [] for n in tables}
+        self.schema: dict[str, pa.Schema] = {}
+        self.rows = dict.fromkeys(tables, 0)
+        self.held = 0
+        self.spilled = False  # parts of tables with one schema no longer kept in memory
+        self.lazy: set[str] = set()  # tables some of whose parts were spliced without being in memory
+        self.pending: dict[str, list[pa.Table]] = {n: [] for n in tables}
+        self.pending_rows = dict.fromkeys(tables, 0)
+        self.concat: dict[str, Any] = {}  # name: _native.ParquetConcat
+        self.files: dict[str, Any] = {}  # name: its temporary file, open for writing
+        self.mixed: set[str] = set()
+        self.error: BaseException | None = None
+        #: CPU seconds of the combining thread (beside the runs: on many cores its share of a
+        #: 1-worker sweep bounds the speed-up as the serial part does)
+        self.cpu_s = 0.0
+        self.q: Any = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._loop, name="sweep-combine", daemon=True)
+        self.thread.start()
+
+    def add(self, run_id: int, tables: Mapping[str, pa.Table] | None, ok: bool, pack: tuple[bytes, dict] | None = None) -> None:
+        """A finished run: its tables when in memory and/or its pack's bytes and parts (a receipt
+        carried them; else they are read from its files), or a failed one (nothing to add)."""
+        if not ok:
+            self.q.put((run_id, None))
+        elif tables is None and pack is None:
+            self.q.put((run_id, True))
+        else:
+            self.q.put((run_id, (dict(tables) if tables is not None else None, pack)))
+
+    def _tmp(self, name: str) -> Out:
+        return self.out / f".{name}.parquet.tmp{os.getpid()}"
+
+    def _loop(self) -> None:
+        t = time.thread_time()
+        try:  # runs finished before (resumed sweeps) are read at once
+            self._advance()
+        except BaseException as e:
+            self.error = e
+        while True:
+            self.cpu_s += time.thread_time() - t
+            item = self.q.get()
+            t = time.thread_time()
+            if item is None:
+                return
+            if self.error is not None:
+                continue
+            try:
+                self.state[item[0]] = item[1]
+                self._advance()
+            except BaseException as e:  # reported by finish()
+                self.error = e
+
+    def _advance(self) -> None:
+        while self.pos < len(self.order) and self.order[self.pos] in self.state:
+            rid = self.order[self.pos]
+            got = self.state.pop(rid)
+            self.pos += 1
+            if got is None or got is False:
+                continue
+            tables: dict[str, pa.Table] = {}
+            pack: tuple[bytes, dict] | None = None
+            if got is True:  # stored: its pack read once
+                pack = read_run_pack(_run_dir(self.out, rid))
+                if pack is None:  # stored a file a table by an older version
+                    tables = read_run_tables(_run_dir(self.out, rid), self.tables)
+            else:
+                tables, pack = got[0] or {}, got[1]
+            buf = pa.py_buffer(pack[0]) if pack is not None else None
+            for name in self.tables:
+                t = tables.get(name)
+                raw = None
+                if buf is not None and pack is not None and name in pack[1]:
+                    off, size, _ = pack[1][name]
+                    part = buf.slice(off, size)
+                    if _is_parquet(part):
+                        raw = part
+                    elif t is None:
+                        t = _decode_part(part)
+                if raw is None and t is not None and t.num_rows >= PARQUET_MIN_ROWS:
+                    raw = _encode_run_table(t)  # as its pack would hold it (a run stored by an older version)
+                rows = t.num_rows if t is not None else pack[1][name][2] if raw is not None and pack is not None else 0
+                if not rows:
+                    continue
+                self.rows[name] += rows
+                self._add(name, t, raw)
+            if not self.spilled and self.held > self.HOLD_BYTES:
+                self.spilled = True
+                for name in self.tables:
+                    if name not in self.mixed:
+                        self.parts[name] = []
+
+    def _add(self, name: str, t: pa.Table | None, raw: pa.Buffer | None) -> None:
+        """One run's table `name`: in memory (`t`) and/or as its Parquet image (`raw`)."""
+        if name in self.mixed:
+            self._keep(name, t if t is not None else _decode_part(raw))
+            return
+        if name not in self.schema:
+            self.schema[name] = t.schema if t is not None else pq.read_schema(pa.BufferReader(raw))
+        elif t is not None and t.schema != self.schema[name]:
+            self._to_mixed(name)
+            self._keep(name, t)
+            return
+        if raw is not None:
+            self._flush(name)  # the runs before it first: row groups in run order
+            try:
+                self._append(name, raw)
+            except ValueError:  # its schema differs (a column null in this run, typed in another)
+                self._to_mixed(name)
+                self._keep(name, t if t is not None else _decode_part(raw))
+                return
+        else:
+            self.pending[name].append(t)
+            self.pending_rows[name] += t.num_rows  # type: ignore[union-attr]
+        if not self.spilled and t is not None:
+            self._keep(name, t)
+            self.held += t.get_total_buffer_size()  # Table.nbytes costs ~50 us a table (it dedups buffers)
+        elif not self.spilled:
+            self.lazy.add(name)  # spliced, never decoded: read from the combined file when used
+            self.parts[name] = []
+        if raw is None:
+            if self.pending_rows[name] >= self.ROW_GROUP:
+                self._flush(name)
+            elif len(self.pending[name]) >= self.COMPACT_PARTS:
+                self.pending[name] = [_compact(self.pending[name], unify=False)]
+
+    def _keep(self, name: str, t: pa.Table) -> None:
+        """Holds run table `t` for the result (zero-copy), many small ones compacted into one:
+        Arrow's cost per table and column, not the rows, is what grows with many tiny runs
+        (10,000 of them, ~70,000 small tables, held ~0.6 GB)."""
+        if name in self.lazy and name not in self.mixed:
+            return
+        parts = self.parts[name]
+        parts.append(t)
+        if len(parts) >= self.COMPACT_PARTS:
+            self.parts[name] = [_compact(parts, unify=name in self.mixed)]
+
+    def _to_mixed(self, name: str) -> None:
+        """Table `name` met a second schema: from now on all its parts are kept and written at the
+        end with types unified; what was dropped from memory is read back from its file."""
+        self._flush(name)
+        self._close(name)
+        self.mixed.add(name)
+        if (self.spilled or name in self.lazy) and self._tmp(name).exists():
+            self.parts[name] = [_fspath.read_parquet(self._tmp(name))]
+        self.lazy.discard(name)
+        self._tmp(name).unlink(missing_ok=True)
+
+    def _append(self, name: str, data: pa.Buffer | bytes) -> None:
+        """Splices Parquet image `data` into table `name`'s file (ValueError: another schema)."""
+        c = self.concat.get(name)
+        if c is None:
+            from jitterlab import _native
+
+            c = self.concat[name] = _native.ParquetConcat()
+        chunk = c.append(data.to_pybytes() if isinstance(data, pa.Buffer) else data)
+        f = self.files.get(name)
+        if f is None:
+            f = self.files[name] = _fspath.open_write(self._tmp(name))
+        f.write(chunk)
+
+    def _flush(self, name: str) -> None:
+        """Writes the pending runs of table `name` as one row group."""
+        if not self.pending[name]:
+            return
+        t = pa.concat_tables(self.pending[name])
+        if t.num_rows < self.CHUNK_ROWS * len(self.pending[name]):
+            # small runs as one chunk: Parquet's writer pays per chunk and column (1000 one-row
+            # runs tables: 8x); large ones are written as they are (the same bytes, no copy)
+            t = t.combine_chunks()
+        self.pending[name], self.pending_rows[name] = [], 0
+        self._append(name, _parquet_image(t))
+
+    def finish(self) -> LazyTables:
+        """Waits for the thread, writes what is left and renames each file into place."""
+        self.q.put(None)
+        self.thread.join()
+        if self.error is not None:
+            self.abort()
+            if isinstance(self.error, OSError):
+                raise _io._oserror(self.out / "runs", self.error, "write the combined tables") from None
+            raise self.error
+        combined = LazyTables()
+        for name in self.tables:
+            parts = self.parts[name]
+            final = self.out / f"{name}.parquet"
+            try:
+                if name in self.mixed or not self.rows[name]:
+                    self._close(name)
+                    self._tmp(name).unlink(missing_ok=True)
+                    t = pa.concat_tables(parts, promote_options="default") if parts else _empty()
+                    _fspath.write_parquet(final, t, **_combined_options(t))
+                else:
+                    self._flush(name)
+                    self._close(name)
+                    _fspath.replace(self._tmp(name), final)
+                    t = None if self.spilled or name in self.lazy else pa.concat_tables(parts)
+            except OSError as e:
+                self.abort()
+                raise _io._oserror(final, e, "write") from None
+            if t is None:
+                combined.later(name, final)
+            else:
+                combined[name] = t
+        return combined
+
+    def _close(self, name: str) -> None:
+        """Ends table `name`'s file (its footer) and closes it."""
+        c, f = self.concat.pop(name, None), self.files.pop(name, None)
+        try:
+            if c is not None and f is not None:
+                f.write(c.finish())
+        finally:
+            if f is not None:
+                f.close()
+
+    def abort(self) -> None:
+        """Stops the thread (if running) and removes the unfinished files."""
+        if self.thread.is_alive():
+            self.error = self.error or RuntimeError("aborted")
+            self.q.put(None)
+            self.thread.join()
+        for name in list(self.files):
+            try:
+                self.files.pop(name).close()
+            except OSError:
+                pass
+        self.concat.clear()
+        for name in self.tables:
+            self._tmp(name).unlink(missing_ok=True)
+
+
+def collect(out: str | Path | _fspath.FsPath, tables: Iterable[str] = TABLES, fresh: Mapping[int, Mapping[str, pa.Table]] | None = None,
+            ran: int = 0, skipped: int = 0, verified: bool = False) -> SweepResult:
+    """Concatenates the finished runs' tables in run order into OUT/<table>.parquet, as a sweep
+    does (`_Combiner`: the same files, the client's memory bounded). Tables of runs done in this
+    process come from memory; the others are read from OUT/runs/. Only runs whose files match
+    their checksums are used (`verified`: `run` has just checked them)."""
+    out = _fspath.as_path(out)
+    fresh = fresh or {}
+    tables = tuple(tables)
+    dirs = sorted(p for p in (out / "runs").glob("[0-9]*") if p.is_dir() and ".tmp" not in p.name)
+    done = [d for d in dirs if (d / "done").exists()]
+    if not verified:
+        bad = {d: verify_run(d) for d in done if int(d.name) not in fresh}
+        for d, why in bad.items():
+            if why is not None:
+                print(f"run {d.name}: {why}; left out of the combined tables (run the sweep again to redo it)", file=sys.stderr)
+        done = [d for d in done if bad.get(d) is None]
+    # the same combining as a sweep's (row groups in run order, the client's memory bounded)
+    ids = [int(d.name) for d in done]
+    combiner = _Combiner(out, tables, ids, [i for i in ids if i not in fresh])
+    try:
+        for i in ids:
+            if i in fresh:
+                combiner.add(i, fresh[i], True)
+    except BaseException:
+        combiner.abort()
+        raise
+    combined = combiner.finish()
+    fails = [{"run_id": int(d.name), "error": (d / "error.txt").read_text().split("\n", 1)[0]} for d in dirs if (d / "error.txt").exists()]
+    _fspath.write_text(out / "failures.csv", _failures_csv(fails))
+    return SweepResult(out, combined, fails, ran, skipped)
+
+
+def _failures_csv(fails: list[dict[str, Any]]) -> str:
+    """failures.csv as pandas' ``to_csv(index=False)`` writes it (minimal quoting, \\n lines)."""
+    import csv
+    import io
+
+    f = io.StringIO()
+    w = csv.writer(f, lineterminator="\n")
+    w.writerow(["run_id", "error"])
+    w.writerows([r["run_id"], r["error"]] for r in fails)
+    return f.getvalue()
+
+
+def _empty() -> pa.Table:
+    """A table of no runs (a run_id column only), built without pyarrow's converters (they import pandas)."""
+    return pa.Table.from_arrays([pa.Array.from_buffers(pa.int64(), 0, [None, pa.py_buffer(b"")])], names=["run_id"])

@@ -1,0 +1,300 @@
+"""A sweep's storage: each run's tables under OUT/runs/<run_id>/, checked against their record,
+and the record of the sweep in OUT/sweep.json.
+
+Storage: each finished run is written at once, by the worker that ran it, under OUT/runs/<run_id>/
+(one file, `tables.pack`, holding an image of each table asked for in `Sweep.tables`, including
+the aggregates `Sweep.reduce` computes in the worker: Parquet for a large table, which the client
+splices into the combined table as it is, Arrow IPC for a small one; then a `done` marker giving each
+table's place and row count in the pack, the pack's SHA-256 and the tables asked for, written
+into a temporary directory renamed into place); workers send back a
+receipt, not the tables (with Dask, OUT must be storage every worker shares with the client). A
+failed run leaves `error.txt` there and the sweep goes on. Running
+the same sweep into the same OUT skips finished runs whose files still match their `done` record,
+redoes damaged ones (a flipped bit, a truncated or deleted file) and ones stored without a table
+asked for now, with a line saying so, retries
+failed ones and removes the temporary directories of killed runs; the verified runs' tables are
+concatenated into OUT/<table>.parquet while the runs go on (each written under a temporary name,
+renamed when complete), and certified by OUT/combined.json, which lets a rerun whose runs are all
+finished reuse them (`COMBINED`).
+
+OUT may be a URL for fsspec (s3://, gcs://, …; see `jitterlab._fspath`): runs are then written in
+place and certified by their `done` record, written last.
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from jitterlab import _fspath, _io
+from jitterlab.sweep.spec import SWEEP_FORMAT, RunSpec, Sweep, SweepError
+
+#: Where a sweep's results go: a local directory, or a directory on an fsspec filesystem (a URL).
+Out = Path | _fspath.FsPath
+
+
+def _run_dir(out: Out, run_id: int) -> Out:
+    return out / "runs" / f"{run_id:06d}"
+
+
+def _store(out: Out, res: dict[str, Any]) -> tuple[bytes, dict[str, list[int]]] | None:
+    """Stores a finished run under OUT/runs/; returns its pack's bytes and parts (None: no pack).
+    Locally in a temporary directory renamed into place; on an object store (no rename) in place,
+    its `done` record written last."""
+    d = _run_dir(out, res["run_id"])
+    tmp = d if isinstance(d, _fspath.FsPath) else d.with_name(d.name + f".tmp{os.getpid()}")
+    try:
+        _fspath.rmtree(tmp)
+        return _write_run(tmp, d, res)
+    except OSError as e:
+        if tmp != d:
+            _fspath.rmtree(tmp)
+        raise _io._oserror(d, e, f"store run {res['run_id']}") from None
+
+
+def _write_run(tmp: Out, d: Out, res: dict[str, Any]) -> tuple[bytes, dict[str, list[int]]] | None:
+    tmp.mkdir(parents=True)
+    blob = None
+    parts: dict[str, list[int]] = {}
+    if res["ok"]:
+        # one pack file a run, not one file a table: creating files is most of what storing a
+        # small run costs (ext4: ~0.2 ms a file), and a 10,000-run sweep keeps 2 inodes a run
+        chunks: list[Any] = []
+        pos = 0
+        for name, t in res["tables"].items():
+            if t.num_rows:  # an absent part is an empty table (its absence is recorded below)
+                buf = _encode_run_table(t)
+                parts[name] = [pos, buf.size, t.num_rows]
+                pad = -buf.size % PACK_ALIGN
+                chunks += [buf, b"\0" * pad] if pad else [buf]
+                pos += buf.size + pad
+        files = {}
+        if parts:
+            blob = b"".join(chunks)  # one copy, hashed and written as it is (not read back)
+            (tmp / PACK).write_bytes(blob)
+            files[PACK] = {"bytes": pos, "sha256": hashlib.sha256(blob).hexdigest()}
+        # written last: the record that certifies the run's files
+        done = (json.dumps({"wall_s": res["wall_s"], "identity": res.get("identity"), "files": files, "parts": parts, "tables": sorted(res["tables"]),
+                            "requested": sorted(res.get("requested", res["tables"]))}, sort_keys=False, default=str) + "\n").encode()
+        (tmp / "done").write_bytes(done)
+        res["done_sha256"] = hashlib.sha256(done).hexdigest()  # rides in the receipt (`_combined_digest`)
+    else:
+        (tmp / "error.txt").write_text(res["error"] + "\n\n" + res.get("traceback", ""))
+    if tmp != d:
+        _fspath.rmtree(d)
+        os.replace(tmp, d)  # type: ignore[arg-type]  # atomic: a run directory is either complete or absent
+    return None if blob is None else (blob, parts)
+
+
+#: A run's stored tables: one file, PACK, holding each table as a file image, one after another at
+#: PACK_ALIGN-byte offsets; the `done` record's "parts" gives each table's [offset, length, rows].
+#: A table of at least PARQUET_MIN_ROWS rows is a Parquet image encoded as the combined tables are
+#: (`_combined_options`): the client splices it into OUT/<table>.parquet as it is
+#: (`_native.ParquetConcat`), so per-packet rows are encoded once, by the worker, and never decoded
+#: by the client. A smaller table is an Arrow IPC image (LZ4 frames from LZ4_MIN_BYTES): Parquet's
+#: fixed cost a file (~0.3 ms) would dominate a tiny run; the client gathers those and encodes
+#: them in batches. Parts are told apart by their magic bytes (PAR1, ARROW1). Runs stored by older
+#: versions (IPC parts only, or a file a table: `<table>.arrow`, `<table>.parquet`) are still read.
+PACK = "tables.pack"
+PACK_ALIGN = 64  # Arrow's buffer alignment: a part read from the file is used in place
+RUN_EXT = ".arrow"
+_IPC_LZ4 = pa.ipc.IpcWriteOptions(compression="lz4", use_threads=False)  # a worker is one core
+_IPC_PLAIN = pa.ipc.IpcWriteOptions(use_threads=False)
+#: Tables smaller than this are stored uncompressed: LZ4 frames cost ~0.15 ms a table, more than
+#: they save on a few kB (a run's runs, channels, flows rows).
+LZ4_MIN_BYTES = 64 * 1024
+#: A run's table of at least this many rows is stored as Parquet and spliced as it is (above).
+PARQUET_MIN_ROWS = 4096
+#: Rows a row group at most (pyarrow's default), in a run's Parquet part and in the combined tables.
+MAX_GROUP_ROWS = 1 << 20
+
+
+def _parquet_image(t: pa.Table) -> pa.Buffer:
+    """`t` as a Parquet file in memory, encoded as the combined tables are (`_combined_options`)."""
+    sink = pa.BufferOutputStream()
+    pq.write_table(t, sink, row_group_size=MAX_GROUP_ROWS, **_combined_options(t))
+    return sink.getvalue()
+
+
+def _encode_run_table(t: pa.Table) -> pa.Buffer:
+    if t.num_rows >= PARQUET_MIN_ROWS:
+        return _parquet_image(t)
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, t.schema, options=_IPC_LZ4 if t.get_total_buffer_size() >= LZ4_MIN_BYTES else _IPC_PLAIN) as w:
+        w.write_table(t)
+    return sink.getvalue()
+
+
+def _is_parquet(buf: pa.Buffer | bytes) -> bool:
+    return len(buf) >= 4 and bytes(memoryview(buf)[:4]) == b"PAR1"
+
+
+def _decode_part(buf: pa.Buffer) -> pa.Table:
+    """A pack part (a table's Parquet or Arrow IPC file image), used in place where it can be."""
+    if _is_parquet(buf):
+        return pq.read_table(pa.BufferReader(buf))
+    return pa.ipc.open_file(buf).read_all()
+
+
+def read_run_tables(d: Out, names: Iterable[str]) -> dict[str, pa.Table]:
+    """The tables of `names` stored by the run in directory `d` (a name the run stored no rows of
+    is left out): its pack read once, each part used in place."""
+    names = list(names)
+    got = read_run_pack(d)
+    if got is not None:
+        return decode_pack(got[0], got[1], names)
+    out = {}
+    for n in names:
+        f = d / f"{n}{RUN_EXT}"
+        if f.exists():
+            out[n] = pa.ipc.open_file(pa.py_buffer(f.read_bytes())).read_all()
+        elif (d / f"{n}.parquet").exists():  # a run stored by an older jitterlab
+            out[n] = _fspath.read_parquet(d / f"{n}.parquet")
+    return out
+
+
+def decode_pack(blob: bytes, parts: Mapping[str, list[int]], names: Iterable[str]) -> dict[str, pa.Table]:
+    """The tables of `names` in a run's pack (`parts`: its done record's), each used in place."""
+    buf = pa.py_buffer(blob)
+    return {n: _decode_part(buf.slice(parts[n][0], parts[n][1])) for n in names if n in parts}
+
+
+def read_run_pack(d: Out) -> tuple[bytes, dict[str, list[int]]] | None:
+    """The pack's bytes and parts of the run stored in directory `d` (None: stored by an older
+    version, a file a table, or no rows at all)."""
+    pack = d / PACK
+    if not pack.exists():
+        return None
+    return pack.read_bytes(), json.loads((d / "done").read_text()).get("parts", {})
+
+
+def read_run_table(d: Out, name: str) -> pa.Table | None:
+    """Table `name` stored by the run in directory `d` (None: the run stored no rows of it)."""
+    return read_run_tables(d, [name]).get(name)
+
+
+def verify_run(d: Out, need: Iterable[str] = ()) -> str | None:
+    """None when run directory `d` is finished, stored every table of `need` (a run stored without
+    a table asked for now, e.g. `--keep packets` added later, is done again) and every file
+    matches its `done` record (rows and SHA-256); otherwise why not, in a few words (for the
+    "redone" line)."""
+    return _verify_run(d, need)[0]
+
+
+def _verify_run(d: Out, need: Iterable[str] = (), identity: Mapping[str, Any] | None = None) -> tuple[str | None, str | None]:
+    """`verify_run`'s answer and, for a finished run, the SHA-256 of its done record (which
+    certifies its files: see `_combined_digest`). With `identity` ({"sweep": digest, "seed": seed}
+    of `run_identity`), a run whose record names another sweep or seed is not this one's (the
+    sweep's digest hashes every run's parameters and seed in run order, so a record of this
+    digest in this run's directory holds this run's parameters)."""
+    done = d / "done"
+    if not done.is_file():
+        return "not finished", None
+    try:
+        raw = done.read_bytes()
+        rec = json.loads(raw)
+    except (OSError, ValueError):
+        return "its done record is damaged", None
+    files = rec.get("files") if isinstance(rec, dict) else None
+    if not isinstance(files, dict):
+        return "written by an older jitterlab without checksums", None
+    if identity is not None:
+        got = rec.get("identity")
+        if not isinstance(got, dict):
+            return "its done record does not say which sweep produced it", None
+        if got.get("sweep") != identity["sweep"]:
+            return "produced by another sweep", None
+        if got.get("seed") != identity["seed"]:
+            return f"produced with seed {got.get('seed')}, not {identity['seed']}", None
+    missing = sorted(set(need) - set(rec.get("requested", need)))
+    if missing:
+        return f"stored without {', '.join(missing)}", None
+    parts = rec.get("parts", {})
+    if parts and (PACK not in files or not all(isinstance(p, list) and len(p) == 3 and 0 <= p[0] and p[0] + p[1] <= files[PACK].get("bytes", -1)
+                                                for p in parts.values())):
+        return "its done record is damaged", None
+    for name, meta in files.items():
+        f = d / name
+        if not f.is_file():
+            return f"{name} is missing", None
+        try:
+            if _fspath.sha256(f) != meta.get("sha256"):
+                return f"{name} does not match its checksum (damaged)", None
+        except OSError as e:
+            return f"{name} cannot be read ({e.strerror})", None
+    stored: Iterable[Out] = itertools.chain(d.glob(f"*{RUN_EXT}"), d.glob("*.parquet"), d.glob("*.pack"))
+    extra = {p.name for p in stored} - set(files)
+    if extra:
+        return f"{sorted(extra)[0]} is not in its done record", None
+    return None, hashlib.sha256(raw).hexdigest()
+
+
+def _remove_stale_tmp(out: Out) -> int:
+    """Removes runs/*.tmpPID directories whose process is gone (a killed run); returns how many.
+    An object store has none (runs are written in place)."""
+    n = 0
+    if isinstance(out, _fspath.FsPath):
+        return 0
+    for t in (out / "runs").glob("*.tmp*"):
+        m = re.search(r"\.tmp(\d+)$", t.name)
+        pid = int(m.group(1)) if m else None
+        if pid is not None and pid != os.getpid():
+            try:
+                os.kill(pid, 0)
+                continue  # alive: another sweep is writing it
+            except ProcessLookupError:
+                pass
+            except PermissionError:
+                continue
+        shutil.rmtree(t, ignore_errors=True)
+        n += 1
+    return n
+
+
+def _check_out(out: Out, specs: list[RunSpec], sweep: Sweep) -> str:
+    """Refuses an OUT holding another sweep's results; writes sweep.json; returns the sweep's digest."""
+    digest = hashlib.sha256("\n".join(s.key() for s in specs).encode() + json.dumps(sweep.scenario, sort_keys=True).encode()).hexdigest()
+    man = out / "sweep.json"
+    if man.exists():
+        try:
+            old = json.loads(man.read_text())
+        except (OSError, ValueError):
+            old = {}
+        if old.get("digest") != digest:
+            raise SweepError(f"{out}: holds results of a different sweep (its parameters, seeds or scenario differ); use another --out or delete it")
+        return digest
+    out.mkdir(parents=True, exist_ok=True)
+    from jitterlab import provenance
+
+    prov = provenance.collect(sorted({s.seed for s in specs}), sweep.scenario, sweep_seed=sweep.seed)
+    _fspath.write_text(man, json.dumps({"format_version": SWEEP_FORMAT, "schema_version": provenance.SCHEMA_VERSION,
+                               "provenance": prov, "source": sweep.backend, "name": sweep.name, "digest": digest, "runs": len(specs),
+                               "seed": sweep.seed, "replications": sweep.replications, "scenario": sweep.scenario,
+                               "params": [p.name for p in sweep.params] + [p.name for p in sweep.zipped],
+                               "random": sweep.random, "tables": list(sweep.tables)}, indent=2, sort_keys=True, default=str) + "\n")
+    return digest
+
+
+def run_identity(sweep_digest: str, spec: RunSpec) -> dict[str, Any]:
+    """What produced a run, kept in its `done` record: the sweep's digest (its scenario, every
+    run's parameters and seeds), the run's parameters and its seed. A resumed sweep redoes a run
+    whose record names another identity (another sweep wrote it into this OUT)."""
+    return json.loads(json.dumps({"sweep": sweep_digest, "params": spec.params, "seed": spec.seed}, sort_keys=True, default=str))
+
+
+def _combined_options(t: pa.Table) -> dict[str, Any]:
+    """Parquet options of the combined tables: dictionary pages only for text columns (names
+    repeat; for numbers they cost time and rarely space); integer columns DELTA_BINARY_PACKED
+    (times in ns, sequence numbers, run ids rise in small steps: the media table of `bench/run
+    vs-ns2` is 20x smaller than plain+snappy and no slower to write; every Parquet reader since
+    format 2.0 decodes it); statistics kept (readers filter on them)."""
+    return {"use_dictionary": [c.name for c in t.schema if pa.types.is_string(c.type)],
+            "column_encoding": {c.name: "DELTA_BINARY_PACKED" for c in t.schema if pa.types.is_integer(c.type)}}
