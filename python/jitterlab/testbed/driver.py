@@ -32,6 +32,7 @@ from jitterlab import _native
 from jitterlab import scenario as _scn
 from jitterlab.capture import _null_strings
 from jitterlab.sim import Result
+from jitterlab.testbed import net as _net
 from jitterlab.testbed.net import Network, TestbedError, cleanup, require_root, sh  # noqa: F401
 from jitterlab.testbed.plan import Plan, plan as make_plan
 
@@ -202,7 +203,8 @@ def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path
     pl = make_plan(sc, seed)
     for i, n in enumerate(pl.nodes):  # a node's name becomes OUT/<node>.pcap and worker files' names
         _io.safe_name(n, f"nodes[{i}]")
-    require_root()
+    # through the module: a name bound at import would keep whatever stood there then (a test's stub)
+    _net.require_root()
     import tempfile
 
     # what a killed run left behind (its children died with it; its namespaces stay until removed)
