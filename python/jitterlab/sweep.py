@@ -62,7 +62,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from jitterlab import _fspath, _io
+from jitterlab import _fspath, _io, _progress
 from jitterlab import scenario as _scn
 from jitterlab._native import ScenarioError
 from jitterlab.tables import LazyTables, Tables
@@ -793,7 +793,7 @@ def _run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None, execu
         if not local:
             raise SweepError("sweep.backend = \"testbed\": runs need this machine's namespaces; use --executor local")
         jobs = 1  # one real-time run at a time, never in parallel
-    bar = Progress(len(todo), skipped, sweep.name, progress)
+    bar = _progress.make(len(todo), skipped, sweep.name, progress, Progress)  # in place in a notebook
     todo_ids = {s.run_id for s in todo}
     digest = None if todo else _combined_digest(specs, done_sha)
     current = None if digest is None else _current_combined(out, tuple(sweep.tables), digest)
