@@ -62,7 +62,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from jitterlab import _fspath, _io, _progress
+from jitterlab import _fspath, _io, _progress, _storelock
 from jitterlab import scenario as _scn
 from jitterlab._native import ScenarioError
 from jitterlab.tables import LazyTables, Tables
@@ -711,7 +711,8 @@ def run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None = None,
     parallel jobs). Runs whose files no longer match their checksums are redone."""
     try:
         if _fspath.is_url(out) or isinstance(out, _fspath.FsPath):
-            return _run(sweep, out, jobs, executor, scheduler, progress, on_result, max_memory, max_events, inline_bytes)
+            with _storelock.hold(_fspath.as_path(out)):  # type: ignore[arg-type]  # one writer: a lock object in the store
+                return _run(sweep, out, jobs, executor, scheduler, progress, on_result, max_memory, max_events, inline_bytes)
         # one writer: a second sweep into this directory is refused until this one ends
         with _io.out_lock(_io.prepare_out(_fspath.as_path(out), "sweep", force=True)):  # type: ignore[arg-type]
             return _run(sweep, out, jobs, executor, scheduler, progress, on_result, max_memory, max_events, inline_bytes)
