@@ -9,19 +9,22 @@ unknown keys refused where the parser refuses them. It describes the TOML docume
 """
 from __future__ import annotations
 
-import functools
 import json
 from typing import Any
 
 __all__ = ["scenario_schema", "schema_text", "schema_errors"]
 
 
-@functools.cache
+_TEXT: list[str] = []  # the schema, made once a process (the walk takes a few seconds)
+
+
 def schema_text() -> str:
     """The schema as JSON text, indented, ending with a newline (what `jitterlab schema` prints)."""
-    from jitterlab import _native
+    if not _TEXT:
+        from jitterlab import _native
 
-    return json.dumps(json.loads(_native.scenario_schema()), indent=2, ensure_ascii=False) + "\n"
+        _TEXT.append(json.dumps(json.loads(_native.scenario_schema()), indent=2, ensure_ascii=False) + "\n")
+    return _TEXT[0]
 
 
 def scenario_schema() -> dict[str, Any]:
