@@ -89,3 +89,45 @@ fn tables_behind_an_alternative_are_reached() {
         assert_eq!(cell["additionalProperties"], json!(false));
     }
 }
+
+/// The keys the parser itself lists for a table when it refuses an unknown one ("known here: …").
+fn known_here(doc: &Value) -> Vec<String> {
+    let e = jitterlab_sim::scenario::build(doc, 1).err().expect("refused");
+    let list = e.msg.split("known here: ").nth(1).unwrap_or_else(|| panic!("no list in {e}"));
+    list.trim_end_matches(')').split(", ").map(str::to_string).collect()
+}
+
+fn props(s: &Value) -> Vec<String> { s["properties"].as_object().expect("properties").keys().cloned().collect() }
+
+#[test]
+fn each_queue_and_traffic_kind_has_the_keys_the_parser_lists() {
+    // the parser's own list of a table's keys (what it asked for before refusing `zz`) is part of
+    // the schema's: for a queue, all of it; for traffic, whatever branch the entry took
+    let s = schema();
+    let queue = at(&at(&s["properties"]["links"]["additionalProperties"])["properties"]["queue"]);
+    for k in jitterlab_sim::qdisc::kinds() {
+        let mut schema_keys = props(variant(queue, "kind", k));
+        schema_keys.sort();
+        let mut q = json!({"kind": k, "zz": 1});
+        if schema_keys.iter().any(|p| p == "limit") {
+            q["limit"] = json!("100pkt"); // required by some (droptail)
+        }
+        let doc = json!({"duration": "1s", "links": {"l": {"from": "a", "to": "b", "rate": "1Mbit", "delay": "1ms", "queue": q}}});
+        let mut parser = known_here(&doc);
+        parser.sort();
+        assert_eq!(parser, schema_keys, "queue kind {k}");
+    }
+    let traffic = at(&s["properties"]["traffic"]["items"]);
+    for (k, _) in jitterlab_sim::scenario::TRAFFIC {
+        let entry = match *k {
+            "audio" => json!({"kind": k, "from": "a", "to": "b", "zz": 1}),
+            "video" => json!({"kind": k, "from": "a", "to": "b", "rate": "1Mbit", "zz": 1}),
+            _ => json!({"kind": k, "from": "a", "to": "b", "size": "10kB", "zz": 1}),
+        };
+        let doc = json!({"duration": "1s", "links": {"l": {"from": "a", "to": "b", "rate": "1Mbit", "delay": "1ms"}}, "traffic": [entry]});
+        let schema_keys = props(variant(traffic, "kind", k));
+        for key in known_here(&doc) {
+            assert!(schema_keys.contains(&key), "traffic kind {k}: the parser knows {key:?}, the schema does not");
+        }
+    }
+}
