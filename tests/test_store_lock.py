@@ -179,3 +179,25 @@ def test_second_process_refused(tmp_path, sweep_file, kind):
     p = run_cli("sweep", str(sweep_file), "--out", url, "--quiet", "--jobs", "1")  # free again
     assert p.returncode == 0, p.stderr
     assert (d / "sweep.json").exists() and not (d / ".jitterlab.lock").exists()
+
+
+def test_two_takers_of_one_stale_lock_one_wins(monkeypatch):
+    # B found the same stale lock as A; B's removal and its own lock land while A settles: A reads
+    # back B's lock and refuses, B keeps it
+    monkeypatch.setattr(_storelock, "SETTLE_S", 0.0)
+    url = "memory://lock-two-takers"
+    foreign_lock(url, age_s=_storelock.STALE_S + 60)
+    out = FsPath.from_url(url)
+    b = _storelock.StoreLock(out)
+
+    class A(_storelock.StoreLock):
+        def _create(self) -> bool:
+            ok = super()._create()
+            if ok:  # A's lock is written; now B, which also saw the stale one, removes it and writes its own
+                self.path.unlink()
+                assert b._create()
+            return ok
+
+    with pytest.raises(_io.OutputError, match="another jitterlab process"):
+        A(out).acquire()
+    assert json.loads((out / ".jitterlab.lock").read_bytes())["owner"] == b.owner

@@ -12,7 +12,9 @@ HEARTBEAT_S while the sweep runs. Taking it:
 2. read it back: a lock that does not hold our owner id was written by another writer in between
    (the last write wins on an object store) and we refuse;
 3. a lock found there whose heartbeat is older than STALE_S is stale (its holder was killed: no
-   process lives to beat it) and is replaced, with a line on stderr saying so.
+   process lives to beat it) and is replaced, with a line on stderr saying so; the read-back then
+   waits SETTLE_S, so that of two writers taking over the same stale lock the one whose lock
+   stands wins and the other refuses.
 
 A second writer is refused at once in one line naming the holder and how old its heartbeat is
 (exit 2 from the command line), never left waiting.
@@ -107,8 +109,13 @@ class StoreLock:
                            f"remove {self.path} if no process writes there)")
 
     def acquire(self) -> None:
+        took_over = False
         for _ in range(2):  # the second try follows the removal of a stale lock
             if self._create():
+                if took_over:
+                    # another writer that found the same stale lock may remove ours and write its
+                    # own just after: wait, so that its write is what we read back
+                    time.sleep(SETTLE_S)
                 doc = self._read()
                 if not doc or doc.get("owner") != self.owner:
                     raise self._refuse(doc)  # another writer's lock replaced ours meanwhile
@@ -123,6 +130,7 @@ class StoreLock:
             print(f"{self.out}: taking over a stale lock (pid {doc.get('pid', '?')} on {doc.get('host', '?')}, "
                   f"heartbeat {age:.0f} s ago)", file=sys.stderr)
             self.path.unlink(missing_ok=True)
+            took_over = True
         else:
             raise self._refuse(self._read())
         self._thread = threading.Thread(target=self._beat, name="jitterlab-store-lock", daemon=True)
