@@ -126,11 +126,14 @@ fn norm(p: &[Step], named: &BTreeSet<Vec<Step>>) -> Vec<Seg> {
         .collect()
 }
 
+/// The keys of one table variant, each with the kinds it was read as.
+type Keys = BTreeMap<String, BTreeSet<Kind>>;
+
 /// What the walk learnt: per normalised table and variant (the value of its required choice, if
 /// any), each key and the kinds it was read as; the tables that refuse unknown keys.
 #[derive(Default)]
 struct Model {
-    keys: BTreeMap<(Vec<Seg>, Option<String>), BTreeMap<String, BTreeSet<Kind>>>,
+    keys: BTreeMap<(Vec<Seg>, Option<String>), Keys>,
     closed: BTreeSet<Vec<Seg>>,
     /// Per table, its required choice (the discriminant) and that choice's values.
     discriminant: BTreeMap<Vec<Seg>, (String, Vec<String>)>,

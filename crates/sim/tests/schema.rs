@@ -13,7 +13,7 @@ fn schema() -> &'static Value {
 }
 
 /// `v`, or what its `$ref` points at (`#/$defs/NAME`).
-fn at<'a>(v: &'a Value) -> &'a Value {
+fn at(v: &Value) -> &Value {
     match v["$ref"].as_str() {
         Some(r) => &schema()["$defs"][r.trim_start_matches("#/$defs/")],
         None => v,
@@ -39,7 +39,7 @@ fn registries_appear_as_choices() {
     assert_eq!(enum_of(traffic, "kind"), kinds);
     let queue = at(&at(&s["properties"]["links"]["additionalProperties"])["properties"]["queue"]);
     assert_eq!(enum_of(queue, "kind"), jitterlab_sim::qdisc::kinds());
-    assert_eq!(enum_of(&s, "stack"), jitterlab_sim::tcp::profile::names());
+    assert_eq!(enum_of(s, "stack"), jitterlab_sim::tcp::profile::names());
     for tcp in ["bulk", "web", "ftp"] {
         assert_eq!(enum_of(variant(traffic, "kind", tcp), "cc"), jitterlab_sim::tcp::cc::kinds(), "{tcp}.cc");
     }
