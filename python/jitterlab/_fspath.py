@@ -64,12 +64,18 @@ class FsPath:
     def from_url(cls, url: str) -> FsPath:
         import fsspec
 
+        from jitterlab._io import OutputError
+
         try:
             fs, path = fsspec.core.url_to_fs(url)
         except (ImportError, ValueError) as e:  # an unknown protocol, or its package missing
-            from jitterlab._io import OutputError
-
             raise OutputError(f"{url}: {e}") from None
+        except OSError as e:  # a filesystem that connects as it starts (ftp, sftp, hdfs): nobody there
+            raise OutputError(f"{url}: cannot reach the storage: {' '.join((e.strerror or str(e)).split())}") from None
+        except Exception as e:
+            if type(e).__module__.split(".")[0] not in STORAGE_PACKAGES | {"pyarrow", "paramiko"}:
+                raise
+            raise OutputError(f"{url}: the storage failed: {type(e).__name__}: {' '.join(str(e).split())}") from None
         return cls(fs, path, url.split("://", 1)[0])
 
     def __truediv__(self, name: str) -> FsPath:

@@ -4,7 +4,7 @@ from typing import Any, Callable, final
 
 __all__ = [
     "__version__", "JitterlabError", "ScenarioError", "TableError", "CaptureError", "simulate_tables", "ArrowBatch",
-    "sim_registry", "stack_profiles", "expand_scenario", "channel_opportunities", "cellular_trace", "channel_loss_periods",
+    "sim_registry", "stack_profiles", "expand_scenario", "scenario_schema", "channel_opportunities", "cellular_trace", "channel_loss_periods",
     "MediaSet", "grouped_quantiles", "emodel_r", "mos_from_r", "analyze_pair", "PcapWriter", "testbed_link",
     "testbed_set_realtime", "testbed_media_send", "testbed_media_recv", "capture_check", "parse_duration_ns",
     "parse_rate_bps", "parse_size", "estimate_json", "take_strings", "ParquetConcat",
@@ -170,6 +170,10 @@ def stack_profiles() -> str:
 def expand_scenario(scenario_json: str) -> str:
     """The scenario (JSON, trace files inlined as {path, data}) validated and expanded by the Rust
     parser, as JSON text (shape: docs/scenarios.md, "Expanded form")."""
+    ...
+def scenario_schema() -> str:
+    """The scenario format's JSON Schema (draft 2020-12) as JSON text, generated from the Rust
+    parser: keys, types, units and choices of every table."""
     ...
 def channel_opportunities(scenario_json: str, seed: int, channel: str) -> tuple[list[int], int]:
     """(ms stamps, period_ms) of the delivery opportunities channel `channel` runs on in the run

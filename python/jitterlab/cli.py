@@ -33,6 +33,7 @@ COMMANDS = [
     "trace",
     "examples",
     "validate",
+    "schema",
     "completion",
 ]
 

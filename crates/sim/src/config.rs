@@ -14,6 +14,76 @@ use serde_json::{Map, Value};
 
 use crate::time::{Rate, Time};
 
+/// What kind of value a key was read as: the scenario model's types, as the accessors below see
+/// them. [`record`] collects one [`Read`] per access so that `schema.rs` can describe the format
+/// from the parser itself instead of from a copy of its key lists.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Kind {
+    Str,
+    /// A string from a fixed list; `required` when the key has no default.
+    Choice { choices: Vec<String>, required: bool },
+    Bool,
+    Number,
+    Integer,
+    Duration,
+    Rate,
+    Size,
+    Table,
+    /// `[[key]]`: an array of tables.
+    Tables,
+    /// `[key.NAME]`: a table of named tables.
+    NamedTables,
+    Strings,
+    /// Read raw and checked by hand (several shapes are accepted).
+    Any,
+    /// Only its presence was tested.
+    Presence,
+    /// The table's reader called [`Params::finish`]: unknown keys are refused there.
+    Closed,
+}
+
+/// One key read by a [`Params`]: the table's path, the key, and how it was read.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Read {
+    pub table: String,
+    pub key: String,
+    pub kind: Kind,
+}
+
+thread_local! {
+    // The one piece of global state in the crate, and only while `record` runs: it observes which
+    // keys are read, never changes what is read or built (no result depends on it).
+    static RECORDER: std::cell::RefCell<Option<Vec<Read>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` and returns, with its result, every key read by any [`Params`] on this thread meanwhile.
+pub fn record<T>(f: impl FnOnce() -> T) -> (T, Vec<Read>) {
+    let outer = RECORDER.with(|r| r.borrow_mut().replace(Vec::new()));
+    let out = f();
+    let reads = RECORDER.with(|r| std::mem::replace(&mut *r.borrow_mut(), outer)).unwrap_or_default();
+    (out, reads)
+}
+
+fn note(table: &str, key: &str, kind: Kind) {
+    RECORDER.with(|r| {
+        if let Some(v) = r.borrow_mut().as_mut() {
+            v.push(Read { table: table.to_string(), key: key.to_string(), kind });
+        }
+    });
+}
+
+/// How a unit string is written, for the schema: the unit suffixes the parsers accept for `kind`
+/// (Duration, Rate or Size), whether they are matched ignoring ASCII case, and whether "/s" may
+/// follow (rates). `None` for other kinds.
+pub fn unit_syntax(kind: &Kind) -> Option<(Vec<&'static str>, bool, bool)> {
+    match kind {
+        Kind::Duration => Some((DURATION_UNITS.iter().map(|(u, _)| *u).collect(), true, false)),
+        Kind::Rate => Some((RATE_UNITS.iter().map(|(u, _)| *u).collect(), true, true)),
+        Kind::Size => Some((SIZE_UNITS.iter().map(|(u, _, _)| *u).collect(), false, false)),
+        _ => None,
+    }
+}
+
 /// A scenario error: the dotted key path and what is wrong there.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{path}: {msg}")]
@@ -275,7 +345,10 @@ impl Params {
         ConfigError::new(self.key_path(key), msg)
     }
 
-    pub fn has(&self, key: &str) -> bool { self.map.contains_key(key) }
+    pub fn has(&self, key: &str) -> bool {
+        note(&self.path, key, Kind::Presence);
+        self.map.contains_key(key)
+    }
 
     pub fn keys(&self) -> Vec<String> { self.map.keys().cloned().collect() }
 
@@ -290,12 +363,14 @@ impl Params {
 
     /// Marks `key` as read without reading it (for keys handled elsewhere).
     pub fn mark_used(&mut self, key: &str) {
+        note(&self.path, key, Kind::Any);
         self.asked.insert(key.to_string());
         self.used.insert(key.to_string());
     }
 
     /// Errors for every key that was never read, naming the first one and the known ones.
     pub fn finish(self) -> Result<(), ConfigError> {
+        note(&self.path, "", Kind::Closed);
         for k in self.map.keys() {
             if !self.used.contains(k) {
                 // a near miss of a known key; one the table lacks is the likelier intent
@@ -313,6 +388,7 @@ impl Params {
     }
 
     pub fn str_opt(&mut self, key: &str) -> Result<Option<String>, ConfigError> {
+        note(&self.path, key, Kind::Str);
         match self.take(key) {
             None => Ok(None),
             Some(Value::String(s)) => Ok(Some(s)),
@@ -324,6 +400,7 @@ impl Params {
     }
     /// A string restricted to `choices`.
     pub fn choice(&mut self, key: &str, choices: &[&str], default: Option<&str>) -> Result<String, ConfigError> {
+        note(&self.path, key, Kind::Choice { choices: choices.iter().map(|c| c.to_string()).collect(), required: default.is_none() });
         let s = match (self.str_opt(key)?, default) {
             (Some(s), _) => s,
             (None, Some(d)) => return Ok(d.to_string()),
@@ -337,6 +414,7 @@ impl Params {
     }
 
     pub fn bool_or(&mut self, key: &str, default: bool) -> Result<bool, ConfigError> {
+        note(&self.path, key, Kind::Bool);
         match self.take(key) {
             None => Ok(default),
             Some(Value::Bool(b)) => Ok(b),
@@ -345,6 +423,7 @@ impl Params {
     }
 
     pub fn f64_opt(&mut self, key: &str) -> Result<Option<f64>, ConfigError> {
+        note(&self.path, key, Kind::Number);
         match self.take(key) {
             None => Ok(None),
             Some(Value::Number(n)) => Ok(n.as_f64()),
@@ -355,6 +434,7 @@ impl Params {
     pub fn f64(&mut self, key: &str) -> Result<f64, ConfigError> { self.f64_opt(key)?.ok_or_else(|| self.err(key, "missing")) }
 
     pub fn u64_opt(&mut self, key: &str) -> Result<Option<u64>, ConfigError> {
+        note(&self.path, key, Kind::Integer);
         match self.take(key) {
             None => Ok(None),
             Some(Value::Number(n)) => match n.as_u64() {
@@ -379,6 +459,7 @@ impl Params {
 
     /// A duration >= 0.
     pub fn duration_opt(&mut self, key: &str) -> Result<Option<Time>, ConfigError> {
+        note(&self.path, key, Kind::Duration);
         let Some((s, v)) = self.unit_str(key, "a duration")? else { return Ok(None) };
         let ns = duration_ns(&s).map_err(|m| self.err(key, m))?;
         if ns < 0 {
@@ -390,6 +471,7 @@ impl Params {
     pub fn duration_or(&mut self, key: &str, d: Time) -> Result<Time, ConfigError> { Ok(self.duration_opt(key)?.unwrap_or(d)) }
     /// A duration in seconds as f64 (for distribution parameters).
     pub fn seconds_opt(&mut self, key: &str) -> Result<Option<f64>, ConfigError> {
+        note(&self.path, key, Kind::Duration);
         let Some((s, v)) = self.unit_str(key, "a duration")? else { return Ok(None) };
         let x = parse_duration(&s).map_err(|m| self.err(key, m))?;
         if x < 0.0 {
@@ -400,6 +482,7 @@ impl Params {
 
     /// A rate > 0.
     pub fn rate_opt(&mut self, key: &str) -> Result<Option<Rate>, ConfigError> {
+        note(&self.path, key, Kind::Rate);
         let Some((s, _)) = self.unit_str(key, "a rate")? else { return Ok(None) };
         Ok(Some(Rate(rate_bps(&s).map_err(|m| self.err(key, m))?)))
     }
@@ -407,6 +490,7 @@ impl Params {
 
     /// A size (bytes or packets) >= 0.
     pub fn size_opt(&mut self, key: &str) -> Result<Option<Size>, ConfigError> {
+        note(&self.path, key, Kind::Size);
         let Some((s, _)) = self.unit_str(key, "a size")? else { return Ok(None) };
         let (n, pkts) = size_value(&s).map_err(|m| self.err(key, m))?;
         Ok(Some(if pkts { Size::Packets(n) } else { Size::Bytes(n) }))
@@ -424,6 +508,7 @@ impl Params {
 
     /// A sub-table.
     pub fn table_opt(&mut self, key: &str) -> Result<Option<Params>, ConfigError> {
+        note(&self.path, key, Kind::Table);
         let path = self.key_path(key);
         match self.take(key) {
             None => Ok(None),
@@ -434,6 +519,7 @@ impl Params {
 
     /// An array of tables (`[[flows]]`); each element's path is `key[i]`.
     pub fn tables(&mut self, key: &str) -> Result<Vec<Params>, ConfigError> {
+        note(&self.path, key, Kind::Tables);
         let path = self.key_path(key);
         match self.take(key) {
             None => Ok(vec![]),
@@ -444,6 +530,7 @@ impl Params {
 
     /// The named sub-tables of a table (`[links.NAME]`), in key order.
     pub fn named_tables(&mut self, key: &str) -> Result<Vec<(String, Params)>, ConfigError> {
+        note(&self.path, key, Kind::NamedTables);
         let path = self.key_path(key);
         match self.take(key) {
             None => Ok(vec![]),
@@ -453,10 +540,14 @@ impl Params {
     }
 
     /// A raw value (for arrays of numbers/strings).
-    pub fn value_opt(&mut self, key: &str) -> Option<Value> { self.take(key) }
+    pub fn value_opt(&mut self, key: &str) -> Option<Value> {
+        note(&self.path, key, Kind::Any);
+        self.take(key)
+    }
 
     /// An array of strings.
     pub fn strings(&mut self, key: &str) -> Result<Option<Vec<String>>, ConfigError> {
+        note(&self.path, key, Kind::Strings);
         match self.take(key) {
             None => Ok(None),
             Some(Value::Array(a)) => a

@@ -1,7 +1,8 @@
 //! jitterlab's simulator core: a deterministic, packet-level, discrete-event network simulator for
 //! the question "how does competing TCP traffic hurt an interactive media flow over a bottleneck?".
 //!
-//! Contract: no I/O, no wall clock, no global state. Given a scenario and a seed, [`scenario::run`]
+//! Contract: no I/O, no wall clock, no global state (but for [`config::record`]'s thread-local
+//! recorder, off unless it runs, which observes the keys read and changes nothing). Given a scenario and a seed, [`scenario::run`]
 //! returns the same [`record::Tables`] bit for bit. Time is integer nanoseconds ([`Time`]); events at
 //! the same instant run in the order they were decided ([`event::EventQueue`]); every component
 //! draws from its own named random stream ([`rng::Rng::stream`]).
@@ -18,6 +19,7 @@ pub mod record;
 pub mod rng;
 pub mod rtc;
 pub mod scenario;
+pub mod schema;
 pub mod tcp;
 pub mod time;
 pub mod trace;

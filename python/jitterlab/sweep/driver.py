@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
-from jitterlab import _fspath, _io
+from jitterlab import _fspath, _io, _progress, _storelock
 from jitterlab._native import ScenarioError
 from jitterlab.sweep.combine import (SweepResult, _Combiner, _combined_digest, _current_combined, _failures_csv,
                                      _write_combined_record)
@@ -76,7 +76,8 @@ def run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None = None,
     parallel jobs). Runs whose files no longer match their checksums are redone."""
     try:
         if _fspath.is_url(out) or isinstance(out, _fspath.FsPath):
-            return _run(sweep, out, jobs, executor, scheduler, progress, on_result, max_memory, max_events, inline_bytes)
+            with _storelock.hold(_fspath.as_path(out)):  # type: ignore[arg-type]  # one writer: a lock object in the store
+                return _run(sweep, out, jobs, executor, scheduler, progress, on_result, max_memory, max_events, inline_bytes)
         # one writer: a second sweep into this directory is refused until this one ends
         with _io.out_lock(_io.prepare_out(_fspath.as_path(out), "sweep", force=True)):  # type: ignore[arg-type]
             return _run(sweep, out, jobs, executor, scheduler, progress, on_result, max_memory, max_events, inline_bytes)
@@ -158,7 +159,7 @@ def _run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None, execu
         if not local:
             raise SweepError("sweep.backend = \"testbed\": runs need this machine's namespaces; use --executor local")
         jobs = 1  # one real-time run at a time, never in parallel
-    bar = Progress(len(todo), skipped, sweep.name, progress)
+    bar = _progress.make(len(todo), skipped, sweep.name, progress, Progress)  # in place in a notebook
     todo_ids = {s.run_id for s in todo}
     digest = None if todo else _combined_digest(specs, done_sha)
     current = None if digest is None else _current_combined(out, tuple(sweep.tables), digest)
