@@ -35,7 +35,7 @@ fn variant<'a>(s: &'a Value, key: &str, value: &str) -> &'a Value {
 fn registries_appear_as_choices() {
     let s = schema();
     let traffic = at(&s["properties"]["traffic"]["items"]);
-    let kinds: Vec<&str> = jitterlab_sim::scenario::TRAFFIC.iter().map(|(k, _)| *k).collect();
+    let kinds: Vec<&str> = jitterlab_sim::traffic::kinds();
     assert_eq!(enum_of(traffic, "kind"), kinds);
     let queue = at(&at(&s["properties"]["links"]["additionalProperties"])["properties"]["queue"]);
     assert_eq!(enum_of(queue, "kind"), jitterlab_sim::qdisc::kinds());
@@ -118,7 +118,7 @@ fn each_queue_and_traffic_kind_has_the_keys_the_parser_lists() {
         assert_eq!(parser, schema_keys, "queue kind {k}");
     }
     let traffic = at(&s["properties"]["traffic"]["items"]);
-    for (k, _) in jitterlab_sim::scenario::TRAFFIC {
+    for k in &jitterlab_sim::traffic::kinds() {
         let entry = match *k {
             "audio" => json!({"kind": k, "from": "a", "to": "b", "zz": 1}),
             "video" => json!({"kind": k, "from": "a", "to": "b", "rate": "1Mbit", "zz": 1}),
