@@ -90,6 +90,9 @@ pub struct Core {
     scratch: Vec<QueuedDrop>,
     /// Per channel: its discipline's `empty_dequeue_is_noop`, asked when the run starts.
     noop_idle: Vec<bool>,
+    /// Per channel: departures computed at enqueue (a fixed-rate, lossless link in front of a
+    /// FIFO discipline; see `channel.rs`), asked when the run starts.
+    fifo: Vec<bool>,
     /// Per flow id: the agent told when a packet of that flow sent from the agent's node leaves the
     /// node's first link (TX completion, for TCP Small Queues); u32::MAX: nobody.
     tx_watch: Vec<AgentId>,
@@ -286,6 +289,7 @@ impl Sim {
                 sample_every: None,
                 scratch: vec![],
                 noop_idle: vec![],
+                fifo: vec![],
                 tx_watch: vec![],
                 tables: Tables { tcp_start_ns: NULL_NS, tcp_end_ns: NULL_NS, ..Default::default() },
                 events_done: 0,
@@ -315,6 +319,7 @@ impl Sim {
     pub fn add_channel(&mut self, s: ChannelSpec) -> ChanId {
         let rng = Rng::stream(self.core.seed, &format!("channel:{}", s.name));
         self.core.noop_idle.push(false);
+        self.core.fifo.push(false);
         self.core.chans.push(Channel {
             name: s.name,
             from: s.from,
@@ -334,6 +339,8 @@ impl Sim {
             idle_at: None,
             tx_memo: (0, 0, Time::ZERO),
             wakeup: None,
+            fifo_starts: VecDeque::new(),
+            free_at: Time::ZERO,
             last_arrival: Time::ZERO,
             rng,
             tx_pkts: 0,
@@ -450,6 +457,7 @@ impl Sim {
         }
         self.started = true;
         self.core.noop_idle = self.core.chans.iter().map(|c| c.qdisc.empty_dequeue_is_noop()).collect();
+        self.core.fifo = self.core.chans.iter().map(|c| c.fifo_departures()).collect();
         if self.core.route_n != self.core.nodes.len() || self.core.route.is_empty() {
             self.compute_routes();
         }
@@ -516,6 +524,10 @@ impl Sim {
                 }
             }
             Ev::Arrive(ch, id) => {
+                // The packet's dequeue on a FIFO link is made before the packet leaves the pool.
+                if ch != u32::MAX && self.core.fifo[ch as usize] {
+                    self.core.settle_fifo(ch, self.core.now);
+                }
                 let node = if ch == u32::MAX { self.core.pool.get(id).src } else { self.core.chans[ch as usize].to };
                 let dst = self.core.pool.get(id).dst;
                 if node == dst {

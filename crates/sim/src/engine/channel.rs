@@ -9,18 +9,117 @@
 //! a watchdog, a queue sample, the end of `run_until` — if its (time, sequence number) comes before
 //! the event running then; a packet queued behind it queues the TxDone under its reserved number
 //! instead.
+//!
+//! A fixed-rate, lossless link in front of a FIFO discipline (DropTail, RED:
+//! [`crate::qdisc::Qdisc::fifo_departures`]) schedules no TxDone at all: a packet it accepts
+//! starts when the packet before it leaves (or at once on an idle link), so its departure and its
+//! arrival at the far end are known when it is queued, and its Arrive is scheduled then. The
+//! discipline's dequeues are made later, each with its own time, whenever something next looks at
+//! the link (an enqueue, the packet's arrival, a queue sample, the end of the run): every dequeue
+//! due at or before that instant is made first. Among events at the same instant this moves a
+//! dequeue before the enqueue or arrival it meets there, and each Arrive takes the sequence number
+//! of its packet's enqueue, not of its departure: an order change at equal times, with the same
+//! state at every distinct time.
 use super::Core;
+use crate::link::Channel;
 use crate::event::Ev;
 use crate::link::OPPORTUNITY_BYTES;
 use crate::packet::{Body, ChanId, NodeId, PktId};
 use crate::qdisc::{DropReason, Verdict};
 use crate::time::Time;
 
+impl Channel {
+    /// Whether this channel computes its departures at enqueue (see the module doc).
+    pub(crate) fn fifo_departures(&self) -> bool {
+        self.opp.is_none() && !self.shaper && self.bucket.is_none() && self.loss == 0.0 && self.loss_bursts.is_none() && self.qdisc.fifo_departures() && self.qdisc.idle_dequeue_deferrable()
+    }
+}
+
 impl Core {
+    /// Makes, on the FIFO channel `ch`, every dequeue due at or before `until` (each with its own
+    /// time), then the empty dequeue of a link that went idle by then.
+    pub(super) fn settle_fifo(&mut self, ch: ChanId, until: Time) {
+        let c = &mut self.chans[ch as usize];
+        while let Some(&(start, size)) = c.fifo_starts.front() {
+            if start > until {
+                return;
+            }
+            c.fifo_starts.pop_front();
+            let got = c.qdisc.dequeue(&mut self.pool, start, &mut self.scratch);
+            // A FIFO discipline (fifo_departures) hands back what it accepted and drops nothing then.
+            assert!(got.is_some() && self.scratch.is_empty(), "queue discipline {} broke its fifo_departures promise", c.qdisc.kind());
+            c.tx_pkts += 1;
+            c.tx_bytes += size as u64;
+        }
+        if c.idle_at.is_some_and(|(t, _)| t <= until) {
+            self.idle_dequeue(ch);
+        }
+    }
+
+    /// `enqueue` on a FIFO channel: the packet's start, departure and arrival are fixed now.
+    fn enqueue_fifo(&mut self, ch: ChanId, id: PktId) {
+        let now = self.now;
+        self.settle_fifo(ch, now);
+        let size = self.pool.get(id).size;
+        let c = &mut self.chans[ch as usize];
+        let idle = c.free_at <= now;
+        let start = if idle && c.qdisc.pass_idle(size, now) {
+            now
+        } else {
+            let verdict = c.qdisc.enqueue(id, &mut self.pool, now, &mut self.scratch);
+            self.drop_scratch(ch);
+            if let Verdict::Dropped(why) = verdict {
+                self.drop_pkt(id, ch, why);
+                return;
+            }
+            let c = &mut self.chans[ch as usize];
+            if idle {
+                // What start_tx does on an idle link: the packet is dequeued at once.
+                let got = c.qdisc.dequeue(&mut self.pool, now, &mut self.scratch);
+                assert!(got == Some(id) && self.scratch.is_empty(), "queue discipline {} broke its fifo_departures promise", c.qdisc.kind());
+                now
+            } else {
+                c.fifo_starts.push_back((c.free_at, size));
+                c.free_at
+            }
+        };
+        let c = &mut self.chans[ch as usize];
+        if start == now {
+            c.tx_pkts += 1;
+            c.tx_bytes += size as u64;
+        }
+        let bytes = size as u64 + c.overhead as u64;
+        let tx = if c.tx_memo.0 == c.rate.0 && c.tx_memo.1 == bytes {
+            c.tx_memo.2
+        } else {
+            let tx = c.rate.tx_time(bytes);
+            c.tx_memo = (c.rate.0, bytes, tx);
+            tx
+        };
+        let depart = start + tx;
+        c.free_at = depart;
+        // The empty dequeue the link makes when this packet leaves, unless one queues behind it.
+        c.idle_at = Some((depart, 0));
+        let mut arrive = depart + c.delay;
+        if let Some(j) = &c.jitter {
+            arrive += j.sample(&mut c.rng);
+        }
+        if !c.reorder {
+            arrive = arrive.max(c.last_arrival);
+        }
+        c.last_arrival = c.last_arrival.max(arrive);
+        let from = c.from;
+        self.tx_complete(from, id, depart);
+        self.events.push(arrive, Ev::Arrive(ch, id));
+    }
+
     /// Makes the deferred empty dequeue of `ch` if the TxDone it stands for would have run before
     /// the event being dispatched (see `Channel::idle_at`).
     #[inline(always)]
     pub(super) fn settle(&mut self, ch: ChanId) {
+        if self.fifo[ch as usize] {
+            return self.settle_fifo(ch, self.now);
+        }
         let c = &mut self.chans[ch as usize];
         if let Some(k) = c.idle_at {
             if k < (self.now, self.cur) {
@@ -38,6 +137,10 @@ impl Core {
     /// Settles every channel whose deferred TxDone is due at or before `until` (end of a run).
     pub(super) fn settle_until(&mut self, until: Time) {
         for ch in 0..self.chans.len() {
+            if self.fifo[ch] {
+                self.settle_fifo(ch as ChanId, until);
+                continue;
+            }
             if self.chans[ch].idle_at.is_some_and(|(t, _)| t <= until) {
                 self.idle_dequeue(ch as ChanId);
             }
@@ -59,6 +162,9 @@ impl Core {
 
 
     pub(super) fn enqueue(&mut self, ch: ChanId, id: PktId) {
+        if self.fifo[ch as usize] {
+            return self.enqueue_fifo(ch, id);
+        }
         let now = self.now;
         // Mahimahi's read_packet(): rationalize(now) — use every opportunity stamped <= now —
         // before the packet joins the queue, so it can only leave with a later one.
