@@ -74,3 +74,18 @@ def test_sweep_json_has_a_point_per_value(tmp_path):
     assert doc["sweep"] == "buffer-aqm" and doc["runs"] == 9
     assert [pt["params"]["queue"] for pt in doc["points"]] == ["droptail-50", "droptail-500", "codel"]
     assert all(pt["runs"] == 3 and len(pt["media"]) == 1 for pt in doc["points"])
+
+
+def test_rows_of_a_points_runs_are_the_isin_filter():
+    """A point's rows are found through each run's positions, found once (not a pass over the
+    whole table per point): the same rows in the same order as filtering with isin, for runs
+    that are one stretch (a view) or scattered (replications of a point between other points')."""
+    import pandas as pd
+
+    df = pd.DataFrame({"run_id": [0, 0, 1, 2, 2, 1, 3, 0], "x": range(8)})
+    by_run = summary._rows_by_run(df)
+    for ids in ([0], [2], [1, 3], [0, 2], [3, 0, 1], [9], [2, 9]):
+        runs = pd.DataFrame({"run_id": ids})
+        got = summary._of_runs(df, by_run, runs)
+        assert got.equals(df[df["run_id"].isin(ids)]), ids
+    assert summary._of_runs(df.iloc[:0], summary._rows_by_run(df.iloc[:0]), pd.DataFrame({"run_id": [0]})).empty
