@@ -524,10 +524,6 @@ impl Sim {
                 }
             }
             Ev::Arrive(ch, id) => {
-                // The packet's dequeue on a FIFO link is made before the packet leaves the pool.
-                if ch != u32::MAX && self.core.fifo[ch as usize] {
-                    self.core.settle_fifo(ch, self.core.now);
-                }
                 let node = if ch == u32::MAX { self.core.pool.get(id).src } else { self.core.chans[ch as usize].to };
                 let dst = self.core.pool.get(id).dst;
                 if node == dst {

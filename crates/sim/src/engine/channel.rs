@@ -15,7 +15,7 @@
 //! starts when the packet before it leaves (or at once on an idle link), so its departure and its
 //! arrival at the far end are known when it is queued, and its Arrive is scheduled then. The
 //! discipline's dequeues are made later, each with its own time, whenever something next looks at
-//! the link (an enqueue, the packet's arrival, a queue sample, the end of the run): every dequeue
+//! the link (an enqueue, a queue sample, the end of the run): every dequeue
 //! due at or before that instant is made first. Among events at the same instant this moves a
 //! dequeue before the enqueue or arrival it meets there, and each Arrive takes the sequence number
 //! of its packet's enqueue, not of its departure: an order change at equal times, with the same
@@ -38,7 +38,17 @@ impl Channel {
 impl Core {
     /// Makes, on the FIFO channel `ch`, every dequeue due at or before `until` (each with its own
     /// time), then the empty dequeue of a link that went idle by then.
+    #[inline(always)]
     pub(super) fn settle_fifo(&mut self, ch: ChanId, until: Time) {
+        let c = &self.chans[ch as usize];
+        // Mostly nothing is due: checked here, inline, before the call that does the work.
+        if c.fifo_starts.front().is_some_and(|&(s, _)| s <= until) || c.idle_at.is_some_and(|(t, _)| t <= until) {
+            self.settle_fifo_due(ch, until);
+        }
+    }
+
+    #[inline(never)]
+    fn settle_fifo_due(&mut self, ch: ChanId, until: Time) {
         let c = &mut self.chans[ch as usize];
         while let Some(&(start, size)) = c.fifo_starts.front() {
             if start > until {

@@ -185,6 +185,8 @@ pub trait Qdisc {
     /// `idle_dequeue_deferrable` true). A fixed-rate link then knows each packet's departure when
     /// the packet is queued: the engine schedules its arrival at once and makes the dequeues later,
     /// each with its own `now`, before anything else uses the discipline (no event per departure).
+    /// Such a dequeue must not read the packet from the pool: it may have arrived, and left the
+    /// pool, before its dequeue is made.
     /// Asked once, when the run starts. Default: false.
     fn fifo_departures(&self) -> bool { false }
     fn backlog_pkts(&self) -> usize;
