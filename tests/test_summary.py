@@ -89,3 +89,31 @@ def test_rows_of_a_points_runs_are_the_isin_filter():
         got = summary._of_runs(df, by_run, runs)
         assert got.equals(df[df["run_id"].isin(ids)]), ids
     assert summary._of_runs(df.iloc[:0], summary._rows_by_run(df.iloc[:0]), pd.DataFrame({"run_id": [0]})).empty
+
+
+def test_the_summary_converts_only_the_six_media_columns_it_uses(tmp_path):
+    """A sweep's media rows, in memory or still in OUT/media_packets.parquet (spliced, never
+    decoded), are converted for the summary by the six columns its metrics use (and not kept):
+    the same summary as from the whole table."""
+    import json as _json
+
+    from jitterlab import sweep
+    from jitterlab.tables import LazyTables
+
+    # 500 packets/s for 10 s: 5,000 rows a run, past PARQUET_MIN_ROWS, so each run's part is spliced
+    sc = {"duration": "10s", "links": {"l": {"from": "a", "to": "b", "rate": "10Mbit", "delay": "10ms"}},
+          "traffic": [{"kind": "video", "name": "v", "from": "a", "to": "b", "rate": "4Mbit", "mode": "paced"}]}
+    sw = sweep.from_dict({"sweep": {"name": "lazy", "seed": 1, "replications": 2,
+                                    "vary": {"links.l.delay": ["5ms", "20ms"]}}, "scenario": sc})
+    fresh = sweep.run(sw, tmp_path / "out", jobs=1, progress=False)  # runs made here: the tables in memory
+    in_memory = summary.summarize(fresh)
+    assert "media_packets" not in fresh._pd  # only six columns converted, and not kept
+    res = sweep.run(sw, tmp_path / "out", jobs=1, progress=False)  # every run reused: the tables are files
+    assert isinstance(res.arrow, LazyTables) and "media_packets" not in res.arrow._t  # still in its file
+    assert res.arrow.read_columns("media_packets", summary.MEDIA_COLUMNS).num_rows == 4 * 5000
+    lazy = summary.summarize(res)
+    assert "media_packets" not in res.arrow._t and "media_packets" not in res._pd  # read, not kept
+    res["media_packets"]  # now loaded whole: the ordinary path
+    whole = _json.dumps(summary.summarize(res), sort_keys=True)
+    assert _json.dumps(lazy, sort_keys=True) == whole and _json.dumps(in_memory, sort_keys=True) == whole
+    assert [p["media"][0]["packets"] for p in lazy["points"]] == [10000, 10000]
