@@ -6,8 +6,10 @@
 //! number of the moment it was decided ([`crate::event::EventQueue::reserve`]), so one that is
 //! queued late, or not at all, cannot move the others.
 //! - A fixed-rate link that finishes a packet with nothing queued behind it schedules no TxDone
-//!   when its discipline allows it (see [`channel`]). Links that queue (a bottleneck) still make
-//!   one TxDone per packet.
+//!   when its discipline allows it, and a fixed-rate link in front of a plain FIFO (DropTail,
+//!   RED) makes none at all: it fixes each departure at enqueue (see engine/channel.rs; issue 31: this
+//!   one may reorder events at one instant, so it is a model change, not an omission). Links whose
+//!   discipline decides at dequeue (CoDel and the like) still make one TxDone per queued packet.
 //! - A timer re-armed later before it fires (TCP's RTO on every ACK) queues nothing: the event
 //!   already queued finds the new setting and re-queues itself under that setting's number.
 //!
