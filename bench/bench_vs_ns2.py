@@ -130,7 +130,7 @@ def split(sweep_path: str, out: str) -> dict[str, float]:
     """Where jitterlab's CPU time goes in the same sweep, run in this process with the stages
     wrapped: the simulator call (Rust: scenario build, event loop, columns), Arrow conversion,
     storing the runs, combining them (in a thread while the runs go on), and the rest (planning, seeds, overrides); plus the imports a
-    fresh `jitterlab` process pays, timed in a child."""
+    fresh `jitterlab` process pays, timed in a child, and the summary `jitterlab sweep` prints at the end."""
     from jitterlab import _native, sim, sweep
 
     acc: dict[str, float] = {}
@@ -167,13 +167,20 @@ def split(sweep_path: str, out: str) -> dict[str, float]:
     shutil.rmtree(out, ignore_errors=True)
     try:
         t = time.process_time()
-        sweep.run(sweep.load(sweep_path), out, jobs=1, progress=False)
+        res = sweep.run(sweep.load(sweep_path), out, jobs=1, progress=False)
         total = time.process_time() - t
     finally:
         for m, n, f in saved:
             setattr(m, n, f)
     acc["planning, seeds, overrides, checks"] = total - sum(acc.values())
-    imp = timed(lambda: subprocess.run([sys.executable, "-c", "import jitterlab.cli, jitterlab.commands.sweep, jitterlab.sweep"], check=True))[1]
+    # what `jitterlab sweep` does after the runs: its closing summary reads the combined tables
+    # back (the media rows were spliced, never decoded, by the client) and computes the metrics
+    from jitterlab import summary
+
+    t = time.process_time()
+    summary.summarize(res)
+    acc["closing summary (reads the tables back)"] = time.process_time() - t
+    imp = timed(lambda: subprocess.run([sys.executable, "-c", "import jitterlab.cli, jitterlab.commands.sweep, jitterlab.sweep, jitterlab.summary"], check=True))[1]
     acc["interpreter start and imports"] = imp
     return acc
 
