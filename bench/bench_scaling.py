@@ -26,6 +26,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
+sys.path.insert(0, os.path.join(ROOT, "python"))
 
 TINY = {
     "name": "tiny", "duration": "100ms",
@@ -57,6 +58,20 @@ def row(label: str, executor: str, t: dict, base: dict | None) -> str:
             f"{100 * t['serial_fraction']:.1f} % | {n / t['wall_s']:.0f} | {1e3 * t['wall_s'] * t['workers'] / n:.2f} | "
             f"{1e3 * t['run_s'] / n:.2f} | {t['worker_peak_rss_bytes'] / 2**20:.0f} | {t['client_peak_rss_bytes'] / 2**20:.0f} | "
             f"{t['combine_cpu_s']:.2f} ({100 * t['combine_cpu_s'] / (base or t)['wall_s']:.1f} %) |")
+
+
+def record(label: str, ex: str, t: dict, base: dict, a, counts: list[int]) -> None:
+    """The row in docs/performance.md (under `bench/run`), beside the 1-worker run of the same invocation."""
+    import perfpage
+
+    what = (f"{t['runs']} runs of {a.duration} s (the 126 points x {a.reps})" if label == "medium" else f"{t['runs']} tiny runs of 0.1 s")
+    n = t["runs"]
+    perfpage.record(f"sweep scaling, {what}, {ex}, {t['workers']} workers", "bench/run scaling" + "".join(f" {x}" for x in sys.argv[1:]),
+                    f"{base['wall_s'] / t['wall_s']:.2f}× the 1-worker wall ({t['wall_s']:.2f} s, {n / t['wall_s']:.0f} runs/s); serial part "
+                    f"{100 * t['serial_fraction']:.1f} %; combining thread {t['combine_cpu_s']:.2f} s CPU ({1e3 * t['combine_cpu_s'] / n:.3f} ms a run); "
+                    f"peak RSS worker {t['worker_peak_rss_bytes'] / 2**20:.0f} MB, client {t['client_peak_rss_bytes'] / 2**20:.0f} MB",
+                    f"1 worker, same invocation: {base['wall_s']:.2f} s wall ({n / base['wall_s']:.0f} runs/s), serial part "
+                    f"{100 * base['serial_fraction']:.1f} %, combining thread {base['combine_cpu_s']:.2f} s")
 
 
 def one(spec: str) -> None:
@@ -103,7 +118,7 @@ def main() -> None:
         for label in ("medium", "tiny"):
             for ex in executors:
                 base = None
-                for w in (counts if label == "medium" else [max(counts)]):
+                for w in counts:
                     # each row in a fresh process: the client's peak memory is its own, not the
                     # high-water mark of the rows before it
                     p = subprocess.run([sys.executable, __file__, "--one", json.dumps([label, ex, w, f, a.reps, a.tiny_runs, work])],
@@ -113,6 +128,8 @@ def main() -> None:
                     t = json.loads(p.stdout.strip().splitlines()[-1])
                     base = base or t
                     print(row(label, ex, t, base), flush=True)
+                    if t is not base:
+                        record(label, ex, t, base, a, counts)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -12,7 +12,11 @@ the two --pairs times and keeping the best of each; before each timed run the si
 output is deleted and every dirty page written back (os.sync), outside the timing, so neither side
 pays for the other's files. ns-2 is skipped, with the reason, without `ns`.
 
-    python3 bench/bench_vs_ns2.py [--pairs 1] [--duration 60] [--keep DIR]
+    python3 bench/bench_vs_ns2.py [--pairs 1] [--duration 60] [--keep DIR] [--sweep FILE]
+
+--sweep times another sweep file of the same 126 points (bench/chodorek-126.toml, written by hand)
+in place of the generated one; ns-2 runs the same points either way. Under `bench/run` the figures
+go to docs/performance.md (bench/perfpage.py), each beside the ns-2 run of the same invocation.
 """
 from __future__ import annotations
 
@@ -27,6 +31,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
 TCL = os.path.join(ROOT, "bench", "vs_ns2.tcl")
 MAX_N = 10
 SEED = 7
@@ -125,7 +130,7 @@ def split(sweep_path: str, out: str) -> dict[str, float]:
     """Where jitterlab's CPU time goes in the same sweep, run in this process with the stages
     wrapped: the simulator call (Rust: scenario build, event loop, columns), Arrow conversion,
     storing the runs, combining them (in a thread while the runs go on), and the rest (planning, seeds, overrides); plus the imports a
-    fresh `jitterlab` process pays, timed in a child."""
+    fresh `jitterlab` process pays, timed in a child, and the summary `jitterlab sweep` prints at the end."""
     from jitterlab import _native, sim, sweep
     from jitterlab.sweep import combine, executors
 
@@ -163,13 +168,20 @@ def split(sweep_path: str, out: str) -> dict[str, float]:
     shutil.rmtree(out, ignore_errors=True)
     try:
         t = time.process_time()
-        sweep.run(sweep.load(sweep_path), out, jobs=1, progress=False)
+        res = sweep.run(sweep.load(sweep_path), out, jobs=1, progress=False)
         total = time.process_time() - t
     finally:
         for m, n, f in saved:
             setattr(m, n, f)
     acc["planning, seeds, overrides, checks"] = total - sum(acc.values())
-    imp = timed(lambda: subprocess.run([sys.executable, "-c", "import jitterlab.cli, jitterlab.commands.sweep, jitterlab.sweep"], check=True))[1]
+    # what `jitterlab sweep` does after the runs: its closing summary reads the combined tables
+    # back (the media rows were spliced, never decoded, by the client) and computes the metrics
+    from jitterlab import summary
+
+    t = time.process_time()
+    summary.summarize(res)
+    acc["closing summary (reads the tables back)"] = time.process_time() - t
+    imp = timed(lambda: subprocess.run([sys.executable, "-c", "import jitterlab.cli, jitterlab.commands.sweep, jitterlab.sweep, jitterlab.summary"], check=True))[1]
     acc["interpreter start and imports"] = imp
     return acc
 
@@ -185,11 +197,17 @@ def main() -> None:
     ap.add_argument("--keep", default=None, help="leave both sides' outputs in this directory")
     ap.add_argument("--no-split", action="store_true", help="skip the in-process split of jitterlab's time by stage")
     ap.add_argument("--no-ns2", action="store_true", help="run jitterlab only (profiling its side)")
+    ap.add_argument("--sweep", default=None, help="time this sweep file of the same points instead of the generated one (its duration wins)")
     a = ap.parse_args()
     work = a.keep or tempfile.mkdtemp(prefix="vs-ns2-")
     os.makedirs(work, exist_ok=True)
     sw = os.path.join(work, "vs-ns2.toml")
     sweep_file(sw, a.duration)
+    if a.sweep:
+        sw = os.path.abspath(a.sweep)
+    which = f"sweep file {os.path.relpath(sw, ROOT)}" if a.sweep else "the generated sweep file"
+    cmd = "bench/run vs-ns2" + "".join(f" {x}" for x in sys.argv[1:])
+    import perfpage
     st = starts()
     have_ns = shutil.which("ns") is not None and not a.no_ns2
     jl, ns = [], []
@@ -209,6 +227,10 @@ def main() -> None:
             print(f"ns-2.35 (126 processes): wall {n[0]:.2f} s, CPU {n[1]:.2f} s, {n[2]} TCP packets acked, "
                   f"{du(os.path.join(work, 'ns2')) / 1e6:.1f} MB written")
             print(f"ratio ns-2 / jitterlab: wall {n[0] / j[0]:.1f}×, CPU {n[1] / j[1]:.1f}×")
+            perfpage.record(f"Chodorek's 126 points × {a.duration} s, one core, whole processes, results on disk ({which})", cmd,
+                            f"`jitterlab sweep --jobs 1`: CPU {j[1]:.2f} s, wall {j[0]:.2f} s (best of {a.pairs}); {j[2]} TCP packets acked; "
+                            f"**{n[1] / j[1]:.1f}× ns-2 in CPU**, {n[0] / j[0]:.1f}× in wall",
+                            f"ns-2.35, one `ns` per point: CPU {n[1]:.2f} s, wall {n[0]:.2f} s (best of {a.pairs}); {n[2]} TCP packets acked")
         else:
             print("ns-2: skipped (--no-ns2)" if a.no_ns2 else "ns-2: skipped (`ns` not found on PATH; Debian/Ubuntu: apt-get install ns2)")
         if not a.no_split:
@@ -218,6 +240,13 @@ def main() -> None:
             print(f"jitterlab's CPU time by stage (the same sweep in one process, plus a fresh process's imports; {tot:.2f} s):")
             for k, v in acc.items():
                 print(f"  {k:38s} {v:6.2f} s  {100 * v / tot:5.1f} %")
+            loop = sum(v for k, v in acc.items() if k.startswith("simulator call"))
+            print(f"outside the simulator call: {tot - loop:.2f} s = {100 * (tot - loop) / tot:.1f} %")
+            perfpage.record(f"jitterlab's CPU by stage, the 126 points × {a.duration} s in one process ({which})", cmd,
+                            f"outside the simulator call **{100 * (tot - loop) / tot:.0f} %** of {tot:.2f} s: "
+                            + "; ".join(f"{k} {v:.2f} s ({100 * v / tot:.0f} %)" for k, v in acc.items()),
+                            f"ns-2.35's CPU on the same points in this invocation: {n[1]:.2f} s (the simulator call alone {n[1] / loop:.1f}× faster)"
+                            if have_ns else "ns-2 not run in this invocation (--no-ns2): no reference")
     finally:
         if not a.keep:
             shutil.rmtree(work, ignore_errors=True)

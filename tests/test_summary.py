@@ -74,3 +74,46 @@ def test_sweep_json_has_a_point_per_value(tmp_path):
     assert doc["sweep"] == "buffer-aqm" and doc["runs"] == 9
     assert [pt["params"]["queue"] for pt in doc["points"]] == ["droptail-50", "droptail-500", "codel"]
     assert all(pt["runs"] == 3 and len(pt["media"]) == 1 for pt in doc["points"])
+
+
+def test_rows_of_a_points_runs_are_the_isin_filter():
+    """A point's rows are found through each run's positions, found once (not a pass over the
+    whole table per point): the same rows in the same order as filtering with isin, for runs
+    that are one stretch (a view) or scattered (replications of a point between other points')."""
+    import pandas as pd
+
+    df = pd.DataFrame({"run_id": [0, 0, 1, 2, 2, 1, 3, 0], "x": range(8)})
+    by_run = summary._rows_by_run(df)
+    for ids in ([0], [2], [1, 3], [0, 2], [3, 0, 1], [9], [2, 9]):
+        runs = pd.DataFrame({"run_id": ids})
+        got = summary._of_runs(df, by_run, runs)
+        assert got.equals(df[df["run_id"].isin(ids)]), ids
+    assert summary._of_runs(df.iloc[:0], summary._rows_by_run(df.iloc[:0]), pd.DataFrame({"run_id": [0]})).empty
+
+
+def test_the_summary_converts_only_the_six_media_columns_it_uses(tmp_path):
+    """A sweep's media rows, in memory or still in OUT/media_packets.parquet (spliced, never
+    decoded), are converted for the summary by the six columns its metrics use (and not kept):
+    the same summary as from the whole table."""
+    import json as _json
+
+    from jitterlab import sweep
+    from jitterlab.tables import LazyTables
+
+    # 500 packets/s for 10 s: 5,000 rows a run, past PARQUET_MIN_ROWS, so each run's part is spliced
+    sc = {"duration": "10s", "links": {"l": {"from": "a", "to": "b", "rate": "10Mbit", "delay": "10ms"}},
+          "traffic": [{"kind": "video", "name": "v", "from": "a", "to": "b", "rate": "4Mbit", "mode": "paced"}]}
+    sw = sweep.from_dict({"sweep": {"name": "lazy", "seed": 1, "replications": 2,
+                                    "vary": {"links.l.delay": ["5ms", "20ms"]}}, "scenario": sc})
+    fresh = sweep.run(sw, tmp_path / "out", jobs=1, progress=False)  # runs made here: the tables in memory
+    in_memory = summary.summarize(fresh)
+    assert "media_packets" not in fresh._pd  # only six columns converted, and not kept
+    res = sweep.run(sw, tmp_path / "out", jobs=1, progress=False)  # every run reused: the tables are files
+    assert isinstance(res.arrow, LazyTables) and "media_packets" not in res.arrow._t  # still in its file
+    assert res.arrow.read_columns("media_packets", summary.MEDIA_COLUMNS).num_rows == 4 * 5000
+    lazy = summary.summarize(res)
+    assert "media_packets" not in res.arrow._t and "media_packets" not in res._pd  # read, not kept
+    res["media_packets"]  # now loaded whole: the ordinary path
+    whole = _json.dumps(summary.summarize(res), sort_keys=True)
+    assert _json.dumps(lazy, sort_keys=True) == whole and _json.dumps(in_memory, sort_keys=True) == whole
+    assert [p["media"][0]["packets"] for p in lazy["points"]] == [10000, 10000]

@@ -183,8 +183,16 @@ def open_write(p: Path | FsPath) -> Any:
     return open(p, "wb")
 
 
-def read_parquet(p: Path | FsPath) -> pa.Table:
-    return pq.read_table(p.path, filesystem=p.fs) if isinstance(p, FsPath) else pq.read_table(p)
+def read_parquet(p: Path | FsPath, columns: list[str] | None = None) -> pa.Table:
+    return pq.read_table(p.path, filesystem=p.fs, columns=columns) if isinstance(p, FsPath) else pq.read_table(p, columns=columns)
+
+
+def parquet_schema(p: Path | FsPath) -> pa.Schema:
+    """The Arrow schema of a Parquet file, from its footer."""
+    if isinstance(p, FsPath):
+        with p.fs.open(p.path, "rb") as f:
+            return pq.ParquetFile(f).schema_arrow
+    return pq.ParquetFile(p).schema_arrow
 
 
 def parquet_rows(p: Path | FsPath) -> int:

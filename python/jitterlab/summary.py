@@ -55,16 +55,56 @@ def _points(runs: pd.DataFrame) -> list[tuple[dict[str, Any], pd.DataFrame]]:
     return out
 
 
-def _media(media: pd.DataFrame, runs: pd.DataFrame, names: Mapping[int, str], window: str, jbs_ms: tuple[float, ...]) -> list[dict[str, Any]]:
+#: The media columns the summary's metrics read (metrics.prepare).
+MEDIA_COLUMNS = ["run_id", "flow_id", "seq", "send_ns", "recv_ns", "size"]
+
+
+def _columns(tables: Mapping[str, pd.DataFrame], name: str, columns: list[str]) -> pd.DataFrame:
+    """Only `columns` of `tables[name]` as pandas, converted from its Arrow table (read from its
+    file, and not kept, when a sweep's table is still there), unless the frame exists already: the
+    closing summary of a sweep converted (and read back) every media column to use six, 1.2 s of
+    the 126-point vs-ns2 sweep's ~4 s."""
+    from jitterlab.sim import to_pandas
+    from jitterlab.tables import LazyTables
+
+    arrow = getattr(tables, "arrow", None)
+    if arrow is not None and name not in getattr(tables, "_pd", {}):
+        if isinstance(arrow, LazyTables):
+            if set(columns) <= set(arrow.column_names(name)):
+                return to_pandas(arrow.read_columns(name, columns))
+        elif set(columns) <= set(arrow[name].column_names):
+            return to_pandas(arrow[name].select(columns))
+    return tables[name]
+
+
+def _rows_by_run(df: pd.DataFrame) -> dict[Any, np.ndarray]:
+    """Row positions of each run in `df`: found once for every point (filtering the whole table
+    per point cost a sweep of 126 points 126 passes over its media rows)."""
+    return df.groupby("run_id", sort=False).indices if len(df) else {}
+
+
+def _of_runs(df: pd.DataFrame, by_run: Mapping[Any, np.ndarray], runs: pd.DataFrame) -> pd.DataFrame:
+    """The rows of `df` whose run is in `runs`, in `df`'s order (as `df[df.run_id.isin(...)]`)."""
+    parts = [by_run[r] for r in pd.unique(runs["run_id"]) if r in by_run]
+    # each run's positions are ascending (groupby's indices); several runs' are merged in order
+    pos = parts[0] if len(parts) == 1 else np.sort(np.concatenate(parts)) if parts else np.array([], dtype=np.int64)
+    if len(pos) and pos[-1] - pos[0] + 1 == len(pos):
+        return df.iloc[pos[0]:pos[-1] + 1]  # one stretch (a sweep's tables are in run order): a view, not a copy
+    return df.iloc[pos]
+
+
+def _media(media: pd.DataFrame, runs: pd.DataFrame, names: Mapping[int, str], window: str, jbs_ms: tuple[float, ...],
+           by_run: Mapping[Any, np.ndarray] | None = None) -> list[dict[str, Any]]:
     from jitterlab import metrics
 
     rows = []
-    media = media[media["run_id"].isin(runs["run_id"])]
+    media = _of_runs(media, by_run, runs) if by_run is not None else media[media["run_id"].isin(runs["run_id"])]
     for fid, m in media.groupby("flow_id", sort=True):
         fid = int(fid)
         row: dict[str, Any] = {"flow_id": fid, "name": names.get(fid, f"flow {fid}")}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the summary states its own window and base rule
+            m = metrics.prepare(m, runs)  # once for the three metrics below (each would prepare its own)
             pct = metrics.owd_percentiles(m, runs, window=window, q=[0.5, 0.99])
             rtp = metrics.rtp_summary(m, runs, window=window)
             mos = metrics.emodel_mos(m, runs, jbs_ms=jbs_ms, window=window)
@@ -86,8 +126,8 @@ def _media(media: pd.DataFrame, runs: pd.DataFrame, names: Mapping[int, str], wi
     return rows
 
 
-def _tcp(tcp: pd.DataFrame, runs: pd.DataFrame) -> list[dict[str, Any]]:
-    tcp = tcp[tcp["run_id"].isin(runs["run_id"])]
+def _tcp(tcp: pd.DataFrame, runs: pd.DataFrame, by_run: Mapping[Any, np.ndarray] | None = None) -> list[dict[str, Any]]:
+    tcp = _of_runs(tcp, by_run, runs) if by_run is not None else tcp[tcp["run_id"].isin(runs["run_id"])]
     if not len(tcp):
         return []
     run_end = dict(zip(runs["run_id"], runs["end_ns"])) if "end_ns" in runs.columns else {}
@@ -132,10 +172,14 @@ def summarize(tables: Mapping[str, pd.DataFrame], jbs_ms: tuple[float, ...] = JB
     tcp_start = runs["tcp_start_ns"] if "tcp_start_ns" in runs.columns else pd.Series([], dtype="float64")
     window = "overlap" if len(runs) and tcp_start.notna().all() else "all"
     out: dict[str, Any] = {"runs": int(len(runs)), "window": window, "points": []}
+    media = _columns(tables, "media_packets", MEDIA_COLUMNS) if "media_packets" in has else None
+    tcp = tables["tcp_flows"] if "tcp_flows" in has else None
+    media_rows = _rows_by_run(media) if media is not None else {}
+    tcp_rows = _rows_by_run(tcp) if tcp is not None else {}
     for params, r in _points(runs):
         p: dict[str, Any] = {"params": params, "runs": int(len(r))}
-        p["media"] = _media(tables["media_packets"], r, names, window, tuple(jbs_ms)) if "media_packets" in has else []
-        p["tcp"] = _tcp(tables["tcp_flows"], r) if "tcp_flows" in has else []
+        p["media"] = _media(media, r, names, window, tuple(jbs_ms), media_rows) if media is not None else []
+        p["tcp"] = _tcp(tcp, r, tcp_rows) if tcp is not None else []
         out["points"].append(p)
     return out
 

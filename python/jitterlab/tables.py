@@ -93,6 +93,25 @@ class LazyTables(MutableMapping[str, pa.Table]):
             self._t[name] = _fspath.read_parquet(self._files.pop(name))
         return self._t[name]
 
+    def column_names(self, name: str) -> list[str]:
+        """Columns of table `name`, from its file's footer when it is not loaded (no data read)."""
+        if name in self._t:
+            return self._t[name].column_names
+        from jitterlab import _fspath
+
+        return _fspath.parquet_schema(self._files[name]).names
+
+    def read_columns(self, name: str, columns: list[str]) -> pa.Table:
+        """Only `columns` of table `name`: from the loaded table, or read from its file without
+        keeping it (a reader that needs a few columns once does not decode the others)."""
+        if name in self._t:
+            return self._t[name].select(columns)
+        if name not in self._files:
+            raise KeyError(name)
+        from jitterlab import _fspath
+
+        return _fspath.read_parquet(self._files[name], columns=columns)
+
     def __setitem__(self, name: str, t: pa.Table) -> None:
         self._files.pop(name, None)
         self._t[name] = t

@@ -6,11 +6,10 @@
 //! number of the moment it was decided ([`crate::event::EventQueue::reserve`]), so one that is
 //! queued late, or not at all, cannot move the others.
 //! - A fixed-rate link that finishes a packet with nothing queued behind it schedules no TxDone
-//!   when its discipline allows it ([`crate::qdisc::Qdisc::idle_dequeue_deferrable`]): the empty
-//!   dequeue that event would have made is made with the same `now` when the link is next used — an
-//!   enqueue, a watchdog, a queue sample, the end of `run_until` — if its (time, sequence number)
-//!   comes before the event running then; a packet queued behind it queues the TxDone under its
-//!   reserved number instead. Links that queue (a bottleneck) still make one TxDone per packet.
+//!   when its discipline allows it, and a fixed-rate link in front of a plain FIFO (DropTail,
+//!   RED) makes none at all: it fixes each departure at enqueue (see engine/channel.rs; issue 31: this
+//!   one may reorder events at one instant, so it is a model change, not an omission). Links whose
+//!   discipline decides at dequeue (CoDel and the like) still make one TxDone per queued packet.
 //! - A timer re-armed later before it fires (TCP's RTO on every ACK) queues nothing: the event
 //!   already queued finds the new setting and re-queues itself under that setting's number.
 //!
@@ -19,10 +18,12 @@
 use std::any::Any;
 use std::collections::VecDeque;
 
+mod channel;
+
 use crate::event::{Ev, EventQueue};
-use crate::link::{Channel, Jitter, OppLink, Trace, OPPORTUNITY_BYTES};
+use crate::link::{Channel, Jitter, OppLink, Trace};
 use crate::packet::{AgentId, Body, ChanId, Ecn, NodeId, Packet, PacketPool, PktId};
-use crate::qdisc::{DropReason, Qdisc, QueuedDrop, Verdict};
+use crate::qdisc::{Qdisc, QueuedDrop};
 use crate::record::{ChannelInfo, FlowInfo, Tables, NULL_NS};
 use crate::rng::Rng;
 use crate::time::{Rate, Time};
@@ -91,6 +92,9 @@ pub struct Core {
     scratch: Vec<QueuedDrop>,
     /// Per channel: its discipline's `empty_dequeue_is_noop`, asked when the run starts.
     noop_idle: Vec<bool>,
+    /// Per channel: departures computed at enqueue (a fixed-rate, lossless link in front of a
+    /// FIFO discipline; see `channel.rs`), asked when the run starts.
+    fifo: Vec<bool>,
     /// Per flow id: the agent told when a packet of that flow sent from the agent's node leaves the
     /// node's first link (TX completion, for TCP Small Queues); u32::MAX: nobody.
     tx_watch: Vec<AgentId>,
@@ -207,46 +211,6 @@ impl Core {
         }
     }
 
-    /// Makes the deferred empty dequeue of `ch` if the TxDone it stands for would have run before
-    /// the event being dispatched (see `Channel::idle_at`).
-    #[inline(always)]
-    fn settle(&mut self, ch: ChanId) {
-        let c = &mut self.chans[ch as usize];
-        if let Some(k) = c.idle_at {
-            if k < (self.now, self.cur) {
-                if self.noop_idle[ch as usize] {
-                    // The deferred empty dequeue would change nothing: only the link goes idle.
-                    c.idle_at = None;
-                    c.busy = false;
-                } else {
-                    self.idle_dequeue(ch);
-                }
-            }
-        }
-    }
-
-    /// Settles every channel whose deferred TxDone is due at or before `until` (end of a run).
-    fn settle_until(&mut self, until: Time) {
-        for ch in 0..self.chans.len() {
-            if self.chans[ch].idle_at.is_some_and(|(t, _)| t <= until) {
-                self.idle_dequeue(ch as ChanId);
-            }
-        }
-    }
-
-    /// What the deferred TxDone's `start_tx` would have done: an empty dequeue at its own time.
-    fn idle_dequeue(&mut self, ch: ChanId) {
-        let c = &mut self.chans[ch as usize];
-        let Some((t, _)) = c.idle_at.take() else { return };
-        c.busy = false;
-        if self.noop_idle[ch as usize] {
-            return;
-        }
-        let got = c.qdisc.dequeue(&mut self.pool, t, &mut self.scratch);
-        // The discipline promised this (idle_dequeue_deferrable); anything else is a broken invariant.
-        assert!(got.is_none() && self.scratch.is_empty() && c.qdisc.backlog_pkts() == 0, "queue discipline {} broke its idle_dequeue_deferrable promise", c.qdisc.kind());
-    }
-
     fn inject(&mut self, pkt: Packet) {
         let c = self.tables.counters_mut(pkt.flow);
         c.sent_pkts += 1;
@@ -275,257 +239,6 @@ impl Core {
         // Routes are checked when the scenario is built; a missing one is a broken invariant.
         assert!(ch != u32::MAX, "no route from node {at} to node {dst}");
         self.enqueue(ch, id);
-    }
-
-    fn enqueue(&mut self, ch: ChanId, id: PktId) {
-        let now = self.now;
-        // Mahimahi's read_packet(): rationalize(now) — use every opportunity stamped <= now —
-        // before the packet joins the queue, so it can only leave with a later one.
-        if let Some(o) = &self.chans[ch as usize].opp {
-            if o.pending.is_some_and(|t| t <= now) {
-                self.run_opportunities(ch);
-            }
-        }
-        self.settle(ch);
-        let c = &mut self.chans[ch as usize];
-        if !c.busy && c.opp.is_none() {
-            // Idle fixed-rate link: a discipline that would hand the packet straight back lets it
-            // through without queueing (same state, same stats; see Qdisc::pass_idle).
-            let size = self.pool.get(id).size;
-            if c.qdisc.pass_idle(size, now) {
-                self.launch(ch, id, size, true);
-                return;
-            }
-        }
-        let verdict = self.chans[ch as usize].qdisc.enqueue(id, &mut self.pool, now, &mut self.scratch);
-        self.drop_scratch(ch);
-        match verdict {
-            Verdict::Queued | Verdict::Marked => {
-                let c = &mut self.chans[ch as usize];
-                if let Some(o) = &mut c.opp {
-                    if o.pending.is_none() {
-                        // Idle link: every opportunity up to this millisecond found the queue
-                        // empty and is wasted; the packet waits for the first one after it.
-                        let now_ms = now.ns() / 1_000_000;
-                        let first = o.trace.first_after(now_ms);
-                        o.next = o.next.max(first);
-                        let t = Time::from_ms(o.trace.at(o.next));
-                        o.pending = Some(t);
-                        self.events.push(t, Ev::TxDone(ch));
-                    }
-                } else if !c.busy {
-                    self.start_tx(ch);
-                } else if let Some((t, seq)) = c.idle_at.take() {
-                    // The packet on the wire now has one behind it: its TxDone must run.
-                    self.events.push_reserved(t, seq, Ev::TxDone(ch));
-                }
-            }
-            Verdict::Dropped(why) => self.drop_pkt(id, ch, why),
-        }
-    }
-
-    /// Frees and accounts the packets a discipline removed from inside its queue.
-    #[inline(always)]
-    fn drop_scratch(&mut self, ch: ChanId) {
-        if !self.scratch.is_empty() {
-            let mut scratch = std::mem::take(&mut self.scratch);
-            for (victim, why) in scratch.drain(..) {
-                self.drop_pkt(victim, ch, why);
-            }
-            self.scratch = scratch;
-        }
-    }
-
-    fn drop_pkt(&mut self, id: PktId, ch: ChanId, _why: DropReason) {
-        self.tx_complete(self.chans[ch as usize].from, id, self.now);
-        self.account_drop(id, ch);
-    }
-
-    /// Counts packet `id`, lost on channel `ch`, as dropped and frees it (in place: a packet is
-    /// 144 bytes, not worth copying out to read three fields).
-    fn account_drop(&mut self, id: PktId, ch: ChanId) {
-        let pkt = self.pool.get(id);
-        let c = self.tables.counters_mut(pkt.flow);
-        c.dropped_pkts += 1;
-        c.dropped_bytes += pkt.size as u64;
-        self.tables.dropped_pkts += 1;
-        self.tables.dropped_bytes += pkt.size as u64;
-        if let Body::Media { row, .. } = pkt.body {
-            self.tables.media.lost_where[row as usize] = ch as i32;
-        }
-        self.pool.free(id);
-    }
-
-    /// Takes the next packet off the channel's queue and puts it on the wire.
-    fn start_tx(&mut self, ch: ChanId) {
-        let now = self.now;
-        let next = self.chans[ch as usize].qdisc.dequeue(&mut self.pool, now, &mut self.scratch);
-        self.drop_scratch(ch);
-        let Some(id) = next else {
-            let c = &mut self.chans[ch as usize];
-            c.busy = false;
-            // A non-work-conserving discipline holding packets names when to ask again.
-            if c.qdisc.backlog_pkts() > 0 {
-                if let Some(t) = c.qdisc.next_wakeup(now) {
-                    let t = t.max(now);
-                    if c.wakeup.is_none_or(|w| w > t || w < now) {
-                        c.wakeup = Some(t);
-                        self.events.push(t, Ev::Wakeup(ch));
-                    }
-                }
-            }
-            return;
-        };
-        let size = self.pool.get(id).size;
-        let c = &self.chans[ch as usize];
-        let idle_after = c.qdisc.backlog_pkts() == 0 && c.qdisc.idle_dequeue_deferrable();
-        self.launch(ch, id, size, idle_after);
-    }
-
-    /// Puts packet `id` of `size` bytes, just dequeued, on the wire of the fixed-rate channel `ch`;
-    /// `idle_after`: nothing waits behind it and the discipline's empty dequeue may be deferred.
-    #[inline(always)]
-    fn launch(&mut self, ch: ChanId, id: PktId, size: u32, idle_after: bool) {
-        let now = self.now;
-        let c = &mut self.chans[ch as usize];
-        c.busy = true;
-        let bytes = size as u64 + c.overhead as u64;
-        let tx = if c.tx_memo.0 == c.rate.0 && c.tx_memo.1 == bytes {
-            c.tx_memo.2
-        } else {
-            let tx = c.rate.tx_time(bytes);
-            c.tx_memo = (c.rate.0, bytes, tx);
-            tx
-        };
-        // HTB's token bucket frees the link once its tokens are back at 0, at once if the burst covers it.
-        let free_at = match &mut c.bucket {
-            Some(b) => b.send(now, tx),
-            None => now + tx,
-        };
-        let seq = self.events.reserve();
-        if idle_after {
-            // Nothing waits behind this packet: its TxDone would only find the queue empty.
-            c.idle_at = Some((free_at, seq));
-        } else {
-            self.events.push_reserved(free_at, seq, Ev::TxDone(ch));
-        }
-        // A shaper releases the packet now and spends its serialisation time before the next one.
-        let depart = if c.shaper || c.bucket.is_some() { now } else { free_at };
-        self.transmitted(ch, id, size, depart);
-    }
-
-    /// A packet left the serialiser at `depart`: count it, apply link loss, schedule its arrival
-    /// after the propagation delay and jitter (FIFO kept unless `reorder`).
-    #[inline(always)]
-    fn transmitted(&mut self, ch: ChanId, id: PktId, size: u32, depart: Time) {
-        self.tx_complete(self.chans[ch as usize].from, id, depart.max(self.now));
-        let c = &mut self.chans[ch as usize];
-        c.tx_pkts += 1;
-        c.tx_bytes += size as u64;
-        let lost = match &mut c.loss_bursts {
-            Some(b) => b.lost_at(depart),
-            None => c.loss > 0.0 && c.rng.uniform() < c.loss,
-        };
-        if lost {
-            c.lost_pkts += 1;
-            c.lost_bytes += size as u64;
-            self.account_drop(id, ch);
-            return;
-        }
-        let mut arrive = depart + c.delay;
-        if let Some(j) = &c.jitter {
-            arrive += j.sample(&mut c.rng);
-        }
-        if !c.reorder {
-            arrive = arrive.max(c.last_arrival);
-        }
-        c.last_arrival = c.last_arrival.max(arrive);
-        self.events.push(arrive, Ev::Arrive(ch, id));
-    }
-
-    /// Schedules the TX completion of packet `id` at `at` if it is leaving its source node `node`
-    /// (its first link) and its flow is watched by an agent on that node.
-    #[inline(always)]
-    fn tx_complete(&mut self, node: NodeId, id: PktId, at: Time) {
-        if self.tx_watch.is_empty() {
-            return;
-        }
-        let p = self.pool.get(id);
-        if p.src != node {
-            return;
-        }
-        if let Some(&a) = self.tx_watch.get(p.flow as usize) {
-            if a != u32::MAX && self.agent_node[a as usize] == node {
-                self.events.push(at, Ev::TxComplete(a, p.size));
-            }
-        }
-    }
-
-    /// Mahimahi's rationalize(now) for an opportunity-driven channel: uses, in order, every
-    /// opportunity stamped at or before the current millisecond, then schedules the next one if
-    /// anything is left to send (otherwise the link idles and wastes opportunities until the next
-    /// enqueue).
-    fn run_opportunities(&mut self, ch: ChanId) {
-        let now = self.now;
-        let now_ms = now.ns() / 1_000_000;
-        loop {
-            let o = self.chans[ch as usize].opp.as_mut().expect("opportunity channel");
-            let t_ms = o.trace.at(o.next);
-            if t_ms > now_ms {
-                break;
-            }
-            o.next = o.trace.next(o.next);
-            // One opportunity: 1504 bytes for the packet in transit, then for queued packets.
-            let t = Time::from_ms(t_ms);
-            let mut left = OPPORTUNITY_BYTES;
-            while left > 0 {
-                let cur = self.chans[ch as usize].opp.as_ref().expect("opp").in_transit;
-                let (id, need) = match cur {
-                    Some(x) => x,
-                    None => match self.dequeue(ch) {
-                        Some(id) => (id, self.pool.get(id).size),
-                        None => break,
-                    },
-                };
-                let o = self.chans[ch as usize].opp.as_mut().expect("opp");
-                if need > left {
-                    // The packet keeps the rest of this opportunity and continues in the next.
-                    o.in_transit = Some((id, need - left));
-                    left = 0;
-                } else {
-                    o.in_transit = None;
-                    left -= need;
-                    let size = self.pool.get(id).size;
-                    self.transmitted(ch, id, size, t);
-                }
-            }
-            let c = &self.chans[ch as usize];
-            if c.opp.as_ref().expect("opp").in_transit.is_none() && c.qdisc.backlog_pkts() == 0 {
-                break;
-            }
-        }
-        let c = &mut self.chans[ch as usize];
-        let backlog = c.qdisc.backlog_pkts();
-        let o = c.opp.as_mut().expect("opp");
-        if o.in_transit.is_some() || backlog > 0 {
-            let t = Time::from_ms(o.trace.at(o.next));
-            o.pending = Some(t);
-            self.events.push(t, Ev::TxDone(ch));
-        } else {
-            o.pending = None;
-        }
-    }
-
-    /// Dequeues the channel's next packet (drops the qdisc makes on the way are accounted).
-    fn dequeue(&mut self, ch: ChanId) -> Option<PktId> {
-        let now = self.now;
-        let mut scratch = std::mem::take(&mut self.scratch);
-        let next = self.chans[ch as usize].qdisc.dequeue(&mut self.pool, now, &mut scratch);
-        for (victim, why) in scratch.drain(..) {
-            self.drop_pkt(victim, ch, why);
-        }
-        self.scratch = scratch;
-        next
     }
 
     fn sample_queues(&mut self) {
@@ -578,6 +291,7 @@ impl Sim {
                 sample_every: None,
                 scratch: vec![],
                 noop_idle: vec![],
+                fifo: vec![],
                 tx_watch: vec![],
                 tables: Tables { tcp_start_ns: NULL_NS, tcp_end_ns: NULL_NS, ..Default::default() },
                 events_done: 0,
@@ -607,6 +321,7 @@ impl Sim {
     pub fn add_channel(&mut self, s: ChannelSpec) -> ChanId {
         let rng = Rng::stream(self.core.seed, &format!("channel:{}", s.name));
         self.core.noop_idle.push(false);
+        self.core.fifo.push(false);
         self.core.chans.push(Channel {
             name: s.name,
             from: s.from,
@@ -626,6 +341,8 @@ impl Sim {
             idle_at: None,
             tx_memo: (0, 0, Time::ZERO),
             wakeup: None,
+            fifo_starts: VecDeque::new(),
+            free_at: Time::ZERO,
             last_arrival: Time::ZERO,
             rng,
             tx_pkts: 0,
@@ -742,6 +459,7 @@ impl Sim {
         }
         self.started = true;
         self.core.noop_idle = self.core.chans.iter().map(|c| c.qdisc.empty_dequeue_is_noop()).collect();
+        self.core.fifo = self.core.chans.iter().map(|c| c.fifo_departures()).collect();
         if self.core.route_n != self.core.nodes.len() || self.core.route.is_empty() {
             self.compute_routes();
         }

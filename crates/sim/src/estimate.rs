@@ -14,7 +14,8 @@
 //!   (one per segment, an upper bound: delayed ACKs halve it).
 //! - Events: every packet costs an arrival event per hop ([`EVENTS_PER_HOP`]), plus a
 //!   transmission-done event on the hops where another packet waits behind it (bursty video on
-//!   its first two hops, TCP data at the bottleneck), plus one at the source ([`EVENTS_PER_SEND`]:
+//!   its first two hops, TCP data at the bottleneck) unless the hop's discipline is a FIFO
+//!   (DropTail, RED: their links fix departures at enqueue), plus one at the source ([`EVENTS_PER_SEND`]:
 //!   the CBR timer — one per frame for bursty video —, TCP's send/ACK processing and timers); the
 //!   queue sampler is one event per interval.
 //! - Queue samples: `duration / interval` rows per sampled channel.
@@ -91,6 +92,9 @@ struct Chan {
     queue_bytes: f64,
     /// Driven by delivery opportunities (trace, cellular): one event per packet it sends.
     opp: bool,
+    /// A packet queued behind another costs a transmission-done event: the discipline is not a
+    /// plain FIFO (DropTail and RED fix departures at enqueue: `Qdisc::fifo_departures`).
+    txdone: bool,
 }
 
 fn s<'a>(t: &'a Value, k: &str) -> Option<&'a str> { t.get(k).and_then(Value::as_str) }
@@ -133,8 +137,20 @@ fn queue_bytes(q: Option<&Value>) -> f64 {
 #[allow(clippy::too_many_arguments)]
 fn link(out: &mut Vec<Chan>, from: &str, to: &str, fwd: Option<f64>, rev: Option<f64>, qf: f64, qr: f64, (of, or): (bool, bool)) {
     let f = fwd.unwrap_or(UNKNOWN_RATE_BPS);
-    out.push(Chan { from: from.into(), to: to.into(), bps: f, queue_bytes: qf, opp: of });
-    out.push(Chan { from: to.into(), to: from.into(), bps: rev.unwrap_or(f), queue_bytes: qr, opp: or });
+    out.push(Chan { from: from.into(), to: to.into(), bps: f, queue_bytes: qf, opp: of, txdone: false });
+    out.push(Chan { from: to.into(), to: from.into(), bps: rev.unwrap_or(f), queue_bytes: qr, opp: or, txdone: false });
+}
+
+/// Whether the discipline of a queue table (None: the default DropTail) makes a transmission-done
+/// event per queued packet (not a FIFO: see `Chan::txdone`; a FIFO link with loss or a shaper
+/// still makes them, a detail the estimate leaves out).
+fn txdone(q: Option<&Value>) -> bool { !matches!(q.and_then(|q| s(q, "kind")).unwrap_or("droptail"), "droptail" | "red") }
+
+/// Marks the two channels `link` just added with their disciplines' `txdone`.
+fn mark_txdone(out: &mut [Chan], fwd: Option<&Value>, rev: Option<&Value>) {
+    let n = out.len();
+    out[n - 2].txdone = txdone(fwd);
+    out[n - 1].txdone = txdone(rev);
 }
 
 /// Pairs of a dumbbell laid out as channels; the rest are counted (the builder refuses more than
@@ -158,6 +174,8 @@ fn channels(v: &Value) -> (Vec<Chan>, f64, f64, f64) {
                 _ => of,
             };
             link(&mut out, a, b, fwd, rev, q, qr, (of, or));
+            let rq = l.get("reverse").and_then(|r| r.get("queue")).or(l.get("queue"));
+            mark_txdone(&mut out, l.get("queue"), rq);
         }
     }
     if let Some(a) = v.get("access") {
@@ -167,11 +185,13 @@ fn channels(v: &Value) -> (Vec<Chan>, f64, f64, f64) {
         let qc = queue_bytes(a.get("core_queue"));
         let oc = is_opp(a, "core_");
         link(&mut out, server, router, capacity(a, "core_"), None, qc, qc, (oc, oc));
+        mark_txdone(&mut out, a.get("core_queue"), a.get("core_queue"));
         let down = capacity(a, "down_");
         let qd = queue_bytes(a.get("down_queue"));
         let od = is_opp(a, "down_");
         let ou = if capacity(a, "up_").is_some() { is_opp(a, "up_") } else { od };
         link(&mut out, router, client, down, capacity(a, "up_").or(down), qd, a.get("up_queue").map(|q| queue_bytes(Some(q))).unwrap_or(qd), (od, ou));
+        mark_txdone(&mut out, a.get("down_queue"), a.get("up_queue").or(a.get("down_queue")));
     }
     if let Some(d) = v.get("dumbbell") {
         let pairs = d.get("pairs").and_then(Value::as_u64).unwrap_or(1);
@@ -185,27 +205,31 @@ fn channels(v: &Value) -> (Vec<Chan>, f64, f64, f64) {
         let oa = is_opp(d, "access_");
         for i in 1..=n {
             link(&mut out, &format!("s{i}"), "r1", acc, acc, qa, qa, (oa, oa));
+            mark_txdone(&mut out, d.get("access_queue"), d.get("access_queue"));
             link(&mut out, "r2", &format!("d{i}"), acc, acc, qa, qa, (oa, oa));
+            mark_txdone(&mut out, d.get("access_queue"), d.get("access_queue"));
         }
         let q = queue_bytes(d.get("queue"));
         let ob = is_opp(d, "bottleneck_");
         link(&mut out, "r1", "r2", capacity(d, "bottleneck_"), None, q, q, (ob, ob));
+        mark_txdone(&mut out, d.get("queue"), d.get("queue"));
     }
     (out, more_nodes, more_chans, more_queue)
 }
 
 /// Shortest-hop paths (as the simulator routes) from one node: per destination, (hops, min
-/// capacity, opportunity-driven hops).
-fn paths_from(src: &str, adj: &HashMap<&str, Vec<usize>>, chans: &[Chan]) -> HashMap<String, (u32, f64, u32)> {
-    let mut best: HashMap<String, (u32, f64, u32)> = HashMap::new();
-    best.insert(src.to_string(), (0, f64::INFINITY, 0));
+/// capacity, opportunity-driven hops, hops whose queued packets cost a transmission-done event).
+type Path = (u32, f64, u32, u32);
+fn paths_from(src: &str, adj: &HashMap<&str, Vec<usize>>, chans: &[Chan]) -> HashMap<String, Path> {
+    let mut best: HashMap<String, Path> = HashMap::new();
+    best.insert(src.to_string(), (0, f64::INFINITY, 0, 0));
     let mut q = VecDeque::from([src.to_string()]);
     while let Some(u) = q.pop_front() {
-        let (h, c, o) = best[&u];
+        let (h, c, o, x) = best[&u];
         for &ci in adj.get(u.as_str()).map(|v| v.as_slice()).unwrap_or(&[]) {
             let ch = &chans[ci];
             if !best.contains_key(&ch.to) {
-                best.insert(ch.to.clone(), (h + 1, c.min(ch.bps), o + ch.opp as u32));
+                best.insert(ch.to.clone(), (h + 1, c.min(ch.bps), o + ch.opp as u32, x + ch.txdone as u32));
                 q.push_back(ch.to.clone());
             }
         }
@@ -229,17 +253,19 @@ pub fn estimate_with(v: &Value, registry: &[Kind]) -> Result<Estimate, ConfigErr
         adj.entry(c.from.as_str()).or_default().push(i);
     }
     let max_bps = chans.iter().map(|c| c.bps).fold(0.0, f64::max);
-    let mut cache: HashMap<String, HashMap<String, (u32, f64, u32)>> = HashMap::new();
+    let mut cache: HashMap<String, HashMap<String, Path>> = HashMap::new();
     // Paths are searched per distinct source node; past this many searches the bound falls back to
     // the fastest channel and the diameter of the graph (over-estimating, never under).
     const MAX_SEARCHES: usize = 64;
     let any_opp = chans.iter().any(|c| c.opp) as u32 as f64;
-    let mut path = |a: &str, b: &str| -> (f64, f64, f64) {
+    let any_txd = chans.iter().any(|c| c.txdone) as u32 as f64;
+    let mut path = |a: &str, b: &str| -> (f64, f64, f64, f64) {
         if !cache.contains_key(a) && cache.len() >= MAX_SEARCHES {
-            return (nodes.len().min(64) as f64, max_bps, any_opp);
+            let d = nodes.len().min(64) as f64;
+            return (d, max_bps, any_opp, d * any_txd);
         }
         let p = cache.entry(a.to_string()).or_insert_with(|| paths_from(a, &adj, &chans));
-        p.get(b).map(|(h, c, o)| (*h as f64, *c, *o as f64)).unwrap_or((1.0, max_bps, any_opp))
+        p.get(b).map(|(h, c, o, x)| (*h as f64, *c, *o as f64, *x as f64)).unwrap_or((1.0, max_bps, any_opp, any_txd))
     };
 
     let n_nodes = nodes.len() as f64 + more_nodes;
@@ -262,9 +288,9 @@ pub fn estimate_with(v: &Value, registry: &[Kind]) -> Result<Estimate, ConfigErr
             let start = dur(t, "start").unwrap_or(0.0).min(duration);
             let stop = dur(t, "stop").unwrap_or(duration).min(duration);
             let active_s = (stop - start).max(0.0) * 1e-9;
-            let (hops, cap, opp_hops) = path(a, b);
+            let (hops, cap, opp_hops, txd_hops) = path(a, b);
             let cap = if cap.is_finite() && cap > 0.0 { cap } else { UNKNOWN_RATE_BPS };
-            let c = cost(&Entry { table: t, active_s }, &Path { hops, capacity_bps: cap, opp_hops });
+            let c = cost(&Entry { table: t, active_s }, &Path { hops, capacity_bps: cap, opp_hops, txd_hops });
             e.flows += c.flows;
             e.media_rows += c.media_rows;
             e.tcp_segments += c.tcp_segments;
@@ -321,6 +347,24 @@ mod tests {
             m.extend(x);
         }
         v
+    }
+
+    #[test]
+    fn bursty_video_costs_transmission_ends_only_behind_a_non_fifo_queue() {
+        // 1 Mbit/s of 1000 B packets in 40 ms frames for 10 s: 1250 packets, 5 a frame, 250 frames;
+        // one hop: 1250 arrivals + 250 frame timers, plus 4 of every 5 packets' transmission end
+        // (1000) when the discipline decides at dequeue (CoDel); none behind DropTail (the
+        // default) or RED, whose link fixes departures at enqueue (engine_events counts the same).
+        let video = |queue: Value| {
+            let mut link = json!({"from": "a", "to": "b", "rate": "10Mbit", "delay": "10ms"});
+            if !queue.is_null() {
+                link["queue"] = queue;
+            }
+            estimate(&sc(json!({"links": {"l": link}, "traffic": [{"kind": "video", "from": "a", "to": "b", "rate": "1Mbit", "mode": "bursty"}]}))).events
+        };
+        assert_eq!(video(Value::Null), 1500.0);
+        assert_eq!(video(json!({"kind": "red", "limit": "100pkt"})), 1500.0);
+        assert_eq!(video(json!({"kind": "codel"})), 2500.0);
     }
 
     #[test]

@@ -194,6 +194,11 @@ pub struct Channel {
     /// The armed qdisc watchdog (see [`crate::qdisc::Qdisc::next_wakeup`]); a Wakeup event at any
     /// other time is stale.
     pub(crate) wakeup: Option<Time>,
+    /// A FIFO link whose departures are computed at enqueue (see
+    /// [`crate::qdisc::Qdisc::fifo_departures`]): the (start, bytes) of each accepted packet whose
+    /// dequeue is still to be made, in order, and when the last one leaves the wire.
+    pub(crate) fifo_starts: std::collections::VecDeque<(Time, u32)>,
+    pub(crate) free_at: Time,
     pub(crate) last_arrival: Time,
     pub(crate) rng: Rng,
     pub tx_pkts: u64,

@@ -1,13 +1,15 @@
 //! Events per packet, counted by hand: an arrival per hop, a transmission-done only when another
-//! packet waits behind the one leaving, one timer per source send (per frame for bursty video), and
+//! packet waits behind the one leaving and the link's discipline is not a plain FIFO, one timer per source send (per frame for bursty video), and
 //! one event per timer firing however often it was re-armed before.
 use jitterlab_sim::scenario;
 use serde_json::json;
 
-fn one_link(traffic: serde_json::Value, secs: u32) -> jitterlab_sim::record::Tables {
+fn one_link(traffic: serde_json::Value, secs: u32) -> jitterlab_sim::record::Tables { link_with(json!({"kind": "droptail", "limit": "100pkt"}), traffic, secs) }
+
+fn link_with(queue: serde_json::Value, traffic: serde_json::Value, secs: u32) -> jitterlab_sim::record::Tables {
     let v = json!({
         "duration": format!("{secs}s"),
-        "links": {"l": {"from": "a", "to": "b", "rate": "100Mbit", "delay": "1ms", "queue": {"kind": "droptail", "limit": "100pkt"}}},
+        "links": {"l": {"from": "a", "to": "b", "rate": "100Mbit", "delay": "1ms", "queue": queue}},
         "traffic": [traffic],
     });
     scenario::run(&v, 1).unwrap()
@@ -23,13 +25,20 @@ fn audio_costs_its_timer_and_one_arrival() {
 }
 
 #[test]
-fn a_bursty_frame_costs_one_timer_five_arrivals_and_four_transmission_ends() {
+fn a_bursty_frame_costs_one_timer_and_five_arrivals_on_a_fifo_link() {
     // 1 Mbit/s, 40 ms frames of 1000 B: 5 packets per frame, 25 frames in 1 s. All 5 reach the
-    // queue at once; the first 4 leave with another behind them (an end-of-transmission event each),
-    // the last with none. 1 + 5 + 4 = 10 events per frame.
-    let t = one_link(json!({"kind": "video", "from": "a", "to": "b", "rate": "1Mbit", "mode": "bursty"}), 1);
+    // DropTail queue at once; a FIFO link fixes each one's departure when it is queued, so it
+    // schedules no end-of-transmission event: 1 + 5 = 6 events per frame.
+    let video = json!({"kind": "video", "from": "a", "to": "b", "rate": "1Mbit", "mode": "bursty"});
+    let t = one_link(video.clone(), 1);
     assert_eq!(t.delivered_pkts, 125);
-    assert_eq!(t.events, 2 + 25 * 10);
+    assert_eq!(t.events, 2 + 25 * 6);
+    // RED is FIFO too; CoDel decides at dequeue, so the first 4 packets of a frame leave with
+    // another behind them (an end-of-transmission event each), the last with none: 1 + 5 + 4 = 10.
+    let red = link_with(json!({"kind": "red", "limit": "100pkt", "thresh": 5, "maxthresh": 15}), video.clone(), 1);
+    assert_eq!((red.delivered_pkts, red.events), (125, 2 + 25 * 6));
+    let codel = link_with(json!({"kind": "codel"}), video, 1);
+    assert_eq!((codel.delivered_pkts, codel.events), (125, 2 + 25 * 10));
 }
 
 mod timers {

@@ -69,6 +69,7 @@ impl Qdisc for DropTail {
     fn stats(&self) -> &QueueStats { &self.stats }
     fn kind(&self) -> &'static str { "droptail" }
     fn idle_dequeue_deferrable(&self) -> bool { true }
+    fn fifo_departures(&self) -> bool { true }
     fn pass_idle(&mut self, size: u32, _now: Time) -> bool {
         // Empty: a packet limit (>= 1) always takes it; a byte limit takes it if it fits.
         if !self.q.is_empty() || matches!(self.limit, Limit::Bytes(b) if size as u64 > b) {

@@ -179,6 +179,16 @@ pub trait Qdisc {
     /// state included (a plain FIFO); the engine then skips the deferred empty dequeue of
     /// `idle_dequeue_deferrable`. Asked once, when the run starts. Default: false.
     fn empty_dequeue_is_noop(&self) -> bool { false }
+    /// Whether the discipline is a plain FIFO for the link: `dequeue` hands queued packets back in
+    /// the order they were accepted, never drops at dequeue, removes nothing from inside the queue
+    /// at `enqueue`, and depends on `now` only when it finds the queue empty (with
+    /// `idle_dequeue_deferrable` true). A fixed-rate link then knows each packet's departure when
+    /// the packet is queued: the engine schedules its arrival at once and makes the dequeues later,
+    /// each with its own `now`, before anything else uses the discipline (no event per departure).
+    /// Such a dequeue must not read the packet from the pool: it may have arrived, and left the
+    /// pool, before its dequeue is made.
+    /// Asked once, when the run starts. Default: false.
+    fn fifo_departures(&self) -> bool { false }
     fn backlog_pkts(&self) -> usize;
     fn backlog_bytes(&self) -> u64;
     fn stats(&self) -> &QueueStats;

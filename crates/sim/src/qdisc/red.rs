@@ -443,6 +443,7 @@ impl Qdisc for Red {
     fn stats(&self) -> &QueueStats { &self.stats }
     fn kind(&self) -> &'static str { "red" }
     fn idle_dequeue_deferrable(&self) -> bool { true }
+    fn fifo_departures(&self) -> bool { true }
 }
 
 #[cfg(test)]

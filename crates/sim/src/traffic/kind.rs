@@ -188,6 +188,9 @@ pub struct Path {
     pub capacity_bps: f64,
     /// Hops driven by delivery opportunities (trace, cellular): one event per packet they send.
     pub opp_hops: f64,
+    /// Hops whose queued packets cost a transmission-done event (the discipline is not a FIFO:
+    /// DropTail and RED links fix departures at enqueue, `Qdisc::fifo_departures`).
+    pub txd_hops: f64,
 }
 
 /// What one entry costs over its active time (see `crate::estimate` for the event model).

@@ -106,7 +106,7 @@ pub fn cost(e: &Entry, path: &Path, want: Option<f64>) -> Cost {
         // data one way, one ACK per segment back
         pkt_hops: 2.0 * segs * path.hops,
         sends: 2.0 * segs,
-        queued: segs * path.hops.min(QUEUED_HOPS_TCP),
+        queued: segs * path.txd_hops.min(QUEUED_HOPS_TCP),
         series_rows: if e.bool("series") == Some(true) { 2.0 * segs } else { 0.0 },
         ..Cost::default()
     }

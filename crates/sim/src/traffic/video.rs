@@ -57,7 +57,7 @@ fn cost(e: &Entry, path: &Path) -> Cost {
         let fi = e.dur_ns("frame_interval").unwrap_or(40e6).max(1.0) * 1e-9;
         let k = (bps * fi / (8.0 * size)).round().max(1.0);
         c.sends = n / k;
-        c.queued += n * (k - 1.0) / k * path.hops.min(QUEUED_HOPS_BURSTY);
+        c.queued += n * (k - 1.0) / k * path.txd_hops.min(QUEUED_HOPS_BURSTY);
     }
     c
 }

@@ -31,5 +31,5 @@ fn build(p: &mut Params, b: &mut Build) -> Result<(), ConfigError> {
 /// `count` rows and sends; all but the first packet wait behind another on the first two hops.
 fn cost(e: &Entry, path: &Path) -> Cost {
     let n = e.u64("count").unwrap_or(10) as f64;
-    Cost { flows: 1, media_rows: n, pkt_hops: n * path.hops, sends: 1.0, queued: (n - 1.0) * path.hops.min(2.0) + n * path.opp_hops, ..Cost::default() }
+    Cost { flows: 1, media_rows: n, pkt_hops: n * path.hops, sends: 1.0, queued: (n - 1.0) * path.txd_hops.min(2.0) + n * path.opp_hops, ..Cost::default() }
 }
