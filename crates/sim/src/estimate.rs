@@ -219,9 +219,9 @@ fn channels(v: &Value) -> (Vec<Chan>, f64, f64, f64) {
 
 /// Shortest-hop paths (as the simulator routes) from one node: per destination, (hops, min
 /// capacity, opportunity-driven hops, hops whose queued packets cost a transmission-done event).
-type Path = (u32, f64, u32, u32);
-fn paths_from(src: &str, adj: &HashMap<&str, Vec<usize>>, chans: &[Chan]) -> HashMap<String, Path> {
-    let mut best: HashMap<String, Path> = HashMap::new();
+type Hops = (u32, f64, u32, u32);
+fn paths_from(src: &str, adj: &HashMap<&str, Vec<usize>>, chans: &[Chan]) -> HashMap<String, Hops> {
+    let mut best: HashMap<String, Hops> = HashMap::new();
     best.insert(src.to_string(), (0, f64::INFINITY, 0, 0));
     let mut q = VecDeque::from([src.to_string()]);
     while let Some(u) = q.pop_front() {
@@ -253,7 +253,7 @@ pub fn estimate_with(v: &Value, registry: &[Kind]) -> Result<Estimate, ConfigErr
         adj.entry(c.from.as_str()).or_default().push(i);
     }
     let max_bps = chans.iter().map(|c| c.bps).fold(0.0, f64::max);
-    let mut cache: HashMap<String, HashMap<String, Path>> = HashMap::new();
+    let mut cache: HashMap<String, HashMap<String, Hops>> = HashMap::new();
     // Paths are searched per distinct source node; past this many searches the bound falls back to
     // the fastest channel and the diameter of the graph (over-estimating, never under).
     const MAX_SEARCHES: usize = 64;
@@ -360,7 +360,7 @@ mod tests {
             if !queue.is_null() {
                 link["queue"] = queue;
             }
-            estimate(&sc(json!({"links": {"l": link}, "traffic": [{"kind": "video", "from": "a", "to": "b", "rate": "1Mbit", "mode": "bursty"}]}))).events
+            estimate(&sc(json!({"links": {"l": link}, "traffic": [{"kind": "video", "from": "a", "to": "b", "rate": "1Mbit", "mode": "bursty"}]}))).unwrap().events
         };
         assert_eq!(video(Value::Null), 1500.0);
         assert_eq!(video(json!({"kind": "red", "limit": "100pkt"})), 1500.0);
