@@ -448,279 +448,337 @@ fn flow_of(flows: &[MediaFlow], last: &mut Option<(u32, usize)>, ssrc: u32) -> O
     Some(i)
 }
 
-/// Runs the analysis of one capture pair.
+/// Runs the analysis of one capture pair: the passes (module doc), then the tables and flags.
 pub fn analyze(sender: &str, receiver: &str, opt: &Options, mut progress: Option<Progress>) -> Result<Analysis, CaptureError> {
+    check_options(opt)?;
+    let mut sw = Warnings::default();
+    let mut rw = Warnings::default();
+    let mut notes = Vec::new();
+    let flows = match opt.media {
+        MediaSpec::Auto => detect_streams(sender, &mut sw, &mut progress, &mut notes)?,
+        _ => Vec::new(),
+    };
+    let mut s = sender_pass(sender, opt, flows, &mut sw, &mut progress)?;
+    let mut r = receiver_pass(receiver, opt, &mut s, &mut rw, &mut progress)?;
+    if r.frames == 0 {
+        notes.push(format!("the receiver capture {receiver} holds no packets: every media packet counts as lost"));
+    }
+    if opt.media == MediaSpec::Auto {
+        drop_reversed_streams(&mut s, &mut r, &mut notes);
+    }
+    let tcp = tcp_rows(&s.tcp, s.t0, s.flows.len() as u32, &r.tcp_ce);
+    let run = summarize(opt, &s, &r, &tcp, &mut notes);
+    let rtp_streams = rtp_stream_rows(&s.flows, &s.stats, &r.stats);
+    if s.flows.iter().any(|f| f.payload_type.is_some_and(|pt| static_clock_rate(pt).is_none())) && opt.clock_rate.is_none() {
+        notes.push("dynamic RTP payload type: jitter needs --clock-rate (left empty)".into());
+    }
+    Ok(Analysis { media: s.media, media_flows: s.flows, tcp, rtp_streams, run, sender_warnings: sw, receiver_warnings: rw, notes })
+}
+
+fn check_options(opt: &Options) -> Result<(), CaptureError> {
     if opt.spike_ns <= 0 {
         return Err(CaptureError::BadOption { name: "spike", reason: "must be positive".into() });
     }
     if opt.loss_run == 0 {
         return Err(CaptureError::BadOption { name: "loss_run", reason: "must be at least 1".into() });
     }
-    let mut sw = Warnings::default();
-    let mut rw = Warnings::default();
-    let mut notes = Vec::new();
+    Ok(())
+}
 
-    let mut flows: Vec<MediaFlow> = match opt.media {
-        MediaSpec::Auto => {
-            let f = detect(sender, &mut sw, &mut progress)?;
-            if f.is_empty() {
-                return Err(sw.explain(CaptureError::NoMedia(
-                    "no RTP stream (version 2, stable SSRC, advancing sequence numbers) in the first packets; name one with --media udp:PORT or rtp:SSRC".into(),
-                ), "sender", sender));
-            }
-            if f.len() > 1 {
-                notes.push(format!("{} RTP streams found; all are analysed (flow_id 0..{})", f.len(), f.len() - 1));
-            }
-            // Detection warnings repeat in the sender pass; keep one copy.
-            sw = Warnings::default();
-            f
-        }
-        _ => Vec::new(),
+/// Pass 1 (`--media auto`): the RTP streams of the sender capture; an error when there is none.
+fn detect_streams(sender: &str, sw: &mut Warnings, progress: &mut Option<Progress>, notes: &mut Vec<String>) -> Result<Vec<MediaFlow>, CaptureError> {
+    let f = detect(sender, sw, progress)?;
+    if f.is_empty() {
+        return Err(sw.explain(
+            CaptureError::NoMedia("no RTP stream (version 2, stable SSRC, advancing sequence numbers) in the first packets; name one with --media udp:PORT or rtp:SSRC".into()),
+            "sender",
+            sender,
+        ));
+    }
+    if f.len() > 1 {
+        notes.push(format!("{} RTP streams found; all are analysed (flow_id 0..{})", f.len(), f.len() - 1));
+    }
+    // Detection warnings repeat in the sender pass; keep one copy.
+    *sw = Warnings::default();
+    Ok(f)
+}
+
+/// What the sender pass learnt: the media rows and how to find them again, per-stream RTP
+/// statistics, the TCP connections.
+struct SenderPass {
+    flows: Vec<MediaFlow>,
+    media: MediaRows,
+    /// Plain-UDP media rows by payload hash (probed on collisions).
+    keys: HashMap<u64, u32>,
+    /// RTP media rows by extended sequence number, per flow.
+    rtp_rows: Vec<SeqIndex>,
+    stats: Vec<StreamStats>,
+    /// The first extended sequence number each flow sent (the receiver's statistics start there).
+    seq_first: Vec<Option<i64>>,
+    tcp: TcpTracker,
+    dups: u64,
+    frames: u64,
+    bytes: u64,
+    t0: i64,
+}
+
+/// Pass 2: one media row per media packet sent (times relative to `t0`); TCP connections tracked.
+fn sender_pass(sender: &str, opt: &Options, flows: Vec<MediaFlow>, sw: &mut Warnings, progress: &mut Option<Progress>) -> Result<SenderPass, CaptureError> {
+    let mut s = SenderPass {
+        flows,
+        media: MediaRows::default(),
+        keys: HashMap::new(),
+        rtp_rows: Vec::new(),
+        stats: Vec::new(),
+        seq_first: Vec::new(),
+        tcp: TcpTracker::default(),
+        dups: 0,
+        frames: 0,
+        bytes: 0,
+        t0: 0,
     };
-
-    // ---- pass 2: sender ----
-    let mut media = MediaRows::default();
-    // Media rows by key: payload hash (plain UDP), or extended sequence number per flow (RTP).
-    let mut keys: HashMap<u64, u32> = HashMap::new();
-    let mut rtp_rows: Vec<SeqIndex> = Vec::new();
     // The flow of the SSRC looked up last (flows are only appended, so it stays the first match).
     let mut last_flow: Option<(u32, usize)> = None;
-    let mut send_stats: Vec<StreamStats> = Vec::new();
-    let mut sender_tcp = TcpTracker::default();
-    let mut sender_dups = 0u64;
-    let mut sender_seq_first: Vec<Option<i64>> = Vec::new();
     let mut udp_ordinal = 0i64;
     let spec = opt.media.clone();
-    let clock_rate_of = |pt: u8| static_clock_rate(pt).or(opt.clock_rate);
-    let (s_frames, s_bytes, first_ts) = for_each_packet(
-        sender,
-        "sender",
-        &mut sw,
-        &mut progress,
-        |ts, d| {
-            match d.transport {
-                Transport::Udp { sport, dport, payload } => {
-                    // (flow, key, seq); the key is the payload hash in Udp mode, unused for RTP.
-                    let hit: Option<(u32, u64, i64)> = match spec {
-                        MediaSpec::Udp(port) => {
-                            // The first datagram with the port fixes the direction (5-tuple); the
-                            // other direction of a two-way exchange is not media.
-                            let same_dir = flows.first().is_none_or(|f| (f.src, f.dst, f.sport, f.dport) == (d.src, d.dst, sport, dport));
-                            if (sport == port || dport == port) && same_dir {
-                                if flows.is_empty() {
-                                    flows.push(MediaFlow { ssrc: None, src: d.src, dst: d.dst, sport, dport, payload_type: None });
-                                }
-                                let h = payload_hash(payload);
-                                let mut k = h;
-                                while keys.contains_key(&k) {
-                                    k = k.wrapping_add(PROBE);
-                                }
-                                udp_ordinal += 1;
-                                Some((0, k, udp_ordinal - 1))
-                            } else {
-                                None
+    let (frames, bytes, first_ts) = for_each_packet(sender, "sender", sw, progress, |ts, d| {
+        match d.transport {
+            Transport::Udp { sport, dport, payload } => {
+                // (flow, key, seq); the key is the payload hash in Udp mode, unused for RTP.
+                let hit: Option<(u32, u64, i64)> = match spec {
+                    MediaSpec::Udp(port) => {
+                        // The first datagram with the port fixes the direction (5-tuple); the
+                        // other direction of a two-way exchange is not media.
+                        let same_dir = s.flows.first().is_none_or(|f| (f.src, f.dst, f.sport, f.dport) == (d.src, d.dst, sport, dport));
+                        if (sport == port || dport == port) && same_dir {
+                            if s.flows.is_empty() {
+                                s.flows.push(MediaFlow { ssrc: None, src: d.src, dst: d.dst, sport, dport, payload_type: None });
                             }
-                        }
-                        MediaSpec::Rtp(_) | MediaSpec::Auto => Rtp::new_checked(payload).and_then(|r| {
-                            let fi = match flow_of(&flows, &mut last_flow, r.ssrc()) {
-                                Some(i) => i,
-                                None if spec == MediaSpec::Rtp(r.ssrc()) => {
-                                    flows.push(MediaFlow { ssrc: Some(r.ssrc()), src: d.src, dst: d.dst, sport, dport, payload_type: Some(r.payload_type()) });
-                                    flows.len() - 1
-                                }
-                                None => return None,
-                            };
-                            while send_stats.len() < flows.len() {
-                                let pt = flows[send_stats.len()].payload_type.unwrap_or(0);
-                                send_stats.push(StreamStats::new(clock_rate_of(pt), None));
-                                sender_seq_first.push(None);
-                                rtp_rows.push(SeqIndex::default());
+                            let mut k = payload_hash(payload);
+                            while s.keys.contains_key(&k) {
+                                k = k.wrapping_add(PROBE);
                             }
-                            let ext = send_stats[fi].on_packet(ts, r.seq(), r.timestamp());
-                            sender_seq_first[fi].get_or_insert(ext);
-                            if rtp_rows[fi].contains(ext) {
-                                sender_dups += 1;
-                                return None;
-                            }
-                            Some((fi as u32, 0, ext))
-                        }),
-                    };
-                    if let Some((fi, k, seq)) = hit {
-                        let row = media.flow_id.len() as u32;
-                        match spec {
-                            MediaSpec::Udp(_) => {
-                                keys.insert(k, row);
-                            }
-                            _ => rtp_rows[fi as usize].insert(seq, row),
-                        }
-                        media.flow_id.push(fi);
-                        media.seq.push(seq);
-                        media.send_ns.push(ts); // made relative after the pass
-                        media.recv_ns.push(NULL_NS);
-                        media.size.push(d.ip_len);
-                        media.ce.push(false);
-                    }
-                }
-                Transport::Tcp { sport, dport, seq, ack, flags, payload_len, .. } => {
-                    sender_tcp.on_segment(&Segment { ts_ns: ts, src: (d.src, sport), dst: (d.dst, dport), seq, ack, flags, payload_len, ecn: d.ecn });
-                }
-                Transport::Other(_) => {}
-            }
-            true
-        },
-    )?;
-    let Some(first_ts) = first_ts else { return Err(sw.explain(CaptureError::Empty(sender.to_string()), "sender", sender)) };
-    let t0 = opt.t0_ns.unwrap_or(first_ts);
-    for t in media.send_ns.iter_mut() {
-        *t -= t0;
-    }
-    if media.flow_id.is_empty() {
-        return Err(sw.explain(CaptureError::NoMedia(match opt.media {
-            MediaSpec::Udp(p) => format!("no UDP datagram with port {p}"),
-            MediaSpec::Rtp(s) => format!("no RTP packet with SSRC {s} (0x{s:08x})"),
-            MediaSpec::Auto => "no RTP packet of the detected streams".into(),
-        }), "sender", sender));
-    }
-
-    // ---- pass 3: receiver ----
-    let n_flows = flows.len();
-    let mut recv_stats: Vec<StreamStats> = (0..n_flows)
-        .map(|i| StreamStats::new(clock_rate_of(flows[i].payload_type.unwrap_or(0)), sender_seq_first.get(i).copied().flatten()))
-        .collect();
-    let mut max_recv_seq: Vec<Option<i64>> = vec![None; n_flows];
-    // Per media flow: duplicates, reordered, unmatched, minimum raw OWD, raw OWDs < 0 and >= 0.
-    let mut per = vec![FlowCounts::default(); n_flows];
-    let mut tcp_ce: HashMap<(u16, u16), u64> = HashMap::new();
-    let (r_frames, r_bytes, _) = for_each_packet(
-        receiver,
-        "receiver",
-        &mut rw,
-        &mut progress,
-        |ts, d| {
-            match d.transport {
-                Transport::Udp { sport, dport, payload } => {
-                    let found: Option<(usize, Option<u32>, bool)> = match opt.media {
-                        MediaSpec::Udp(port) => {
-                            // Addresses may differ behind a NAT, but the named port keeps its side.
-                            let named_is_dst = flows[0].dport == port;
-                            if (named_is_dst && dport == port) || (!named_is_dst && sport == port) {
-                                let mut k = payload_hash(payload);
-                                let mut row = None;
-                                let mut dup = false;
-                                while let Some(&r) = keys.get(&k) {
-                                    if media.recv_ns[r as usize] == NULL_NS {
-                                        row = Some(r);
-                                        dup = false;
-                                        break;
-                                    }
-                                    dup = true;
-                                    k = k.wrapping_add(PROBE);
-                                }
-                                Some((0, row, dup))
-                            } else {
-                                None
-                            }
-                        }
-                        _ => Rtp::new_checked(payload).and_then(|r| {
-                            let fi = flow_of(&flows, &mut last_flow, r.ssrc())?;
-                            let ext = recv_stats[fi].on_packet(ts, r.seq(), r.timestamp());
-                            let row = rtp_rows.get(fi).and_then(|x| x.get(ext));
-                            let dup = row.is_some_and(|x| media.recv_ns[x as usize] != NULL_NS);
-                            Some((fi, row.filter(|_| !dup), dup))
-                        }),
-                    };
-                    if let Some((fi, row, dup)) = found {
-                        let c = &mut per[fi];
-                        if dup {
-                            c.dups += 1;
-                        } else if let Some(row) = row {
-                            let row = row as usize;
-                            let seq = media.seq[row];
-                            // RFC 4737 §3.3: reordered if below the highest sequence already received.
-                            match max_recv_seq[fi] {
-                                Some(m) if seq < m => c.reordered += 1,
-                                _ => max_recv_seq[fi] = Some(seq),
-                            }
-                            let send_abs = media.send_ns[row] + t0;
-                            let raw = ts - send_abs;
-                            c.raw_min = Some(c.raw_min.map_or(raw, |m| m.min(raw)));
-                            if raw < 0 {
-                                c.negative += 1;
-                            } else {
-                                c.positive += 1;
-                            }
-                            media.recv_ns[row] = ts - opt.clock_offset_ns - t0;
-                            media.ce[row] = d.ecn == 3;
+                            udp_ordinal += 1;
+                            Some((0, k, udp_ordinal - 1))
                         } else {
-                            c.unmatched += 1;
+                            None
                         }
                     }
+                    MediaSpec::Rtp(_) | MediaSpec::Auto => Rtp::new_checked(payload).and_then(|r| {
+                        let fi = match flow_of(&s.flows, &mut last_flow, r.ssrc()) {
+                            Some(i) => i,
+                            None if spec == MediaSpec::Rtp(r.ssrc()) => {
+                                s.flows.push(MediaFlow { ssrc: Some(r.ssrc()), src: d.src, dst: d.dst, sport, dport, payload_type: Some(r.payload_type()) });
+                                s.flows.len() - 1
+                            }
+                            None => return None,
+                        };
+                        while s.stats.len() < s.flows.len() {
+                            let pt = s.flows[s.stats.len()].payload_type.unwrap_or(0);
+                            s.stats.push(StreamStats::new(static_clock_rate(pt).or(opt.clock_rate), None));
+                            s.seq_first.push(None);
+                            s.rtp_rows.push(SeqIndex::default());
+                        }
+                        let ext = s.stats[fi].on_packet(ts, r.seq(), r.timestamp());
+                        s.seq_first[fi].get_or_insert(ext);
+                        if s.rtp_rows[fi].contains(ext) {
+                            s.dups += 1;
+                            return None;
+                        }
+                        Some((fi as u32, 0, ext))
+                    }),
+                };
+                if let Some((fi, k, seq)) = hit {
+                    let row = s.media.flow_id.len() as u32;
+                    match spec {
+                        MediaSpec::Udp(_) => {
+                            s.keys.insert(k, row);
+                        }
+                        _ => s.rtp_rows[fi as usize].insert(seq, row),
+                    }
+                    let m = &mut s.media;
+                    m.flow_id.push(fi);
+                    m.seq.push(seq);
+                    m.send_ns.push(ts); // made relative after the pass
+                    m.recv_ns.push(NULL_NS);
+                    m.size.push(d.ip_len);
+                    m.ce.push(false);
                 }
-                Transport::Tcp { sport, dport, .. } => {
-                    if d.ecn == 3 {
-                        let k = if sport <= dport { (sport, dport) } else { (dport, sport) };
-                        *tcp_ce.entry(k).or_default() += 1;
+            }
+            Transport::Tcp { sport, dport, seq, ack, flags, payload_len, .. } => {
+                s.tcp.on_segment(&Segment { ts_ns: ts, src: (d.src, sport), dst: (d.dst, dport), seq, ack, flags, payload_len, ecn: d.ecn });
+            }
+            Transport::Other(_) => {}
+        }
+        true
+    })?;
+    let Some(first_ts) = first_ts else { return Err(sw.explain(CaptureError::Empty(sender.to_string()), "sender", sender)) };
+    s.t0 = opt.t0_ns.unwrap_or(first_ts);
+    for t in s.media.send_ns.iter_mut() {
+        *t -= s.t0;
+    }
+    if s.media.flow_id.is_empty() {
+        return Err(sw.explain(
+            CaptureError::NoMedia(match opt.media {
+                MediaSpec::Udp(p) => format!("no UDP datagram with port {p}"),
+                MediaSpec::Rtp(s) => format!("no RTP packet with SSRC {s} (0x{s:08x})"),
+                MediaSpec::Auto => "no RTP packet of the detected streams".into(),
+            }),
+            "sender",
+            sender,
+        ));
+    }
+    (s.frames, s.bytes) = (frames, bytes);
+    Ok(s)
+}
+
+/// What the receiver pass learnt, per media flow and about TCP's CE marks.
+struct ReceiverPass {
+    stats: Vec<StreamStats>,
+    /// Per media flow: duplicates, reordered, unmatched, minimum raw OWD, raw OWDs < 0 and >= 0.
+    per: Vec<FlowCounts>,
+    /// CE-marked TCP segments by (lower port, higher port).
+    tcp_ce: HashMap<(u16, u16), u64>,
+    frames: u64,
+    bytes: u64,
+}
+
+/// Pass 3: each media packet received matched to its row (receive time, CE); duplicates,
+/// reordering (RFC 4737 §3.3) and RTP receive statistics counted; CE marks on TCP counted.
+fn receiver_pass(receiver: &str, opt: &Options, s: &mut SenderPass, rw: &mut Warnings, progress: &mut Option<Progress>) -> Result<ReceiverPass, CaptureError> {
+    let n_flows = s.flows.len();
+    let stats = (0..n_flows)
+        .map(|i| StreamStats::new(static_clock_rate(s.flows[i].payload_type.unwrap_or(0)).or(opt.clock_rate), s.seq_first.get(i).copied().flatten()))
+        .collect();
+    let mut r = ReceiverPass { stats, per: vec![FlowCounts::default(); n_flows], tcp_ce: HashMap::new(), frames: 0, bytes: 0 };
+    let mut max_recv_seq: Vec<Option<i64>> = vec![None; n_flows];
+    let mut last_flow: Option<(u32, usize)> = None;
+    let (t0, media, flows) = (s.t0, &mut s.media, &s.flows);
+    let (frames, bytes, _) = for_each_packet(receiver, "receiver", rw, progress, |ts, d| {
+        match d.transport {
+            Transport::Udp { sport, dport, payload } => {
+                let found: Option<(usize, Option<u32>, bool)> = match opt.media {
+                    MediaSpec::Udp(port) => {
+                        // Addresses may differ behind a NAT, but the named port keeps its side.
+                        let named_is_dst = flows[0].dport == port;
+                        if (named_is_dst && dport == port) || (!named_is_dst && sport == port) {
+                            let mut k = payload_hash(payload);
+                            let mut row = None;
+                            let mut dup = false;
+                            while let Some(&x) = s.keys.get(&k) {
+                                if media.recv_ns[x as usize] == NULL_NS {
+                                    row = Some(x);
+                                    dup = false;
+                                    break;
+                                }
+                                dup = true;
+                                k = k.wrapping_add(PROBE);
+                            }
+                            Some((0, row, dup))
+                        } else {
+                            None
+                        }
+                    }
+                    _ => Rtp::new_checked(payload).and_then(|p| {
+                        let fi = flow_of(flows, &mut last_flow, p.ssrc())?;
+                        let ext = r.stats[fi].on_packet(ts, p.seq(), p.timestamp());
+                        let row = s.rtp_rows.get(fi).and_then(|x| x.get(ext));
+                        let dup = row.is_some_and(|x| media.recv_ns[x as usize] != NULL_NS);
+                        Some((fi, row.filter(|_| !dup), dup))
+                    }),
+                };
+                if let Some((fi, row, dup)) = found {
+                    let c = &mut r.per[fi];
+                    if dup {
+                        c.dups += 1;
+                    } else if let Some(row) = row {
+                        let row = row as usize;
+                        let seq = media.seq[row];
+                        // RFC 4737 §3.3: reordered if below the highest sequence already received.
+                        match max_recv_seq[fi] {
+                            Some(m) if seq < m => c.reordered += 1,
+                            _ => max_recv_seq[fi] = Some(seq),
+                        }
+                        let raw = ts - (media.send_ns[row] + t0);
+                        c.raw_min = Some(c.raw_min.map_or(raw, |m| m.min(raw)));
+                        if raw < 0 {
+                            c.negative += 1;
+                        } else {
+                            c.positive += 1;
+                        }
+                        media.recv_ns[row] = ts - opt.clock_offset_ns - t0;
+                        media.ce[row] = d.ecn == 3;
+                    } else {
+                        c.unmatched += 1;
                     }
                 }
-                Transport::Other(_) => {}
             }
-            true
-        },
-    )?;
-    if r_frames == 0 {
-        notes.push(format!("the receiver capture {receiver} holds no packets: every media packet counts as lost"));
-    }
+            Transport::Tcp { sport, dport, .. } => {
+                if d.ecn == 3 {
+                    let k = if sport <= dport { (sport, dport) } else { (dport, sport) };
+                    *r.tcp_ce.entry(k).or_default() += 1;
+                }
+            }
+            Transport::Other(_) => {}
+        }
+        true
+    })?;
+    (r.frames, r.bytes) = (frames, bytes);
+    Ok(r)
+}
 
-    // A two-way call: the sender capture also holds the stream coming the other way. Its packets
-    // reach the "receiver" capture before the "sender" one, so most of its raw OWDs are negative
-    // while the real media's are positive. Auto mode leaves such streams out.
-    if opt.media == MediaSpec::Auto && n_flows > 1 {
-        let reversed: Vec<bool> = per.iter().map(|c| c.negative > c.positive).collect();
-        if reversed.iter().any(|&r| r) && reversed.iter().any(|&r| !r) {
-            let mut new_id = vec![u32::MAX; n_flows];
-            let mut next = 0u32;
-            for f in 0..n_flows {
-                if reversed[f] {
-                    let fl = &flows[f];
-                    notes.push(format!(
-                        "RTP stream 0x{:08x} ({} -> {}) runs from the receiver to the sender (a two-way call?); left out, name it with --media rtp:SSRC to keep it",
-                        fl.ssrc.unwrap_or(0),
-                        addr_to_string(&fl.src),
-                        addr_to_string(&fl.dst)
-                    ));
-                } else {
-                    new_id[f] = next;
-                    next += 1;
-                }
-            }
-            let old = std::mem::take(&mut media);
-            for i in 0..old.flow_id.len() {
-                let id = new_id[old.flow_id[i] as usize];
-                if id != u32::MAX {
-                    media.flow_id.push(id);
-                    media.seq.push(old.seq[i]);
-                    media.send_ns.push(old.send_ns[i]);
-                    media.recv_ns.push(old.recv_ns[i]);
-                    media.size.push(old.size[i]);
-                    media.ce.push(old.ce[i]);
-                }
-            }
-            drop_flows(&mut flows, &reversed);
-            drop_flows(&mut per, &reversed);
-            drop_flows(&mut send_stats, &reversed);
-            drop_flows(&mut recv_stats, &reversed);
+/// A two-way call: the sender capture also holds the stream coming the other way. Its packets
+/// reach the "receiver" capture before the "sender" one, so most of its raw OWDs are negative
+/// while the real media's are positive. Auto mode leaves such streams out (when some stay).
+fn drop_reversed_streams(s: &mut SenderPass, r: &mut ReceiverPass, notes: &mut Vec<String>) {
+    let n_flows = s.flows.len();
+    if n_flows <= 1 {
+        return;
+    }
+    let reversed: Vec<bool> = r.per.iter().map(|c| c.negative > c.positive).collect();
+    if !(reversed.iter().any(|&r| r) && reversed.iter().any(|&r| !r)) {
+        return;
+    }
+    let mut new_id = vec![u32::MAX; n_flows];
+    let mut next = 0u32;
+    for f in 0..n_flows {
+        if reversed[f] {
+            let fl = &s.flows[f];
+            notes.push(format!(
+                "RTP stream 0x{:08x} ({} -> {}) runs from the receiver to the sender (a two-way call?); left out, name it with --media rtp:SSRC to keep it",
+                fl.ssrc.unwrap_or(0),
+                addr_to_string(&fl.src),
+                addr_to_string(&fl.dst)
+            ));
+        } else {
+            new_id[f] = next;
+            next += 1;
         }
     }
-    let n_flows = flows.len();
-    let dups: u64 = per.iter().map(|c| c.dups).sum();
-    let reordered: u64 = per.iter().map(|c| c.reordered).sum();
-    let unmatched: u64 = per.iter().map(|c| c.unmatched).sum();
-    let raw_min_owd = per.iter().filter_map(|c| c.raw_min).min();
+    let old = std::mem::take(&mut s.media);
+    let media = &mut s.media;
+    for i in 0..old.flow_id.len() {
+        let id = new_id[old.flow_id[i] as usize];
+        if id != u32::MAX {
+            media.flow_id.push(id);
+            media.seq.push(old.seq[i]);
+            media.send_ns.push(old.send_ns[i]);
+            media.recv_ns.push(old.recv_ns[i]);
+            media.size.push(old.size[i]);
+            media.ce.push(old.ce[i]);
+        }
+    }
+    drop_flows(&mut s.flows, &reversed);
+    drop_flows(&mut r.per, &reversed);
+    drop_flows(&mut s.stats, &reversed);
+    drop_flows(&mut r.stats, &reversed);
+}
 
-    // ---- tables and flags ----
-    let m = n_flows as u32;
+/// The tcp_flows table: one row per connection of the sender capture, flow ids after the `m`
+/// media flows, times relative to `t0`.
+fn tcp_rows(tracker: &TcpTracker, t0: i64, m: u32, tcp_ce: &HashMap<(u16, u16), u64>) -> TcpRows {
     let mut tcp = TcpRows::default();
-    for (i, f) in sender_tcp.flows.iter().enumerate() {
+    for (i, f) in tracker.flows.iter().enumerate() {
         let d = f.data_half();
         let h = &f.half[d];
         let (src, dst) = if d == 0 { (f.a, f.b) } else { (f.b, f.a) };
@@ -746,11 +804,19 @@ pub fn analyze(sender: &str, receiver: &str, opt: &Options, mut progress: Option
         let pk = if src.1 <= dst.1 { (src.1, dst.1) } else { (dst.1, src.1) };
         tcp.ecn_marks.push(tcp_ce.get(&pk).copied().unwrap_or(0));
     }
-    let tcp_start_ns = opt.tcp_start_ns.or_else(|| {
-        tcp.syn_ns.iter().zip(&sender_tcp.flows).map(|(s, f)| s.unwrap_or(f.first_ns - t0)).min()
-    });
-    let tcp_end_ns = tcp.end_ns.iter().zip(&tcp.last_ns).map(|(e, l)| e.unwrap_or(*l)).max();
+    tcp
+}
 
+/// The `runs` row: counts, loss runs per flow in send order, one-way delay range, the PAM 2013
+/// anomaly flags.
+fn summarize(opt: &Options, s: &SenderPass, r: &ReceiverPass, tcp: &TcpRows, notes: &mut Vec<String>) -> RunSummary {
+    let (media, t0) = (&s.media, s.t0);
+    let dups: u64 = r.per.iter().map(|c| c.dups).sum();
+    let reordered: u64 = r.per.iter().map(|c| c.reordered).sum();
+    let unmatched: u64 = r.per.iter().map(|c| c.unmatched).sum();
+    let raw_min_owd = r.per.iter().filter_map(|c| c.raw_min).min();
+    let tcp_start_ns = opt.tcp_start_ns.or_else(|| tcp.syn_ns.iter().zip(&s.tcp.flows).map(|(x, f)| x.unwrap_or(f.first_ns - t0)).min());
+    let tcp_end_ns = tcp.end_ns.iter().zip(&tcp.last_ns).map(|(e, l)| e.unwrap_or(*l)).max();
     let mut run = RunSummary {
         t0_epoch_ns: t0,
         tcp_start_ns,
@@ -759,17 +825,16 @@ pub fn analyze(sender: &str, receiver: &str, opt: &Options, mut progress: Option
         duplicates: dups,
         reordered,
         unmatched,
-        sender_duplicates: sender_dups,
+        sender_duplicates: s.dups,
         clock_offset_ns: opt.clock_offset_ns,
         clock_offset_bound_ns: raw_min_owd,
-        sender_frames: s_frames,
-        receiver_frames: r_frames,
-        sender_bytes: s_bytes,
-        receiver_bytes: r_bytes,
+        sender_frames: s.frames,
+        receiver_frames: r.frames,
+        sender_bytes: s.bytes,
+        receiver_bytes: r.bytes,
         ..Default::default()
     };
-    // Loss runs per flow, in send order.
-    let mut cur = vec![0u64; n_flows];
+    let mut cur = vec![0u64; s.flows.len()];
     for i in 0..media.flow_id.len() {
         let f = media.flow_id[i] as usize;
         if media.recv_ns[i] == NULL_NS {
@@ -802,9 +867,14 @@ pub fn analyze(sender: &str, receiver: &str, opt: &Options, mut progress: Option
     if unmatched > 0 {
         notes.push(format!("{unmatched} media packets at the receiver have no sender-side copy (the captures cover different intervals?)"));
     }
+    run
+}
 
-    let mut rtp_streams = Vec::new();
-    for (side, stats) in [("sender", &send_stats), ("receiver", &recv_stats)] {
+/// One row per RTP stream and side with packets: RFC 3550 counts, jitter (NaN without a clock
+/// rate or with one packet), packet spacing.
+fn rtp_stream_rows(flows: &[MediaFlow], send: &[StreamStats], recv: &[StreamStats]) -> Vec<RtpStreamRow> {
+    let mut rows = Vec::new();
+    for (side, stats) in [("sender", send), ("receiver", recv)] {
         for (i, s) in stats.iter().enumerate() {
             let f = &flows[i];
             let (Some(ssrc), Some(pt)) = (f.ssrc, f.payload_type) else { continue };
@@ -816,7 +886,7 @@ pub fn analyze(sender: &str, receiver: &str, opt: &Options, mut progress: Option
             } else {
                 (f64::NAN, f64::NAN, f64::NAN)
             };
-            rtp_streams.push(RtpStreamRow {
+            rows.push(RtpStreamRow {
                 side,
                 flow_id: i as u32,
                 ssrc,
@@ -837,11 +907,7 @@ pub fn analyze(sender: &str, receiver: &str, opt: &Options, mut progress: Option
             });
         }
     }
-    if flows.iter().any(|f| f.payload_type.is_some_and(|pt| static_clock_rate(pt).is_none())) && opt.clock_rate.is_none() {
-        notes.push("dynamic RTP payload type: jitter needs --clock-rate (left empty)".into());
-    }
-
-    Ok(Analysis { media, media_flows: flows, tcp, rtp_streams, run, sender_warnings: sw, receiver_warnings: rw, notes })
+    rows
 }
 
 #[cfg(test)]
