@@ -54,6 +54,21 @@ MUTANTS = [
      "pub const TS_OPTION_BYTES: u32 = 12;", "pub const TS_OPTION_BYTES: u32 = 10;", ["-p", "jitterlab-sim"]),
     ("rtp-extension-length", "crates/capture/src/wire.rs",
      "hlen += 4 + 4 * be16(b, hlen + 2) as usize;", "hlen += 4 * be16(b, hlen + 2) as usize;", ["-p", "jitterlab-capture"]),
+    # Issue 29: the documented constants of CAKE, COBALT, FQ-PIE, BBR and the cellular model,
+    # each against the test that pins it (narrowed to that test binary to keep a run short).
+    ("cake-failsafe-1.5x", "crates/sim/src/qdisc/cake/shaper.rs",
+     "self.failsafe_next_packet += dur + (dur >> 1);", "self.failsafe_next_packet += dur + (dur >> 2);",
+     ["-p", "jitterlab-sim", "--lib", "qdisc::cake"]),
+    ("cake-buffer-floor-4mib", "crates/sim/src/qdisc/cake/mod.rs",
+     ".max(4 << 20),", ".max(2 << 20),", ["-p", "jitterlab-sim", "--lib", "qdisc::cake"]),
+    ("cobalt-sojourn-floor-4-mtu", "crates/sim/src/qdisc/cobalt.rs",
+     "sojourn > p.mtu_time * 4;", "sojourn > p.mtu_time * 2;", ["-p", "jitterlab-sim", "--lib", "qdisc::cobalt"]),
+    ("fq-pie-ecn-prob-10", "crates/sim/src/qdisc/fq_pie.rs",
+     "pub const DEFAULT_ECN_PROB: u64 = 10;", "pub const DEFAULT_ECN_PROB: u64 = 20;", ["-p", "jitterlab-sim", "--lib", "qdisc::fq_pie"]),
+    ("bbr-extra-acked-win-5", "crates/sim/src/tcp/cc/bbr.rs",
+     "pub const EXTRA_ACKED_WIN_RTTS: u32 = 5;", "pub const EXTRA_ACKED_WIN_RTTS: u32 = 10;", ["-p", "jitterlab-sim", "--test", "tcp_bbr"]),
+    ("cellular-harq-last-try", "crates/sim/src/cellular.rs",
+     "if tx + 1 < p.harq_max_tx {", "if tx + 1 <= p.harq_max_tx {", ["-p", "jitterlab-sim", "--test", "cellular"]),
 ]
 
 

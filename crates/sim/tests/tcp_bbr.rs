@@ -506,6 +506,34 @@ fn cwnd_is_gain_times_bdp_plus_allowances() {
     assert_eq!(m.b.bdp(m.b.max_bw(), CWND_GAIN), 198);
 }
 
+/// bbr_update_ack_aggregation keeps the largest extra-acked of the current and the previous
+/// window of `bbr_extra_acked_win_rtts` = 5 rounds, flipping windows every 5th round start. After
+/// the last aggregated round R (98 packets allowed, capped at bw·100 ms), ACKs of 1 packet a round
+/// apart show 1 extra packet each (the epoch restarts: 1 ≤ the 98 expected). R's window ends at the
+/// next flip (1..=5 rounds later) and the window before it is cleared then, R's own 5 rounds after:
+/// the allowance holds for the first 5 rounds after R and is down to 1 by the 10th (while the
+/// bandwidth filter still holds, ten rounds, see `max_bw_filter_forgets_after_ten_rounds`).
+#[test]
+fn ack_aggregation_window_is_five_rounds() {
+    let mut m = Model::to_probe_bw(3);
+    for _ in 0..7 {
+        m.ack(99, 106, Time::from_ms(101), RTT);
+    }
+    assert_eq!(m.b.ack_aggregation_cwnd(), 98);
+    let bw = m.b.max_bw();
+    let mut seen = vec![];
+    for _ in 1..=10 {
+        m.ack(1, 106, RTT, RTT);
+        seen.push(m.b.ack_aggregation_cwnd());
+    }
+    assert_eq!(m.b.max_bw(), bw, "the bandwidth (and so the cap) is unchanged for ten rounds");
+    assert_eq!(seen[..5], [98; 5], "{seen:?}");
+    assert_eq!(seen[9], 1, "{seen:?}");
+    // It drops once, at the flip that clears R's window.
+    let k = seen.iter().position(|&a| a == 1).unwrap();
+    assert!(seen[k..].iter().all(|&a| a == 1) && (5..10).contains(&k), "{seen:?}");
+}
+
 /// bbr_update_min_rtt: with no RTT below 100 ms since init (t = 0), PROBE_RTT starts on the first
 /// ACK after 10 s, holds cwnd at 4 packets, and — once in flight is down to 4 — lasts 200 ms and a
 /// round before restoring the saved cwnd and going back to PROBE_BW.

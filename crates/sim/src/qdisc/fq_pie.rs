@@ -283,6 +283,17 @@ mod tests {
         q.stats().check(q.backlog_pkts(), q.backlog_bytes()).unwrap();
     }
 
+    /// tc's `ecn_prob` default (Linux fq_pie_init: `q->ecn_prob = 10`): an ECT packet chosen for
+    /// an early drop is marked while the flow's probability is at most 10 %
+    /// (`prob <= MAX_PROB / 100 * ecn_prob`).
+    #[test]
+    fn ecn_prob_defaults_to_ten_percent() {
+        let p = read_params(&mut params(json!({}))).unwrap();
+        assert_eq!(p.pie.mark_ecnth, 0.10);
+        let p = read_params(&mut params(json!({"ecn_prob": 35}))).unwrap();
+        assert_eq!(p.pie.mark_ecnth, 0.35);
+    }
+
     #[test]
     fn limit_and_builder() {
         let mut h = Harness::new(FqPie::new(FqPieParams { pie: PieParams::default(), limit: 2, flows: 16, quantum: 1514 }, 1, Rng::stream(1, "p")));

@@ -52,6 +52,44 @@ fn shaper_fixed_point() {
     assert_eq!(Cake::new(CakeParams::default(), Rng::stream(1, "c")).buffer_limit(), 10240 * 1514);
 }
 
+/// Linux cake_reconfigure's floor: the automatic memory limit is four RTTs at the rate but at
+/// least 4 MiB. At 4 Mbit/s that is 4 × 100 ms × 500 000 B/s = 200 000 B, so 4 194 304 B: 2796
+/// packets of 1500 B fit (4 194 000 B), the 2797th overflows and the flow's head is dropped.
+#[test]
+fn memory_limit_floor_is_four_mib() {
+    let mut h = cake(CakeParams { rate_bytes: 500_000, ..Default::default() });
+    assert_eq!(h.q.buffer_limit(), 4 << 20);
+    for _ in 0..2796 {
+        assert_eq!(offer(&mut h, Time::ZERO, 1, 0, 1, 1500, Ecn::NotEct), Verdict::Queued);
+    }
+    assert!(h.victims.is_empty());
+    assert_eq!(offer(&mut h, Time::ZERO, 1, 0, 1, 1500, Ecn::NotEct), Verdict::Queued);
+    assert_eq!(h.victims.len(), 1);
+    assert_eq!(h.q.backlog_pkts(), 2796);
+    h.check();
+}
+
+/// cake_advance_shaper: a packet sent pushes the failsafe time on by 1.5× its charge; a packet
+/// dropped in ingress mode pushes only the shaper's schedule. 4 Mbit/s (2000 ns/B), ingress,
+/// memlimit 3000 B: A (1500 B) leaves at 0, so the next send is due at 3 ms and the failsafe at
+/// 4.5 ms. B and C fill the memory; D overflows, the head B is dropped and charged: next send at
+/// 6 ms. The failsafe lets C (or, if BLUE drops it, D) out at 4.5 ms.
+#[test]
+fn failsafe_releases_after_one_and_a_half_charges() {
+    let mut h = cake(CakeParams { rate_bytes: 500_000, ingress: true, memlimit: Some(3000), ..Default::default() });
+    offer(&mut h, Time::ZERO, 1, 0, 1, 1500, Ecn::NotEct);
+    assert_eq!(h.take(Time::ZERO).map(|x| x.1), Some(1500));
+    offer(&mut h, Time::ZERO, 1, 0, 1, 1500, Ecn::NotEct);
+    offer(&mut h, Time::ZERO, 1, 0, 1, 1500, Ecn::NotEct);
+    assert_eq!(h.q.next_wakeup(Time::ZERO), Some(Time::from_ms(3)));
+    assert_eq!(offer(&mut h, Time::ZERO, 1, 0, 1, 1500, Ecn::NotEct), Verdict::Queued);
+    assert_eq!(h.victims.len(), 1);
+    assert_eq!(h.q.next_wakeup(Time::ZERO), Some(Time::from_us(4500)));
+    assert_eq!(h.take(Time::from_us(4499)), None);
+    assert!(h.take(Time::from_us(4500)).is_some());
+    h.check();
+}
+
 /// A burst of mixed sizes, one flow, all queued at 0, dequeued as soon as the shaper allows
 /// (the engine's watchdog asks at next_wakeup). 4 Mbit/s (2 µs/B), overhead 18, mpu 64:
 /// charges 1518, 64 (40 + 18 < mpu), 618, 1518, 118 bytes. By hand, departures at 0,
