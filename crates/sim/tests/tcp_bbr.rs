@@ -265,6 +265,25 @@ fn gso_skb_size_as_tcp_tso_autosize() {
     assert_eq!(b.gso_segs(MSS, Some(Time::from_secs(1))), 1);
 }
 
+/// bbr_min_tso_segs' threshold, bbr_min_tso_rate = 1.2 Mbit/s: 1 segment per skb while the
+/// pacing rate is below 150,000 B/s, 2 from there. The initial rate (10 packets of 1000 B per
+/// SRTT × 2.885, 1 % margin: 28,446 B/s at 1 s) is ~142,000 B/s at an SRTT of 200 ms and
+/// ~158,000 B/s at 180 ms, either side of it; both far below one 1000-byte segment per 1/1024 s.
+#[test]
+fn min_tso_segs_switch_at_1200_kbit() {
+    let at = |srtt_ms: u64| {
+        let mut st = CcState::new(MSS, 10 * MSS);
+        st.srtt = Some(Time::from_ms(srtt_ms));
+        let mut b = Bbr::new(BbrConfig { seed: 1 });
+        b.init(&mut st);
+        (b.pacing_rate(&st).unwrap(), b.gso_segs(MSS, Some(Time::from_secs(1))))
+    };
+    let (r200, s200) = at(200);
+    let (r180, s180) = at(180);
+    assert!((140_000.0..150_000.0).contains(&r200) && (150_000.0..160_000.0).contains(&r180), "{r200} {r180}");
+    assert_eq!((s200, s180), (1, 2));
+}
+
 /// bbr_update_bw's max filter (lib/minmax.c, 10 rounds): a round at 120 packets per 100 ms
 /// (20132) is the estimate for that round and the next 10, whatever lower samples follow, and is
 /// gone in the 11th (then the 99-packet rounds' 16609).

@@ -52,6 +52,20 @@ fn shaper_fixed_point() {
     assert_eq!(Cake::new(CakeParams::default(), Rng::stream(1, "c")).buffer_limit(), 10240 * 1514);
 }
 
+/// cake_set_rate's quantum is rate >> 12 within 300..=1514: 40 Mbit/s = 5 000 000 B/s gives
+/// 1220. tc's `rtt` alone sets target = rtt / 20 (60 ms → 3 ms). Unset, the keys are Linux's
+/// defaults: 100 ms interval, 5 ms target, triple-isolate, besteffort.
+#[test]
+fn quantum_from_rate_target_from_rtt_and_defaults() {
+    let q = Cake::new(CakeParams { rate_bytes: 5_000_000, ..Default::default() }, Rng::stream(1, "c"));
+    assert_eq!(q.flow_quantum(), 1220);
+    let p = read_params(&mut params(json!({"rtt": "60ms"}))).unwrap();
+    assert_eq!((p.rtt, p.target), (Time::from_ms(60), Time::from_ms(3)));
+    let d = read_params(&mut params(json!({}))).unwrap();
+    assert_eq!((d.rtt, d.target, d.flow_mode), (Time::from_ms(100), Time::from_ms(5), FLOW_TRIPLE));
+    assert_eq!(d, CakeParams::default());
+}
+
 /// Linux cake_reconfigure's floor: the automatic memory limit is four RTTs at the rate but at
 /// least 4 MiB. At 4 Mbit/s that is 4 × 100 ms × 500 000 B/s = 200 000 B, so 4 194 304 B: 2796
 /// packets of 1500 B fit (4 194 000 B), the 2797th overflows and the flow's head is dropped.
