@@ -131,6 +131,8 @@ pub(crate) fn common(p: &mut Params, b: &mut Build, kind: &str, default_name: &s
     Ok((name, from, to, start, stop, ecn))
 }
 
+// One call per media pair, from the scenario's keys: a struct would only rename them.
+#[allow(clippy::too_many_arguments)]
 fn add_pair(b: &mut Build, name: String, kind: &str, from: NodeId, to: NodeId, pattern: Pattern, start: Time, stop: Time, ecn: bool) {
     let flow = b.add_flow(&name, kind);
     let sink_id = b.sim.next_agent_id() + 1;

@@ -214,6 +214,8 @@ impl Keys {
 
 const PLAIN: Keys = Keys { prefix: "", queue: None };
 
+// `!(shape > 1.0)` on purpose: NaN is refused too.
+#[allow(clippy::neg_cmp_op_on_partial_ord)]
 fn parse_jitter(p: &mut Params, key: &str) -> Result<Option<Jitter>, ConfigError> {
     let Some(mut j) = p.table_opt(key)? else { return Ok(None) };
     let dist = j.choice("dist", &["uniform", "exponential", "normal", "pareto"], None)?;
@@ -575,7 +577,7 @@ pub fn build(v: &Value, seed: u64) -> Result<Built, ConfigError> {
             let (rate, overhead, trace) = channel_capacity(&dir.capacity, seed, &name, duration).map_err(|m| ConfigError::new(dir.capacity_path.clone(), m))?;
             let q = build_qdisc(dir.queue, &dir.queue_path, rate, &mut rng)?;
             let is_sampled = match &sampled {
-                Some(v) => v.iter().any(|s| *s == name),
+                Some(v) => v.contains(&name),
                 None => !name.ends_with(".rev"),
             };
             let id = sim.add_channel(ChannelSpec { name, from: a, to: b, rate, delay: dir.delay, qdisc: q, trace, jitter: dir.jitter, reorder: dir.reorder, loss: dir.loss, sampled: is_sampled });

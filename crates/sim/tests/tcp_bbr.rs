@@ -28,7 +28,8 @@ fn registry_refuses_unknown_names_listing_the_known_ones() {
     assert!(Sender::try_new(TcpConfig { cc: "vegas".into(), ..cfg }, None).is_err());
     // Through a scenario: the key's path and the list.
     let v = path_scenario("vegas", "1s", "100kB");
-    let e = scenario::run(&v, 1).err().expect("refused").to_string();
+    let Err(e) = scenario::run(&v, 1) else { panic!("refused") };
+    let e = e.to_string();
     assert!(e.contains("cc") && e.contains("reno, cubic, bbr, dctcp") && e.contains("vegas"), "{e}");
 }
 
@@ -192,7 +193,7 @@ fn app_limited_marking_as_tcp_rate() {
     h.ack(1 + 9 * MSS, Some((1 + 10 * MSS, 2 + 10 * MSS)));
     assert_eq!(h.s.last_rate_sample().unwrap().acked_sacked, 1);
     assert_eq!(h.s.cc_state().app_limited, 9 * MSS + 1 + MSS);
-    h.now = h.now + Time::from_secs(1);
+    h.now += Time::from_secs(1);
     h.s.on_rto(h.now, &mut h.out);
     assert_eq!(h.take(), vec![(1 + 9 * MSS, MSS as u32)]);
     h.now += RTT;
