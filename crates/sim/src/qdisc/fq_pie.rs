@@ -283,15 +283,33 @@ mod tests {
         q.stats().check(q.backlog_pkts(), q.backlog_bytes()).unwrap();
     }
 
-    /// tc's `ecn_prob` default (Linux fq_pie_init: `q->ecn_prob = 10`): an ECT packet chosen for
-    /// an early drop is marked while the flow's probability is at most 10 %
-    /// (`prob <= MAX_PROB / 100 * ecn_prob`).
+    /// Linux fq_pie_init's defaults: `sch->limit` 10240 packets, 1024 flows, quantum =
+    /// psched_mtu (1514 on Ethernet), `ecn_prob` 10: an ECT packet chosen for an early drop is
+    /// marked while the flow's probability is at most 10 % (`prob <= MAX_PROB / 100 * ecn_prob`).
     #[test]
-    fn ecn_prob_defaults_to_ten_percent() {
+    fn defaults_are_fq_pie_inits() {
         let p = read_params(&mut params(json!({}))).unwrap();
-        assert_eq!(p.pie.mark_ecnth, 0.10);
+        assert_eq!((p.limit, p.flows, p.quantum, p.pie.mark_ecnth), (10240, 1024, 1514, 0.10));
         let p = read_params(&mut params(json!({"ecn_prob": 35}))).unwrap();
         assert_eq!(p.pie.mark_ecnth, 0.35);
+    }
+
+    /// The ECN threshold is inclusive: with the flow's probability exactly at ecn_prob (10 %),
+    /// every ECT packet PIE picks (u < p, about one in ten) is marked and none dropped.
+    #[test]
+    fn ecn_marks_at_exactly_ecn_prob() {
+        let pie = PieParams { ecn: true, mark_ecnth: 0.10, ..PieParams::default() };
+        let mut h = Harness::new(fq(pie));
+        let idx = h.q.bucket(1);
+        for _ in 0..3 {
+            assert_eq!(h.offer(Time::ZERO, 1, 1500, Ecn::Ect0), Verdict::Queued, "the burst allowance lets them in");
+        }
+        let v = &mut h.q.flows[idx].vars;
+        (v.drop_prob, v.qdelay, v.qdelay_old, v.burst_allowance, v.next_update) = (0.10, Time::from_ms(20), Time::from_ms(20), Time::ZERO, Time::from_secs(1000));
+        let marked = (0..400).filter(|_| h.offer(Time::ZERO, 1, 1500, Ecn::Ect0) == Verdict::Marked).count();
+        assert!((20..=70).contains(&marked), "about 40 of 400: {marked}");
+        assert_eq!(h.q.stats().dropped_pkts(), 0);
+        h.check();
     }
 
     #[test]
