@@ -198,6 +198,26 @@ MUTANTS = [
      "DEFAULT_SHIFT_G: u32 = 4;", "DEFAULT_SHIFT_G: u32 = 5;", ["-p", "jitterlab-sim", "--lib"]),
     ("dctcp-cut-11", "crates/sim/src/tcp/cc/dctcp.rs",
      "self.alpha as u128) >> 11", "self.alpha as u128) >> 10", ["-p", "jitterlab-sim", "--lib"]),
+    # BBR's other tcp_bbr.c constants the docs cite, against tests/tcp_bbr.rs (all but the TSO cap
+    # were already pinned there).
+    ("bbr-full-bw-thresh", "crates/sim/src/tcp/cc/bbr.rs",
+     "FULL_BW_THRESH: u32 = BBR_UNIT * 5 / 4;", "FULL_BW_THRESH: u32 = BBR_UNIT * 6 / 4;", ["-p", "jitterlab-sim", "--test", "tcp_bbr"]),
+    ("bbr-pacing-margin", "crates/sim/src/tcp/cc/bbr.rs",
+     "PACING_MARGIN_PERCENT: u64 = 1;", "PACING_MARGIN_PERCENT: u64 = 2;", ["-p", "jitterlab-sim", "--test", "tcp_bbr"]),
+    ("bbr-pacing-shift", "crates/sim/src/tcp/cc/bbr.rs",
+     "PACING_SHIFT: u32 = 10;", "PACING_SHIFT: u32 = 9;", ["-p", "jitterlab-sim", "--test", "tcp_bbr"]),
+    ("bbr-extra-acked-max", "crates/sim/src/tcp/cc/bbr.rs",
+     "EXTRA_ACKED_MAX_US: u64 = 100_000;", "EXTRA_ACKED_MAX_US: u64 = 50_000;", ["-p", "jitterlab-sim", "--test", "tcp_bbr"]),
+    ("bbr-extra-acked-gain", "crates/sim/src/tcp/cc/bbr.rs",
+     "EXTRA_ACKED_GAIN: u32 = BBR_UNIT;", "EXTRA_ACKED_GAIN: u32 = BBR_UNIT / 2;", ["-p", "jitterlab-sim", "--test", "tcp_bbr"]),
+    ("bbr-gso-max", "crates/sim/src/tcp/cc/bbr.rs",
+     "GSO_MAX_SIZE: u64 = 65_536;", "GSO_MAX_SIZE: u64 = 32_768;", ["-p", "jitterlab-sim", "--test", "tcp_bbr"]),
+    ("bbr-tso-rtt-log", "crates/sim/src/tcp/cc/bbr.rs",
+     "TSO_RTT_LOG: u32 = 9;", "TSO_RTT_LOG: u32 = 8;", ["-p", "jitterlab-sim", "--test", "tcp_bbr"]),
+    ("bbr-tso-max-bytes", "crates/sim/src/tcp/cc/bbr.rs",
+     "TSO_MAX_BYTES: u64 = 65_536 - 1 - 320;", "TSO_MAX_BYTES: u64 = 65_536 - 1;", ["-p", "jitterlab-sim", "--test", "tcp_bbr"]),
+    ("bbr-init-cwnd", "crates/sim/src/tcp/cc/bbr.rs",
+     "TCP_INIT_CWND: u64 = 10;", "TCP_INIT_CWND: u64 = 4;", ["-p", "jitterlab-sim", "--test", "tcp_bbr"]),
 ]
 
 

@@ -285,6 +285,30 @@ fn min_tso_segs_switch_at_1200_kbit() {
     assert_eq!((s200, s180), (1, 2));
 }
 
+/// bbr_tso_segs_goal: min(pacing_rate >> 10, GSO_MAX_SIZE − 1 − MAX_TCP_HEADER = 65,215 B) per
+/// skb, in segments, at most 127: at the multi-Gbit/s initial rate of a 10 µs SRTT that is
+/// 65,215 / 600 = 108 segments of 600 B (65,535 B would give 109) and 65 of 1000 B.
+#[test]
+fn tso_goal_caps_at_gso_max_less_headers() {
+    let mut st = CcState::new(MSS, 10 * MSS);
+    st.srtt = Some(Time::from_us(10));
+    let mut b = Bbr::new(BbrConfig { seed: 1 });
+    b.init(&mut st);
+    assert!(b.pacing_rate(&st).unwrap() > 1e9, "{:?}", b.pacing_rate(&st));
+    assert_eq!((b.tso_segs_goal(600), b.tso_segs_goal(1000)), (108, 65));
+}
+
+/// bbr_bdp before any RTT sample: "no valid RTT samples yet? Cap at the default of TCP_INIT_CWND"
+/// (10 packets, RFC 6928), whatever the bandwidth and gain.
+#[test]
+fn bdp_without_rtt_is_the_initial_window() {
+    let mut st = CcState::new(MSS, 10 * MSS);
+    let mut b = Bbr::new(BbrConfig { seed: 1 });
+    b.init(&mut st);
+    assert_eq!(b.min_rtt(), None);
+    assert_eq!((b.bdp(1 << 30, CWND_GAIN), b.bdp(1, BBR_UNIT)), (10, 10));
+}
+
 /// bbr_update_bw's max filter (lib/minmax.c, 10 rounds): a round at 120 packets per 100 ms
 /// (20132) is the estimate for that round and the next 10, whatever lower samples follow, and is
 /// gone in the 11th (then the 99-packet rounds' 16609).
