@@ -64,7 +64,8 @@ fn write_pair(tag: &str) -> (String, String) {
         tcp(T0 + 700 * MS, true, isn + 1001, 8, 0x10, 1000, 0),
         tcp(T0 + 760 * MS, false, 8, isn + 3001, 0x10, 0, 0),
     ];
-    let mut sender_frames: Vec<(i64, Box<dyn Fn(&mut PcapWriter<std::fs::File>)>)> = Vec::new();
+    type Write = Box<dyn Fn(&mut PcapWriter<std::fs::File>)>;
+    let mut sender_frames: Vec<(i64, Write)> = Vec::new();
     for p in segs_s {
         sender_frames.push((p.ts_ns, Box::new(move |w| w.write_tcp(&p).unwrap())));
     }

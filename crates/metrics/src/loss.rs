@@ -66,8 +66,8 @@ pub fn lost_mask(m: &Media, bases: &[Base], jb_ns: Option<i64>) -> Vec<bool> {
             (Some(jb), Some(base)) => base.saturating_add(jb),
             _ => i64::MAX,
         };
-        for r in s.lo..s.hi {
-            out[r] = match m.owd(r) {
+        for (r, o) in (s.lo..s.hi).zip(&mut out[s.lo..s.hi]) {
+            *o = match m.owd(r) {
                 None => true,
                 Some(d) => d > limit,
             };
@@ -114,10 +114,10 @@ pub fn jb_loss(m: &Media, w: Window, bases: &[Base], jbs_ns: &[i64]) -> JbLoss {
                 (Some(_), None) => {}
             }
         }
-        for j in 0..nj {
+        for (j, &l) in late.iter().enumerate() {
             out.packets[si * nj + j] = n;
             out.pure[si * nj + j] = pure;
-            out.late[si * nj + j] = late[j];
+            out.late[si * nj + j] = l;
         }
     }
     out
@@ -421,11 +421,10 @@ pub fn burst_stats(m: &Media, lost: &[bool], w: Window) -> Vec<BurstStats> {
             let (mut from_rcv, mut rcv_to_lost, mut from_lost, mut lost_to_rcv) = (0u64, 0u64, 0u64, 0u64);
             let mut prev: Option<bool> = None;
             if let Some(b) = m.bounds(s, w) {
-                for r in s.lo..s.hi {
+                for (r, &l) in (s.lo..s.hi).zip(&lost[s.lo..s.hi]) {
                     if !m.in_bounds(r, b) {
                         continue;
                     }
-                    let l = lost[r];
                     n += 1;
                     nl += l as u64;
                     match prev {
@@ -510,7 +509,7 @@ mod tests {
     fn lost_run(k: usize) -> Vec<Option<i64>> {
         // received, k lost, received
         let mut v = vec![Some(5)];
-        v.extend(std::iter::repeat(None).take(k));
+        v.extend(std::iter::repeat_n(None, k));
         v.push(Some(5));
         v
     }

@@ -330,8 +330,8 @@ impl Media {
         let mut out = vec![false; self.len()];
         for s in &self.streams {
             if let Some(b) = self.bounds(s, w) {
-                for r in s.lo..s.hi {
-                    out[r] = self.in_bounds(r, b);
+                for (r, o) in (s.lo..s.hi).zip(&mut out[s.lo..s.hi]) {
+                    *o = self.in_bounds(r, b);
                 }
             }
         }

@@ -80,14 +80,16 @@ fn write_tmp(t: &Tables, node_names: &[String], dir: &Path) -> io::Result<Vec<(S
     let mut wscale: HashMap<(u32, u16), u8> = HashMap::new();
     let mut order = vec![];
     for r in &t.taps {
-        if !writers.contains_key(&r.node) {
-            let name = &node_names[r.node as usize];
-            let path = dir.join(format!("{name}.pcap"));
-            let file = File::create(tmp_path(dir, name))?;
-            writers.insert(r.node, (path.clone(), PcapWriter::new(BufWriter::new(file), if t.pcap_snaplen == 0 { 65_535 } else { t.pcap_snaplen })?));
-            order.push((name.clone(), path));
-        }
-        let w = &mut writers.get_mut(&r.node).expect("inserted").1;
+        let w = match writers.entry(r.node) {
+            std::collections::hash_map::Entry::Occupied(e) => &mut e.into_mut().1,
+            std::collections::hash_map::Entry::Vacant(v) => {
+                let name = &node_names[r.node as usize];
+                let path = dir.join(format!("{name}.pcap"));
+                let file = File::create(tmp_path(dir, name))?;
+                order.push((name.clone(), path.clone()));
+                &mut v.insert((path, PcapWriter::new(BufWriter::new(file), if t.pcap_snaplen == 0 { 65_535 } else { t.pcap_snaplen })?)).1
+            }
+        };
         let p = &r.pkt;
         let ts = EPOCH_NS + r.t_ns;
         let (src, dst) = (node_addr(p.src), node_addr(p.dst));

@@ -262,6 +262,8 @@ fn channel_loss_periods(py: Python<'_>, scenario_json: &str, seed: u64, channel:
 /// for `duration` (a string with a unit) with `seed` on channel `channel` (stream
 /// `cellular:<channel>`), and the model's mean rate in bit/s.
 #[pyfunction]
+// `!(secs > 0.0)` on purpose: NaN is refused too.
+#[allow(clippy::neg_cmp_op_on_partial_ord)]
 fn cellular_trace(py: Python<'_>, model_json: &str, duration: &str, seed: u64, channel: &str) -> PyResult<(Vec<u64>, f64)> {
     let secs = jitterlab_sim::config::parse_duration(duration).map_err(|m| ScenarioError::new_err(format!("--duration: {m}")))?;
     if !(secs > 0.0) || secs > 366.0 * 86400.0 {

@@ -14,6 +14,7 @@
 //!     the block is only later, by whole HARQ rounds (plus RLC delays);
 //!  5. delivers in order (RLC acknowledged mode): a block leaves no earlier than the block before
 //!     it, so a retransmitted block holds back the later ones.
+//!
 //! Each block's opportunities are stamped with its in-order delivery millisecond (the end of its
 //! TTI plus its retransmission delay; the TTI grid is offset from the run's origin by a random
 //! whole number of ms below one TTI). The stamps form a Mahimahi trace, so a cellular link runs
@@ -103,6 +104,8 @@ fn prob(p: &mut Params, key: &str, default: f64, max: f64) -> Result<f64, Config
 
 impl CellularParams {
     /// Reads a `cellular = { … }` table; every error names the key.
+    // `!(x >= 0.0)` and the like on purpose: NaN must fail every check.
+    #[allow(clippy::neg_cmp_op_on_partial_ord)]
     pub fn parse(p: &mut Params) -> Result<CellularParams, ConfigError> {
         let d = DEFAULTS;
         let mean_bps = p.rate_opt("mean_rate")?.map(|r| r.0 as f64).unwrap_or(d.mean_bps);
@@ -300,7 +303,7 @@ impl Generator {
         'rlc: loop {
             for tx in 0..p.harq_max_tx {
                 let fail = if tx == 0 { p.bler } else { p.bler_retx };
-                if !(self.rng.uniform() < fail) {
+                if self.rng.uniform() >= fail {
                     break 'rlc;
                 }
                 if tx + 1 < p.harq_max_tx {

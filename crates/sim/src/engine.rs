@@ -146,7 +146,7 @@ impl<'a> Ctx<'a> {
         let sl = &mut core.slots[slot as usize];
         sl.armed = Some((at, seq));
         // An event queued for this slot no later than `at` will re-queue itself for this setting.
-        if !sl.carrier.is_some_and(|(t, _)| t <= at) {
+        if sl.carrier.is_none_or(|(t, _)| t > at) {
             sl.carrier = Some((at, seq));
             core.events.push_reserved(at, seq, Ev::Timer(slot));
         }
@@ -422,8 +422,8 @@ impl Sim {
                     }
                 }
             }
-            for dst in 0..n {
-                if dst != src && first[dst].is_none() {
+            for (dst, f) in first.iter().enumerate() {
+                if dst != src && f.is_none() {
                     missing.push((src as NodeId, dst as NodeId));
                 }
             }

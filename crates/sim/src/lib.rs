@@ -13,6 +13,7 @@ pub mod estimate;
 pub mod event;
 pub mod link;
 pub mod media;
+pub mod minmax;
 pub mod packet;
 pub mod qdisc;
 pub mod record;

@@ -14,6 +14,8 @@ impl Time {
     pub const fn from_ms(ms: u64) -> Time { Time(ms * 1_000_000) }
     pub const fn from_secs(s: u64) -> Time { Time(s * 1_000_000_000) }
     /// Rounds to the nearest nanosecond; negative or NaN inputs give zero.
+    // `!(s > 0.0)` on purpose: NaN gives zero too.
+    #[allow(clippy::neg_cmp_op_on_partial_ord)]
     pub fn from_secs_f64(s: f64) -> Time {
         if !(s > 0.0) { return Time(0); }
         Time((s * 1e9).round() as u64)
@@ -21,6 +23,8 @@ impl Time {
     pub const fn ns(self) -> u64 { self.0 }
     pub fn secs_f64(self) -> f64 { self.0 as f64 * 1e-9 }
     pub fn saturating_sub(self, o: Time) -> Time { Time(self.0.saturating_sub(o.0)) }
+    /// Saturating multiple by a count (not `std::ops::Mul`: the operand is a u64, not a Time).
+    #[allow(clippy::should_implement_trait)]
     pub fn mul(self, k: u64) -> Time { Time(self.0.saturating_mul(k)) }
 }
 

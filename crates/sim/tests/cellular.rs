@@ -84,6 +84,44 @@ fn harq_delays_are_whole_rounds_and_rlc_delivers_in_order() {
     assert!((r - 0.012 / (1.0 - 0.012)).abs() < 0.002, "RLC retransmissions per block {r}");
 }
 
+/// HARQ's accounting: a block that fails all `harq_max_tx` = 3 transmissions has had 2
+/// retransmissions (the first transmission is not one), then RLC resends it after `rlc_delay`
+/// and HARQ starts again. So a block with r RLC retransmissions has 2r + k HARQ retransmissions,
+/// k = 0..=2 in the round that got through, and delay 8·(2r + k) + 40·r ms: a block resent once
+/// by RLC that then went through at once is exactly 2·8 + 40 = 56 ms late.
+/// The defaults docs/scenarios.md's table gives (PAM 2013 HSPA, docs/calibration.md): HSDPA's
+/// 2 ms TTI and 12 ms HARQ round (6 processes × 2 ms), a 10 % first-transmission BLER target.
+#[test]
+fn defaults_are_the_documented_calibration() {
+    let p = params(json!({}));
+    assert_eq!((p.mean_bps, p.min_bps, p.max_bps, p.sigma, p.coherence_ms), (3.0e6, 2.7e6, 5.0e6, 0.19, 1000.0));
+    assert_eq!((p.tti_ms, p.share, p.bler, p.bler_retx), (2, 0.45, 0.1, 0.03));
+    assert_eq!((p.harq_rtt_ms, p.harq_max_tx, p.rlc_delay_ms), (12, 4, 60));
+    assert_eq!(OPPORTUNITY_BYTES, 1504, "a Mahimahi trace line is one 1504-byte opportunity (PACKET_SIZE, link_queue.hh)");
+}
+
+#[test]
+fn harq_counts_retransmissions_not_transmissions() {
+    let p = params(json!({"bler": 0.3, "bler_retx": 0.5, "harq_rtt": "8ms", "harq_max_tx": 3, "rlc_delay": "40ms"}));
+    let mut g = Generator::new(&p, 11, "bottleneck");
+    let phase = g.phase_ms;
+    let mut once_at_once = 0;
+    for _ in 0..100_000 {
+        let b = g.step();
+        if b.opps == 0 {
+            continue;
+        }
+        let k = b.harq_retx.checked_sub(2 * b.rlc_retx).unwrap_or_else(|| panic!("{b:?}"));
+        assert!(k <= 2, "{b:?}");
+        if b.rlc_retx == 1 && k == 0 {
+            once_at_once += 1;
+            assert_eq!(b.own_ms - ((b.tti + 1) * 2 + phase), 56);
+        }
+    }
+    // P(RLC once, then through at once) = 0.3 · 0.5 · 0.5 · 0.7 ≈ 5 % of ~50k blocks.
+    assert!(once_at_once > 1000, "{once_at_once}");
+}
+
 #[test]
 fn no_retransmissions_without_block_errors() {
     let p = params(json!({"bler": 0.0}));

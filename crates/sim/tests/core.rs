@@ -67,7 +67,7 @@ fn cbr_at_twice_capacity_into_droptail50() {
     let owds: Vec<i64> = (n / 2..n).filter(|&i| t.media.recv_ns[i] != NULL_NS).map(|i| t.media.recv_ns[i] - t.media.send_ns[i]).collect();
     let mean = owds.iter().sum::<i64>() as f64 / owds.len() as f64;
     assert!((mean - 409e6).abs() < 8e6, "mean OWD {mean}");
-    assert!(owds.iter().all(|&d| d <= 409_000_000 && d >= 401_000_000), "{:?}", owds.iter().max());
+    assert!(owds.iter().all(|d| (401_000_000..=409_000_000).contains(d)), "{:?}", owds.iter().max());
     // Drops are attributed to the queue that made them.
     let idx = t.channels.iter().position(|c| c.name == "l").unwrap() as i32;
     // Every drop is attributed to the queue; what is neither received nor dropped is still in the

@@ -74,7 +74,9 @@ mod timers {
         fn as_any_mut(&mut self) -> &mut dyn Any { self }
     }
 
-    fn run(agents: Vec<(&'static str, Vec<(u32, Option<u64>)>)>) -> (Vec<(u64, &'static str, u32)>, u64) {
+    /// Per agent: its name and its (timer key, reset delay) script.
+    type Scripts = Vec<(&'static str, Vec<(u32, Option<u64>)>)>;
+    fn run(agents: Scripts) -> (Vec<(u64, &'static str, u32)>, u64) {
         let log: Log = Rc::default();
         let mut sim = Sim::new(1);
         let n = sim.add_node("n");

@@ -28,7 +28,8 @@ fn registry_refuses_unknown_names_listing_the_known_ones() {
     assert!(Sender::try_new(TcpConfig { cc: "vegas".into(), ..cfg }, None).is_err());
     // Through a scenario: the key's path and the list.
     let v = path_scenario("vegas", "1s", "100kB");
-    let e = scenario::run(&v, 1).err().expect("refused").to_string();
+    let Err(e) = scenario::run(&v, 1) else { panic!("refused") };
+    let e = e.to_string();
     assert!(e.contains("cc") && e.contains("reno, cubic, bbr, dctcp") && e.contains("vegas"), "{e}");
 }
 
@@ -192,7 +193,7 @@ fn app_limited_marking_as_tcp_rate() {
     h.ack(1 + 9 * MSS, Some((1 + 10 * MSS, 2 + 10 * MSS)));
     assert_eq!(h.s.last_rate_sample().unwrap().acked_sacked, 1);
     assert_eq!(h.s.cc_state().app_limited, 9 * MSS + 1 + MSS);
-    h.now = h.now + Time::from_secs(1);
+    h.now += Time::from_secs(1);
     h.s.on_rto(h.now, &mut h.out);
     assert_eq!(h.take(), vec![(1 + 9 * MSS, MSS as u32)]);
     h.now += RTT;
@@ -263,6 +264,49 @@ fn gso_skb_size_as_tcp_tso_autosize() {
     b.init(&mut st);
     assert_eq!(b.pacing_rate(&st), Some(28_446.0));
     assert_eq!(b.gso_segs(MSS, Some(Time::from_secs(1))), 1);
+}
+
+/// bbr_min_tso_segs' threshold, bbr_min_tso_rate = 1.2 Mbit/s: 1 segment per skb while the
+/// pacing rate is below 150,000 B/s, 2 from there. The initial rate (10 packets of 1000 B per
+/// SRTT × 2.885, 1 % margin: 28,446 B/s at 1 s) is ~142,000 B/s at an SRTT of 200 ms and
+/// ~158,000 B/s at 180 ms, either side of it; both far below one 1000-byte segment per 1/1024 s.
+#[test]
+fn min_tso_segs_switch_at_1200_kbit() {
+    let at = |srtt_ms: u64| {
+        let mut st = CcState::new(MSS, 10 * MSS);
+        st.srtt = Some(Time::from_ms(srtt_ms));
+        let mut b = Bbr::new(BbrConfig { seed: 1 });
+        b.init(&mut st);
+        (b.pacing_rate(&st).unwrap(), b.gso_segs(MSS, Some(Time::from_secs(1))))
+    };
+    let (r200, s200) = at(200);
+    let (r180, s180) = at(180);
+    assert!((140_000.0..150_000.0).contains(&r200) && (150_000.0..160_000.0).contains(&r180), "{r200} {r180}");
+    assert_eq!((s200, s180), (1, 2));
+}
+
+/// bbr_tso_segs_goal: min(pacing_rate >> 10, GSO_MAX_SIZE − 1 − MAX_TCP_HEADER = 65,215 B) per
+/// skb, in segments, at most 127: at the multi-Gbit/s initial rate of a 10 µs SRTT that is
+/// 65,215 / 600 = 108 segments of 600 B (65,535 B would give 109) and 65 of 1000 B.
+#[test]
+fn tso_goal_caps_at_gso_max_less_headers() {
+    let mut st = CcState::new(MSS, 10 * MSS);
+    st.srtt = Some(Time::from_us(10));
+    let mut b = Bbr::new(BbrConfig { seed: 1 });
+    b.init(&mut st);
+    assert!(b.pacing_rate(&st).unwrap() > 1e9, "{:?}", b.pacing_rate(&st));
+    assert_eq!((b.tso_segs_goal(600), b.tso_segs_goal(1000)), (108, 65));
+}
+
+/// bbr_bdp before any RTT sample: "no valid RTT samples yet? Cap at the default of TCP_INIT_CWND"
+/// (10 packets, RFC 6928), whatever the bandwidth and gain.
+#[test]
+fn bdp_without_rtt_is_the_initial_window() {
+    let mut st = CcState::new(MSS, 10 * MSS);
+    let mut b = Bbr::new(BbrConfig { seed: 1 });
+    b.init(&mut st);
+    assert_eq!(b.min_rtt(), None);
+    assert_eq!((b.bdp(1 << 30, CWND_GAIN), b.bdp(1, BBR_UNIT)), (10, 10));
 }
 
 /// bbr_update_bw's max filter (lib/minmax.c, 10 rounds): a round at 120 packets per 100 ms
@@ -504,6 +548,34 @@ fn cwnd_is_gain_times_bdp_plus_allowances() {
         assert_eq!(m.cwnd(), 198 + 98 + 6 + phase0);
     }
     assert_eq!(m.b.bdp(m.b.max_bw(), CWND_GAIN), 198);
+}
+
+/// bbr_update_ack_aggregation keeps the largest extra-acked of the current and the previous
+/// window of `bbr_extra_acked_win_rtts` = 5 rounds, flipping windows every 5th round start. After
+/// the last aggregated round R (98 packets allowed, capped at bw·100 ms), ACKs of 1 packet a round
+/// apart show 1 extra packet each (the epoch restarts: 1 ≤ the 98 expected). R's window ends at the
+/// next flip (1..=5 rounds later) and the window before it is cleared then, R's own 5 rounds after:
+/// the allowance holds for the first 5 rounds after R and is down to 1 by the 10th (while the
+/// bandwidth filter still holds, ten rounds, see `max_bw_filter_forgets_after_ten_rounds`).
+#[test]
+fn ack_aggregation_window_is_five_rounds() {
+    let mut m = Model::to_probe_bw(3);
+    for _ in 0..7 {
+        m.ack(99, 106, Time::from_ms(101), RTT);
+    }
+    assert_eq!(m.b.ack_aggregation_cwnd(), 98);
+    let bw = m.b.max_bw();
+    let mut seen = vec![];
+    for _ in 1..=10 {
+        m.ack(1, 106, RTT, RTT);
+        seen.push(m.b.ack_aggregation_cwnd());
+    }
+    assert_eq!(m.b.max_bw(), bw, "the bandwidth (and so the cap) is unchanged for ten rounds");
+    assert_eq!(seen[..5], [98; 5], "{seen:?}");
+    assert_eq!(seen[9], 1, "{seen:?}");
+    // It drops once, at the flip that clears R's window.
+    let k = seen.iter().position(|&a| a == 1).unwrap();
+    assert!(seen[k..].iter().all(|&a| a == 1) && (5..10).contains(&k), "{seen:?}");
 }
 
 /// bbr_update_min_rtt: with no RTT below 100 ms since init (t = 0), PROBE_RTT starts on the first

@@ -139,6 +139,7 @@ fn hystart_key_must_be_a_bool() {
         "access": {"core_rate": "100Mbit", "core_delay": "1ms", "down_rate": "4Mbit", "down_delay": "20ms", "up_rate": "4Mbit", "up_delay": "20ms"},
         "traffic": [{"kind": "bulk", "from": "server", "to": "client", "size": "1MB", "hystart": "yes"}],
     });
-    let e = scenario::run(&v, 1).err().expect("an error").to_string();
+    let Err(e) = scenario::run(&v, 1) else { panic!("an error") };
+    let e = e.to_string();
     assert!(e.contains("traffic[0].hystart"), "{e}");
 }

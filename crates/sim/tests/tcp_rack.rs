@@ -341,7 +341,7 @@ fn tail_loss_probe_on_the_pam2013_path() {
             // The probe: 2·SRTT + 2 ms after the 10th segment left (the last new data).
             let pto = Time((data[10].t_ns - data[9].t_ns) as u64);
             assert_eq!(pto, srtt.mul(2) + TIMEOUT_MIN, "flow {f}");
-            assert_eq!(hdr(&data[10]).seq, 1 + 10 * 1448, "new data");
+            assert_eq!(hdr(data[10]).seq, 1 + 10 * 1448, "new data");
             println!("flow {f}: SYN RTT {srtt:?}, 11th segment {pto:?} after the 10th ({:?} after the 1st)", Time((data[10].t_ns - data[0].t_ns) as u64));
         }
     }

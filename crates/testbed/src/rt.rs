@@ -32,6 +32,8 @@ pub fn request_stop() {
     STOP.store(true, Ordering::SeqCst);
 }
 
+// time_t and c_long are i64 here but i32 on 32-bit targets: the casts are kept for those.
+#[allow(clippy::unnecessary_cast)]
 fn now(clock: libc::clockid_t) -> i64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     unsafe { libc::clock_gettime(clock, &mut ts) };

@@ -220,6 +220,46 @@ mod tests {
 
     fn params() -> CobaltParams { CobaltParams { interval: 100_000_000, target: 5_000_000, mtu_time: 0, p_inc: P_INC, p_dec: P_DEC } }
 
+    /// Linux cobalt_invsqrt: counts below REC_INV_SQRT_CACHE = 16 read the exact cache, whatever
+    /// the previous value; from 16 on, one Newton step from the previous value.
+    #[test]
+    fn invsqrt_reads_the_cache_below_sixteen() {
+        let c = rec_inv_sqrt_cache();
+        assert_eq!(c.len(), 16);
+        for count in 0..16u32 {
+            let mut v = CobaltVars { count, rec_inv_sqrt: 0, ..CobaltVars::default() };
+            v.invsqrt();
+            assert_eq!(v.rec_inv_sqrt, c[count as usize], "count {count}");
+        }
+        let mut v = CobaltVars { count: 16, rec_inv_sqrt: c[15], ..CobaltVars::default() };
+        v.invsqrt();
+        assert_eq!(v.rec_inv_sqrt, newton_step(16, c[15]));
+    }
+
+    /// cobalt_should_drop's over-target test: the sojourn must exceed the target, 2·mtu_time per
+    /// bulk flow and 4·mtu_time. With target 5 ms and mtu_time 3 ms (1514 B at 4 Mbit/s is
+    /// 3.028 ms) a 10 ms sojourn is under 4·3 = 12 ms: COBALT never enters dropping, however
+    /// long it lasts; 12 ms + 1 ns does. With 3 bulk flows (ingress) the floor is 2·3·3 = 18 ms.
+    #[test]
+    fn sojourn_floor_is_four_mtu_times_and_two_per_bulk_flow() {
+        let p = CobaltParams { mtu_time: 3_000_000, ..params() };
+        let mut v = CobaltVars::default();
+        let t0 = 1_000_000_000i64;
+        for k in 0..1000 {
+            let now = t0 + k * 1_000_000;
+            assert_eq!(v.should_drop(&p, now, now - 10_000_000, 0, || false, || 0), Signal::Pass);
+            assert!(!v.dropping, "10 ms < 4 mtu_times, at dequeue {k}");
+        }
+        let now = t0 + 1_000_000_000;
+        v.should_drop(&p, now, now - 12_000_001, 0, || false, || 0);
+        assert!(v.dropping && v.count == 1, "12 ms + 1 ns > 4 mtu_times");
+        let mut w = CobaltVars::default();
+        w.should_drop(&p, now, now - 18_000_000, 3, || false, || 0);
+        assert!(!w.dropping, "18 ms is not over 2 · 3 bulk flows · 3 ms");
+        w.should_drop(&p, now, now - 18_000_001, 3, || false, || 0);
+        assert!(w.dropping);
+    }
+
     #[test]
     fn cache_matches_the_kernel_recurrence() {
         let c = rec_inv_sqrt_cache();

@@ -1,3 +1,7 @@
+//! Over 600 lines because its tests live here: the model (classification, the PI2 controller, the
+//! scheduler) is the first ~480 lines; the rest are RFC 9332 / Linux fixed-point vectors that read
+//! its private state.
+//!
 //! DualPI2 (RFC 9332, the DualQ Coupled AQM), re-implemented after Linux's `net/sched/sch_dualpi2.c`
 //! (merged in 6.17). Two FIFOs share one limit: the L queue takes L4S packets (ECN field & `ecn_mask`:
 //! ECT(1) and CE by default, RFC 9331 §5.1), the C queue everything else.

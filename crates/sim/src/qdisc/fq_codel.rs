@@ -1,15 +1,14 @@
 //! FQ-CoDel (RFC 8290) after Linux `sch_fq_codel`: packets are hashed by flow id into `flows`
 //! buckets, each a FIFO with its own CoDel state ([`super::codel::codel_dequeue`]); a deficit
-//! round robin with quantum bytes serves the new-flows list before the old-flows list (RFC 8290
+//! round robin with quantum bytes ([`super::drr`]) serves the new-flows list before the old-flows list (RFC 8290
 //! §4.2), so a sparse flow's packet overtakes a backlogged bulk flow. When the shared packet limit
 //! is exceeded, packets are dropped from the head of the flow with the largest byte backlog, up to
 //! half of it and at most `drop_batch` packets (Linux `fq_codel_drop`, RFC 8290 §4.1).
 //!
 //! Differences from Linux, on purpose: the hash is over the simulator's flow id (not the 5-tuple),
 //! there is no memory limit, and no `ce_threshold`.
-use std::collections::VecDeque;
-
 use super::codel::{codel_dequeue, CodelParams, CodelQueue, CodelVars, Fifo};
+use super::drr::{mix, Drr, List};
 use super::{DropReason, LinkInfo, Qdisc, QueueStats, QueuedDrop, Verdict};
 use crate::config::{ConfigError, Params, Size};
 use crate::packet::{PacketPool, PktId};
@@ -38,9 +37,6 @@ pub struct FqCodelParams {
 struct FlowQueue {
     fifo: Fifo,
     vars: CodelVars,
-    deficit: i64,
-    /// On the new or the old list (Linux: `flowchain` not empty).
-    listed: bool,
 }
 
 /// CoDel's view of one flow: its FIFO, and the qdisc-wide byte backlog Linux checks against the MTU.
@@ -63,25 +59,19 @@ impl CodelQueue for FlowView<'_> {
 pub struct FqCodel {
     params: FqCodelParams,
     flows: Vec<FlowQueue>,
-    new_flows: VecDeque<usize>,
-    old_flows: VecDeque<usize>,
+    drr: Drr,
     perturbation: u64,
     pkts: usize,
     bytes: u64,
     stats: QueueStats,
 }
 
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 impl FqCodel {
     /// `perturbation` salts the hash as Linux's random `q->perturbation` does (from the rng).
     pub fn new(params: FqCodelParams, perturbation: u64) -> Self {
         let flows = (0..params.flows).map(|_| FlowQueue::default()).collect();
-        FqCodel { params, flows, new_flows: VecDeque::new(), old_flows: VecDeque::new(), perturbation, pkts: 0, bytes: 0, stats: QueueStats::default() }
+        let drr = Drr::new(params.flows as usize);
+        FqCodel { params, flows, drr, perturbation, pkts: 0, bytes: 0, stats: QueueStats::default() }
     }
 
     /// Flow queue index of a flow id.
@@ -168,12 +158,8 @@ impl Qdisc for FqCodel {
         f.fifo.push(id, size, now);
         self.pkts += 1;
         self.bytes += size as u64;
-        if !f.listed {
-            // RFC 8290 §4.1: a flow not on either list becomes a new flow with a full quantum.
-            f.listed = true;
-            f.deficit = quantum;
-            self.new_flows.push_back(idx);
-        }
+        // RFC 8290 §4.1: a flow not on either list becomes a new flow with a full quantum.
+        self.drr.activate(idx, quantum);
         if self.pkts as u64 <= self.params.limit {
             self.stats.on_enqueue(size);
             return Verdict::Queued;
@@ -192,33 +178,14 @@ impl Qdisc for FqCodel {
 
     fn dequeue(&mut self, pool: &mut PacketPool, now: Time, dropped: &mut Vec<QueuedDrop>) -> Option<PktId> {
         loop {
-            let (from_new, idx) = match self.new_flows.front() {
-                Some(&i) => (true, i),
-                None => (false, *self.old_flows.front()?),
-            };
+            // RFC 8290 §4.2: new flows first; a flow that spent its quantum tops up and waits.
+            let idx = self.drr.next(self.params.quantum as i64)?;
             let f = &mut self.flows[idx];
-            if f.deficit <= 0 {
-                // Spent its quantum: top up and go to the back of the old list (RFC 8290 §4.2).
-                f.deficit += self.params.quantum as i64;
-                if from_new { self.new_flows.pop_front(); } else { self.old_flows.pop_front(); }
-                self.old_flows.push_back(idx);
-                continue;
-            }
             let mut view = FlowView { fifo: &mut f.fifo, total_bytes: &mut self.bytes, total_pkts: &mut self.pkts };
-            let got = codel_dequeue(&self.params.codel, &mut f.vars, &mut view, now, pool, &mut self.stats, dropped);
-            match got {
-                None => {
-                    if from_new { self.new_flows.pop_front(); } else { self.old_flows.pop_front(); }
-                    if from_new && !self.old_flows.is_empty() {
-                        // A new flow that empties goes through the old list once, so that it cannot
-                        // starve old flows by coming back as new (RFC 8290 §4.2).
-                        self.old_flows.push_back(idx);
-                    } else {
-                        f.listed = false;
-                    }
-                }
+            match codel_dequeue(&self.params.codel, &mut f.vars, &mut view, now, pool, &mut self.stats, dropped) {
+                None => self.drr.retire(idx),
                 Some((id, size)) => {
-                    f.deficit -= size as i64;
+                    self.drr.charge(idx, size as i64);
                     self.stats.on_dequeue(size);
                     return Some(id);
                 }
@@ -229,7 +196,7 @@ impl Qdisc for FqCodel {
     /// Head of the flow at the front of the new list, else of the old list. Dequeue may serve
     /// another flow when this one's deficit is spent or CoDel drops its head.
     fn peek(&self) -> Option<PktId> {
-        self.new_flows.iter().chain(self.old_flows.iter()).find_map(|&f| self.flows[f].fifo.q.front().map(|h| h.0))
+        self.drr.iter(&[List::New, List::Old]).find_map(|f| self.flows[f].fifo.q.front().map(|h| h.0))
     }
     fn backlog_pkts(&self) -> usize { self.pkts }
     fn backlog_bytes(&self) -> u64 { self.bytes }

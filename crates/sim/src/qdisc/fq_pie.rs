@@ -1,5 +1,5 @@
 //! FQ-PIE after Linux's `net/sched/sch_fq_pie.c`: packets are hashed by flow id (salted) into
-//! `flows` queues, served by the same deficit round robin as FQ-CoDel (new flows before old ones,
+//! `flows` queues, served by the deficit round robin FQ-CoDel shares ([`super::drr`]: new flows before old ones,
 //! `quantum` bytes, a new flow that empties passes once through the old list), and each queue runs
 //! its own PIE: the control law, burst allowance and early-drop test are [`super::pie`]'s
 //! ([`PieParams::update`], [`PieParams::rearm_burst`], [`PieParams::drop_early`]) applied to the
@@ -13,6 +13,7 @@
 //! drops), byte mode, the departure-rate estimator (off by default in Linux too), derandomisation.
 use std::collections::VecDeque;
 
+use super::drr::{mix, Drr, List};
 use super::pie::{PieParams, PieVars};
 use super::{DropReason, LinkInfo, Qdisc, QueueStats, QueuedDrop, Verdict};
 use crate::config::{ConfigError, Params, Size};
@@ -41,15 +42,12 @@ struct Flow {
     q: VecDeque<(PktId, u32, Time)>,
     bytes: u64,
     vars: PieVars,
-    deficit: i64,
-    listed: bool,
 }
 
 pub struct FqPie {
     params: FqPieParams,
     flows: Vec<Flow>,
-    new_flows: VecDeque<usize>,
-    old_flows: VecDeque<usize>,
+    drr: Drr,
     perturbation: u64,
     rng: Rng,
     pkts: usize,
@@ -57,18 +55,13 @@ pub struct FqPie {
     stats: QueueStats,
 }
 
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 impl FqPie {
     /// `perturbation` salts the flow hash; `rng` draws PIE's uniform numbers (one per arrival that
     /// is not over the limit, as [`super::pie::Pie`]).
     pub fn new(params: FqPieParams, perturbation: u64, rng: Rng) -> Self {
-        let flows = (0..params.flows).map(|_| Flow { q: VecDeque::new(), bytes: 0, vars: PieVars::new(&params.pie), deficit: 0, listed: false }).collect();
-        FqPie { params, flows, new_flows: VecDeque::new(), old_flows: VecDeque::new(), perturbation, rng, pkts: 0, bytes: 0, stats: QueueStats::default() }
+        let flows = (0..params.flows).map(|_| Flow { q: VecDeque::new(), bytes: 0, vars: PieVars::new(&params.pie) }).collect();
+        let drr = Drr::new(params.flows as usize);
+        FqPie { params, flows, drr, perturbation, rng, pkts: 0, bytes: 0, stats: QueueStats::default() }
     }
 
     /// Flow queue index of a flow id.
@@ -144,11 +137,7 @@ impl Qdisc for FqPie {
         f.bytes += size as u64;
         self.pkts += 1;
         self.bytes += size as u64;
-        if !f.listed {
-            f.listed = true;
-            f.deficit = self.params.quantum as i64;
-            self.new_flows.push_back(idx);
-        }
+        self.drr.activate(idx, self.params.quantum as i64);
         self.stats.on_enqueue(size);
         if marked {
             self.stats.marked_pkts += 1;
@@ -160,32 +149,15 @@ impl Qdisc for FqPie {
 
     fn dequeue(&mut self, _pool: &mut PacketPool, now: Time, _dropped: &mut Vec<QueuedDrop>) -> Option<PktId> {
         loop {
-            let (from_new, idx) = match self.new_flows.front() {
-                Some(&i) => (true, i),
-                None => (false, *self.old_flows.front()?),
-            };
+            let idx = self.drr.next(self.params.quantum as i64)?;
             let f = &mut self.flows[idx];
-            if f.deficit <= 0 {
-                // Spent its quantum: top up, to the back of the old list.
-                f.deficit += self.params.quantum as i64;
-                if from_new { self.new_flows.pop_front(); } else { self.old_flows.pop_front(); }
-                self.old_flows.push_back(idx);
-                continue;
-            }
             let Some((id, size, enq)) = f.q.pop_front() else {
-                if from_new { self.new_flows.pop_front(); } else { self.old_flows.pop_front(); }
-                if from_new && !self.old_flows.is_empty() {
-                    // Force a pass through the old list so a flow cannot starve the others by
-                    // coming back as new.
-                    self.old_flows.push_back(idx);
-                } else {
-                    f.listed = false;
-                }
+                self.drr.retire(idx);
                 continue;
             };
             self.params.pie.advance(&mut f.vars, now);
             f.bytes -= size as u64;
-            f.deficit -= size as i64;
+            self.drr.charge(idx, size as i64);
             self.pkts -= 1;
             self.bytes -= size as u64;
             // pie_process_dequeue with timestamps: the sojourn of this packet, 0 once empty.
@@ -195,7 +167,7 @@ impl Qdisc for FqPie {
         }
     }
 
-    fn peek(&self) -> Option<PktId> { self.new_flows.iter().chain(self.old_flows.iter()).find_map(|&f| self.flows[f].q.front().map(|h| h.0)) }
+    fn peek(&self) -> Option<PktId> { self.drr.iter(&[List::New, List::Old]).find_map(|f| self.flows[f].q.front().map(|h| h.0)) }
     fn backlog_pkts(&self) -> usize { self.pkts }
     fn backlog_bytes(&self) -> u64 { self.bytes }
     fn stats(&self) -> &QueueStats { &self.stats }
@@ -309,6 +281,35 @@ mod tests {
         // → 5 × 300 → −272; A: +1514 = 42 → −1458; B: +1514 = 1242 → 5 × 300 → −258.
         assert_eq!(order, "AABBBBBBABBBBBABB");
         q.stats().check(q.backlog_pkts(), q.backlog_bytes()).unwrap();
+    }
+
+    /// Linux fq_pie_init's defaults: `sch->limit` 10240 packets, 1024 flows, quantum =
+    /// psched_mtu (1514 on Ethernet), `ecn_prob` 10: an ECT packet chosen for an early drop is
+    /// marked while the flow's probability is at most 10 % (`prob <= MAX_PROB / 100 * ecn_prob`).
+    #[test]
+    fn defaults_are_fq_pie_inits() {
+        let p = read_params(&mut params(json!({}))).unwrap();
+        assert_eq!((p.limit, p.flows, p.quantum, p.pie.mark_ecnth), (10240, 1024, 1514, 0.10));
+        let p = read_params(&mut params(json!({"ecn_prob": 35}))).unwrap();
+        assert_eq!(p.pie.mark_ecnth, 0.35);
+    }
+
+    /// The ECN threshold is inclusive: with the flow's probability exactly at ecn_prob (10 %),
+    /// every ECT packet PIE picks (u < p, about one in ten) is marked and none dropped.
+    #[test]
+    fn ecn_marks_at_exactly_ecn_prob() {
+        let pie = PieParams { ecn: true, mark_ecnth: 0.10, ..PieParams::default() };
+        let mut h = Harness::new(fq(pie));
+        let idx = h.q.bucket(1);
+        for _ in 0..3 {
+            assert_eq!(h.offer(Time::ZERO, 1, 1500, Ecn::Ect0), Verdict::Queued, "the burst allowance lets them in");
+        }
+        let v = &mut h.q.flows[idx].vars;
+        (v.drop_prob, v.qdelay, v.qdelay_old, v.burst_allowance, v.next_update) = (0.10, Time::from_ms(20), Time::from_ms(20), Time::ZERO, Time::from_secs(1000));
+        let marked = (0..400).filter(|_| h.offer(Time::ZERO, 1, 1500, Ecn::Ect0) == Verdict::Marked).count();
+        assert!((20..=70).contains(&marked), "about 40 of 400: {marked}");
+        assert_eq!(h.q.stats().dropped_pkts(), 0);
+        h.check();
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod cake;
 pub mod cobalt;
 pub mod codel;
 pub mod droptail;
+pub mod drr;
 pub mod dualpi2;
 pub mod fq_codel;
 pub mod fq_pie;

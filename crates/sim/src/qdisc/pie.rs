@@ -412,6 +412,87 @@ mod tests {
         assert!(v.next_update > Time::from_secs(10_000_000));
     }
 
+    /// RFC 8033 §4.2's auto-tuning, one update per tier: with qdelay 25 ms and qdelay_old 20 ms
+    /// the raw step is α·(0.025 − 0.015) + β·(0.025 − 0.020) = 0.00125 + 0.00625 = 0.0075, divided
+    /// by 2048, 512, 128, 32, 8, 2 or 1 as p is below 10⁻⁶, 10⁻⁵, 10⁻⁴, 10⁻³, 10⁻², 10⁻¹ or not;
+    /// the burst allowance loses one tupdate (150 → 135 ms).
+    #[test]
+    fn update_scales_the_step_by_tier() {
+        let p = PieParams::default();
+        for (p0, div) in [(0.0, 2048.0), (5e-6, 512.0), (5e-5, 128.0), (5e-4, 32.0), (5e-3, 8.0), (0.05, 2.0), (0.15, 1.0)] {
+            let mut v = PieVars::new(&p);
+            (v.drop_prob, v.qdelay, v.qdelay_old) = (p0, Time::from_ms(25), Time::from_ms(20));
+            p.update(&mut v);
+            let want = p0 + 0.0075 / div;
+            assert!((v.drop_prob - want).abs() < 1e-12, "p0 {p0}: {} vs {want}", v.drop_prob);
+            assert_eq!((v.qdelay_old, v.burst_allowance), (Time::from_ms(25), Time::from_ms(135)));
+        }
+    }
+
+    /// The update's guards, by hand: §5.5 caps a step at 2 % once p ≥ 10 % (from 0.15 with qdelay
+    /// 100 ms, old 20 ms the raw 0.125·0.085 + 1.25·0.08 = 0.110625 becomes 0.02: 0.17; from 0.05
+    /// it is only halved: 0.1053125); Linux adds 2 % while qdelay > 250 ms (0.5 at 300 ms steady:
+    /// raw 0.125·0.285 capped to 0.02, + 0.02 = 0.54; at 250 ms exactly no extra: 0.52); an
+    /// empty queue for two updates decays p by 2 % (0.3 − 0.001875 = 0.298125, × 0.98 = 0.2921625).
+    #[test]
+    fn update_cap_high_delay_step_and_idle_decay() {
+        let p = PieParams::default();
+        let step = |p0: f64, cur: u64, old: u64| {
+            let mut v = PieVars::new(&p);
+            (v.drop_prob, v.qdelay, v.qdelay_old) = (p0, Time::from_ms(cur), Time::from_ms(old));
+            p.update(&mut v);
+            v.drop_prob
+        };
+        for (got, want) in [
+            (step(0.15, 100, 20), 0.17),
+            (step(0.05, 100, 20), 0.1053125),
+            (step(0.5, 300, 300), 0.54),
+            (step(0.5, 250, 250), 0.52),
+            (step(0.3, 0, 0), 0.2921625),
+        ] {
+            assert!((got - want).abs() < 1e-12, "{got} vs {want}");
+        }
+    }
+
+    /// RFC 8033 §4.1's safeguard: no early drop while the burst allowance lasts, while
+    /// qdelay_old < target/2 = 7.5 ms with p < 20 %, or with at most 2 MTUs (3028 B) queued.
+    #[test]
+    fn drop_early_safeguards() {
+        let p = PieParams::default();
+        let mut v = PieVars::new(&p);
+        (v.drop_prob, v.qdelay_old) = (0.19, Time::from_ms(7));
+        assert!(!p.drop_early(&v, 100_000, 0.0), "burst allowance left");
+        v.burst_allowance = Time::ZERO;
+        assert!(!p.drop_early(&v, 100_000, 0.0), "7 ms < 7.5 ms with p 19 %");
+        v.drop_prob = 0.2;
+        assert!(p.drop_early(&v, 100_000, 0.0), "p 20 % is not below 20 %");
+        (v.drop_prob, v.qdelay_old) = (0.19, Time::from_us(7500));
+        assert!(p.drop_early(&v, 100_000, 0.0), "7.5 ms is not below target/2");
+        assert!(!p.drop_early(&v, 3028, 0.0), "two MTUs queued");
+        assert!(p.drop_early(&v, 3029, 0.0));
+        assert!(!p.drop_early(&v, 3029, 0.19), "u < p decides");
+    }
+
+    /// RFC 8033 §5 defaults (target 15 ms, tupdate 15 ms, α 0.125, β 1.25, max_burst 150 ms),
+    /// Linux pie's ECN threshold (marks while prob ≤ MAX_PROB / 10), psched_mtu 1514, and its
+    /// default limit of 1000 packets: the 1001st packet of a burst is dropped (the allowance
+    /// spares the burst any early drop).
+    #[test]
+    fn defaults_are_rfc_8033s_and_linux() {
+        let d = PieParams::default();
+        assert_eq!((d.target, d.tupdate, d.max_burst), (Time::from_ms(15), Time::from_ms(15), Time::from_ms(150)));
+        assert_eq!((d.alpha, d.beta, d.mark_ecnth, d.mtu), (0.125, 1.25, 0.1, 1514));
+        let link = LinkInfo { rate: Rate(10_000_000), mtu: 1500 };
+        let mut q = build(&mut params(json!({})), link, &mut Rng::stream(1, "x")).unwrap();
+        let (mut pool, mut d) = (PacketPool::new(), vec![]);
+        for _ in 0..1000 {
+            let id = crate::qdisc::testutil::pkt(&mut pool, 1, 1500, Ecn::NotEct);
+            assert_eq!(q.enqueue(id, &mut pool, Time::ZERO, &mut d), Verdict::Queued);
+        }
+        let id = crate::qdisc::testutil::pkt(&mut pool, 1, 1500, Ecn::NotEct);
+        assert_eq!(q.enqueue(id, &mut pool, Time::ZERO, &mut d), Verdict::Dropped(DropReason::Overlimit));
+    }
+
     #[test]
     fn builder() {
         let link = LinkInfo { rate: Rate(10_000_000), mtu: 1500 };

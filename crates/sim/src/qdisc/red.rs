@@ -1,3 +1,6 @@
+//! Over 600 lines because its tests live here: the model is the first ~450 lines; the rest are
+//! ns-2 reference vectors and counter checks that read its private state.
+//!
 //! RED (Floyd & Jacobson 1993) with the parameter meanings and the per-packet semantics of ns-2.35's
 //! `queue/red.cc` (`REDQueue::enque`/`deque`), so that ns-2 scripts of the Chodorek study can be
 //! reproduced: `thresh`, `maxthresh`, `q_weight`, `linterm` (max_p = 1/linterm), `gentle`, `wait`,

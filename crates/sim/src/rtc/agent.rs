@@ -74,7 +74,7 @@ impl RtcSender {
     /// receiver's report of them as lost is ignored) and the next frame is a key frame.
     fn discard_old(&mut self, now: Time) {
         let Some(limit) = self.controller.queue_discard() else { return };
-        if !self.queue.front().is_some_and(|q| now.saturating_sub(q.enq) > limit) {
+        if self.queue.front().is_none_or(|q| now.saturating_sub(q.enq) <= limit) {
             return;
         }
         while let Some(q) = self.queue.pop_front() {

@@ -191,7 +191,7 @@ impl LinuxRcvBuf {
             advmss,
             // tcp_initialize_rcv_mss: min(advmss, mss, rcv_wnd/2, TCP_MSS_DEFAULT = 536), at least
             // TCP_MIN_MSS = 88; the first full-sized segment then re-measures it (and the ratio).
-            rcv_mss: advmss.min(mss).min(iw.rcv_wnd / 2).min(536).max(88),
+            rcv_mss: advmss.min(mss).min(iw.rcv_wnd / 2).clamp(88, 536),
             space: 0,
             space_seq: 0,
             space_time: None,

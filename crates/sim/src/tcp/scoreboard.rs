@@ -217,13 +217,11 @@ impl Scoreboard {
             if g.sacked {
                 n_above += 1;
                 bytes_above += g.len as u64;
-            } else if n_above >= DUP_THRESH || bytes_above > (DUP_THRESH as u64 - 1) * mss {
-                if !g.lost {
-                    self.lost_total += g.len as u64;
-                    self.counts.sub(Counts::of(g));
-                    g.lost = true;
-                    self.counts.add(Counts::of(g));
-                }
+            } else if (n_above >= DUP_THRESH || bytes_above > (DUP_THRESH as u64 - 1) * mss) && !g.lost {
+                self.lost_total += g.len as u64;
+                self.counts.sub(Counts::of(g));
+                g.lost = true;
+                self.counts.add(Counts::of(g));
             }
         }
     }

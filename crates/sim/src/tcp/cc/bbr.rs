@@ -14,6 +14,7 @@
 use std::sync::Arc;
 
 use super::{CaState, CcState, CongestionControl, NoOptions, RateSample, Registration};
+use crate::minmax::MinMax;
 use crate::rng::Rng;
 use crate::tcp::TcpConfig;
 use crate::time::Time;
@@ -92,54 +93,6 @@ pub struct BbrConfig {
 
 impl BbrConfig {
     pub fn from_tcp(c: &TcpConfig) -> BbrConfig { BbrConfig { seed: c.cc_seed } }
-}
-
-/// Kathleen Nichols' windowed running max (Linux `lib/minmax.c`): the best, second and third
-/// best samples of the window, each with its time (here: BBR's round count).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub struct MinMax {
-    s: [(u64, u64); 3],
-}
-
-impl MinMax {
-    pub fn get(&self) -> u64 { self.s[0].1 }
-    pub fn reset(&mut self, t: u64, v: u64) -> u64 {
-        self.s = [(t, v); 3];
-        v
-    }
-    /// `minmax_running_max`.
-    pub fn running_max(&mut self, win: u64, t: u64, v: u64) -> u64 {
-        if v >= self.s[0].1 || t - self.s[2].0 > win {
-            return self.reset(t, v);
-        }
-        if v >= self.s[1].1 {
-            self.s[2] = (t, v);
-            self.s[1] = (t, v);
-        } else if v >= self.s[2].1 {
-            self.s[2] = (t, v);
-        }
-        self.subwin_update(win, (t, v))
-    }
-    /// `minmax_subwin_update`: age the choices as the window passes.
-    fn subwin_update(&mut self, win: u64, val: (u64, u64)) -> u64 {
-        let dt = val.0 - self.s[0].0;
-        if dt > win {
-            self.s[0] = self.s[1];
-            self.s[1] = self.s[2];
-            self.s[2] = val;
-            if val.0 - self.s[0].0 > win {
-                self.s[0] = self.s[1];
-                self.s[1] = self.s[2];
-                self.s[2] = val;
-            }
-        } else if self.s[1].0 == self.s[0].0 && dt > win / 4 {
-            self.s[2] = val;
-            self.s[1] = val;
-        } else if self.s[2].0 == self.s[1].0 && dt > win / 2 {
-            self.s[2] = val;
-        }
-        self.s[0].1
-    }
 }
 
 #[derive(Clone, Debug)]

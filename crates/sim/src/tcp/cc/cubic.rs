@@ -133,7 +133,7 @@ impl Hystart {
     /// measured on Linux 6.18, PAM 2013 path, IW3: TCPHystartDelayCwnd = 38 segments, where the
     /// old order exits at 29 (docs/validation.md, mechanism 2).
     fn update(&mut self, now: Time, s: &AckSample, low_window: bool) -> Option<HystartExit> {
-        if self.end_seq.map_or(true, |e| s.snd_una > e) {
+        if self.end_seq.is_none_or(|e| s.snd_una > e) {
             self.new_round(now, s.snd_nxt);
         }
         if low_window {
@@ -229,7 +229,7 @@ impl CongestionControl for Cubic {
         // Linux clamps a zero sample to 1 µs.
         let rtt = s.rtt.max(Time::from_us(1));
         let h = &mut self.hystart;
-        if h.delay_min.map_or(true, |d| rtt < d) {
+        if h.delay_min.is_none_or(|d| rtt < d) {
             h.delay_min = Some(rtt);
         }
         // (Not during fast recovery: see docs/tcp.md.)

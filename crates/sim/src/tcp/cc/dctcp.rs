@@ -267,7 +267,7 @@ mod tests {
         // The ECE reduction: cwnd·(1 − α/2) in Linux's fixed point.
         d.on_ecn(&mut st);
         let cwnd0 = 100 * MSS;
-        assert_eq!(st.cwnd, cwnd0 - (cwnd0 * 869 >> 11));
+        assert_eq!(st.cwnd, cwnd0 - ((cwnd0 * 869) >> 11));
         assert!((st.cwnd as f64 / cwnd0 as f64 - (1.0 - 869.0 / 2048.0)).abs() < 1e-4);
         assert_eq!(st.ssthresh, st.cwnd);
         assert!(d.in_cwr());
