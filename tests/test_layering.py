@@ -10,13 +10,8 @@ import pytest
 
 import _source_scan as S
 
-#: Rust circles on main when this test was written, which the issue's Rust work removes
-#: (h29a/b/c: Trace in its own file; `traffic/` with its registry). TODO(lead): after merging
-#: those branches, empty this set; the test then fails on any circle.
-KNOWN_RUST_CYCLES = {
-    ("crates/sim/src/cellular.rs", "crates/sim/src/link.rs"),
-    ("crates/sim/src/media.rs", "crates/sim/src/rtc/agent.rs", "crates/sim/src/scenario.rs", "crates/sim/src/tcp/workload.rs"),
-}
+#: Rust circles allowed: none (issue 29 removed cellular <-> link and scenario <-> media/workload).
+KNOWN_RUST_CYCLES: set[tuple[str, ...]] = set()
 
 
 def test_python_scanner_sees_every_kind_of_import(tmp_path, monkeypatch):

@@ -5,7 +5,7 @@ use numpy::IntoPyArray;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use jitterlab_sim::record::Tables;
+use jitterlab_sim::record::{ChannelInfo, FlowCounters, FlowInfo, Tables};
 use jitterlab_sim::scenario;
 
 use crate::arrow_c::{ArrowBatch, Batch, Col};
@@ -148,7 +148,29 @@ fn tables_to_py<'py>(py: Python<'py>, t: Tables, run_id: i64) -> PyResult<Bound<
     out.set_item("rtc_series", ArrowBatch::new(b))?;
 
     // a run without channels or flows: a table of its run_id column alone, no rows
-    let ch = &t.channels;
+    out.set_item("channels", ArrowBatch::new(channels_batch(&t.channels, run_id)?))?;
+    out.set_item("flows", ArrowBatch::new(flows_batch(&t.flows, &t.flow_counters, run_id)?))?;
+    out.set_item("channel_names", PyList::new(py, &names)?)?;
+
+    let totals = PyDict::new(py);
+    totals.set_item("tcp_start_ns", t.tcp_start_ns)?;
+    totals.set_item("tcp_end_ns", t.tcp_end_ns)?;
+    totals.set_item("sent_pkts", t.sent_pkts)?;
+    totals.set_item("sent_bytes", t.sent_bytes)?;
+    totals.set_item("delivered_pkts", t.delivered_pkts)?;
+    totals.set_item("delivered_bytes", t.delivered_bytes)?;
+    totals.set_item("dropped_pkts", t.dropped_pkts)?;
+    totals.set_item("dropped_bytes", t.dropped_bytes)?;
+    totals.set_item("in_flight_pkts", t.in_flight_pkts)?;
+    totals.set_item("in_flight_bytes", t.in_flight_bytes)?;
+    totals.set_item("events", t.events)?;
+    totals.set_item("end_ns", t.end_ns)?;
+    out.set_item("totals", totals)?;
+    Ok(out)
+}
+
+/// The `channels` table: one row per channel, its configuration and its queue's counters.
+fn channels_batch(ch: &[ChannelInfo], run_id: i64) -> PyResult<Batch> {
     let mut b = Batch::default();
     b.push("run_id", rid(ch.len(), run_id));
     if !ch.is_empty() {
@@ -175,16 +197,19 @@ fn tables_to_py<'py>(py: Python<'py>, t: Tables, run_id: i64) -> PyResult<Bound<
             .push("tx_bytes", Col::i64(int64("tx_bytes", ch.iter().map(|c| c.tx_bytes))?))
             .push("link_lost_pkts", Col::i64(int64("link_lost_pkts", ch.iter().map(|c| c.lost_pkts))?));
     }
-    out.set_item("channels", ArrowBatch::new(b))?;
+    Ok(b)
+}
 
-    let counters: Vec<_> = t.flows.iter().map(|fl| t.flow_counters.get(fl.flow_id as usize).copied().unwrap_or_default()).collect();
+/// The `flows` table: one row per flow, its name, kind and packet counters.
+fn flows_batch(flows: &[FlowInfo], counters_by_id: &[FlowCounters], run_id: i64) -> PyResult<Batch> {
+    let counters: Vec<_> = flows.iter().map(|fl| counters_by_id.get(fl.flow_id as usize).copied().unwrap_or_default()).collect();
     let mut b = Batch::default();
-    b.push("run_id", rid(t.flows.len(), run_id));
-    if !t.flows.is_empty() {
-        b.push("flow_id", Col::i64(t.flows.iter().map(|fl| i64::from(fl.flow_id)).collect()))
-            .push("name", Col::strings(t.flows.iter().map(|fl| fl.name.as_str()))?)
-            .push("kind", Col::strings(t.flows.iter().map(|fl| fl.kind.as_str()))?);
-        type Counter = fn(&jitterlab_sim::record::FlowCounters) -> u64;
+    b.push("run_id", rid(flows.len(), run_id));
+    if !flows.is_empty() {
+        b.push("flow_id", Col::i64(flows.iter().map(|fl| i64::from(fl.flow_id)).collect()))
+            .push("name", Col::strings(flows.iter().map(|fl| fl.name.as_str()))?)
+            .push("kind", Col::strings(flows.iter().map(|fl| fl.kind.as_str()))?);
+        type Counter = fn(&FlowCounters) -> u64;
         let cols: [(&str, Counter); 6] = [
             ("sent_pkts", |c| c.sent_pkts),
             ("sent_bytes", |c| c.sent_bytes),
@@ -197,24 +222,7 @@ fn tables_to_py<'py>(py: Python<'py>, t: Tables, run_id: i64) -> PyResult<Bound<
             b.push(name, Col::i64(int64(name, counters.iter().map(f))?));
         }
     }
-    out.set_item("flows", ArrowBatch::new(b))?;
-    out.set_item("channel_names", PyList::new(py, &names)?)?;
-
-    let totals = PyDict::new(py);
-    totals.set_item("tcp_start_ns", t.tcp_start_ns)?;
-    totals.set_item("tcp_end_ns", t.tcp_end_ns)?;
-    totals.set_item("sent_pkts", t.sent_pkts)?;
-    totals.set_item("sent_bytes", t.sent_bytes)?;
-    totals.set_item("delivered_pkts", t.delivered_pkts)?;
-    totals.set_item("delivered_bytes", t.delivered_bytes)?;
-    totals.set_item("dropped_pkts", t.dropped_pkts)?;
-    totals.set_item("dropped_bytes", t.dropped_bytes)?;
-    totals.set_item("in_flight_pkts", t.in_flight_pkts)?;
-    totals.set_item("in_flight_bytes", t.in_flight_bytes)?;
-    totals.set_item("events", t.events)?;
-    totals.set_item("end_ns", t.end_ns)?;
-    out.set_item("totals", totals)?;
-    Ok(out)
+    Ok(b)
 }
 
 /// A counter column as int64 (the tables' type); a counter past 2^63 - 1 is an error, not a wrap.

@@ -8,6 +8,8 @@
 //! refused because tc reads it as bytes); durations "25ms", "1.5s", "200us", "1sec"; sizes "80B",
 //! "64kB" (SI, 1000), "64KiB" (1024), "28MB", "500pkt". Every value must fit the tables' int64
 //! nanoseconds and bytes. The table is in docs/scenarios.md.
+//!
+//! Over 600 lines: its unit tests (the last hundred lines) sit beside the unit parsers they pin.
 use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};

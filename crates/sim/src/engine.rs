@@ -2,6 +2,9 @@
 //! endpoints) attached to nodes, one event queue. Single-threaded and deterministic: all randomness
 //! comes from named streams of the run's seed, and simultaneous events run in scheduling order.
 //!
+//! Over 600 lines: the simulator's builder API and its event loop share the private event state;
+//! the channels' code is already apart (engine/channel.rs).
+//!
 //! Events left out (issue 14), each without changing any table: every event keeps the sequence
 //! number of the moment it was decided ([`crate::event::EventQueue::reserve`]), so one that is
 //! queued late, or not at all, cannot move the others.

@@ -1,6 +1,8 @@
 //! The congestion-control interface (rate samples as Linux's tcp_rate.c, the registry) and BBR v1
 //! as Linux's tcp_bbr.c, in virtual time with numbers worked by hand from the kernel's fixed-point
 //! arithmetic (bandwidth in packets/µs << 24, gains in 1/256).
+//!
+//! Over 600 lines: one file per algorithm, each test a case worked by hand from tcp_bbr.c.
 use jitterlab_sim::packet::{tcp_flags as F, TcpHeader};
 use jitterlab_sim::record::Tables;
 use jitterlab_sim::scenario;

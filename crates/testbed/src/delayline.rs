@@ -2,6 +2,8 @@
 //! device is read, carried through the steps of its path class (the first rule matching its
 //! addresses), and written back into the device, from which the kernel routes it on.
 //!
+//! Over 600 lines: its unit tests (the last ~190 lines) sit beside the link steps they pin.
+//!
 //! A path class is a list of steps, one or two per channel the path crosses:
 //! - [`Step::Link`]: the channel's queue and serialiser in userspace, instead of a kernel qdisc:
 //!   the trace-driven drop-tail queue ([`crate::linkqueue::TraceLink`], Mahimahi's semantics) where
