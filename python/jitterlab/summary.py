@@ -93,6 +93,25 @@ def _of_runs(df: pd.DataFrame, by_run: Mapping[Any, np.ndarray], runs: pd.DataFr
     return df.iloc[pos]
 
 
+def _flow_row(fid: int, names: Mapping[int, str], sent: int, recv: int, median_s: float, p99_s: float,
+              by_jb: pd.Series) -> dict[str, Any]:
+    row: dict[str, Any] = {"flow_id": fid, "name": names.get(fid, f"flow {fid}")}
+    row["packets"] = sent
+    row["owd_median_ms"] = _num(median_s * 1e3)
+    row["owd_p99_ms"] = _num(p99_s * 1e3)
+    row["loss"] = _num(1.0 - recv / sent) if sent else None
+    by_jb = by_jb.dropna()
+    if len(by_jb):
+        best = by_jb[by_jb == by_jb.max()].index[0]
+        row["best_jb_ms"] = round(float(best) * 1e3, 6)
+        row["mos"] = _num(by_jb[best])
+        # equal at every buffer (a call past saving: MOS 1 throughout) has no best buffer to name
+        row["mos_same_at_every_jb"] = bool(len(by_jb) > 1 and by_jb.max() == by_jb.min())
+    else:
+        row["best_jb_ms"], row["mos"], row["mos_same_at_every_jb"] = None, None, False
+    return row
+
+
 def _media(media: pd.DataFrame, runs: pd.DataFrame, names: Mapping[int, str], window: str, jbs_ms: tuple[float, ...],
            by_run: Mapping[Any, np.ndarray] | None = None) -> list[dict[str, Any]]:
     from jitterlab import metrics
@@ -100,30 +119,43 @@ def _media(media: pd.DataFrame, runs: pd.DataFrame, names: Mapping[int, str], wi
     rows = []
     media = _of_runs(media, by_run, runs) if by_run is not None else media[media["run_id"].isin(runs["run_id"])]
     for fid, m in media.groupby("flow_id", sort=True):
-        fid = int(fid)
-        row: dict[str, Any] = {"flow_id": fid, "name": names.get(fid, f"flow {fid}")}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the summary states its own window and base rule
             m = metrics.prepare(m, runs)  # once for the three metrics below (each would prepare its own)
             pct = metrics.owd_percentiles(m, runs, window=window, q=[0.5, 0.99])
             rtp = metrics.rtp_summary(m, runs, window=window)
             mos = metrics.emodel_mos(m, runs, jbs_ms=jbs_ms, window=window)
-        sent, recv = int(rtp["sent"].sum()), int(rtp["received"].sum())
-        row["packets"] = sent
-        row["owd_median_ms"] = _num(pct.iloc[0, -2] * 1e3)
-        row["owd_p99_ms"] = _num(pct.iloc[0, -1] * 1e3)
-        row["loss"] = _num(1.0 - recv / sent) if sent else None
-        by_jb = mos.groupby("jb_s", sort=True)["mos"].mean().dropna()
-        if len(by_jb):
-            best = by_jb[by_jb == by_jb.max()].index[0]
-            row["best_jb_ms"] = round(float(best) * 1e3, 6)
-            row["mos"] = _num(by_jb[best])
-            # equal at every buffer (a call past saving: MOS 1 throughout) has no best buffer to name
-            row["mos_same_at_every_jb"] = bool(len(by_jb) > 1 and by_jb.max() == by_jb.min())
-        else:
-            row["best_jb_ms"], row["mos"], row["mos_same_at_every_jb"] = None, None, False
-        rows.append(row)
+        rows.append(_flow_row(int(fid), names, int(rtp["sent"].sum()), int(rtp["received"].sum()),
+                              pct.iloc[0, -2], pct.iloc[0, -1], mos.groupby("jb_s", sort=True)["mos"].mean()))
     return rows
+
+
+def _media_by_point(media: pd.DataFrame, runs: pd.DataFrame, names: Mapping[int, str], window: str,
+                    jbs_ms: tuple[float, ...]) -> dict[int, list[dict[str, Any]]]:
+    """`_media` of every sweep point at once: each metric is called once per flow with the runs
+    grouped by `point` (per point, the same streams pooled the same way), instead of once per
+    point and flow — the closing summary of the 126-point vs-ns2 sweep made 378 metric calls."""
+    from jitterlab import metrics
+
+    point_of = dict(zip(runs["run_id"], runs["point"].astype("int64")))
+    out: dict[int, list[dict[str, Any]]] = {}
+    for fid, m in media.groupby("flow_id", sort=True):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the summary states its own window and base rule
+            m = metrics.prepare(m, runs)
+            pct = metrics.owd_percentiles(m, runs, window=window, q=[0.5, 0.99], by="point")
+            rtp = metrics.rtp_summary(m, runs, window=window)
+            mos = metrics.emodel_mos(m, runs, jbs_ms=jbs_ms, window=window)
+        pct = pct.set_index("point")
+        rtp_pt = rtp["run_id"].map(point_of)
+        sent = rtp.groupby(rtp_pt, sort=True)["sent"].sum()
+        recv = rtp.groupby(rtp_pt, sort=True)["received"].sum()
+        by_jb = mos.groupby([mos["run_id"].map(point_of).rename("point"), "jb_s"], sort=True)["mos"].mean()
+        for pt in sent.index:  # the points where this flow has streams, as `_media` finds them
+            jb = by_jb.xs(pt, level="point") if pt in by_jb.index.get_level_values("point") else by_jb.iloc[:0]
+            out.setdefault(int(pt), []).append(_flow_row(int(fid), names, int(sent[pt]), int(recv[pt]),
+                                                         pct.loc[pt].iloc[-2], pct.loc[pt].iloc[-1], jb))
+    return out
 
 
 def _tcp(tcp: pd.DataFrame, runs: pd.DataFrame, by_run: Mapping[Any, np.ndarray] | None = None) -> list[dict[str, Any]]:
@@ -159,6 +191,52 @@ def _tcp(tcp: pd.DataFrame, runs: pd.DataFrame, by_run: Mapping[Any, np.ndarray]
     return rows
 
 
+def _tcp_run(f: pd.DataFrame, run_end: Any) -> tuple[float | None, float | None]:
+    """(goodput in bit/s, completion in s) of one run's connections of one role; None where the
+    run gives none (no SYN, no end known; completion only when every connection finished)."""
+    syn = pd.to_numeric(f["syn_ns"], errors="coerce").astype("float64")
+    end = pd.to_numeric(f["end_ns"], errors="coerce").astype("float64")
+    if syn.isna().all():
+        return None, None
+    finished = bool(end.notna().all())
+    stop = end.max() if finished else _num(run_end)
+    if stop is None:
+        return None, None
+    span = (stop - syn.min()) / 1e9
+    return (float(f["bytes"].sum()) * 8 / span if span > 0 else None), (span if finished else None)
+
+
+def _tcp_by_point(tcp: pd.DataFrame, runs: pd.DataFrame) -> dict[int, list[dict[str, Any]]]:
+    """`_tcp` of every sweep point at once: one pass over (role, run) instead of two groupings of
+    the table per point."""
+    point_of = dict(zip(runs["run_id"], runs["point"].astype("int64")))
+    run_end = dict(zip(runs["run_id"], runs["end_ns"])) if "end_ns" in runs.columns else {}
+    role = tcp["role"].astype("string").fillna("tcp") if "role" in tcp.columns else pd.Series("tcp", index=tcp.index)
+    acc: dict[tuple[int, str], dict[str, Any]] = {}
+    for (r, rid), f in tcp.groupby([role.to_numpy(), tcp["run_id"].to_numpy()], sort=True):
+        if rid not in point_of:
+            continue
+        a = acc.setdefault((point_of[rid], str(r)), {"connections": 0, "runs": 0, "done": 0, "bytes": 0, "good": [], "comp": []})
+        a["connections"] += len(f)
+        a["runs"] += 1
+        a["bytes"] += int(f["bytes"].sum())
+        good, comp = _tcp_run(f, run_end.get(rid))
+        if good is not None:
+            a["good"].append(good)
+        if comp is not None:
+            a["done"] += 1
+            a["comp"].append(comp)
+    out: dict[int, list[dict[str, Any]]] = {}
+    for (pt, r), a in sorted(acc.items()):
+        out.setdefault(pt, []).append({
+            "role": r, "connections": a["connections"], "runs": a["runs"], "finished_runs": a["done"],
+            "bytes": a["bytes"],
+            "goodput_mbps": _num(np.median(a["good"]) / 1e6) if a["good"] else None,
+            "completion_s": _num(np.median(a["comp"])) if a["comp"] else None,
+        })
+    return out
+
+
 def summarize(tables: Mapping[str, pd.DataFrame], jbs_ms: tuple[float, ...] = JBS_MS) -> dict[str, Any]:
     """The summary of a run's or a sweep's tables (``media_packets``, ``tcp_flows``, ``runs``,
     ``flows`` when present) as JSON-ready data: ``{"runs", "window", "points": [{"params",
@@ -174,12 +252,21 @@ def summarize(tables: Mapping[str, pd.DataFrame], jbs_ms: tuple[float, ...] = JB
     out: dict[str, Any] = {"runs": int(len(runs)), "window": window, "points": []}
     media = _columns(tables, "media_packets", MEDIA_COLUMNS) if "media_packets" in has else None
     tcp = tables["tcp_flows"] if "tcp_flows" in has else None
-    media_rows = _rows_by_run(media) if media is not None else {}
-    tcp_rows = _rows_by_run(tcp) if tcp is not None else {}
+    tcp_by_point = _tcp_by_point(tcp, runs) if tcp is not None and "point" in runs.columns else None
+    tcp_rows = _rows_by_run(tcp) if tcp is not None and tcp_by_point is None else {}
+    batched = media is not None and "point" in runs.columns and len(media) > 0
+    media_rows = _rows_by_run(media) if media is not None and not batched else {}
+    by_point = _media_by_point(media, runs, names, window, tuple(jbs_ms)) if batched and media is not None else {}
     for params, r in _points(runs):
         p: dict[str, Any] = {"params": params, "runs": int(len(r))}
-        p["media"] = _media(media, r, names, window, tuple(jbs_ms), media_rows) if media is not None else []
-        p["tcp"] = _tcp(tcp, r, tcp_rows) if tcp is not None else []
+        if batched:
+            p["media"] = by_point.get(int(params["point"]), [])
+        else:
+            p["media"] = _media(media, r, names, window, tuple(jbs_ms), media_rows) if media is not None else []
+        if tcp_by_point is not None:
+            p["tcp"] = tcp_by_point.get(int(params["point"]), [])
+        else:
+            p["tcp"] = _tcp(tcp, r, tcp_rows) if tcp is not None else []
         out["points"].append(p)
     return out
 
