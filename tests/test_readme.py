@@ -50,3 +50,17 @@ def test_the_trace_the_readme_names_ships():
         if p.startswith("PATH"):
             continue
         assert (ROOT / p).is_file(), p
+
+
+def test_quick_start_is_the_two_commands_and_ci_runs_the_second():
+    """The README's first section is a quick start of exactly two commands: the main job
+    (PAM 2013 on the simulator) and every test; CI runs that same test command."""
+    text = README
+    sections = [line for line in text.splitlines() if line.startswith("## ")]
+    assert sections[0] == "## Quick start", sections[:3]
+    body = text.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    block = body.split("```sh\n", 1)[1].split("```", 1)[0]
+    commands = [line.split("#", 1)[0].strip() for line in block.splitlines() if line.strip()]
+    assert commands == ["./jitterlab reproduce pam2013", "./run-tests"]
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "exec ./run-tests" in ci
