@@ -209,6 +209,24 @@ pub struct Channel {
     pub sampled: bool,
 }
 
+impl Channel {
+    /// When a packet that leaves the wire at `depart` reaches the far end: the propagation delay,
+    /// plus a jitter draw when the link has jitter, never before an earlier packet unless the link
+    /// may reorder.
+    #[inline(always)]
+    pub(crate) fn arrival(&mut self, depart: Time) -> Time {
+        let mut arrive = depart + self.delay;
+        if let Some(j) = &self.jitter {
+            arrive += j.sample(&mut self.rng);
+        }
+        if !self.reorder {
+            arrive = arrive.max(self.last_arrival);
+        }
+        self.last_arrival = self.last_arrival.max(arrive);
+        arrive
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

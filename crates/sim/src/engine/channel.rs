@@ -110,14 +110,7 @@ impl Core {
         c.free_at = depart;
         // The empty dequeue the link makes when this packet leaves, unless one queues behind it.
         c.idle_at = Some((depart, 0));
-        let mut arrive = depart + c.delay;
-        if let Some(j) = &c.jitter {
-            arrive += j.sample(&mut c.rng);
-        }
-        if !c.reorder {
-            arrive = arrive.max(c.last_arrival);
-        }
-        c.last_arrival = c.last_arrival.max(arrive);
+        let arrive = c.arrival(depart);
         let from = c.from;
         self.tx_complete(from, id, depart);
         self.events.push(arrive, Ev::Arrive(ch, id));
@@ -329,14 +322,7 @@ impl Core {
             self.account_drop(id, ch);
             return;
         }
-        let mut arrive = depart + c.delay;
-        if let Some(j) = &c.jitter {
-            arrive += j.sample(&mut c.rng);
-        }
-        if !c.reorder {
-            arrive = arrive.max(c.last_arrival);
-        }
-        c.last_arrival = c.last_arrival.max(arrive);
+        let arrive = c.arrival(depart);
         self.events.push(arrive, Ev::Arrive(ch, id));
     }
 
