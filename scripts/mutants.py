@@ -157,6 +157,8 @@ MUTANTS = [
      "MIN_RTT_WIN: Time = Time::from_secs(10);", "MIN_RTT_WIN: Time = Time::from_secs(5);", ["-p", "jitterlab-sim", "--test", "tcp_bbr"]),
     ("bbr-probe-rtt-200ms", "crates/sim/src/tcp/cc/bbr.rs",
      "PROBE_RTT_MODE: Time = Time::from_ms(200);", "PROBE_RTT_MODE: Time = Time::from_ms(100);", ["-p", "jitterlab-sim", "--test", "tcp_bbr"]),
+    ("bbr-ack-epoch-reset", "crates/sim/src/tcp/cc/bbr.rs",
+     "ACK_EPOCH_ACKED_RESET_THRESH: u64 = 1 << 20;", "ACK_EPOCH_ACKED_RESET_THRESH: u64 = 1 << 19;", ["-p", "jitterlab-sim", "--lib", "tcp::cc::bbr"]),
     ("bbr-min-tso-rate", "crates/sim/src/tcp/cc/bbr.rs",
      "MIN_TSO_RATE_BPS: u64 = 1_200_000;", "MIN_TSO_RATE_BPS: u64 = 600_000;", ["-p", "jitterlab-sim", "--test", "tcp_bbr"]),
     # FQ-PIE's fq_pie_init defaults and the inclusive ECN threshold; COBALT's cache size and bulk-flow floor.

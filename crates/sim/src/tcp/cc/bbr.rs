@@ -595,3 +595,6 @@ pub const REGISTRATION: Registration = Registration {
     params: |_| Ok(Arc::new(NoOptions(|c| Box::new(Bbr::new(BbrConfig::from_tcp(c)))))),
     ecn: None,
 };
+#[cfg(test)]
+#[path = "bbr_tests.rs"]
+mod tests;
