@@ -227,10 +227,17 @@ MUTANTS = [
      "TCP_INIT_CWND: u64 = 10;", "TCP_INIT_CWND: u64 = 4;", ["-p", "jitterlab-sim", "--test", "tcp_bbr"]),
     # The mitigations study's adaptive call (issue 27): the ranking's gain and the overlap window.
     ("mitigations-adaptive-gain-sign", "python/jitterlab/presets/mitigations_adaptive.py",
-     'x["fd_gain_ms"] = x._fd0 - x.frame_delay_p95_ms', 'x["fd_gain_ms"] = x.frame_delay_p95_ms - x._fd0',
+     'x["on_time_gain"] = x.call_on_time_pct - x._ot0', 'x["on_time_gain"] = x._ot0 - x.call_on_time_pct',
      ["pytest", "tests/test_mitigations_adaptive.py"]),
     ("mitigations-adaptive-window", "python/jitterlab/presets/mitigations_adaptive.py",
-     "(fr.capture_ns >= w.w0)", "(fr.capture_ns >= 0)", ["pytest", "tests/test_mitigations_adaptive.py"]),
+     "(f.capture_ns >= f.w0)", "(f.capture_ns >= 0)", ["pytest", "tests/test_mitigations_adaptive.py"]),
+    ("mitigations-adaptive-rescued", "python/jitterlab/presets/mitigations_adaptive.py",
+     "RESCUED_PCT = 95.0", "RESCUED_PCT = 93.0", ["pytest", "tests/test_mitigations_adaptive.py"]),
+    # rmcat's §5.7 starvation bound and the reading of a published word (issue 27).
+    ("rmcat-57-starvation-share", "python/jitterlab/presets/rmcat_more.py",
+     "STARVE_SHARE = 0.5", "STARVE_SHARE = 0.4", ["pytest", "tests/test_rmcat.py", "-k", "57"]),
+    ("rmcat-published-full-use", "python/jitterlab/presets/rmcat_published.py",
+     "FULL_USE = 0.80", "FULL_USE = 0.60", ["pytest", "tests/test_rmcat_more.py"]),
 ]
 
 

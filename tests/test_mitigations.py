@@ -287,12 +287,12 @@ def test_smoke_run_has_the_adaptive_call(smoke):
     got = v.groupby(["workload", "mitigation"]).replication.nunique()
     want = pd.MultiIndex.from_product([sorted(A.WORKLOADS.values()), sorted(ok)])
     assert set(got.index) == set(want) and (got == 2).all()
-    for c in ("media_kbps", "frame_delay_p95_ms", "frames_complete", "freezes"):
+    for c in ("media_kbps", "frame_delay_p95_ms", "frames_complete", "call_on_time_pct", "freezes"):
         assert np.isfinite(v[c]).all(), c
     assert set(pd.read_csv(out / "per_run.csv").workload) == set(mit.WORKLOADS)
     rk = pd.read_csv(out / "adaptive_ranking.csv")
     assert set(rk.mitigation) == ok and rk["rank"].notna().all() and rk.audio_rank.notna().all()
-    assert rk.set_index("mitigation").loc[mit.BASELINE, "fd_gain_ms"] == 0
+    assert rk.set_index("mitigation").loc[mit.BASELINE, "on_time_gain"] == 0
     b = v[v.workload == A.WORKLOADS["bulk"]].pivot_table(index="replication", columns="mitigation", values="frame_delay_p95_ms")
     assert (b["FQ-CoDel"] < b[mit.BASELINE]).all(), b
     assert len(pd.read_csv(out / "adaptive_findings.csv")) >= 3
@@ -313,6 +313,13 @@ def test_identical_scenarios_give_identical_runs(smoke):
     # and the mitigations change something where they act: FQ-CoDel isolates the audio from the bulk download
     bulk = x[x.workload == "bulk"].groupby("mitigation").owd_p50_ms.median()
     assert bulk["FQ-CoDel"] < 60 < bulk[mit.BASELINE], bulk
+
+
+def test_cc_flag_names_a_known_controller_for_mitigations_only(tmp_path):
+    p = run_cli("reproduce", "mitigations", "--cc", "vegas", "--out", str(tmp_path), "--quiet")
+    assert p.returncode == 2 and "--cc: unknown controller 'vegas' (known: gcc, scream, nada)" in p.stderr and "Traceback" not in p.stderr
+    p = run_cli("reproduce", "rmcat", "--cc", "nada", "--out", str(tmp_path), "--quiet")
+    assert p.returncode == 2 and "--cc: only the mitigations preset" in p.stderr and "Traceback" not in p.stderr
 
 
 def test_testbed_flag_only_for_mitigations(tmp_path):

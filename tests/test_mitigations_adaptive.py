@@ -56,6 +56,8 @@ def test_call_metrics_by_hand():
     assert r.owd_p50_ms == pytest.approx(40.0) and r.frame_delay_p50_ms == pytest.approx(40.0)
     assert r.frame_delay_p95_ms == pytest.approx(97.0)
     assert (r.frames, r.frames_complete) == (10, pytest.approx(0.7))
+    # the 3 lost frames are late, the 7 complete ones on time (≤ 100 ms < 400 ms): 1 − 3 / 1800 of a 60 s call
+    assert r.late_frames == 3 and r.call_on_time_pct == pytest.approx(100.0 * (1 - 3 / 1800))
     assert (r.freezes, r.freeze_s) == (1, pytest.approx(0.44))
     # an unfinished TCP: the window ends at the run's end (the horizon), 2.5 s: 56 kbit over 1.5 s
     res = _one_run()
@@ -63,33 +65,47 @@ def test_call_metrics_by_hand():
     assert A.call_metrics(res, horizon_s=2.5).iloc[0].media_kbps == pytest.approx(56.0 / 1.5)
 
 
-def test_frame_delay_gain_is_paired_and_ranked_by_the_audio_rule():
-    """Per replication DropTail's p95 minus the mitigation's, mean over workloads: FQ-CoDel gains
-    (500 − 100 + 300 − 200) / 2 = 250 ms in every replication (ranks 1), RED loses 10 ms in
-    replication 0 and gains 10 in 1 (interval contains 0: DropTail's rank); the media rate change
-    is against DropTail's run of the same replication."""
+def test_call_on_time_by_hand():
+    """A 60 s call of 30 fps has 1800 frames: 18 late frames of a short window cost 1 point; a
+    window longer than the call is its own call (3600 frames, 36 late = 1 %). Monotone in the late
+    frames."""
+    assert A.call_on_time(18, 40) == pytest.approx(99.0)
+    assert A.call_on_time(36, 3600) == pytest.approx(99.0)
+    v = A.call_on_time(np.arange(0, 1801, 100), 45)
+    assert (np.diff(v) < 0).all() and v[0] == 100.0 and v[-1] == 0.0
+
+
+def test_on_time_gain_is_paired_and_ranked_by_the_audio_rule():
+    """Per replication the mitigation's call_on_time_pct minus DropTail's, mean over workloads:
+    FQ-CoDel gains (99 − 90 + 98 − 94) / 2 = 6.5 points in every replication (rank 1), RED loses a
+    point in replication 0 and gains one in 1 (interval contains 0: DropTail's rank); the media
+    rate change is against DropTail's run of the same replication."""
     rows = []
     for rep in range(2):
-        for wl, base, x in (("video + bulk", 500.0, 100.0), ("video + mixed", 300.0, 200.0)):
-            for m, fd, kbps in ((mit.BASELINE, base, 400.0), ("FQ-CoDel", x, 800.0), ("RED", base + (10.0 if rep == 0 else -10.0), 400.0)):
+        for wl, base, x in (("video + bulk", 90.0, 99.0), ("video + mixed", 94.0, 98.0)):
+            for m, ot, kbps in ((mit.BASELINE, base, 400.0), ("FQ-CoDel", x, 800.0), ("RED", base + (-1.0 if rep == 0 else 1.0), 400.0)):
                 rows.append({"link": "fixed", "workload": wl, "replication": rep, "mitigation": m, "run_id": len(rows),
-                             "frame_delay_p95_ms": fd, "media_kbps": kbps, "goodput_bps": 1e6, "owd_p50_ms": 50.0,
-                             "frame_delay_p50_ms": fd / 2, "frames_complete": 1.0, "freezes": 0, "freeze_s": 0.0})
+                             "call_on_time_pct": ot, "frame_delay_p95_ms": 100.0, "media_kbps": kbps, "goodput_bps": 1e6,
+                             "owd_p50_ms": 50.0, "frame_delay_p50_ms": 50.0, "frames_complete": 1.0, "late_frames": 0,
+                             "freezes": 0, "freeze_s": 0.0})
     x = A.paired(pd.DataFrame(rows))
-    assert (x[x.mitigation == mit.BASELINE].fd_gain_ms == 0).all()
-    assert list(A.gains_per_replication(x, "FQ-CoDel")) == [250.0, 250.0]
-    assert list(A.gains_per_replication(x, "RED")) == [-10.0, 10.0]
+    assert (x[x.mitigation == mit.BASELINE].on_time_gain == 0).all()
+    assert list(A.gains_per_replication(x, "FQ-CoDel")) == [6.5, 6.5]
+    assert list(A.gains_per_replication(x, "RED")) == [-1.0, 1.0]
     assert np.allclose(x[x.mitigation == "FQ-CoDel"].rate_change_pct, 100.0)
     rk, pairs = A.ranking(x)
     r = rk.set_index("mitigation")
-    assert r.loc["FQ-CoDel", "rank"] == 1 and r.loc["FQ-CoDel", "fd_gain_ms"] == 250.0
+    assert r.loc["FQ-CoDel", "rank"] == 1 and r.loc["FQ-CoDel", "on_time_gain"] == 6.5
     assert r.loc["RED", "rank"] == r.loc[mit.BASELINE, "rank"] == 2
     assert len(pairs) == 6
 
 
-def test_same_rescue_finding_compares_the_two_rank_one_groups():
+def test_same_rescue_finding_reads_the_on_time_share():
+    """The audio's rank-1 mitigations rescue the call when at least 95 % of its frames are on time:
+    both (98, 96) agrees; one of them at 94 % partly; both below disagrees."""
     audio = pd.DataFrame({"link": ["fixed"] * 3, "mitigation": ["FQ-CoDel", "CAKE", "DropTail"], "rank": pd.array([1, 1, 3], dtype="Int64")})
-    both = pd.DataFrame({"link": ["fixed"] * 3, "mitigation": ["FQ-CoDel", "CAKE", "DropTail"], "rank": pd.array([1, 1, 3], dtype="Int64")})
-    one = both.assign(rank=pd.array([1, 2, 3], dtype="Int64"))
-    none = both.assign(rank=pd.array([2, 2, 1], dtype="Int64"))
-    assert [A._same_rescue(v, audio, "fixed").verdict for v in (both, one, none)] == ["agrees", "partly", "disagrees"]
+    v = lambda a, b: pd.DataFrame({"link": ["fixed"] * 3, "mitigation": ["FQ-CoDel", "CAKE", "DropTail"],  # noqa: E731
+                                   "rank": pd.array([1, 2, 3], dtype="Int64"), "call_on_time_pct": [a, b, 60.0]})
+    got = [A._same_rescue(v(a, b), audio, "fixed") for a, b in ((98.0, 96.0), (98.0, 94.0), (90.0, 94.0))]
+    assert [f.verdict for f in got] == ["agrees", "partly", "disagrees"]
+    assert "CAKE: 96.0 % on time (on-time rank 2); DropTail: 60.0 %" in got[0].measured

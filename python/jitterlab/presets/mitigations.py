@@ -400,11 +400,12 @@ def _adaptive_section(rep: Report, out: Path, vx: pd.DataFrame, audio_rank: pd.D
                 "150 kbit/s – 1.5 Mbit/s from 1 Mbit/s) in three workloads — beside the bulk download, beside a 6-flow IW10 page, "
                 "and the mixed one — with the same links, mitigations, seeds and TCP starts. Metrics after RFC 8868 over the "
                 "overlap window (docs/mitigations.md): received media rate, frame delay (capture to last packet, complete frames) "
-                "median and 95th percentile, complete frames, freezes (W3C webrtc-stats rule, summed over replications). Rank "
+                "median and 95th percentile, complete frames, late frames (not complete within 400 ms) and the share of a 60 s "
+                "call's frames on time, freezes (W3C webrtc-stats rule, summed over replications). Rank "
                 "rule: " + A.RANK_RULE + ". audio_rank: the audio ranking's rank of the same mitigation.")
     page = vrk.assign(rank=[str(int(r)) if pd.notna(r) else "—" for r in vrk["rank"]],
                       audio_rank=[str(int(r)) if pd.notna(r) else "—" for r in vrk["audio_rank"]])
-    rep.table(page, f"Mitigations ranked by the adaptive call's frame-delay gain over DropTail, per link ({reps} replications)", "{:.2f}",
+    rep.table(page, f"Mitigations ranked by the adaptive call's on-time gain over DropTail, per link ({reps} replications)", "{:.2f}",
               name="adaptive_ranking")
     _write_csv(vrk, out / "adaptive_ranking.csv")  # numeric ranks (the page shows "—" for none)
     _write_csv(vpairs, out / "adaptive_pairs.csv")
