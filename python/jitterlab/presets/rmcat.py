@@ -47,7 +47,8 @@ from jitterlab.presets.rmcat_common import DELAY, MAX_RATE, _frames, _links, _vi
 from jitterlab.report import Report
 from jitterlab.sweep import Param, Sweep
 
-DESCRIPTION = "RFC 8867's RMCAT test cases (variable capacity, competing media, media vs long TCP) for GCC, SCReAM, NADA"
+DESCRIPTION = ("RFC 8867's RMCAT test cases (variable capacity, competing media, media vs long and short TCP) and RFC 8869's "
+               "cellular situations for GCC, SCReAM, NADA, with published results beside")
 CONTROLLERS = ["gcc", "scream", "nada"]
 SEED = 8867
 STEPS_51 = [(0.0, 1.0e6), (40.0, 2.5e6), (60.0, 0.6e6), (80.0, 1.0e6)]
