@@ -421,7 +421,7 @@ def _adaptive_section(rep: Report, out: Path, vx: pd.DataFrame, audio_rank: pd.D
 def run(out: str | Path, reps: int | None = None, jobs: int | None = None, executor: str = "local",
         scheduler: str | None = None, progress: bool = True, links: Sequence[str] | None = None,
         testbed: bool = False, adaptive_cc: str = A.ADAPTIVE_CC) -> Path:
-    """Runs the study into OUT/<link>/{bulk,web,mixed}/ (the audio) and OUT/<link>/video-{bulk,web,mixed}/
+    """Runs the study into OUT/<link>/{bulk,web,mixed}/ (the audio) and OUT/<link>/video-<cc>-{bulk,web,mixed}/
     (the adaptive call, controller ``adaptive_cc``) and writes report.html, ranking.csv, metrics.csv,
     per_run.csv, availability.csv, findings.csv and the adaptive call's adaptive_*.csv."""
     reps = reps or REPS
@@ -440,7 +440,8 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
         hz = {k: int(duration_ns(s.scenario["duration"]) or 0) / 1e9 for k, s in sw.items()}
         res = {k: run_experiment(s, k, lopt) for k, s in sw.items()}
         parts.append(per_run(res, ln.label, hz))
-        vres = {k: run_experiment(s, f"video-{k}", lopt) for k, s in A.sweeps(sw, adaptive_cc).items()}
+        # one directory per controller: another --cc into the same OUT adds its own sweeps
+        vres = {k: run_experiment(s, f"video-{adaptive_cc}-{k}", lopt) for k, s in A.sweeps(sw, adaptive_cc).items()}
         vparts.append(A.per_run(vres, ln.label, hz, tcp_costs))
     x = paired(pd.concat(parts, ignore_index=True))
     vx = A.paired(pd.concat(vparts, ignore_index=True))
