@@ -74,7 +74,7 @@ def test_8869_trace_is_the_high_load_models_channel(tmp_path):
     assert r.returncode == 0, r.stderr
     assert out.read_text() == tr
     p = rmcat_more.link_param()
-    assert p.labels == ["low load", "high load", "trace"]
+    assert p.labels == ["low load", "high load", "trace", "bad coverage", "mobility"]
     assert p.sets[2]["links.bottleneck"]["trace"]["data"] == tr
 
 
@@ -91,14 +91,14 @@ def test_run_writes_report_figures_and_findings(smoke):
     for f in ("rmcat-5_1.png", "rmcat-5_2.png", "rmcat-5_3.png", "rmcat-5_4.png", "rmcat-5_8.png", "rmcat_5_6_share.png"):
         assert (out / "figures" / f).exists()
     rows = list(csv.DictReader((out / "findings.csv").open(encoding="utf-8")))
-    assert len(rows) == 4 * 3 + 3 + 3 + 3 + 3 + 3 + 1 + 3 + 1 + 3 + 2 * 3 + 3 * 3 + 8  # … + §5.7 (2 per controller) + RFC 8869 (3 links) + published
+    assert len(rows) == 4 * 3 + 3 + 3 + 3 + 3 + 3 + 1 + 3 + 1 + 3 + 2 * 3 + 5 * 3 + 8  # … + §5.7 (2 per controller) + RFC 8869 (5 situations) + published
     # §5.7's short flows all ran: 10 × 28 + 2 downloads in every run, most finished
     import pandas as pd
 
     r57 = pd.read_csv(out / "case_5_7_per_run.csv")
     assert len(r57) == 2 * 3 and (r57.short_total == 282).all() and (r57.short_done >= 270).all()
     r8869 = pd.read_csv(out / "case_8869_per_run.csv")
-    assert len(r8869) == 2 * 3 * 3
+    assert len(r8869) == 2 * 3 * 5
     # the low-load cellular link (3 Mbit/s mean) carries every controller's 1.5 Mbit/s with a short queue
     assert [r["verdict"] for r in rows if r["finding"].startswith("RFC 8869 cellular, low load")] == ["agrees"] * 3
     # FQ-CoDel beats DropTail for the media's share with every controller

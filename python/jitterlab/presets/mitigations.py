@@ -454,7 +454,9 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
                               "window": "media packets sent in [tcp_start, tcp_end]", "base_delay": "min OWD in the 2 s before tcp_start",
                               "level45": "share of the window's packets in loss periods of level 4 or 5 (>= 120 ms) behind a 40 ms JB",
                               "mos_call": "E-model (G.711 + PLC, BurstR 1) over the call, at its best jitter buffer",
-                              "mos_best": "E-model (G.711 + PLC) over the overlap window at the jitter buffer with the highest MOS of each run"}
+                              "mos_best": "E-model (G.711 + PLC) over the overlap window at the jitter buffer with the highest MOS of each run",
+                              "adaptive_call": f"traffic[0] = {A.video(adaptive_cc)} in the workloads {', '.join(A.WORKLOADS.values())}",
+                              "adaptive_rank_rule": A.RANK_RULE}
     for m in MITIGATIONS:
         for ln in lns:
             k = m.keys(ln)

@@ -18,7 +18,9 @@ runs instead, with one media flow of each controller on RFC 8867's path (50 ms, 
 = the model's calibrated HSPA defaults (3 Mbit/s mean, 45 % of TTIs); `high load` = a loaded cell
 (1 Mbit/s mean, 0.5–2 Mbit/s, 15 % of TTIs: three times the users; ours); `trace` = the high-load
 model's channel written once as a Mahimahi trace (`jitterlab trace generate`'s code, seed
-`TRACE_SEED`) and replayed in every replication. 120 s, measured over 30–119 s (after GCC's ramp
+`TRACE_SEED`) and replayed in every replication; `bad coverage` = a cell-edge user (0.6 Mbit/s mean,
+block errors 30 % / 10 %; ours); `mobility` = a fast-varying channel (1.5 Mbit/s mean, σ 0.5, 0.2 s
+coherence; ours). 120 s, measured over 30–119 s (after GCC's ramp
 from 150 kbit/s).
 """
 from __future__ import annotations
@@ -124,7 +126,13 @@ def findings_57(r: pd.DataFrame, controllers: list[str]) -> list[Finding]:
 LOW_LOAD = {"mean_rate": "3.0Mbit", "min_rate": "2.7Mbit", "max_rate": "5Mbit", "sigma": 0.19, "coherence": "1s", "tti": "2ms",
             "share": 0.45, "bler": 0.1, "bler_retx": 0.03, "harq_rtt": "12ms", "harq_max_tx": 4, "rlc_delay": "60ms"}
 HIGH_LOAD = {**LOW_LOAD, "mean_rate": "1.0Mbit", "min_rate": "0.5Mbit", "max_rate": "2Mbit", "share": 0.15}
-MEAN_BPS = {"low load": 3.0e6, "high load": 1.0e6, "trace": 1.0e6}
+#: RFC 8869's bad radio coverage (ours): a user at the cell edge — a low rate and three times the
+#: block errors (first transmission 30 %, retransmissions 10 %), the cell itself not loaded
+BAD_COVERAGE = {**LOW_LOAD, "mean_rate": "0.6Mbit", "min_rate": "0.3Mbit", "max_rate": "1.2Mbit", "bler": 0.3, "bler_retx": 0.1}
+#: RFC 8869's mobility (ours): a fast-varying channel — σ of ln(rate) 0.5 (clipped to 0.3–5 Mbit/s)
+#: and a 0.2 s coherence time instead of the calibrated 0.19 and 1 s
+MOBILITY = {**LOW_LOAD, "mean_rate": "1.5Mbit", "min_rate": "0.3Mbit", "max_rate": "5Mbit", "sigma": 0.5, "coherence": "200ms"}
+MEAN_BPS = {"low load": 3.0e6, "high load": 1.0e6, "trace": 1.0e6, "bad coverage": 0.6e6, "mobility": 1.5e6}
 TRACE_SEED = 8869
 CELL_DURATION_S = 120
 WINDOW_8869 = (30.0, 119.0)
@@ -152,7 +160,9 @@ def link_param() -> Param:
     trace = {"trace": {"path": "rmcat-8869-high-load.trace", "data": cell_trace()}}
     return Param("link", list(MEAN_BPS), [{"links.bottleneck.cellular": dict(LOW_LOAD)},
                                           {"links.bottleneck.cellular": dict(HIGH_LOAD), "links.bottleneck.queue": queue_300ms(1e6)},
-                                          {"links.bottleneck": {**_links(trace, queue_300ms(1e6))["bottleneck"]}}])
+                                          {"links.bottleneck": {**_links(trace, queue_300ms(1e6))["bottleneck"]}},
+                                          {"links.bottleneck.cellular": dict(BAD_COVERAGE), "links.bottleneck.queue": queue_300ms(0.6e6)},
+                                          {"links.bottleneck.cellular": dict(MOBILITY), "links.bottleneck.queue": queue_300ms(1.5e6)}])
 
 
 def per_run_8869(res: Mapping[str, Any]) -> pd.DataFrame:
@@ -219,8 +229,9 @@ def section(rep: Report, res: Mapping[str, Any], controllers: list[str]) -> tupl
               "finished — median, 25th, 75th percentile over replications", "{:.2f}", name="case_5_7")
     rep.section("RFC 8869 cellular cases on the cellular model and on a generated trace",
                 "One media flow on RFC 8867's path whose bottleneck is jitterlab's cellular model: low load (the calibrated HSPA "
-                "defaults, 3 Mbit/s mean), high load (1 Mbit/s mean, 15 % of TTIs), and the high-load model's channel written as a "
-                f"Mahimahi trace (seed {TRACE_SEED}) and replayed; 120 s, measured over 30–119 s. RFC 8869's own cases need a "
+                "defaults, 3 Mbit/s mean), high load (1 Mbit/s mean, 15 % of TTIs), the high-load model's channel written as a "
+                f"Mahimahi trace (seed {TRACE_SEED}) and replayed, bad coverage (a cell-edge user: 0.6 Mbit/s mean, block errors "
+                "30 % / 10 %) and mobility (1.5 Mbit/s mean, σ 0.5, 0.2 s coherence); 120 s, measured over 30–119 s. RFC 8869's own cases need a "
                 "system-level LTE simulation; these are their situations on a per-user model (docs/media.md).")
     rep.table(_table(r8869, ["link", "cc"], ["media_kbps", "use", "qdelay_median_ms", "qdelay_p95_ms", "frame_delay_p95_ms",
                                              "frames_complete"]),
