@@ -151,8 +151,10 @@ def per_run(res: Mapping[str, Mapping[str, Any]], link: str, horizon_s: Mapping[
         base["workload"] = WORKLOADS[k]
         base = base.merge(call_metrics(r, hz), on="run_id", how="left")
         if k == "mixed":
-            page = costs(t[t.role == "web"], hz)[["run_id", "completion_s"]]
-            tc = page.merge(costs(t[t.role == "bulk"], hz)[["run_id", "goodput_bps", "unfinished"]], on="run_id", how="outer")
+            page = costs(t[t.role == "web"], hz)[["run_id", "completion_s", "unfinished"]]
+            tc = page.merge(costs(t[t.role == "bulk"], hz)[["run_id", "goodput_bps", "unfinished"]], on="run_id", how="outer",
+                            suffixes=("", "_bulk"))
+            tc["unfinished"] = tc.pop("unfinished").astype(bool) | tc.pop("unfinished_bulk").astype(bool)
         else:
             tc = costs(t, hz)
         out.append(base.merge(tc, on="run_id", how="left"))
