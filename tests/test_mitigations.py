@@ -297,6 +297,8 @@ def test_smoke_run_has_the_adaptive_call(smoke):
     assert (b["FQ-CoDel"] < b[mit.BASELINE]).all(), b
     assert len(pd.read_csv(out / "adaptive_findings.csv")) >= 3
     assert "The adaptive call (gcc)" in path.read_text()
+    fig = pd.read_csv(out / "figures" / "audio_vs_adaptive.csv")
+    assert len(fig) > 0 and (out / "figures" / "audio_vs_adaptive.png").is_file()
 
 
 def test_identical_scenarios_give_identical_runs(smoke):

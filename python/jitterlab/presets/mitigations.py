@@ -412,6 +412,7 @@ def _adaptive_section(rep: Report, out: Path, vx: pd.DataFrame, audio_rank: pd.D
     _write_csv(vx, out / "adaptive_per_run.csv")
     rep.table(vsum, "The adaptive call per link, workload and mitigation (medians over replications; freezes summed)", "{:.2f}",
               name="adaptive_metrics")
+    A.figure(rep, vrk, audio_rank, reps)
     fs = {ln.label: A.findings(vx, vrk, ln.label, audio_rank) for ln in lns}
     write_csv([f for v in fs.values() for f in v], out / "adaptive_findings.csv")
     rep.text("Findings about the adaptive call, each verdict by the rule in its row:")
