@@ -73,6 +73,9 @@ def test_8869_trace_is_the_high_load_models_channel(tmp_path):
     r = run_cli("trace", "generate", str(model), "--duration", "130s", "--seed", str(rmcat_more.TRACE_SEED), "--out", str(out))
     assert r.returncode == 0, r.stderr
     assert out.read_text() == tr
+    # the figure's capacity: the trace's opportunities per second, the same bits in total
+    steps = rmcat_more.trace_steps()
+    assert len(steps) == 120 and sum(b for _, b in steps) == sum(1 for x in stamps if x < 120_000) * 1504 * 8
     p = rmcat_more.link_param()
     assert p.labels == ["low load", "high load", "trace", "bad coverage", "mobility"]
     assert p.sets[2]["links.bottleneck"]["trace"]["data"] == tr
@@ -88,7 +91,8 @@ def smoke(tmp_path_factory):
 def test_run_writes_report_figures_and_findings(smoke):
     out, path = smoke
     assert path.exists() and path.name == "report.html"
-    for f in ("rmcat-5_1.png", "rmcat-5_2.png", "rmcat-5_3.png", "rmcat-5_4.png", "rmcat-5_8.png", "rmcat_5_6_share.png"):
+    for f in ("rmcat-5_1.png", "rmcat-5_2.png", "rmcat-5_3.png", "rmcat-5_4.png", "rmcat-5_8.png", "rmcat_5_6_share.png",
+              "rmcat-5_7.png", "rmcat-8869-trace.png"):
         assert (out / "figures" / f).exists()
     rows = list(csv.DictReader((out / "findings.csv").open(encoding="utf-8")))
     assert len(rows) == 4 * 3 + 3 + 3 + 3 + 3 + 3 + 1 + 3 + 1 + 3 + 2 * 3 + 5 * 3 + 8  # … + §5.7 (2 per controller) + RFC 8869 (5 situations) + published

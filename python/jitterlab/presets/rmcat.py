@@ -43,13 +43,12 @@ from jitterlab.presets import rmcat_more, rmcat_published
 from jitterlab.presets.common import Options, caption, flat, run_experiment
 from jitterlab.presets.findings import Finding, write_csv
 # the path and media of every case, shared with rmcat_more (its further cases)
-from jitterlab.presets.rmcat_common import DELAY, MAX_RATE, _frames, _links, _video, queue_300ms  # noqa: F401
+from jitterlab.presets.rmcat_common import CONTROLLERS, DELAY, MAX_RATE, _frames, _links, _rate_panels, _video, queue_300ms  # noqa: F401
 from jitterlab.report import Report
 from jitterlab.sweep import Param, Sweep
 
 DESCRIPTION = ("RFC 8867's RMCAT test cases (variable capacity, competing media, media vs long and short TCP) and RFC 8869's "
                "cellular situations for GCC, SCReAM, NADA, with published results beside")
-CONTROLLERS = ["gcc", "scream", "nada"]
 SEED = 8867
 STEPS_51 = [(0.0, 1.0e6), (40.0, 2.5e6), (60.0, 0.6e6), (80.0, 1.0e6)]
 # §5.2: two flows on a varying capacity
@@ -378,24 +377,6 @@ def findings(r51: pd.DataFrame, r53: pd.DataFrame, r54: pd.DataFrame, r56: pd.Da
                          [(cc, recn[(recn.cc == cc) & ~recn.ecn].loss * 100, recn[(recn.cc == cc) & recn.ecn].loss * 100) for cc in CONTROLLERS],
                          expect="above", unit=" %", fmt="{:.2f}"))
     return fs
-
-
-def _rate_panels(rep: Report, res, title: str, name: str, steps: list[tuple[float, float]] | None, reps: int, note: str,
-                 end_s: float = 100.0) -> None:
-    m, runs = res["media_packets"], res["runs"]
-    fig, axes = plots.new(width=10, height=7, nrows=len(CONTROLLERS), sharex=True, sharey=True)
-    for ax, cc in zip(axes, CONTROLLERS):
-        rid = int(runs[runs.cc == cc].run_id.min())
-        rate = R.media_rate(m[m.run_id == rid], bin_s=0.5, by="send")
-        for i, (fid, g) in enumerate(rate.groupby("flow_id")):
-            ax.plot(g.t_s, g.rate_bps / 1e6, drawstyle="steps-post", lw=1, label=f"flow {fid} sent")
-        if steps:
-            t = np.array([s[0] for s in steps] + [end_s])
-            ax.step(t, [s[1] / 1e6 for s in steps] + [steps[-1][1] / 1e6], where="post", color="black", lw=1.5, ls="--", label="capacity")
-        ax.set_title(cc, fontsize=9); ax.set_ylabel("Mbit/s"); ax.grid(alpha=.3)
-    axes[-1].set_xlabel("time (s)"); axes[0].legend(fontsize=7, loc="upper left")
-    plots.caption(fig, caption(name, reps, note + "; first replication of each controller; 0.5 s bins, IP bytes"))
-    rep.figure(fig, name.replace(".", "_"), title)
 
 
 def _table(df: pd.DataFrame, keys: list[str], cols: list[str]) -> pd.DataFrame:

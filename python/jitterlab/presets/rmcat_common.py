@@ -5,9 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
+from jitterlab import plots
 from jitterlab import rtc_metrics as R
+from jitterlab.presets.common import caption
+from jitterlab.report import Report
+
+CONTROLLERS = ["gcc", "scream", "nada"]
 
 DELAY = "50ms"
 MAX_RATE = 1.5e6
@@ -43,3 +49,21 @@ def _frames(res, run_id: int, mr: pd.DataFrame) -> dict[str, float]:
     minutes = (fr.capture_ns.max() - fr.capture_ns.min()) / 60e9 if len(fr) else float("nan")
     return {"frame_delay_median_ms": fd.median(), "frame_delay_p95_ms": fd.quantile(0.95),
             "frames_complete": len(fd) / max(len(d), 1), "freezes_per_min": fz.freeze_count.sum() / minutes}
+
+
+def _rate_panels(rep: Report, res, title: str, name: str, steps: list[tuple[float, float]] | None, reps: int, note: str,
+                 end_s: float = 100.0) -> None:
+    m, runs = res["media_packets"], res["runs"]
+    fig, axes = plots.new(width=10, height=7, nrows=len(CONTROLLERS), sharex=True, sharey=True)
+    for ax, cc in zip(axes, CONTROLLERS):
+        rid = int(runs[runs.cc == cc].run_id.min())
+        rate = R.media_rate(m[m.run_id == rid], bin_s=0.5, by="send")
+        for i, (fid, g) in enumerate(rate.groupby("flow_id")):
+            ax.plot(g.t_s, g.rate_bps / 1e6, drawstyle="steps-post", lw=1, label=f"flow {fid} sent")
+        if steps:
+            t = np.array([s[0] for s in steps] + [end_s])
+            ax.step(t, [s[1] / 1e6 for s in steps] + [steps[-1][1] / 1e6], where="post", color="black", lw=1.5, ls="--", label="capacity")
+        ax.set_title(cc, fontsize=9); ax.set_ylabel("Mbit/s"); ax.grid(alpha=.3)
+    axes[-1].set_xlabel("time (s)"); axes[0].legend(fontsize=7, loc="upper left")
+    plots.caption(fig, caption(name, reps, note + "; first replication of each controller; 0.5 s bins, IP bytes"))
+    rep.figure(fig, name.replace(".", "_"), title)

@@ -34,7 +34,7 @@ import pandas as pd
 from jitterlab import rtc_metrics as R
 from jitterlab.presets import findings as F
 from jitterlab.presets.findings import Finding
-from jitterlab.presets.rmcat_common import MAX_RATE, _frames, _links, _video, queue_300ms
+from jitterlab.presets.rmcat_common import MAX_RATE, _frames, _links, _rate_panels, _video, queue_300ms
 from jitterlab.report import Report
 from jitterlab.sweep import Param, Sweep
 
@@ -149,6 +149,13 @@ def cell_trace(model: Mapping[str, Any] = HIGH_LOAD, seed: int = TRACE_SEED, dur
     return "".join(f"{s}\n" for s in stamps)
 
 
+def trace_steps(bin_s: float = 1.0) -> list[tuple[float, float]]:
+    """The generated trace's capacity per `bin_s` bin (1504-byte opportunities), as a step schedule."""
+    stamps = np.array([int(x) for x in cell_trace().split()], dtype=float) / 1e3
+    counts = np.bincount((stamps // bin_s).astype(int), minlength=CELL_DURATION_S)[:CELL_DURATION_S]
+    return [(i * bin_s, float(c) * 1504 * 8 / bin_s) for i, c in enumerate(counts)]
+
+
 def scenario_8869() -> dict[str, Any]:
     """One video flow over RFC 8867's path with the cellular model as the bottleneck (the `link`
     parameter picks the model or the trace); 300 ms DropTail at the low-load mean rate."""
@@ -222,6 +229,8 @@ def section(rep: Report, res: Mapping[str, Any], controllers: list[str]) -> tupl
                 f"2 Mbit/s, 300 ms DropTail; two media flows 5–299 s; ten short TCP flows (CUBIC), each {SHORT_COUNT} downloads of "
                 f"30–50 KiB started uniformly in [10 s, 290 s] (a Poisson process of mean gap 10 s given its count), two also at "
                 f"10 s; their offered load {SHORT_LOAD_BPS / 1e3:.0f} kbit/s. Rates over 20–299 s.")
+    _rate_panels(rep, res["5.7"], "Two media flows beside ten short TCP flows on 2 Mbit/s (RFC 8867 §5.7).", "rmcat-5.7",
+                 [(0.0, CAP_57)], len(set(res["5.7"]["runs"].replication)), "media 5–299 s; short flows 10–290 s", end_s=300.0)
     rep.table(_table(r57, ["cc"], ["media_kbps_low", "media_kbps_high", "jain", "qdelay_median_ms", "qdelay_p95_ms",
                                    "frame_delay_p95_ms", "short_completion_median_s", "short_done"]),
               "§5.7 per controller: the weaker and the stronger media flow's received rate (kbit/s), Jain's index, queueing "
@@ -233,6 +242,11 @@ def section(rep: Report, res: Mapping[str, Any], controllers: list[str]) -> tupl
                 f"Mahimahi trace (seed {TRACE_SEED}) and replayed, bad coverage (a cell-edge user: 0.6 Mbit/s mean, block errors "
                 "30 % / 10 %) and mobility (1.5 Mbit/s mean, σ 0.5, 0.2 s coherence); 120 s, measured over 30–119 s. RFC 8869's own cases need a "
                 "system-level LTE simulation; these are their situations on a per-user model (docs/media.md).")
+    tr = res["8869"]["runs"]
+    on_trace = {"media_packets": res["8869"]["media_packets"], "runs": tr[tr.link == "trace"]}
+    _rate_panels(rep, on_trace, "Media rate over the generated high-load cellular trace against its capacity (RFC 8869).",
+                 "rmcat-8869-trace", trace_steps(), len(set(tr.replication)), f"capacity: the trace's, 1 s bins (seed {TRACE_SEED})",
+                 end_s=float(CELL_DURATION_S))
     rep.table(_table(r8869, ["link", "cc"], ["media_kbps", "use", "qdelay_median_ms", "qdelay_p95_ms", "frame_delay_p95_ms",
                                              "frames_complete"]),
               "RFC 8869 cellular per link and controller: received media rate (kbit/s), its use of min(mean capacity, max_rate), "
