@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Applies each headline mutant of the model, runs the Rust tests, and reports which survive.
+"""Applies each headline mutant of the model, runs the Rust tests (or, for an entry whose arguments
+start with "pytest", those Python tests), and reports which survive.
 
 A surviving mutant means no test notices a change to a rule the model's fidelity rests on. Run
 from the repository root: `python3 scripts/mutants.py [NAME ...]` (a few minutes per mutant on two
@@ -226,10 +227,26 @@ MUTANTS = [
      "TSO_MAX_BYTES: u64 = 65_536 - 1 - 320;", "TSO_MAX_BYTES: u64 = 65_536 - 1;", ["-p", "jitterlab-sim", "--test", "tcp_bbr"]),
     ("bbr-init-cwnd", "crates/sim/src/tcp/cc/bbr.rs",
      "TCP_INIT_CWND: u64 = 10;", "TCP_INIT_CWND: u64 = 4;", ["-p", "jitterlab-sim", "--test", "tcp_bbr"]),
+    # The mitigations study's adaptive call (issue 27): the ranking's gain and the overlap window.
+    ("mitigations-adaptive-gain-sign", "python/jitterlab/presets/mitigations_adaptive.py",
+     'x["on_time_gain"] = x.call_on_time_pct - x._ot0', 'x["on_time_gain"] = x._ot0 - x.call_on_time_pct',
+     ["pytest", "tests/test_mitigations_adaptive.py"]),
+    ("mitigations-adaptive-window", "python/jitterlab/presets/mitigations_adaptive.py",
+     "(f.capture_ns >= f.w0)", "(f.capture_ns >= 0)", ["pytest", "tests/test_mitigations_adaptive.py"]),
+    ("mitigations-adaptive-rescued", "python/jitterlab/presets/mitigations_adaptive.py",
+     "RESCUED_PCT = 95.0", "RESCUED_PCT = 93.0", ["pytest", "tests/test_mitigations_adaptive.py"]),
+    # rmcat's §5.7 starvation bound and the reading of a published word (issue 27).
+    ("rmcat-57-starvation-share", "python/jitterlab/presets/rmcat_more.py",
+     "STARVE_SHARE = 0.5", "STARVE_SHARE = 0.4", ["pytest", "tests/test_rmcat.py", "-k", "57"]),
+    ("rmcat-published-full-use", "python/jitterlab/presets/rmcat_published.py",
+     "FULL_USE = 0.80", "FULL_USE = 0.60", ["pytest", "tests/test_rmcat_more.py"]),
 ]
 
 
 def run(args: list[str]) -> bool:
+    if args and args[0] == "pytest":
+        r = subprocess.run([".venv/bin/pytest", "-x", "-q", *args[1:]], capture_output=True, text=True)
+        return r.returncode == 0
     r = subprocess.run(["cargo", "test", "--release", "-q", *args], capture_output=True, text=True)
     return r.returncode == 0
 

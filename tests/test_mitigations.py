@@ -273,6 +273,34 @@ def test_smoke_run_writes_every_output(smoke):
     assert "not available in this build" in html and "Cost and benefit" in html and mit.RANK_RULE[:25] in html
 
 
+def test_smoke_run_has_the_adaptive_call(smoke):
+    """The adaptive call's rows (2 replications): every available mitigation in each of the 3
+    adaptive workloads, with its metrics; its ranking ranks each of them beside the audio's rank;
+    the audio's per-run table keeps its 8 workloads only (the audio ranking's meaning). FQ-CoDel
+    isolates the call from the bulk download: its 95th-percentile frame delay is below DropTail's in
+    every replication."""
+    from jitterlab.presets import mitigations_adaptive as A
+
+    out, path = smoke
+    ok = set(mit.availability().query("available").mitigation)
+    v = pd.read_csv(out / "adaptive_per_run.csv")
+    got = v.groupby(["workload", "mitigation"]).replication.nunique()
+    want = pd.MultiIndex.from_product([sorted(A.WORKLOADS.values()), sorted(ok)])
+    assert set(got.index) == set(want) and (got == 2).all()
+    for c in ("media_kbps", "frame_delay_p95_ms", "frames_complete", "call_on_time_pct", "freezes"):
+        assert np.isfinite(v[c]).all(), c
+    assert set(pd.read_csv(out / "per_run.csv").workload) == set(mit.WORKLOADS)
+    rk = pd.read_csv(out / "adaptive_ranking.csv")
+    assert set(rk.mitigation) == ok and rk["rank"].notna().all() and rk.audio_rank.notna().all()
+    assert rk.set_index("mitigation").loc[mit.BASELINE, "on_time_gain"] == 0
+    b = v[v.workload == A.WORKLOADS["bulk"]].pivot_table(index="replication", columns="mitigation", values="frame_delay_p95_ms")
+    assert (b["FQ-CoDel"] < b[mit.BASELINE]).all(), b
+    assert len(pd.read_csv(out / "adaptive_findings.csv")) >= 3
+    assert "The adaptive call (gcc)" in path.read_text()
+    fig = pd.read_csv(out / "figures" / "audio_vs_adaptive.csv")
+    assert len(fig) > 0 and (out / "figures" / "audio_vs_adaptive.png").is_file()
+
+
 def test_identical_scenarios_give_identical_runs(smoke):
     """IW3 as a mitigation on a workload that is IW3 already is the same scenario with the same
     seed: every metric equals DropTail's (determinism; the paired gain is exactly 0)."""
@@ -287,6 +315,13 @@ def test_identical_scenarios_give_identical_runs(smoke):
     # and the mitigations change something where they act: FQ-CoDel isolates the audio from the bulk download
     bulk = x[x.workload == "bulk"].groupby("mitigation").owd_p50_ms.median()
     assert bulk["FQ-CoDel"] < 60 < bulk[mit.BASELINE], bulk
+
+
+def test_cc_flag_names_a_known_controller_for_mitigations_only(tmp_path):
+    p = run_cli("reproduce", "mitigations", "--cc", "vegas", "--out", str(tmp_path), "--quiet")
+    assert p.returncode == 2 and "--cc: unknown controller 'vegas' (known: gcc, scream, nada)" in p.stderr and "Traceback" not in p.stderr
+    p = run_cli("reproduce", "rmcat", "--cc", "nada", "--out", str(tmp_path), "--quiet")
+    assert p.returncode == 2 and "--cc: only the mitigations preset" in p.stderr and "Traceback" not in p.stderr
 
 
 def test_testbed_flag_only_for_mitigations(tmp_path):

@@ -4,7 +4,7 @@ import csv
 
 import pytest
 
-from jitterlab.presets import rmcat
+from jitterlab.presets import rmcat, rmcat_more
 
 
 def test_step_trace_by_hand():
@@ -34,6 +34,53 @@ def test_scenarios_carry_the_rfc_parameters():
     assert s56["traffic"][0]["start"] == "5s" and s56["traffic"][1]["cc"] == "cubic"
 
 
+def test_57_carries_the_rfc_parameters():
+    """RFC 8867 §5.7 as the ns-3 suite encodes it: 2 Mbit/s, 300 ms DropTail (75 000 B), two media
+    flows 5–299 s, ten short flows of 28 downloads each (a Poisson process of mean gap 10 s over
+    280 s, given its count) with sizes 31, 33, …, 49 KiB (mean 40 KiB, the U(30, 50) KiB draw's),
+    two ON at 10 s. Offered load (10 · 28 + 2) · 40 KiB · 8 / 280 s = 330 020.6 bit/s; the
+    starvation bound half of (2 Mbit/s − that) / 2 = 417 494.9 bit/s."""
+    s = rmcat_more.scenario_57()
+    b = s["links"]["bottleneck"]
+    assert (s["duration"], b["rate"], b["delay"], b["queue"]["limit"]) == ("300s", "2Mbit", "50ms", "75000B")
+    media = [t for t in s["traffic"] if t["kind"] == "video"]
+    assert [(t["start"], t["stop"]) for t in media] == [("5s", "299s")] * 2
+    short = [t for t in s["traffic"] if t["kind"] == "bulk"]
+    many = [t for t in short if t.get("flows")]
+    assert len(many) == 10 and all(t["flows"] == 28 and t["start"] == "10s" for t in many)
+    assert all(t["stagger"] == {"dist": "uniform", "min": "0s", "max": "280s"} for t in many)
+    assert [t["size"] for t in many] == [f"{(31 + 2 * i) * 1024}B" for i in range(10)]
+    assert [(t["name"], t["start"]) for t in short if not t.get("flows")] == [("short0_on", "10s"), ("short1_on", "10s")]
+    assert rmcat_more.SHORT_LOAD_BPS == pytest.approx(282 * 40 * 1024 * 8 / 280)
+    assert rmcat_more.STARVE_BPS == pytest.approx(417_494.857, abs=0.01)
+
+
+def test_8869_trace_is_the_high_load_models_channel(tmp_path):
+    """The generated trace replays the high-load model (1 Mbit/s mean) of seed TRACE_SEED: its mean
+    rate over 130 s within 10 % of 1 Mbit/s (the channel's log-rate has sd 0.19 and a 1 s
+    coherence: the mean of 130 s varies by a few %), and it is the same every time."""
+    tr = rmcat_more.cell_trace()
+    stamps = [int(x) for x in tr.split()]
+    assert stamps == sorted(stamps) and stamps[-1] <= 130_000
+    assert len(stamps) * 1504 * 8 / 130.0 == pytest.approx(1.0e6, rel=0.10)
+    assert rmcat_more.cell_trace() == tr
+    # … and is what `jitterlab trace generate` writes for the same model and seed
+    from conftest import run_cli
+
+    model = tmp_path / "high.toml"
+    model.write_text("".join(f"{k} = {v!r}\n".replace("'", '"') for k, v in rmcat_more.HIGH_LOAD.items()))
+    out = tmp_path / "high.trace"
+    r = run_cli("trace", "generate", str(model), "--duration", "130s", "--seed", str(rmcat_more.TRACE_SEED), "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert out.read_text() == tr
+    # the figure's capacity: the trace's opportunities per second, the same bits in total
+    steps = rmcat_more.trace_steps()
+    assert len(steps) == 120 and sum(b for _, b in steps) == sum(1 for x in stamps if x < 120_000) * 1504 * 8
+    p = rmcat_more.link_param()
+    assert p.labels == ["low load", "high load", "trace", "bad coverage", "mobility"]
+    assert p.sets[2]["links.bottleneck"]["trace"]["data"] == tr
+
+
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory):
     out = tmp_path_factory.mktemp("rmcat")
@@ -44,10 +91,20 @@ def smoke(tmp_path_factory):
 def test_run_writes_report_figures_and_findings(smoke):
     out, path = smoke
     assert path.exists() and path.name == "report.html"
-    for f in ("rmcat-5_1.png", "rmcat-5_2.png", "rmcat-5_3.png", "rmcat-5_4.png", "rmcat-5_8.png", "rmcat_5_6_share.png"):
+    for f in ("rmcat-5_1.png", "rmcat-5_2.png", "rmcat-5_3.png", "rmcat-5_4.png", "rmcat-5_8.png", "rmcat_5_6_share.png",
+              "rmcat-5_7.png", "rmcat-8869-trace.png"):
         assert (out / "figures" / f).exists()
     rows = list(csv.DictReader((out / "findings.csv").open(encoding="utf-8")))
-    assert len(rows) == 4 * 3 + 3 + 3 + 3 + 3 + 3 + 1 + 3 + 1 + 3
+    assert len(rows) == 4 * 3 + 3 + 3 + 3 + 3 + 3 + 1 + 3 + 1 + 3 + 2 * 3 + 5 * 3 + 8  # … + §5.7 (2 per controller) + RFC 8869 (5 situations) + published
+    # §5.7's short flows all ran: 10 × 28 + 2 downloads in every run, most finished
+    import pandas as pd
+
+    r57 = pd.read_csv(out / "case_5_7_per_run.csv")
+    assert len(r57) == 2 * 3 and (r57.short_total == 282).all() and (r57.short_done >= 270).all()
+    r8869 = pd.read_csv(out / "case_8869_per_run.csv")
+    assert len(r8869) == 2 * 3 * 5
+    # the low-load cellular link (3 Mbit/s mean) carries every controller's 1.5 Mbit/s with a short queue
+    assert [r["verdict"] for r in rows if r["finding"].startswith("RFC 8869 cellular, low load")] == ["agrees"] * 3
     # FQ-CoDel beats DropTail for the media's share with every controller
     assert [r["verdict"] for r in rows if "larger share" in r["finding"]] == ["agrees"]
     # the PAM 2013 download drives every adaptive call past G.114's 400 ms (deep 500-packet buffer)

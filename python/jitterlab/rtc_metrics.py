@@ -30,6 +30,7 @@ __all__ = [
     "utilisation",
     "frame_delays",
     "freezes",
+    "freezes_from_delays",
     "convergence_time",
     "jain_index",
     "capacity_at",
@@ -125,19 +126,25 @@ def freezes(frames: pd.DataFrame, media: pd.DataFrame) -> pd.DataFrame:
     earlier than the one before it); an interval between two shown frames is a freeze when it is at
     least max(3·δ, δ + 150 ms), δ the mean of the (up to) 30 intervals before it. Columns run_id,
     flow_id, frames_shown, freeze_count, freeze_s (total duration of the freezing intervals)."""
-    d = frame_delays(frames, media)
+    return freezes_from_delays(frame_delays(frames, media))
+
+
+def freezes_from_delays(d: pd.DataFrame) -> pd.DataFrame:
+    """`freezes` from a `frame_delays` table already computed (its run_id, flow_id, frame and
+    complete_ns columns)."""
     rows = []
     for (run, flow), g in d.groupby(_KEYS, sort=True):
         shown = g.sort_values("frame")["complete_ns"].dropna().astype("int64").to_numpy()
         shown = np.maximum.accumulate(shown) if len(shown) else shown
         gaps = np.diff(shown) / 1e9
-        count, total = 0, 0.0
-        for i in range(1, len(gaps)):
-            mean = float(gaps[max(0, i - 30):i].mean())
-            if gaps[i] >= max(3 * mean, mean + 0.150):
-                count += 1
-                total += float(gaps[i])
-        rows.append({"run_id": run, "flow_id": flow, "frames_shown": len(shown), "freeze_count": count, "freeze_s": total})
+        # δ_i: the mean of the (up to) 30 gaps before gap i, from a running sum
+        i = np.arange(1, len(gaps))
+        lo = np.maximum(0, i - 30)
+        cs = np.concatenate([[0.0], np.cumsum(gaps)])
+        mean = (cs[i] - cs[lo]) / (i - lo) if len(i) else np.zeros(0)
+        hit = gaps[1:] >= np.maximum(3 * mean, mean + 0.150)
+        rows.append({"run_id": run, "flow_id": flow, "frames_shown": len(shown), "freeze_count": int(hit.sum()),
+                     "freeze_s": float(gaps[1:][hit].sum())})
     return pd.DataFrame(rows, columns=_KEYS + ["frames_shown", "freeze_count", "freeze_s"])
 
 

@@ -41,6 +41,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--keep", action="append", default=None, choices=["packets"],
                    help="elastic: also store every run's per-packet tables (media_packets, queue_samples, tcp_series); by default "
                    "it stores the per-run aggregates its figures read (pam2013 and rwnd keep packets: their figures need them)")
+    p.add_argument("--cc", default=None, metavar="CONTROLLER",
+                   help="mitigations only: the adaptive video call's congestion controller (gcc, the default; scream; nada)")
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--testbed", action="store_true",
                    help="mitigations only (needs root): also run each mitigation the testbed can run with real Linux TCP, "
@@ -62,6 +64,14 @@ def run(args: argparse.Namespace) -> int:
         if args.preset != "mitigations":
             raise UserError(f"--testbed: only the mitigations preset has a testbed column, not {args.preset}")
         extra["testbed"] = True
+    if args.cc is not None:
+        if args.preset != "mitigations":
+            raise UserError(f"--cc: only the mitigations preset has an adaptive call to choose a controller for, not {args.preset}")
+        from jitterlab.presets.mitigations_adaptive import CONTROLLERS
+
+        if args.cc not in CONTROLLERS:
+            raise UserError(f"--cc: unknown controller {args.cc!r} (known: {', '.join(CONTROLLERS)})")
+        extra["adaptive_cc"] = args.cc
     if args.link is not None:
         if args.preset not in ("pam2013", "mitigations"):
             raise UserError(f"--link: only the pam2013 and mitigations presets run over alternative links, not {args.preset}")

@@ -28,6 +28,7 @@ import pandas as pd
 from jitterlab import metrics as M
 from jitterlab import plots
 from jitterlab.presets import findings as F
+from jitterlab.presets import mitigations_adaptive as A
 from jitterlab.presets import pam2013
 from jitterlab.presets import ranks as R
 from jitterlab.capture import duration_ns
@@ -388,11 +389,42 @@ def _cost_benefit(rep: Report, rk: pd.DataFrame, reps: int) -> None:
                "download's goodput), per mitigation and link.")
 
 
+def _adaptive_section(rep: Report, out: Path, vx: pd.DataFrame, audio_rank: pd.DataFrame, lns: Sequence[pam2013.Link], cc: str,
+                      reps: int) -> None:
+    """The adaptive call's ranking, per-workload table and findings (`mitigations_adaptive`), and
+    their CSVs (adaptive_ranking.csv, adaptive_pairs.csv, adaptive_metrics.csv, adaptive_per_run.csv;
+    its findings join findings.csv's rows in adaptive_findings.csv)."""
+    vrk, vpairs = A.ranking(vx, audio_rank)
+    vsum = A.summary(vx)
+    rep.section(f"The adaptive call ({cc})", f"The audio replaced by an adaptive video call ({cc}, RFC 8867's media source "
+                "150 kbit/s – 1.5 Mbit/s from 1 Mbit/s) in three workloads — beside the bulk download, beside a 6-flow IW10 page, "
+                "and the mixed one — with the same links, mitigations, seeds and TCP starts. Metrics after RFC 8868 over the "
+                "overlap window (docs/mitigations.md): received media rate, frame delay (capture to last packet, complete frames) "
+                "median and 95th percentile, complete frames, late frames (not complete within 400 ms) and the share of a 60 s "
+                "call's frames on time, freezes (W3C webrtc-stats rule, summed over replications). Rank "
+                "rule: " + A.RANK_RULE + ". audio_rank: the audio ranking's rank of the same mitigation.")
+    page = vrk.assign(rank=[str(int(r)) if pd.notna(r) else "—" for r in vrk["rank"]],
+                      audio_rank=[str(int(r)) if pd.notna(r) else "—" for r in vrk["audio_rank"]])
+    rep.table(page, f"Mitigations ranked by the adaptive call's on-time gain over DropTail, per link ({reps} replications)", "{:.2f}",
+              name="adaptive_ranking")
+    _write_csv(vrk, out / "adaptive_ranking.csv")  # numeric ranks (the page shows "—" for none)
+    _write_csv(vpairs, out / "adaptive_pairs.csv")
+    _write_csv(vx, out / "adaptive_per_run.csv")
+    rep.table(vsum, "The adaptive call per link, workload and mitigation (medians over replications; freezes summed)", "{:.2f}",
+              name="adaptive_metrics")
+    A.figure(rep, vrk, audio_rank, reps)
+    fs = {ln.label: A.findings(vx, vrk, ln.label, audio_rank) for ln in lns}
+    write_csv([f for v in fs.values() for f in v], out / "adaptive_findings.csv")
+    rep.text("Findings about the adaptive call, each verdict by the rule in its row:")
+    rep.findings(fs)
+
+
 def run(out: str | Path, reps: int | None = None, jobs: int | None = None, executor: str = "local",
         scheduler: str | None = None, progress: bool = True, links: Sequence[str] | None = None,
-        testbed: bool = False) -> Path:
-    """Runs the study into OUT/<link>/{bulk,web}/ and writes report.html, ranking.csv,
-    metrics.csv, per_run.csv, availability.csv and findings.csv."""
+        testbed: bool = False, adaptive_cc: str = A.ADAPTIVE_CC) -> Path:
+    """Runs the study into OUT/<link>/{bulk,web,mixed}/ (the audio) and OUT/<link>/video-<cc>-{bulk,web,mixed}/
+    (the adaptive call, controller ``adaptive_cc``) and writes report.html, ranking.csv, metrics.csv,
+    per_run.csv, availability.csv, findings.csv and the adaptive call's adaptive_*.csv."""
     reps = reps or REPS
     specs = pam2013.parse_links(links or list(LINKS))
     lns = [pam2013.load_link(s) for s in specs]
@@ -402,13 +434,18 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
     if progress:
         print(f"mitigations: {reps} replications, links {', '.join(specs)}, {len(ok)} of {len(avail)} mitigations available, into {opt.out}/",
               file=sys.stderr)
-    parts = []
+    parts, vparts = [], []
     for ln in lns:
         lopt = Options(opt.out / ln.label, jobs, executor, scheduler, progress)
         sw = sweeps(reps, ln, ok)
+        hz = {k: int(duration_ns(s.scenario["duration"]) or 0) / 1e9 for k, s in sw.items()}
         res = {k: run_experiment(s, k, lopt) for k, s in sw.items()}
-        parts.append(per_run(res, ln.label, {k: int(duration_ns(s.scenario["duration"]) or 0) / 1e9 for k, s in sw.items()}))
+        parts.append(per_run(res, ln.label, hz))
+        # one directory per controller: another --cc into the same OUT adds its own sweeps
+        vres = {k: run_experiment(s, f"video-{adaptive_cc}-{k}", lopt) for k, s in A.sweeps(sw, adaptive_cc).items()}
+        vparts.append(A.per_run(vres, ln.label, hz, tcp_costs))
     x = paired(pd.concat(parts, ignore_index=True))
+    vx = A.paired(pd.concat(vparts, ignore_index=True))
     rep = Report("Mitigations: which fix helps the call how much, and what the downloads pay", opt.out,
                  f"jitterlab preset mitigations · {reps} replications per (link, workload, mitigation) · links: {', '.join(specs)}")
     params: dict[str, Any] = {"replications": reps, "seed": SEED, "tcp_start": "U(10 s, 12 s)", "bulk_size": BULK_SIZE, "web_total": WEB_TOTAL,
@@ -418,7 +455,9 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
                               "window": "media packets sent in [tcp_start, tcp_end]", "base_delay": "min OWD in the 2 s before tcp_start",
                               "level45": "share of the window's packets in loss periods of level 4 or 5 (>= 120 ms) behind a 40 ms JB",
                               "mos_call": "E-model (G.711 + PLC, BurstR 1) over the call, at its best jitter buffer",
-                              "mos_best": "E-model (G.711 + PLC) over the overlap window at the jitter buffer with the highest MOS of each run"}
+                              "mos_best": "E-model (G.711 + PLC) over the overlap window at the jitter buffer with the highest MOS of each run",
+                              "adaptive_call": f"traffic[0] = {A.video(adaptive_cc)} in the workloads {', '.join(A.WORKLOADS.values())}",
+                              "adaptive_rank_rule": A.RANK_RULE}
     for m in MITIGATIONS:
         for ln in lns:
             k = m.keys(ln)
@@ -468,6 +507,7 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
     rep.section("Findings", "Statements about the mitigations, each with what we measured (median [25th–75th percentile] over replications) "
                 "and a verdict computed by the rule in its row.")
     rep.findings(by_link)
+    _adaptive_section(rep, opt.out, vx, rk, lns, adaptive_cc, reps)
     if testbed:
         from jitterlab.presets import mitigations_testbed
 

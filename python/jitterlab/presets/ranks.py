@@ -57,8 +57,10 @@ def distinct(lo: float, hi: float) -> bool:
 
 
 def _pairs(a: pd.Series, b: pd.Series) -> np.ndarray:
-    j = pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner").dropna()
-    return (j.a - j.b).to_numpy(float)
+    """a − b over the replications both have (unique indices), NaNs left out."""
+    common = a.index.intersection(b.index)
+    d = a.loc[common].to_numpy(float) - b.loc[common].to_numpy(float)
+    return d[np.isfinite(d)]
 
 
 def pairwise(values: Mapping[str, pd.Series]) -> pd.DataFrame:

@@ -23,9 +23,10 @@ sender — router (100 Mbit/s) — receiver, the bottleneck in the router; one-w
 
 - This project's question: an adaptive video call on the PAM 2013 cellular link, alone and beside the
   study's 28 MB download.
+- §5.7 (media against short TCP flows) and RFC 8869's cellular cases: presets.rmcat_more.
 
-The testbed side, §5.7 (short TCP flows), the priority and the
-multiple-bottleneck cases and RFC 8869's wireless cases are not here yet."""
+The testbed side, the priority and the multiple-bottleneck cases and RFC 8869's Wi-Fi cases are not
+here yet."""
 from __future__ import annotations
 
 import sys
@@ -38,16 +39,17 @@ import pandas as pd
 from jitterlab import plots
 from jitterlab import rtc_metrics as R
 from jitterlab.presets import findings as F
+from jitterlab.presets import rmcat_more, rmcat_published
 from jitterlab.presets.common import Options, caption, flat, run_experiment
 from jitterlab.presets.findings import Finding, write_csv
+# the path and media of every case, shared with rmcat_more (its further cases)
+from jitterlab.presets.rmcat_common import CONTROLLERS, DELAY, MAX_RATE, _frames, _links, _rate_panels, _video, queue_300ms  # noqa: F401
 from jitterlab.report import Report
 from jitterlab.sweep import Param, Sweep
 
-DESCRIPTION = "RFC 8867's RMCAT test cases (variable capacity, competing media, media vs long TCP) for GCC, SCReAM, NADA"
-CONTROLLERS = ["gcc", "scream", "nada"]
+DESCRIPTION = ("RFC 8867's RMCAT test cases (variable capacity, competing media, media vs long and short TCP) and RFC 8869's "
+               "cellular situations for GCC, SCReAM, NADA, with published results beside")
 SEED = 8867
-DELAY = "50ms"
-MAX_RATE = 1.5e6
 STEPS_51 = [(0.0, 1.0e6), (40.0, 2.5e6), (60.0, 0.6e6), (80.0, 1.0e6)]
 # §5.2: two flows on a varying capacity
 STEPS_52 = [(0.0, 4.0e6), (25.0, 2.0e6), (50.0, 3.5e6), (75.0, 1.0e6), (100.0, 2.0e6)]
@@ -65,11 +67,6 @@ RESUME_BOUND = 1.2
 TABLES = ("media_packets", "runs", "rtc_series", "rtc_frames")
 
 
-def queue_300ms(bps: float) -> dict[str, Any]:
-    """RFC 8867 §4's 300 ms bottleneck queue at capacity `bps`, as a DropTail byte limit."""
-    return {"kind": "droptail", "limit": f"{int(bps * 0.3 / 8)}B"}
-
-
 FQ_CODEL = {"kind": "fq_codel"}
 
 
@@ -82,21 +79,6 @@ def step_trace(steps: list[tuple[float, float]], end_s: int) -> str:
     k = np.floor(carried / 1504.0 + 1e-9).astype(np.int64)
     per_ms = np.diff(np.concatenate([[0], k]))
     return "".join(f"{t}\n" * int(n) for t, n in zip(times, per_ms) if n)
-
-
-def _links(capacity: dict[str, Any], queue: dict[str, Any]) -> dict[str, Any]:
-    # the bottleneck sits in a router, as in RFC 8867 §3's topology: a host's own first link
-    # would let TCP Small Queues keep the TCP flow out of the bottleneck queue
-    return {"access": {"from": "sender", "to": "router", "rate": "100Mbit", "delay": "0ms"},
-            "bottleneck": {"from": "router", "to": "receiver", **capacity, "delay": DELAY, "queue": queue,
-                           "reverse": {"rate": "10Mbit", "queue": {"kind": "droptail", "limit": "1000pkt"}}}}
-
-
-def _video(name: str, start: str = "0s", stop: str | None = None) -> dict[str, Any]:
-    v = {"kind": "video", "name": name, "from": "sender", "to": "receiver", "cc": "gcc", "start": start}
-    if stop:
-        v["stop"] = stop
-    return v
 
 
 def scenario_51() -> dict[str, Any]:
@@ -198,19 +180,8 @@ def sweeps(reps: int) -> dict[str, Sweep]:
                      params=[_cc(1), Param("queue", ["droptail", "fq_codel"],
                                            [{"links.bottleneck.queue": queue_300ms(2e6)}, {"links.bottleneck.queue": FQ_CODEL}])],
                      tables=TABLES + ("tcp_flows",)),
+        **rmcat_more.sweeps(reps, _cc, SEED, TABLES),
     }
-
-
-def _frames(res, run_id: int, mr: pd.DataFrame) -> dict[str, float]:
-    """Frame delay (capture to complete) median and 95th percentile, shown share, freezes per minute."""
-    fr = res["rtc_frames"]
-    fr = fr[fr.run_id == run_id]
-    d = R.frame_delays(fr, mr)
-    fd = d.frame_delay_ns.dropna().astype(float) / 1e6
-    fz = R.freezes(fr, mr)
-    minutes = (fr.capture_ns.max() - fr.capture_ns.min()) / 60e9 if len(fr) else float("nan")
-    return {"frame_delay_median_ms": fd.median(), "frame_delay_p95_ms": fd.quantile(0.95),
-            "frames_complete": len(fd) / max(len(d), 1), "freezes_per_min": fz.freeze_count.sum() / minutes}
 
 
 def per_run_51(res) -> pd.DataFrame:
@@ -322,7 +293,8 @@ def per_run_ecn(res) -> pd.DataFrame:
     rows = []
     for _, run in runs.iterrows():
         mr = m[m.run_id == run.run_id]
-        rows.append({"run_id": run.run_id, "cc": run.cc, "ecn": bool(run.ecn), "loss": float(mr.recv_ns.isna().mean()),
+        rows.append({"run_id": run.run_id, "cc": run.cc, "ecn": bool(run.ecn), "replication": run.replication,
+                     "loss": float(mr.recv_ns.isna().mean()),
                      "ce": float(mr.ce.fillna(False).astype(bool).mean()), "qdelay_median_ms": R.queueing_delay(mr).qdelay_ns.median() / 1e6,
                      "util": R.utilisation(mr, STEPS_51, 0.0, 99.0), **_frames(res, run.run_id, mr)})
     return pd.DataFrame(rows)
@@ -405,24 +377,6 @@ def findings(r51: pd.DataFrame, r53: pd.DataFrame, r54: pd.DataFrame, r56: pd.Da
                          [(cc, recn[(recn.cc == cc) & ~recn.ecn].loss * 100, recn[(recn.cc == cc) & recn.ecn].loss * 100) for cc in CONTROLLERS],
                          expect="above", unit=" %", fmt="{:.2f}"))
     return fs
-
-
-def _rate_panels(rep: Report, res, title: str, name: str, steps: list[tuple[float, float]] | None, reps: int, note: str,
-                 end_s: float = 100.0) -> None:
-    m, runs = res["media_packets"], res["runs"]
-    fig, axes = plots.new(width=10, height=7, nrows=len(CONTROLLERS), sharex=True, sharey=True)
-    for ax, cc in zip(axes, CONTROLLERS):
-        rid = int(runs[runs.cc == cc].run_id.min())
-        rate = R.media_rate(m[m.run_id == rid], bin_s=0.5, by="send")
-        for i, (fid, g) in enumerate(rate.groupby("flow_id")):
-            ax.plot(g.t_s, g.rate_bps / 1e6, drawstyle="steps-post", lw=1, label=f"flow {fid} sent")
-        if steps:
-            t = np.array([s[0] for s in steps] + [end_s])
-            ax.step(t, [s[1] / 1e6 for s in steps] + [steps[-1][1] / 1e6], where="post", color="black", lw=1.5, ls="--", label="capacity")
-        ax.set_title(cc, fontsize=9); ax.set_ylabel("Mbit/s"); ax.grid(alpha=.3)
-    axes[-1].set_xlabel("time (s)"); axes[0].legend(fontsize=7, loc="upper left")
-    plots.caption(fig, caption(name, reps, note + "; first replication of each controller; 0.5 s bins, IP bytes"))
-    rep.figure(fig, name.replace(".", "_"), title)
 
 
 def _table(df: pd.DataFrame, keys: list[str], cols: list[str]) -> pd.DataFrame:
@@ -529,6 +483,9 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
               "The call per workload and controller: received media rate (kbit/s), median queueing delay, frame delay median and "
               "95th percentile (ms, capture to complete), share of complete frames", "{:.1f}", name="case_pam2013")
     fs = findings(r51, r53, r54, r56, recn, r52, r55, r58)
+    more, more_runs = rmcat_more.section(rep, res, CONTROLLERS)
+    fs += more
+    fs += rmcat_published.findings(rmcat_published.use_of_1mbit_steps(res["5.1"], STEPS_51), r51, r54, r56, recn)
     for cc in CONTROLLERS:
         a = rpam[(rpam.cc == cc) & (rpam.workload == "bulk")]
         fs.append(Finding(f"PAM 2013 cellular link with the 28 MB download, {cc}: 95th-percentile frame delay above 400 ms",
@@ -537,7 +494,7 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
                           F.side(a.frame_delay_p95_ms, 400.0, below=False), F.rule_side("400 ms", False), role="held-out"))
     write_csv(fs, opt.out / "findings.csv")
     for name, df in (("case_5_1", r51), ("case_5_2", r52), ("case_5_3", r53), ("case_5_4", r54), ("case_5_5", r55), ("case_5_6", r56),
-                     ("case_5_8", r58), ("case_ecn", recn), ("case_pam2013", rpam)):
+                     ("case_5_8", r58), ("case_ecn", recn), ("case_pam2013", rpam), *more_runs.items()):
         df.to_csv(opt.out / f"{name}_per_run.csv", index=False)
     rep.section("Findings", "Each statement with its source, our value (median [25th–75th percentile] over replications) and a "
                 "verdict by the rule in its row. The RFCs define the metrics but give no bounds for convergence or fairness; "

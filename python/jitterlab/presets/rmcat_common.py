@@ -1,0 +1,69 @@
+"""What every RMCAT case of `reproduce rmcat` shares (presets.rmcat and presets.rmcat_more): RFC
+8867 §3's path (sender — router — receiver, the bottleneck in the router), its 300 ms bottleneck
+queue, the media source, and the per-run frame metrics."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from jitterlab import plots
+from jitterlab import rtc_metrics as R
+from jitterlab.presets.common import caption
+from jitterlab.report import Report
+
+CONTROLLERS = ["gcc", "scream", "nada"]
+
+DELAY = "50ms"
+MAX_RATE = 1.5e6
+
+
+def queue_300ms(bps: float) -> dict[str, Any]:
+    """RFC 8867 §4's 300 ms bottleneck queue at capacity `bps`, as a DropTail byte limit."""
+    return {"kind": "droptail", "limit": f"{int(bps * 0.3 / 8)}B"}
+
+
+def _links(capacity: dict[str, Any], queue: dict[str, Any]) -> dict[str, Any]:
+    # the bottleneck sits in a router, as in RFC 8867 §3's topology: a host's own first link
+    # would let TCP Small Queues keep the TCP flow out of the bottleneck queue
+    return {"access": {"from": "sender", "to": "router", "rate": "100Mbit", "delay": "0ms"},
+            "bottleneck": {"from": "router", "to": "receiver", **capacity, "delay": DELAY, "queue": queue,
+                           "reverse": {"rate": "10Mbit", "queue": {"kind": "droptail", "limit": "1000pkt"}}}}
+
+
+def _video(name: str, start: str = "0s", stop: str | None = None) -> dict[str, Any]:
+    v = {"kind": "video", "name": name, "from": "sender", "to": "receiver", "cc": "gcc", "start": start}
+    if stop:
+        v["stop"] = stop
+    return v
+
+
+def _frames(res, run_id: int, mr: pd.DataFrame) -> dict[str, float]:
+    """Frame delay (capture to complete) median and 95th percentile, shown share, freezes per minute."""
+    fr = res["rtc_frames"]
+    fr = fr[fr.run_id == run_id]
+    d = R.frame_delays(fr, mr)
+    fd = d.frame_delay_ns.dropna().astype(float) / 1e6
+    fz = R.freezes(fr, mr)
+    minutes = (fr.capture_ns.max() - fr.capture_ns.min()) / 60e9 if len(fr) else float("nan")
+    return {"frame_delay_median_ms": fd.median(), "frame_delay_p95_ms": fd.quantile(0.95),
+            "frames_complete": len(fd) / max(len(d), 1), "freezes_per_min": fz.freeze_count.sum() / minutes}
+
+
+def _rate_panels(rep: Report, res, title: str, name: str, steps: list[tuple[float, float]] | None, reps: int, note: str,
+                 end_s: float = 100.0) -> None:
+    m, runs = res["media_packets"], res["runs"]
+    fig, axes = plots.new(width=10, height=7, nrows=len(CONTROLLERS), sharex=True, sharey=True)
+    for ax, cc in zip(axes, CONTROLLERS):
+        rid = int(runs[runs.cc == cc].run_id.min())
+        rate = R.media_rate(m[m.run_id == rid], bin_s=0.5, by="send")
+        for i, (fid, g) in enumerate(rate.groupby("flow_id")):
+            ax.plot(g.t_s, g.rate_bps / 1e6, drawstyle="steps-post", lw=1, label=f"flow {fid} sent")
+        if steps:
+            t = np.array([s[0] for s in steps] + [end_s])
+            ax.step(t, [s[1] / 1e6 for s in steps] + [steps[-1][1] / 1e6], where="post", color="black", lw=1.5, ls="--", label="capacity")
+        ax.set_title(cc, fontsize=9); ax.set_ylabel("Mbit/s"); ax.grid(alpha=.3)
+    axes[-1].set_xlabel("time (s)"); axes[0].legend(fontsize=7, loc="upper left")
+    plots.caption(fig, caption(name, reps, note + "; first replication of each controller; 0.5 s bins, IP bytes"))
+    rep.figure(fig, name.replace(".", "_"), title)
