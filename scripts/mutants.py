@@ -126,6 +126,15 @@ MUTANTS = [
      "DEFAULT_TARGET: Time = Time::from_ms(5);", "DEFAULT_TARGET: Time = Time::from_ms(10);", ["-p", "jitterlab-sim", "--lib", "qdisc::cake"]),
     ("cake-rtt-over-20", "crates/sim/src/qdisc/cake/config.rs",
      "Time((rtt.0 / 20).max(1000))", "Time((rtt.0 / 10).max(1000))", ["-p", "jitterlab-sim", "--lib", "qdisc::cake"]),
+    # The Iub gate (iub_cycle): twice the last cycle's bytes, at least one opportunity, kept while backlogged; overshoot allowed.
+    ("iub-growth", "crates/sim/src/link.rs",
+     "self.grant = (2 * last).max(", "self.grant = (4 * last).max(", ["-p", "jitterlab-sim", "--test", "cellular"]),
+    ("iub-floor", "crates/sim/src/link.rs",
+     "grant: OPPORTUNITY_BYTES as u64, dry: false }", "grant: 2 * OPPORTUNITY_BYTES as u64, dry: false }", ["-p", "jitterlab-sim", "--test", "cellular"]),
+    ("iub-keep-while-backlogged", "crates/sim/src/link.rs",
+     "let keep = if self.dry { 0 } else { self.grant };", "let keep = 0;", ["-p", "jitterlab-sim", "--test", "cellular"]),
+    ("iub-overshoot", "crates/sim/src/link.rs",
+     "        self.used < self.grant\n", "        self.used + 1500 <= self.grant\n", ["-p", "jitterlab-sim", "--test", "cellular"]),
     # The cellular model's documented defaults (docs/scenarios.md) and Mahimahi's opportunity size.
     ("cell-tti", "crates/sim/src/cellular.rs",
      "    tti_ms: 2,", "    tti_ms: 1,", ["-p", "jitterlab-sim", "--test", "cellular"]),

@@ -40,6 +40,16 @@ def test_shipped_trace_is_what_trace_generate_writes(tmp_path):
     assert (tmp_path / "t.down").read_bytes() == (EXAMPLES / "traces" / "cellular-2mbit.down").read_bytes()
 
 
+def test_trace_generate_refuses_a_model_with_the_iub_gate(tmp_path):
+    # the gate depends on the load (docs/scenarios.md, "Iub flow control"): no trace can stand for it
+    (tmp_path / "m.toml").write_text('mean_rate = "3Mbit"\niub_cycle = "40ms"\n')
+    p = run_cli("trace", "generate", str(tmp_path / "m.toml"), "--duration", "10s", "--seed", "1", "--out", str(tmp_path / "t"))
+    assert p.returncode == 2 and not (tmp_path / "t").exists()
+    assert p.stderr.strip().endswith("m.toml: iub_cycle: the Iub flow-control gate depends on the load, so this model has no trace "
+                                     "form (set iub_cycle = \"0ms\" to write or replay its trace)"), p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1
+
+
 def test_validate_scenario_and_sweep(tmp_path):
     p = run_cli("validate", str(ROOT / "scenarios" / "audio-bulk-access.toml"), check=True)
     assert "a valid scenario (audio-bulk-access)" in p.stdout and "cost of a run: about" in p.stdout

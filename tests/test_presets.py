@@ -205,3 +205,6 @@ def test_pam2013_sensitivity_runs_each_open_parameter(tmp_path):
     assert {t.get("stack") for t in sc("stack-linux-6.18", "bulk")["traffic"]} >= {"linux-6.18"}
     assert sc("buffer-750kB", "bulk")["access"]["down_queue"]["limit"] == "750kB"
     assert "down_cellular" in sc("link-cellular", "audio")["access"]
+    assert "iub_cycle" not in sc("link-cellular", "web")["access"]["down_cellular"]
+    iub = sc("link-cellular-iub80", "web")["access"]["down_cellular"]
+    assert iub["iub_cycle"] == "80ms" and iub["share"] == sc("link-cellular", "web")["access"]["down_cellular"]["share"]

@@ -124,6 +124,10 @@ def test_jitter_loss_and_cellular_go_to_the_userspace_link():
     assert c1.opportunities_ms == want and c1.opportunities_ms != p2.channel("router", "client").opportunities_ms
     # the uplink inherits the downlink's capacity (as in the simulator) unless it has its own rate
     assert p1.channel("client", "router").rate_bps == 1_000_000 and not p1.channel("client", "router").userspace
+    # the Iub gate depends on the load: no opportunities to replay, refused naming the key
+    gated = {**cell, "access": {**cell["access"], "down_cellular": {"iub_cycle": "40ms"}}}
+    with pytest.raises(ScenarioError, match=r"^access.down_cellular: iub_cycle: the Iub flow-control gate depends on the load"):
+        plan(gated)
 
 
 def test_trace_link_plan_and_refusals(root):

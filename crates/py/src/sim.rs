@@ -282,6 +282,9 @@ fn cellular_trace(py: Python<'_>, model_json: &str, duration: &str, seed: u64, c
     let mut p = jitterlab_sim::config::Params::new("", &v).map_err(|e| ScenarioError::new_err(e.to_string()))?;
     let params = jitterlab_sim::cellular::CellularParams::parse(&mut p).map_err(|e| ScenarioError::new_err(e.to_string()))?;
     p.finish().map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    if params.iub_cycle_ms > 0 {
+        return Err(ScenarioError::new_err(jitterlab_sim::cellular::NO_TRACE_FORM.to_string()));
+    }
     let horizon = duration_ns.div_ceil(1_000_000);
     jitterlab_sim::cellular::check_horizon(&params, horizon).map_err(|m| ScenarioError::new_err(format!("--duration: {m}")))?;
     let mean = params.mean_bps;

@@ -56,6 +56,10 @@ pub struct CellularParams {
     pub harq_max_tx: u32,
     /// `rlc_delay`: extra delay of an RLC retransmission (whole ms).
     pub rlc_delay_ms: u64,
+    /// `iub_cycle`: the Iub flow-control cycle between RNC and Node B (whole ms; 0 = off, the
+    /// default): see [`crate::link::IubGate`]. Unlike everything above it depends on the load, so
+    /// a link with it has no trace form.
+    pub iub_cycle_ms: u64,
 }
 
 /// Defaults: the PAM 2013 HSPA downlink as calibrated in docs/calibration.md ("Cellular model").
@@ -77,10 +81,11 @@ pub const DEFAULTS: CellularParams = CellularParams {
     harq_rtt_ms: 12,
     harq_max_tx: 4,
     rlc_delay_ms: 60,
+    iub_cycle_ms: 0,
 };
 
 /// Every key of a `cellular = { … }` table.
-pub const KEYS: &[&str] = &["mean_rate", "min_rate", "max_rate", "sigma", "coherence", "tti", "share", "bler", "bler_retx", "harq_rtt", "harq_max_tx", "rlc_delay"];
+pub const KEYS: &[&str] = &["mean_rate", "min_rate", "max_rate", "sigma", "coherence", "tti", "share", "bler", "bler_retx", "harq_rtt", "harq_max_tx", "rlc_delay", "iub_cycle"];
 
 fn whole_ms(p: &mut Params, key: &str, default: u64, min: u64) -> Result<u64, ConfigError> {
     let Some(t) = p.duration_opt(key)? else { return Ok(default) };
@@ -158,7 +163,8 @@ impl CellularParams {
             return Err(p.err("harq_max_tx", format!("must be between 1 and 32, got {harq_max_tx}")));
         }
         let rlc_delay_ms = whole_ms(p, "rlc_delay", d.rlc_delay_ms, 0)?;
-        let out = CellularParams { mean_bps, min_bps, max_bps, sigma, coherence_ms, tti_ms, share, bler, bler_retx, harq_rtt_ms, harq_max_tx: harq_max_tx as u32, rlc_delay_ms };
+        let iub_cycle_ms = whole_ms(p, "iub_cycle", d.iub_cycle_ms, 0)?;
+        let out = CellularParams { mean_bps, min_bps, max_bps, sigma, coherence_ms, tti_ms, share, bler, bler_retx, harq_rtt_ms, harq_max_tx: harq_max_tx as u32, rlc_delay_ms, iub_cycle_ms };
         if out.location().is_none() {
             return Err(p.err("mean_rate", "no channel process has this mean within min_rate and max_rate"));
         }
@@ -198,6 +204,7 @@ impl CellularParams {
             "harq_rtt_ns": self.harq_rtt_ms * 1_000_000,
             "harq_max_tx": self.harq_max_tx,
             "rlc_delay_ns": self.rlc_delay_ms * 1_000_000,
+            "iub_cycle_ns": self.iub_cycle_ms * 1_000_000,
         })
     }
 }
@@ -324,6 +331,9 @@ impl Generator {
         Block { tti: k, opps, harq_retx, rlc_retx, own_ms, delivered_ms }
     }
 }
+
+/// Why a model with `iub_cycle` has no trace (nor a testbed replay): its gate depends on the load.
+pub const NO_TRACE_FORM: &str = "iub_cycle: the Iub flow-control gate depends on the load, so this model has no trace form (set iub_cycle = \"0ms\" to write or replay its trace)";
 
 /// Extra milliseconds generated beyond a run's duration, so that a replay that runs a little
 /// longer (the testbed) still finds the same opportunities.

@@ -96,7 +96,7 @@ fn defaults_are_the_documented_calibration() {
     let p = params(json!({}));
     assert_eq!((p.mean_bps, p.min_bps, p.max_bps, p.sigma, p.coherence_ms), (3.0e6, 2.7e6, 5.0e6, 0.19, 1000.0));
     assert_eq!((p.tti_ms, p.share, p.bler, p.bler_retx), (2, 0.45, 0.1, 0.03));
-    assert_eq!((p.harq_rtt_ms, p.harq_max_tx, p.rlc_delay_ms), (12, 4, 60));
+    assert_eq!((p.harq_rtt_ms, p.harq_max_tx, p.rlc_delay_ms, p.iub_cycle_ms), (12, 4, 60, 0), "the Iub gate is off unless asked for");
     assert_eq!(OPPORTUNITY_BYTES, 1504, "a Mahimahi trace line is one 1504-byte opportunity (PACKET_SIZE, link_queue.hh)");
 }
 
@@ -260,4 +260,86 @@ fn aqm_queues_in_front_of_a_cellular_link_keep_their_counters() {
         // The 3 MB transfer finishes and every audio packet sent before it is accounted for.
         assert!(t.tcp_flows.end_ns[0] != jitterlab_sim::record::NULL_NS, "{q}: the bulk transfer finished");
     }
+}
+
+/// The Iub gate's rules by hand (`iub_cycle` 40 ms): a packet may start while the cycle's bytes are
+/// below its grant (overshoot allowed, so a floor grant always passes something); the next
+/// cycle's grant is twice what the cycle used, at least one 1504-byte opportunity; it shrinks only
+/// after a cycle in which the queue ran dry (otherwise it keeps its value); a dry gap of two or
+/// more cycles leaves the floor.
+#[test]
+fn iub_gate_grants_twice_the_last_cycle_at_least_one_opportunity() {
+    use jitterlab_sim::link::IubGate;
+    let mut g = IubGate::new(40);
+    assert_eq!(g.state(), (1504, 0));
+    assert!(g.open(0));
+    g.count(80); // an audio packet, then the queue is empty
+    g.ran_dry(1);
+    assert!(g.open(5), "80 < 1504");
+    g.count(1500); // a burst arrives
+    assert!(!g.open(10), "1580 >= 1504: the rest of cycle 0 is refused");
+    assert!(!g.open(39));
+    assert_eq!(g.next_cycle_ms(), 40);
+    assert!(g.open(40));
+    assert_eq!(g.state(), (3160, 0), "2 × 1580 (cycle 0 ran dry, so nothing is kept)");
+    g.count(1500);
+    g.count(1500);
+    assert!(g.open(41), "3000 < 3160");
+    g.count(1500);
+    assert!(!g.open(79));
+    assert!(g.open(80));
+    assert_eq!(g.state(), (9000, 0), "2 × 4500");
+    assert!(g.open(120));
+    assert_eq!(g.state(), (9000, 0), "cycle 2 used nothing but its queue never ran dry: the grant is kept");
+    g.ran_dry(121);
+    assert!(g.open(160));
+    assert_eq!(g.state(), (1504, 0), "cycle 3 used nothing and ran dry: 2 × 0, so the floor");
+    g.count(1500);
+    g.ran_dry(170);
+    assert!(g.open(250));
+    assert_eq!(g.state(), (1504, 0), "cycles 4 and 5 idle after a dry queue: the floor, not 2 × 1500");
+    g.count(3000);
+    g.count(1500);
+    assert!(g.open(400));
+    assert_eq!(g.state(), (9000, 0), "a gap while backlogged: 2 × 4500 from the last cycle that sent");
+    assert_eq!(g.next_cycle_ms(), 440);
+}
+
+/// A TCP initial window through a fast cellular link (50 Mbit/s, no errors, every TTI served:
+/// serialisation ≈ 0) with `iub_cycle` 100 ms: after a floor grant the burst leaves 2, 4, 4 packets
+/// in three successive cycles (1500 B packets: 1500 < 1504 lets a second one start), so ten
+/// segments finish two cycles after the cycle they arrive in — 100–200 ms later than without the
+/// gate; three segments (2, 1) finish one cycle after theirs — 0–100 ms later. Audio alone never
+/// fills a floor grant (80 B per 20 ms), so its run is the same with and without the gate.
+#[test]
+fn iub_gate_delays_an_initial_window_by_whole_cycles_and_leaves_audio_alone() {
+    let fast = |cycle: &str| json!({"mean_rate": "50Mbit", "min_rate": "1Mbit", "max_rate": "100Mbit", "sigma": 0.0, "share": 1.0, "bler": 0.0, "iub_cycle": cycle});
+    let end = |cycle: &str, iw: u64| {
+        let mut v = access(fast(cycle));
+        v["traffic"] = json!([{"kind": "bulk", "from": "server", "to": "mobile", "size": format!("{}B", 1448 * iw), "iw": iw, "start": "5s"}]);
+        let t = scenario::run(&v, 3).unwrap();
+        t.check_conservation().unwrap();
+        t.tcp_flows.end_ns[0] as i64
+    };
+    let d10 = end("100ms", 10) - end("0ms", 10);
+    assert!((100_000_000..=200_000_000).contains(&d10), "IW10 later by {d10} ns");
+    let d3 = end("100ms", 3) - end("0ms", 3);
+    assert!((1..=100_000_000).contains(&d3), "IW3 later by {d3} ns");
+    let audio = |cycle: &str| {
+        let mut v = access(json!({"iub_cycle": cycle}));
+        v["traffic"] = json!([{"kind": "audio", "from": "server", "to": "mobile"}]);
+        scenario::run(&v, 5).unwrap()
+    };
+    let (a, b) = (audio("0ms"), audio("40ms"));
+    assert_eq!(a.media.recv_ns, b.media.recv_ns);
+    assert!(a.media.len() > 900);
+}
+
+#[test]
+fn a_gated_model_has_no_trace_form() {
+    let v = access(json!({"iub_cycle": "40ms"}));
+    let e = scenario::channel_opportunities(&v, 4, "bottleneck").unwrap_err().to_string();
+    assert!(e.starts_with("access.down_cellular: iub_cycle: the Iub flow-control gate depends on the load"), "{e}");
+    let e = scenario::run(&access(json!({"iub_cycle": "2.5ms"})), 1).err().unwrap().to_string();
+    assert!(e.starts_with("access.down_cellular.iub_cycle: must be a whole number of milliseconds"), "{e}");
 }

@@ -9,6 +9,7 @@ a figure's findings). Their public names are importable from here as before."""
 from __future__ import annotations
 
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -90,6 +91,8 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
     return path
 
 
+_FIXED = tomllib.loads((LINKS_DIR / "fixed.toml").read_text())["access"]
+
 #: What the study's documents do not state and the preset assumes: (what, value, source or "assumed").
 ASSUMPTIONS = [
     ("end-to-end round trip", f"{RTT_S * 1e3:g} ms, the extra on the uplink (ACK path)",
@@ -98,10 +101,13 @@ ASSUMPTIONS = [
      "assumed: the paper names no kernel; the experiments predate Linux 3.9 (PAM 2013); the Wibra slides describe slow "
      "start growing 1.5-2 per RTT with delayed ACKs and ABC named as a factor"),
     ("congestion control", "CUBIC", "assumed: Linux's default since 2.6.19"),
-    ("downlink rate", "3.3 Mbit/s fixed (fitted on Fig. 3's median)", "slides: 2.7-5 Mbit/s; the value is a calibration"),
+    ("downlink rate", f"{_FIXED['down_rate']} fixed (fitted on Fig. 3's median)", "slides: 2.7-5 Mbit/s; the value is a calibration"),
     ("downlink buffer", "500 packets DropTail", "slides: 'measured buffer capacity 500+ packets' (unit and upper bound assumed)"),
     ("audio one-way delay model", "fixed delay + exponential jitter (fitted on Fig. 2)", "assumed shape; docs/calibration.md"),
-    ("radio losses", "none on the fixed link", "paper: 'hardly any losses'; the 0.05 % of Fig. 2 is a calibration row"),
+    ("radio losses", f"{_FIXED['down_loss'] * 100:g} % of the time, in outages of {_FIXED['down_loss_burst']} mean",
+     "paper: 'hardly any losses'; the 0.05 % of Fig. 2 is a calibration row; outage length assumed"),
+    ("HSPA burst behaviour (Iub flow control)", "none on the fixed link; `iub_cycle` of the cellular model, off by default",
+     "assumed off: the calibration rows do not constrain it (docs/calibration.md, 'Held-out predictions')"),
     ("web workload", "n flows of 372 kB / n starting together at U(10, 12) s, one object each", "paper §2; object split assumed"),
     ("receiver window", "Linux autotuning of the stack profile (no cap)", "assumed: the paper names no phone OS; caps contradict Fig. 3"),
     ("excluded runs", "none (the simulator has no 'wireless phenomena')", "paper §3 filtered runs with multi-second outages"),
@@ -115,12 +121,15 @@ def _assumptions(rep: Report) -> None:
 
 
 #: The parameters the documents leave open, each varied alone from the study's default on the
-#: fixed link: (name, what changes, sweeps() arguments / [access] overrides).
+#: fixed link: (name, what changes, sweeps() arguments / [access] overrides / `cellular` model keys over the link file's).
 SENSITIVITY: list[tuple[str, str, dict[str, Any]]] = [
     ("rtt-33ms", "round trip of the link file (≈ 33 ms) instead of the slides' 100 ms", {"rtt_s": None}),
     ("stack-linux-6.18", "today's Linux (RACK-TLP, TSQ, ABC) instead of 2012's", {"stack": "linux-6.18"}),
     ("buffer-750kB", "the 500-packet buffer as 750 kB (500 × 1500 B) in bytes", {"access": {"down_queue": {"kind": "droptail", "limit": "750kB"}}}),
     ("link-cellular", "jitterlab's cellular model (links/cellular.toml) instead of the fixed rate", {"link": "cellular"}),
+    ("link-cellular-iub80", "the cellular model with HSDPA's Iub flow control, an 80 ms cycle (`iub_cycle`: the calibration rows do not "
+     "constrain it; 80 ms is the value of scripts/pam2013-iub-sweep.py closest to Table 1's single-flow cells, not a fit)",
+     {"link": "cellular", "cellular": {"iub_cycle": "80ms"}}),
 ]
 
 
@@ -132,6 +141,9 @@ def sensitivity(rep: Report, opt: Options, reps: int, reps7: int, base: list[Fin
         ln = load_link(kw.get("link", "fixed"))
         if "access" in kw:
             ln = Link(ln.spec, ln.label, {**ln.access, **kw["access"]}, ln.mean_bps, ln.source)
+        if "cellular" in kw:
+            acc = {**ln.access, "down_cellular": {**ln.access["down_cellular"], **kw["cellular"]}}
+            ln = Link(ln.spec, ln.label, acc, ln.mean_bps, ln.source)
         lopt = Options(opt.out / "sensitivity" / name, opt.jobs, opt.executor, opt.scheduler, opt.progress)
         res = {k: run_experiment(sw, k, lopt) for k, sw in
                sweeps(reps, reps7, ln, kw.get("stack", STACK), kw.get("rtt_s", RTT_S)).items()}
@@ -164,7 +176,7 @@ def sensitivity(rep: Report, opt: Options, reps: int, reps7: int, base: list[Fin
     rep.table(df, "Verdicts under each variant (OUT/sensitivity.csv); flips_under names the variants that change the default's verdict")
     dis = df[df["default"] != "agrees"]
     rep.text("What each row that does not agree by default depends on: " + "; ".join(
-        f"{r.finding}: " + (f"{r.default}, {'flips' if r.flips_under else ''} under {r.flips_under}" if r.flips_under
-                            else f"{r.default} under every variant")
-        for r in dis.itertuples()) + ".")
+        f"{r['finding']}: {r['default']}" + (", " + ", ".join(f"{r[k]} under {k}" for k in names[1:] if r[k] != r["default"])
+                                             if r["flips_under"] else " under every variant (no single open parameter changes it)")
+        for r in dis.to_dict("records")) + ".")
     return df

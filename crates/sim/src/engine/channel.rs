@@ -365,10 +365,21 @@ impl Core {
                 let cur = self.chans[ch as usize].opp.as_ref().expect("opp").in_transit;
                 let (id, need) = match cur {
                     Some(x) => x,
-                    None => match self.dequeue(ch) {
-                        Some(id) => (id, self.pool.get(id).size),
-                        None => break,
-                    },
+                    None => {
+                        if !self.iub_open(ch, t_ms) {
+                            break;
+                        }
+                        match self.dequeue(ch) {
+                            Some(id) => {
+                                let size = self.pool.get(id).size;
+                                if let Some(g) = self.chans[ch as usize].opp.as_mut().expect("opp").gate.as_mut() {
+                                    g.count(size);
+                                }
+                                (id, size)
+                            }
+                            None => break,
+                        }
+                    }
                 };
                 let o = self.chans[ch as usize].opp.as_mut().expect("opp");
                 if need > left {
@@ -396,7 +407,25 @@ impl Core {
             self.events.push(t, Ev::TxDone(ch));
         } else {
             o.pending = None;
+            if let Some(g) = o.gate.as_mut() {
+                g.ran_dry(now_ms);
+            }
         }
+    }
+
+    /// Whether the channel's Iub gate (if any) lets a packet start at millisecond `t_ms`; when it
+    /// does not, the opportunities left in this cycle are skipped (lost to other users).
+    fn iub_open(&mut self, ch: ChanId, t_ms: u64) -> bool {
+        let o = self.chans[ch as usize].opp.as_mut().expect("opp");
+        let Some(g) = o.gate.as_mut() else { return true };
+        if g.open(t_ms) {
+            return true;
+        }
+        let until = g.next_cycle_ms();
+        while o.trace.at(o.next) < until {
+            o.next = o.trace.next(o.next);
+        }
+        false
     }
 
     /// Dequeues the channel's next packet (drops the qdisc makes on the way are accounted).

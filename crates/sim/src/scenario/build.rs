@@ -261,6 +261,11 @@ fn add_channel(sim: &mut Sim, dir: Dir, name: String, (a, b): (NodeId, NodeId), 
     sim.channel_mut(id).overhead = overhead;
     sim.channel_mut(id).shaper = dir.shaper;
     sim.channel_mut(id).bucket = dir.burst.map(|b| TokenBucket::new(rate.tx_time(b)));
+    if let (Capacity::Cellular(p), Some(o)) = (&dir.capacity, sim.channel_mut(id).opp.as_mut()) {
+        if p.iub_cycle_ms > 0 {
+            o.gate = Some(crate::link::IubGate::new(p.iub_cycle_ms));
+        }
+    }
     if let Some(b) = dir.loss_burst {
         sim.channel_mut(id).loss_bursts = Some(LossBursts::new(dir.loss, b, seed, &sim.channel(id).name.clone()));
     }

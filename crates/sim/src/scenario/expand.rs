@@ -194,6 +194,9 @@ pub fn channel_opportunities(v: &Value, seed: u64, channel: &str) -> Result<(Vec
             if name != channel {
                 continue;
             }
+            if matches!(&d.capacity, crate::link::Capacity::Cellular(p) if p.iub_cycle_ms > 0) {
+                return Err(ConfigError::new(d.capacity_path.clone(), crate::cellular::NO_TRACE_FORM));
+            }
             let (_, _, trace) = channel_capacity(&d.capacity, seed, &name, built.duration).map_err(|m| ConfigError::new(d.capacity_path.clone(), m))?;
             return match trace {
                 Some(t) => Ok((t.stamps().to_vec(), t.period_ms())),
