@@ -230,3 +230,21 @@ def test_the_sweep_command_imports_no_pandas(tmp_path):
         p = subprocess.run([sys.executable, "-c", check, *args], capture_output=True, text=True, cwd=ROOT)
         assert p.returncode == 0 and "HEAVY []" in p.stderr, (args[0], p.stderr[-2000:])
         assert "summary (" in p.stdout  # the summary was printed, computed without them
+
+
+def test_median_lookup_and_distinct_are_numpys():
+    """The summary's own median (np.median imports numpy.ma) and id lookups (a table over a small
+    range of ids, a binary search past it) give numpy's answers: medians of odd and even counts,
+    ids absent from the keys (-1), negative ids, ids 2^40 apart."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    for n in (1, 2, 3, 4, 5, 10, 11):
+        xs = (rng.normal(size=n) * 10.0 ** rng.integers(-3, 9, n)).tolist()
+        assert summary._median(xs) == np.median(xs), xs
+    for keys, values in (([5, 3, 9], [3, 3, 9, 4, 5, 10, 2]), ([-2, 1 << 40, 7], [7, 1 << 40, -2, 8, 0])):
+        k, v = np.array(keys, dtype=np.int64), np.array(values, dtype=np.int64)
+        want = [keys.index(x) if x in keys else -1 for x in values]
+        assert summary._lookup(v, k).tolist() == want
+        assert summary._distinct(v).tolist() == sorted(set(values))
+    assert summary._lookup(np.array([], dtype=np.int64), np.array([1], dtype=np.int64)).tolist() == []

@@ -28,7 +28,6 @@ from typing import Any, Mapping
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from jitterlab import _native
 from jitterlab._codecs import CODECS
@@ -108,6 +107,44 @@ def _valid(c: pa.ChunkedArray | pa.Array) -> np.ndarray:
         return np.ones(len(a), dtype=bool)
     bits = np.unpackbits(np.frombuffer(bitmap, dtype=np.uint8), bitorder="little")
     return np.ascontiguousarray(bits[a.offset:a.offset + len(a)], dtype=bool)
+
+
+def _ids(c: pa.ChunkedArray) -> np.ndarray:
+    """An id column (run_id, flow_id: int64 in every table jitterlab writes) as int64."""
+    return _values(c) if pa.types.is_integer(c.type) else np.asarray(c.to_pylist(), dtype=object)
+
+
+def _lookup(values: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """The position in `keys` (distinct) of each of `values`, -1 where none: through a table where
+    they span a small range (run and flow ids do), else by sorting."""
+    if not len(values) or not len(keys):
+        return np.full(len(values), -1, dtype=np.int64)
+    if values.dtype == np.int64 and keys.dtype == np.int64:
+        lo, hi = int(min(values.min(), keys.min())), int(max(values.max(), keys.max()))
+        if hi - lo < 1 << 22:
+            table = np.full(hi - lo + 1, -1, dtype=np.int64)
+            table[keys - lo] = np.arange(len(keys))
+            return table[values - lo]
+    order = np.argsort(keys, kind="stable")
+    pos = np.minimum(np.searchsorted(keys[order], values), len(keys) - 1)
+    return np.where(keys[order][pos] == values, order[pos], -1)
+
+
+def _distinct(values: np.ndarray) -> np.ndarray:
+    """The distinct values, ascending (counted where they span a small range: no sort of every row)."""
+    if len(values) and values.dtype == np.int64:
+        lo, hi = int(values.min()), int(values.max())
+        if hi - lo < 1 << 22:
+            return np.flatnonzero(np.bincount(values - lo)).astype(np.int64) + lo
+    return np.unique(values)
+
+
+def _median(xs: list[float]) -> float:
+    """numpy's median (the middle value, or the mean of the two middle ones: (a + b) / 2), without
+    importing numpy.ma as `np.median` does on its first call."""
+    v = sorted(xs)
+    k = len(v) // 2
+    return v[k] if len(v) % 2 else (v[k - 1] + v[k]) / 2
 
 
 def _label_values(runs: pa.Table, name: str) -> list[Any]:
@@ -212,21 +249,20 @@ def _media(t: pa.Table, runs: pa.Table, point: np.ndarray, n_points: int, names:
     One prepared table for every flow and run: its "runs" are the (run, flow) pairs, so each
     metric is one call whose groups are (flow, point); every figure is a function of one stream
     (run, flow), or pools a group's streams, so the pairs give what each flow prepared alone gives."""
-    run = pc.index_in(t.column("run_id"), value_set=runs.column("run_id"))
-    if run.null_count:  # rows of runs not in the table (not the summary's)
-        t, run = t.filter(run.is_valid()), run.drop_null()
-    if not t.num_rows:
+    run = _lookup(_ids(t.column("run_id")), _ids(runs.column("run_id")))
+    cols = [_values(t.column(c)) for c in ("flow_id", "seq", "send_ns", "recv_ns", "size")] + [_valid(t.column("recv_ns"))]
+    if (run < 0).any():  # rows of runs not in the table (not the summary's)
+        keep = run >= 0
+        run, cols = run[keep], [c[keep] for c in cols]
+    if not len(run):
         return {}
-    flow = t.column("flow_id").cast(pa.int64())
-    flows = pc.unique(flow)
-    flows = flows.take(pc.array_sort_indices(flows))
+    flow, seq, send, recv, size, received = cols
+    flows = _distinct(flow)
     nf = len(flows)
-    pair = _values(run) * nf + _values(pc.index_in(flow, value_set=flows))
+    pair = run * nf + _lookup(flow, flows)
     (ts, ts_ok), (te, te_ok) = _run_times(runs, "tcp_start_ns"), _run_times(runs, "tcp_end_ns")
     rep = lambda a: np.ascontiguousarray(np.repeat(a, nf))  # noqa: E731  (a run's value for each of its pairs)
-    ms = _native.MediaSet(pair, _values(flow), _values(t.column("seq")), _values(t.column("send_ns")),
-                          _values(t.column("recv_ns")), _valid(t.column("recv_ns")), _values(t.column("size")),
-                          rep(ts), rep(ts_ok), rep(te), rep(te_ok), False)
+    ms = _native.MediaSet(pair, flow, seq, send, recv, received, size, rep(ts), rep(ts_ok), rep(te), rep(te_ok), False)
     n_groups = nf * n_points
     group = (np.arange(nf)[None, :] * n_points + point[:, None]).ravel().astype(np.uint32)  # pair r * nf + f
     q = ms.pooled_quantiles("owd", window, 0, 0, group, n_groups, [0.5, 0.99])["quantiles"].reshape(n_groups, 2)
@@ -249,7 +285,7 @@ def _media(t: pa.Table, runs: pa.Table, point: np.ndarray, n_points: int, names:
             g = f * n_points + pt
             if streams[g]:  # the points where this flow has streams
                 by_jb = list(zip((jbs / 1e9).tolist(), mean[g].tolist()))
-                out.setdefault(pt, []).append(_flow_row(flows[f].as_py(), names, int(sent[g]), int(recv[g]),
+                out.setdefault(pt, []).append(_flow_row(int(flows[f]), names, int(sent[g]), int(recv[g]),
                                                         float(q[g, 0]), float(q[g, 1]), by_jb))
     return out
 
@@ -287,8 +323,8 @@ def _tcp(t: pa.Table, runs: pa.Table, point: np.ndarray) -> dict[int, list[dict[
         out.setdefault(pt, []).append({
             "role": r, "connections": a["connections"], "runs": a["runs"], "finished_runs": a["done"],
             "bytes": a["bytes"],
-            "goodput_mbps": _num(np.median(a["good"]) / 1e6) if a["good"] else None,
-            "completion_s": _num(np.median(a["comp"])) if a["comp"] else None,
+            "goodput_mbps": _num(_median(a["good"]) / 1e6) if a["good"] else None,
+            "completion_s": _num(_median(a["comp"])) if a["comp"] else None,
         })
     return out
 
