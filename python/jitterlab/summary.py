@@ -93,20 +93,24 @@ def _values(c: pa.ChunkedArray | pa.Array, dtype: type = np.int64) -> np.ndarray
     holds: read only where valid), straight from its buffer: pyarrow's `to_numpy` imports pandas."""
     if c.type != pa.from_numpy_dtype(dtype):
         c = c.cast(pa.from_numpy_dtype(dtype))
-    a = c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c
-    if not len(a):
-        return np.zeros(0, dtype=dtype)
-    return np.frombuffer(a.buffers()[1], dtype=dtype, count=len(a), offset=a.offset * np.dtype(dtype).itemsize)
+    parts = [np.frombuffer(a.buffers()[1], dtype=dtype, count=len(a), offset=a.offset * np.dtype(dtype).itemsize)
+             for a in (c.chunks if isinstance(c, pa.ChunkedArray) else [c]) if len(a)]
+    # joined by numpy, not by pyarrow's combine_chunks: its allocator's first large blocks cost a
+    # sweep's summary more system time (page faults) than its whole computation
+    return parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
 
 
 def _valid(c: pa.ChunkedArray | pa.Array) -> np.ndarray:
-    """Where a column is not null, as a bool array (from its validity bitmap)."""
-    a = c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c
-    bitmap = a.buffers()[0] if len(a) else None
-    if bitmap is None or not a.null_count:
-        return np.ones(len(a), dtype=bool)
-    bits = np.unpackbits(np.frombuffer(bitmap, dtype=np.uint8), bitorder="little")
-    return np.ascontiguousarray(bits[a.offset:a.offset + len(a)], dtype=bool)
+    """Where a column is not null, as a bool array (from its validity bitmaps)."""
+    parts = []
+    for a in c.chunks if isinstance(c, pa.ChunkedArray) else [c]:
+        bitmap = a.buffers()[0] if len(a) and a.null_count else None
+        if bitmap is None:
+            parts.append(np.ones(len(a), dtype=bool))
+        else:
+            bits = np.unpackbits(np.frombuffer(bitmap, dtype=np.uint8), bitorder="little")
+            parts.append(bits[a.offset:a.offset + len(a)].astype(bool))
+    return parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else np.zeros(0, dtype=bool)
 
 
 def _ids(c: pa.ChunkedArray) -> np.ndarray:
@@ -249,17 +253,21 @@ def _media(t: pa.Table, runs: pa.Table, point: np.ndarray, n_points: int, names:
     One prepared table for every flow and run: its "runs" are the (run, flow) pairs, so each
     metric is one call whose groups are (flow, point); every figure is a function of one stream
     (run, flow), or pools a group's streams, so the pairs give what each flow prepared alone gives."""
-    run = _lookup(_ids(t.column("run_id")), _ids(runs.column("run_id")))
     cols = [_values(t.column(c)) for c in ("flow_id", "seq", "send_ns", "recv_ns", "size")] + [_valid(t.column("recv_ns"))]
-    if (run < 0).any():  # rows of runs not in the table (not the summary's)
-        keep = run >= 0
-        run, cols = run[keep], [c[keep] for c in cols]
-    if not len(run):
+    rid, flow = _ids(t.column("run_id")), cols[0]
+    # the (run, flow) pair of each row, found per stretch of rows of one pair (a run's rows are one
+    # stretch in a sweep's tables): the table-sized temporaries of a lookup per row cost page faults
+    start = np.concatenate([[0], np.flatnonzero((rid[1:] != rid[:-1]) | (flow[1:] != flow[:-1])) + 1]) if len(rid) else np.zeros(0, dtype=np.int64)
+    run_b, flow_b, size_b = _lookup(rid[start], _ids(runs.column("run_id"))), flow[start], np.diff(np.append(start, len(rid)))
+    flows = _distinct(flow_b)
+    nf = len(flows)
+    pair = np.repeat(run_b * nf + _lookup(flow_b, flows), size_b)
+    if (run_b < 0).any():  # rows of runs not in the table (not the summary's)
+        keep = np.repeat(run_b >= 0, size_b)
+        pair, cols = pair[keep], [c[keep] for c in cols]
+    if not len(pair):
         return {}
     flow, seq, send, recv, size, received = cols
-    flows = _distinct(flow)
-    nf = len(flows)
-    pair = run * nf + _lookup(flow, flows)
     (ts, ts_ok), (te, te_ok) = _run_times(runs, "tcp_start_ns"), _run_times(runs, "tcp_end_ns")
     rep = lambda a: np.ascontiguousarray(np.repeat(a, nf))  # noqa: E731  (a run's value for each of its pairs)
     ms = _native.MediaSet(pair, flow, seq, send, recv, received, size, rep(ts), rep(ts_ok), rep(te), rep(te_ok), False)
