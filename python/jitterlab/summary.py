@@ -16,10 +16,10 @@ Rules, stated once:
 
 Computed from the Arrow tables with the metrics' native core (`_native.MediaSet`, the one
 `jitterlab.metrics` uses) and numpy, without pandas: importing pandas and converting the tables
-to it was most of the closing summary's cost (0.2 s of imports and ~0.6 s of conversion and
-grouping on the 126-point vs-ns2 sweep), and `jitterlab sweep` needs pandas nowhere else. The
-figures are those of the metrics functions, to the last bit (tests/test_summary.py compares the
-JSON with the pandas computation it replaced, tests/_summary_pandas.py).
+to it was most of the closing summary's cost (docs/performance.md, issue 31), and `jitterlab
+sweep` needs pandas nowhere else. The figures are those of the metrics functions, to the last bit
+(tests/test_summary.py compares the JSON with the pandas computation it replaced,
+tests/_summary_pandas.py).
 """
 from __future__ import annotations
 
