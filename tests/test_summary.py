@@ -118,7 +118,7 @@ def _json(s: object) -> str:
     return json.dumps(s, default=str)  # as `--json` prints it
 
 
-def test_a_sweeps_summary_is_the_pandas_computation_byte_for_byte(web_iw):
+def test_a_sweeps_summary_is_the_pandas_computation_byte_for_byte(web_iw, monkeypatch):
     """The summary is computed from the Arrow tables without pandas (issue 31); it must print
     what the pandas computation it replaced printed (tests/_summary_pandas.py, kept verbatim), byte
     for byte, on a sweep with replications (pooled OWD percentiles, MOS means over runs, TCP
@@ -132,8 +132,15 @@ def test_a_sweeps_summary_is_the_pandas_computation_byte_for_byte(web_iw):
     assert got["runs"] == 16 and len(got["points"]) == 8
     assert all(pt["runs"] == 2 and pt["media"] and pt["tcp"] for pt in got["points"])
     assert all(isinstance(pt["params"][k], int) for pt in got["points"] for k in ("point", "iw", "traffic[1].flows"))
-    assert _json(got) == _json(ref.summarize(jitterlab.load(out)))
+    want = _json(ref.summarize(jitterlab.load(out)))
+    assert _json(got) == want
     assert doc == {**doc, **json.loads(_json(got))}  # what the command printed
+    # the media rows prepared a few points at a time (a batch per point, per 1000 rows), not at once
+    for rows in (1, 1000):
+        monkeypatch.setattr(summary, "BATCH_ROWS", rows)
+        batches = summary._batches(summary._stretches(t.arrow["media_packets"], t.arrow["runs"])[1], summary._points(t.arrow["runs"])[2])
+        assert len(batches) == (8 if rows == 1 else 4) and sum(len(b) for b in batches) == 16
+        assert _json(summary.summarize(t)) == want
     runs, media, tcp = t["runs"], t["media_packets"], t["tcp_flows"]
     names = {int(a): str(b) for a, b in zip(t["flows"]["flow_id"], t["flows"]["name"])}
     alone = [{"params": params, "runs": int(len(r)),

@@ -246,47 +246,85 @@ def _run_times(runs: pa.Table, name: str) -> tuple[np.ndarray, np.ndarray]:
     return _values(runs.column(name)), _valid(runs.column(name))
 
 
+#: Media rows prepared at once (whole points; at least one): a batch's arrays are a few MB, and
+#: the next batch reuses their memory, where one table-wide batch faulted in fresh pages for every
+#: copy (on the 126-point vs-ns2 sweep, the system time of those faults was most of the summary's CPU).
+BATCH_ROWS = 1 << 18
+
+
+def _stretches(t: pa.Table, runs: pa.Table) -> tuple[list[list[np.ndarray]], np.ndarray]:
+    """The table's record batches as numpy columns (flow, seq, send, recv, size, received: views
+    of Arrow's buffers where they can be), and its stretches of rows of one run, one row each of
+    (batch, first row, rows, run's position in `runs`; -1 where it is not there)."""
+    keys = _ids(runs.column("run_id"))
+    cols, rows = [], []
+    for k, rb in enumerate(t.to_batches()):
+        if not rb.num_rows:
+            continue
+        cols.append([_values(rb.column(c)) for c in ("flow_id", "seq", "send_ns", "recv_ns", "size")] + [_valid(rb.column("recv_ns"))])
+        rid = _ids(rb.column("run_id"))
+        first = np.concatenate([[0], np.flatnonzero(rid[1:] != rid[:-1]) + 1])
+        n = np.diff(np.append(first, len(rid)))
+        rows.append(np.stack([np.full(len(first), len(cols) - 1), first, n, _lookup(rid[first], keys)], axis=1))
+    return cols, np.concatenate(rows) if rows else np.zeros((0, 4), dtype=np.int64)
+
+
+def _batches(stretch: np.ndarray, point: np.ndarray) -> list[np.ndarray]:
+    """The stretches grouped into batches of whole points (ascending), each batch's in run order."""
+    stretch = stretch[stretch[:, 3] >= 0]  # rows of runs not in the table are not the summary's
+    pt = point[stretch[:, 3]]
+    order = np.lexsort((np.arange(len(stretch)), stretch[:, 3], pt))  # by point, then run, then row
+    stretch, pt = stretch[order], pt[order]
+    out, lo, rows = [], 0, 0
+    for i in range(len(stretch)):
+        rows += int(stretch[i, 2])
+        if i + 1 == len(stretch) or (pt[i + 1] != pt[i] and rows >= BATCH_ROWS):
+            b = stretch[lo:i + 1]
+            out.append(b[np.lexsort((np.arange(len(b)), b[:, 3]))])
+            lo, rows = i + 1, 0
+    return out
+
+
 def _media(t: pa.Table, runs: pa.Table, point: np.ndarray, n_points: int, names: Mapping[int, str], window: str,
            jbs_ms: tuple[float, ...]) -> dict[int, list[dict[str, Any]]]:
     """The media rows of every point, by point index, each point's flows in ascending order.
 
-    One prepared table for every flow and run: its "runs" are the (run, flow) pairs, so each
-    metric is one call whose groups are (flow, point); every figure is a function of one stream
-    (run, flow), or pools a group's streams, so the pairs give what each flow prepared alone gives."""
-    cols = [_values(t.column(c)) for c in ("flow_id", "seq", "send_ns", "recv_ns", "size")] + [_valid(t.column("recv_ns"))]
-    rid, flow = _ids(t.column("run_id")), cols[0]
-    # the (run, flow) pair of each row, found per stretch of rows of one pair (a run's rows are one
-    # stretch in a sweep's tables): the table-sized temporaries of a lookup per row cost page faults
-    start = np.concatenate([[0], np.flatnonzero((rid[1:] != rid[:-1]) | (flow[1:] != flow[:-1])) + 1]) if len(rid) else np.zeros(0, dtype=np.int64)
-    run_b, flow_b, size_b = _lookup(rid[start], _ids(runs.column("run_id"))), flow[start], np.diff(np.append(start, len(rid)))
-    flows = _distinct(flow_b)
+    A prepared table per batch of points; its "runs" are the (run, flow) pairs, so each metric is
+    one call whose groups are (flow, point): every figure is a function of one stream (run, flow)
+    or pools a group's streams, so the pairs give what each flow prepared alone gives, and a
+    point's streams are in one batch, in run order (the order the MOS means sum them in)."""
+    cols, stretch = _stretches(t, runs)
+    flows = _distinct(np.concatenate([_distinct(c[0]) for c in cols])) if cols else np.zeros(0, dtype=np.int64)
     nf = len(flows)
-    pair = np.repeat(run_b * nf + _lookup(flow_b, flows), size_b)
-    if (run_b < 0).any():  # rows of runs not in the table (not the summary's)
-        keep = np.repeat(run_b >= 0, size_b)
-        pair, cols = pair[keep], [c[keep] for c in cols]
-    if not len(pair):
-        return {}
-    flow, seq, send, recv, size, received = cols
     (ts, ts_ok), (te, te_ok) = _run_times(runs, "tcp_start_ns"), _run_times(runs, "tcp_end_ns")
     rep = lambda a: np.ascontiguousarray(np.repeat(a, nf))  # noqa: E731  (a run's value for each of its pairs)
-    ms = _native.MediaSet(pair, flow, seq, send, recv, received, size, rep(ts), rep(ts_ok), rep(te), rep(te_ok), False)
+    times = (rep(ts), rep(ts_ok), rep(te), rep(te_ok))
     n_groups = nf * n_points
     group = (np.arange(nf)[None, :] * n_points + point[:, None]).ravel().astype(np.uint32)  # pair r * nf + f
-    q = ms.pooled_quantiles("owd", window, 0, 0, group, n_groups, [0.5, 0.99])["quantiles"].reshape(n_groups, 2)
-    rtp = ms.rtp_summary(window, 0, 0)
-    sg = group[ms.streams()["run"]].astype(np.int64)  # each stream's (flow, point)
+    q = np.full((n_groups, 2), np.nan)
     sent, recv = np.zeros(n_groups, dtype=np.int64), np.zeros(n_groups, dtype=np.int64)
-    np.add.at(sent, sg, rtp["sent"].astype(np.int64))
-    np.add.at(recv, sg, rtp["received"].astype(np.int64))
     jb_ns = [int(round(float(j) * 1e6)) for j in jbs_ms]
-    c = CODECS[CODEC]
-    mos = ms.emodel(window, 0, 0, int(round(BASE_WINDOW_MS * 1e6)), jb_ns, float(c["ie"]), float(c["bpl"]),
-                    float(c["delay_ms"]), None)["mos"]
     jbs, jb_code = np.unique(np.asarray(jb_ns, dtype=np.int64), return_inverse=True)  # ascending, as pandas grouped
-    mean = _means(np.asarray(mos, dtype=np.float64), np.repeat(sg, len(jb_ns)) * len(jbs) + np.tile(jb_code, len(sg)),
-                  n_groups * len(jbs)).reshape(n_groups, len(jbs))
-    streams = np.bincount(sg, minlength=n_groups)
+    c = CODECS[CODEC]
+    mos, mos_group = [], []
+    for b in _batches(stretch, point):
+        part = [np.concatenate([cols[k][j][lo:lo + n] for k, lo, n, _ in b.tolist()]) for j in range(6)]
+        pair = np.repeat(b[:, 3] * nf, b[:, 2]) + _lookup(part[0], flows)
+        flow, seq, send, recv_ns, size, received = part
+        ms = _native.MediaSet(pair, flow, seq, send, recv_ns, received, size, *times, False)
+        in_batch = np.unique(group[np.unique(pair)])
+        q[in_batch] = ms.pooled_quantiles("owd", window, 0, 0, group, n_groups, [0.5, 0.99])["quantiles"].reshape(n_groups, 2)[in_batch]
+        rtp = ms.rtp_summary(window, 0, 0)
+        sg = group[ms.streams()["run"]].astype(np.int64)  # each stream's (flow, point)
+        np.add.at(sent, sg, rtp["sent"].astype(np.int64))
+        np.add.at(recv, sg, rtp["received"].astype(np.int64))
+        mos.append(np.asarray(ms.emodel(window, 0, 0, int(round(BASE_WINDOW_MS * 1e6)), jb_ns, float(c["ie"]), float(c["bpl"]),
+                                        float(c["delay_ms"]), None)["mos"], dtype=np.float64))
+        mos_group.append(np.repeat(sg, len(jb_ns)) * len(jbs) + np.tile(jb_code, len(sg)))
+    if not mos:
+        return {}
+    mean = _means(np.concatenate(mos), np.concatenate(mos_group), n_groups * len(jbs)).reshape(n_groups, len(jbs))
+    streams = np.bincount(np.concatenate(mos_group) // len(jbs), minlength=n_groups)
     out: dict[int, list[dict[str, Any]]] = {}
     for f in range(nf):
         for pt in range(n_points):
