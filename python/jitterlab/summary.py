@@ -93,7 +93,7 @@ def _values(c: pa.ChunkedArray | pa.Array, dtype: type = np.int64) -> np.ndarray
     holds: read only where valid), straight from its buffer: pyarrow's `to_numpy` imports pandas."""
     if c.type != pa.from_numpy_dtype(dtype):
         c = c.cast(pa.from_numpy_dtype(dtype))
-    parts = [np.frombuffer(a.buffers()[1], dtype=dtype, count=len(a), offset=a.offset * np.dtype(dtype).itemsize)
+    parts: list[np.ndarray] = [np.frombuffer(a.buffers()[1], dtype=dtype, count=len(a), offset=a.offset * np.dtype(dtype).itemsize)
              for a in (c.chunks if isinstance(c, pa.ChunkedArray) else [c]) if len(a)]
     # joined by numpy, not by pyarrow's combine_chunks: its allocator's first large blocks cost a
     # sweep's summary more system time (page faults) than its whole computation
@@ -102,7 +102,7 @@ def _values(c: pa.ChunkedArray | pa.Array, dtype: type = np.int64) -> np.ndarray
 
 def _valid(c: pa.ChunkedArray | pa.Array) -> np.ndarray:
     """Where a column is not null, as a bool array (from its validity bitmaps)."""
-    parts = []
+    parts: list[np.ndarray] = []
     for a in c.chunks if isinstance(c, pa.ChunkedArray) else [c]:
         bitmap = a.buffers()[0] if len(a) and a.null_count else None
         if bitmap is None:
