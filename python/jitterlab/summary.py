@@ -312,7 +312,7 @@ def _media(t: pa.Table, runs: pa.Table, point: np.ndarray, n_points: int, names:
         pair = np.repeat(b[:, 3] * nf, b[:, 2]) + _lookup(part[0], flows)
         flow, seq, send, recv_ns, size, received = part
         ms = _native.MediaSet(pair, flow, seq, send, recv_ns, received, size, *times, False)
-        in_batch = np.unique(group[np.unique(pair)])
+        in_batch = np.unique(group[(np.unique(b[:, 3])[:, None] * nf + np.arange(nf)).ravel()])  # the batch's (flow, point)s
         q[in_batch] = ms.pooled_quantiles("owd", window, 0, 0, group, n_groups, [0.5, 0.99])["quantiles"].reshape(n_groups, 2)[in_batch]
         rtp = ms.rtp_summary(window, 0, 0)
         sg = group[ms.streams()["run"]].astype(np.int64)  # each stream's (flow, point)
