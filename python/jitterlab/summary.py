@@ -258,7 +258,7 @@ def _stretches(t: pa.Table, runs: pa.Table) -> tuple[list[list[np.ndarray]], np.
     (batch, first row, rows, run's position in `runs`; -1 where it is not there)."""
     keys = _ids(runs.column("run_id"))
     cols, rows = [], []
-    for k, rb in enumerate(t.to_batches()):
+    for rb in t.to_batches():
         if not rb.num_rows:
             continue
         cols.append([_values(rb.column(c)) for c in ("flow_id", "seq", "send_ns", "recv_ns", "size")] + [_valid(rb.column("recv_ns"))])
