@@ -4,6 +4,7 @@ one JSON document on standard output with nothing else there."""
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -76,25 +77,10 @@ def test_sweep_json_has_a_point_per_value(tmp_path):
     assert all(pt["runs"] == 3 and len(pt["media"]) == 1 for pt in doc["points"])
 
 
-def test_rows_of_a_points_runs_are_the_isin_filter():
-    """A point's rows are found through each run's positions, found once (not a pass over the
-    whole table per point): the same rows in the same order as filtering with isin, for runs
-    that are one stretch (a view) or scattered (replications of a point between other points')."""
-    import pandas as pd
-
-    df = pd.DataFrame({"run_id": [0, 0, 1, 2, 2, 1, 3, 0], "x": range(8)})
-    by_run = summary._rows_by_run(df)
-    for ids in ([0], [2], [1, 3], [0, 2], [3, 0, 1], [9], [2, 9]):
-        runs = pd.DataFrame({"run_id": ids})
-        got = summary._of_runs(df, by_run, runs)
-        assert got.equals(df[df["run_id"].isin(ids)]), ids
-    assert summary._of_runs(df.iloc[:0], summary._rows_by_run(df.iloc[:0]), pd.DataFrame({"run_id": [0]})).empty
-
-
 def test_the_summary_converts_only_the_six_media_columns_it_uses(tmp_path):
     """A sweep's media rows, in memory or still in OUT/media_packets.parquet (spliced, never
-    decoded), are converted for the summary by the six columns its metrics use (and not kept):
-    the same summary as from the whole table."""
+    decoded), are read for the summary by the six columns its metrics use (and not kept, nor
+    converted to pandas): the same summary as from the whole table."""
     import json as _json
 
     from jitterlab import sweep
@@ -107,7 +93,7 @@ def test_the_summary_converts_only_the_six_media_columns_it_uses(tmp_path):
                                     "vary": {"links.l.delay": ["5ms", "20ms"]}}, "scenario": sc})
     fresh = sweep.run(sw, tmp_path / "out", jobs=1, progress=False)  # runs made here: the tables in memory
     in_memory = summary.summarize(fresh)
-    assert "media_packets" not in fresh._pd  # only six columns converted, and not kept
+    assert "media_packets" not in fresh._pd  # nothing converted to pandas
     res = sweep.run(sw, tmp_path / "out", jobs=1, progress=False)  # every run reused: the tables are files
     assert isinstance(res.arrow, LazyTables) and "media_packets" not in res.arrow._t  # still in its file
     assert res.arrow.read_columns("media_packets", summary.MEDIA_COLUMNS).num_rows == 4 * 5000
@@ -119,20 +105,153 @@ def test_the_summary_converts_only_the_six_media_columns_it_uses(tmp_path):
     assert [p["media"][0]["packets"] for p in lazy["points"]] == [10000, 10000]
 
 
-def test_a_sweeps_points_at_once_equal_each_point_alone(tmp_path):
-    """The sweep summary computes every point's media and TCP rows in one pass (metrics grouped
-    by `point`); it must give exactly what each point computed alone gives (the per-point path a
-    single run still takes), on a sweep with replications, several points, audio and web flows."""
-    import jitterlab
-
-    p = run_cli("sweep", str(ROOT / "scenarios" / "sweeps" / "web-iw.toml"), "--out", str(tmp_path / "s"), "--jobs", "1")
+@pytest.fixture(scope="module")
+def web_iw(tmp_path_factory):
+    """The web-iw sweep: 8 points x 2 replications, an audio call and web flows, int parameters."""
+    out = tmp_path_factory.mktemp("web-iw") / "s"
+    p = run_cli("sweep", str(ROOT / "scenarios" / "sweeps" / "web-iw.toml"), "--out", str(out), "--jobs", "1", "--json")
     assert p.returncode == 0, p.stderr
-    t = jitterlab.load(tmp_path / "s")
+    return out, json.loads(p.stdout)
+
+
+def _json(s: object) -> str:
+    return json.dumps(s, default=str)  # as `--json` prints it
+
+
+def test_a_sweeps_summary_is_the_pandas_computation_byte_for_byte(web_iw, monkeypatch):
+    """The summary is computed from the Arrow tables without pandas (issue 31); it must print
+    what the pandas computation it replaced printed (tests/_summary_pandas.py, kept verbatim), byte
+    for byte, on a sweep with replications (pooled OWD percentiles, MOS means over runs, TCP
+    medians over runs), and what that computation gave point by point (its per-point path)."""
+    import jitterlab
+    import _summary_pandas as ref
+
+    out, doc = web_iw
+    t = jitterlab.load(out)
     got = summary.summarize(t)
+    assert got["runs"] == 16 and len(got["points"]) == 8
+    assert all(pt["runs"] == 2 and pt["media"] and pt["tcp"] for pt in got["points"])
+    assert all(isinstance(pt["params"][k], int) for pt in got["points"] for k in ("point", "iw", "traffic[1].flows"))
+    want = _json(ref.summarize(jitterlab.load(out)))
+    assert _json(got) == want
+    assert doc == {**doc, **json.loads(_json(got))}  # what the command printed
+    # the media rows prepared a few points at a time (a batch per point, per 1000 rows), not at once
+    for rows in (1, 1000):
+        monkeypatch.setattr(summary, "BATCH_ROWS", rows)
+        batches = summary._batches(summary._stretches(t.arrow["media_packets"], t.arrow["runs"])[1], summary._points(t.arrow["runs"])[2])
+        assert len(batches) == (8 if rows == 1 else 4) and sum(len(b) for b in batches) == 16
+        assert _json(summary.summarize(t)) == want
     runs, media, tcp = t["runs"], t["media_packets"], t["tcp_flows"]
     names = {int(a): str(b) for a, b in zip(t["flows"]["flow_id"], t["flows"]["name"])}
     alone = [{"params": params, "runs": int(len(r)),
-              "media": summary._media(media, r, names, got["window"], summary.JBS_MS),
-              "tcp": summary._tcp(tcp, r)} for params, r in summary._points(runs)]
-    assert len(alone) == 8 and all(pt["runs"] == 2 and pt["media"] and pt["tcp"] for pt in alone)
-    assert json.dumps(got["points"], sort_keys=True, default=str) == json.dumps(alone, sort_keys=True, default=str)
+              "media": ref._media(media, r, names, got["window"], ref.JBS_MS),
+              "tcp": ref._tcp(tcp, r)} for params, r in ref._points(runs)]
+    assert _json(got["points"]) == _json(alone)
+
+
+def test_a_single_runs_summary_is_the_pandas_computation_byte_for_byte():
+    """One run (no sweep points), with TCP (overlap window) and audio alone (whole run)."""
+    import _summary_pandas as ref
+
+    with_tcp = jitterlab.simulate(str(ROOT / "scenarios" / "audio-bulk-access.toml"), seed=3)
+    audio = jitterlab.simulate(LINK, seed=1)
+    for r in (with_tcp, audio):
+        got = summary.summarize(r)
+        assert _json(got) == _json(ref.summarize(r))
+    assert summary.summarize(with_tcp)["window"] == "overlap" and summary.summarize(audio)["window"] == "all"
+
+
+def test_point_labels_keep_what_pandas_showed_for_nulls(web_iw):
+    """A parameter column with nulls is labelled as pandas showed it (the summary's JSON kept its
+    bytes): an int column with nulls as floats (NaN for the null), a null text as "<NA>", a float
+    NaN as NaN; a column that differs between a point's runs is left out."""
+    import pyarrow as pa
+
+    import jitterlab
+    import _summary_pandas as ref
+
+    out, _ = web_iw
+    arrow = dict(jitterlab.load(out).arrow)
+    runs = arrow["runs"]
+    pt = runs.column("point").to_pylist()
+    arrow["runs"] = (runs.append_column("k_int", pa.array([None if p % 2 else p for p in pt], pa.int64()))
+                     .append_column("k_text", pa.array([None if p < 4 else f"t{p}" for p in pt], pa.string()))
+                     .append_column("k_float", pa.array([None if p == 0 else p / 4 for p in pt], pa.float64()))
+                     .append_column("k_bool", pa.array([p > 2 for p in pt], pa.bool_()))
+                     .append_column("k_draw", pa.array(range(len(pt)), pa.int64())))  # per run: no label
+    got = summary.summarize(jitterlab.Tables(arrow, "sweep"))
+    labels = [p["params"] for p in got["points"]]
+    assert [lab["k_int"] for lab in labels][:3] == [0.0, labels[1]["k_int"], 2.0] and math.isnan(labels[1]["k_int"])
+    assert [lab["k_text"] for lab in labels] == ["<NA>"] * 4 + ["t4", "t5", "t6", "t7"]
+    assert math.isnan(labels[0]["k_float"]) and labels[2]["k_float"] == 0.5 and labels[3]["k_bool"] is True
+    assert all("k_draw" not in lab for lab in labels)
+    assert _json(got) == _json(ref.summarize(jitterlab.Tables(arrow, "sweep")))
+
+
+def test_mos_means_are_pandas_compensated_sums():
+    """The MOS of a point is the mean over its runs, summed as pandas' groupby mean sums (Kahan's
+    compensation, row order): 1e16, 1, 1, -1e16 sums to 2 so (mean 0.5), plainly to 0; NaN is
+    skipped; a group with nothing is NaN."""
+    import numpy as np
+    import pandas as pd
+
+    v = np.array([1e16, 1.0, 1.0, -1e16, 0.1, 0.2, 0.3, np.nan, np.nan, 7.0])
+    g = np.array([0, 0, 0, 0, 1, 1, 1, 2, 1, 3])
+    got = summary._means(v, g, 5)
+    assert got[0] == 0.5 and sum(v[:4]) / 4 == 0.0  # the plain sum loses both ones
+    # 0.1 + 0.2 + 0.3 compensated is 0.6 (mean 0.19999999999999998); numpy's plain sum gives 0.6000000000000001
+    assert got[1] == 0.6 / 3 != np.mean(v[4:7]) and math.isnan(got[2]) and got[3] == 7.0 and math.isnan(got[4])
+    rng = np.random.default_rng(1)
+    v = rng.normal(3.0, 1e-3, 5000) * rng.choice([1.0, 1e12, 1e-9], 5000)
+    g = rng.integers(0, 40, 5000)
+    want = pd.Series(v).groupby(g).mean().reindex(range(40)).to_numpy()
+    assert np.array_equal(summary._means(v, g, 40), want)
+
+
+def test_the_summarys_e_model_is_emodel_mos_default():
+    import inspect
+
+    from jitterlab import metrics
+
+    sig = inspect.signature(metrics.emodel_mos).parameters
+    assert (summary.CODEC, summary.BASE_WINDOW_MS) == (sig["codec"].default, sig["base_window_ms"].default)
+
+
+def test_the_sweep_command_imports_no_pandas(tmp_path):
+    """`jitterlab sweep` (and its closing summary, and `simulate`'s) needs no pandas: importing it
+    cost 0.2 s of CPU in every such process (issue 31). Its import is watched in a fresh process."""
+    import subprocess
+    import sys
+
+    sc = tmp_path / "a.toml"
+    sc.write_text('duration = "2s"\n[links.l]\nfrom = "a"\nto = "b"\nrate = "2Mbit"\ndelay = "5ms"\n'
+                  '[[traffic]]\nkind = "audio"\nfrom = "a"\nto = "b"\n'
+                  '[[traffic]]\nkind = "bulk"\nfrom = "a"\nto = "b"\nsize = "50kB"\nstart = "0.5s"\n')
+    sw = tmp_path / "s.toml"
+    sw.write_text(f'[sweep]\nname = "s"\nscenario = "{sc}"\nreplications = 2\n[sweep.vary]\n"links.l.delay" = ["5ms", "20ms"]\n')
+    check = ("import sys\nfrom jitterlab.cli import main\nrc = main(sys.argv[1:])\n"
+             "heavy = sorted(m for m in ('pandas', 'matplotlib', 'plotly', 'dask', 'scipy') if m in sys.modules)\n"
+             "print('HEAVY', heavy, file=sys.stderr)\nsys.exit(rc or (3 if heavy else 0))\n")
+    for args in (["sweep", str(sw), "--out", str(tmp_path / "s"), "--jobs", "1", "--quiet"],
+                 ["simulate", str(sc), "--out", str(tmp_path / "a")]):
+        p = subprocess.run([sys.executable, "-c", check, *args], capture_output=True, text=True, cwd=ROOT)
+        assert p.returncode == 0 and "HEAVY []" in p.stderr, (args[0], p.stderr[-2000:])
+        assert "summary (" in p.stdout  # the summary was printed, computed without them
+
+
+def test_median_lookup_and_distinct_are_numpys():
+    """The summary's own median (np.median imports numpy.ma) and id lookups (a table over a small
+    range of ids, a binary search past it) give numpy's answers: medians of odd and even counts,
+    ids absent from the keys (-1), negative ids, ids 2^40 apart."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    for n in (1, 2, 3, 4, 5, 10, 11):
+        xs = (rng.normal(size=n) * 10.0 ** rng.integers(-3, 9, n)).tolist()
+        assert summary._median(xs) == np.median(xs), xs
+    for keys, values in (([5, 3, 9], [3, 3, 9, 4, 5, 10, 2]), ([-2, 1 << 40, 7], [7, 1 << 40, -2, 8, 0])):
+        k, v = np.array(keys, dtype=np.int64), np.array(values, dtype=np.int64)
+        want = [keys.index(x) if x in keys else -1 for x in values]
+        assert summary._lookup(v, k).tolist() == want
+        assert summary._distinct(v).tolist() == sorted(set(values))
+    assert summary._lookup(np.array([], dtype=np.int64), np.array([1], dtype=np.int64)).tolist() == []

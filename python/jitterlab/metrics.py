@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from jitterlab import _native
+from jitterlab._codecs import CODECS  # noqa: F401  (public here; a module of its own so the summary needs no pandas)
 from jitterlab._native import TableError
 # validation, preparation, windows, grouping: the ground every metric below stands on
 from jitterlab._metrics_core import (  # noqa: F401  (the public names are re-exported)
@@ -90,12 +91,6 @@ def percentile_column(q: float) -> str:
 
 TABLE1_COLUMNS: list[str] = [percentile_column(q) for q in TABLE1_Q]
 
-#: Codec presets: (Ie, Bpl) from ITU-T G.113 Appendix I; delay = packetisation + look-ahead (ms).
-CODECS: dict[str, dict[str, float]] = {
-    "g711": {"ie": 0.0, "bpl": 4.3, "delay_ms": 20.0},
-    "g711_plc": {"ie": 0.0, "bpl": 25.1, "delay_ms": 20.0},
-    "g729a": {"ie": 11.0, "bpl": 19.0, "delay_ms": 25.0},
-}
 
 # ----------------------------------------------------------------------------- delay
 

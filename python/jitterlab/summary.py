@@ -13,22 +13,41 @@ Rules, stated once:
   connections over the time from their first SYN to their last end (the run's end for a transfer
   still running); goodput is the median over runs, completion the median over runs that finished
   every transfer (null when none did), finished = runs whose transfers all finished.
+
+Computed from the Arrow tables with the metrics' native core (`_native.MediaSet`, the one
+`jitterlab.metrics` uses) and numpy, without pandas: importing pandas and converting the tables
+to it was most of the closing summary's cost (docs/performance.md, issue 31), and `jitterlab
+sweep` needs pandas nowhere else. The figures are those of the metrics functions, to the last bit
+(tests/test_summary.py compares the JSON with the pandas computation it replaced,
+tests/_summary_pandas.py).
 """
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any, Mapping
 
 import numpy as np
-import pandas as pd
+import pyarrow as pa
+
+from jitterlab import _native
+from jitterlab._codecs import CODECS
 
 #: jitter buffers (ms) the summary's MOS is chosen from (the PAM 2013 study's set)
 JBS_MS = (40.0, 60.0, 80.0, 100.0, 150.0, 200.0)
+#: The media columns the summary reads (a sweep's table still in its file: these alone, not kept).
+MEDIA_COLUMNS = ["run_id", "flow_id", "seq", "send_ns", "recv_ns", "size"]
+#: The E-model's codec and base-delay window: `metrics.emodel_mos`'s defaults (a test holds them equal).
+CODEC = "g711_plc"
+BASE_WINDOW_MS = 2000.0
+#: What pandas showed (and `--json` printed) for a null in a text or nullable-integer column.
+NA = "<NA>"
+#: Columns of `runs` that are not a sweep point's parameters.
+_NOT_PARAMS = {"run_id", "scenario", "seed", "source", "tcp_start_ns", "tcp_end_ns", "end_ns", "events",
+               "jitterlab_version", "replication", "point", "t0_epoch_ns"}
 
 
 def _num(x: Any) -> float | None:
-    """A float for JSON, None for NaN/NA."""
+    """A float for JSON, None for NaN/null."""
     try:
         v = float(x)
     except (TypeError, ValueError):
@@ -36,191 +55,310 @@ def _num(x: Any) -> float | None:
     return None if math.isnan(v) else v
 
 
-def _points(runs: pd.DataFrame) -> list[tuple[dict[str, Any], pd.DataFrame]]:
-    """(parameters, runs) per sweep point; one group for a single run or a sweep without points."""
-    if "point" not in runs.columns:
-        return [({}, runs)]
-    skip = {"run_id", "scenario", "seed", "source", "tcp_start_ns", "tcp_end_ns", "end_ns", "events",
-            "jitterlab_version", "replication", "point", "t0_epoch_ns"}
-    params = [c for c in runs.columns if c not in skip and not c.startswith("random.")]
-    out = []
-    for _, g in runs.groupby("point", sort=True):
-        first = g.iloc[0]
-        label = {"point": int(first["point"])}
-        for c in params:
-            if g[c].nunique(dropna=False) == 1:  # parameters, not per-replication draws
-                v = first[c]
-                label[c] = v.item() if hasattr(v, "item") else v
-        out.append((label, g))
-    return out
-
-
-#: The media columns the summary's metrics read (metrics.prepare).
-MEDIA_COLUMNS = ["run_id", "flow_id", "seq", "send_ns", "recv_ns", "size"]
-
-
-def _columns(tables: Mapping[str, pd.DataFrame], name: str, columns: list[str]) -> pd.DataFrame:
-    """Only `columns` of `tables[name]` as pandas, converted from its Arrow table (read from its
-    file, and not kept, when a sweep's table is still there), unless the frame exists already: the
-    closing summary of a sweep converted (and read back) every media column to use six, 1.2 s of
-    the 126-point vs-ns2 sweep's ~4 s."""
-    from jitterlab.sim import to_pandas
-    from jitterlab.tables import LazyTables
+def _arrow(tables: Mapping[str, Any], name: str, columns: list[str] | None = None) -> pa.Table:
+    """Table `name` as Arrow; with `columns`, those only (a sweep's table still in its file is
+    read for them alone and not kept). A mapping of pandas DataFrames is converted."""
+    from jitterlab._native import TableError
 
     arrow = getattr(tables, "arrow", None)
-    if arrow is not None and name not in getattr(tables, "_pd", {}):
-        if isinstance(arrow, LazyTables):
-            if set(columns) <= set(arrow.column_names(name)):
-                return to_pandas(arrow.read_columns(name, columns))
-        elif set(columns) <= set(arrow[name].column_names):
-            return to_pandas(arrow[name].select(columns))
-    return tables[name]
+    if arrow is None:
+        from jitterlab.tables import to_arrow
+
+        t = to_arrow(tables[name])
+    elif columns is not None and hasattr(arrow, "read_columns"):
+        missing = [c for c in columns if c not in arrow.column_names(name)]
+        if missing:
+            raise TableError(f"{name}: missing column '{missing[0]}'")
+        return arrow.read_columns(name, columns)
+    else:
+        t = arrow[name]
+    if columns is None:
+        return t
+    missing = [c for c in columns if c not in t.column_names]
+    if missing:
+        raise TableError(f"{name}: missing column '{missing[0]}'")
+    return t.select(columns)
 
 
-def _rows_by_run(df: pd.DataFrame) -> dict[Any, np.ndarray]:
-    """Row positions of each run in `df`: found once for every point (filtering the whole table
-    per point cost a sweep of 126 points 126 passes over its media rows)."""
-    return df.groupby("run_id", sort=False).indices if len(df) else {}
+def _rows(tables: Mapping[str, Any], name: str) -> int:
+    """Rows of table `name` (a sweep's table still in its file: from the file's footer)."""
+    arrow = getattr(tables, "arrow", None)
+    if arrow is None:
+        return len(tables[name])
+    return arrow.num_rows(name) if hasattr(arrow, "num_rows") else arrow[name].num_rows
 
 
-def _of_runs(df: pd.DataFrame, by_run: Mapping[Any, np.ndarray], runs: pd.DataFrame) -> pd.DataFrame:
-    """The rows of `df` whose run is in `runs`, in `df`'s order (as `df[df.run_id.isin(...)]`)."""
-    parts = [by_run[r] for r in pd.unique(runs["run_id"]) if r in by_run]
-    # each run's positions are ascending (groupby's indices); several runs' are merged in order
-    pos = parts[0] if len(parts) == 1 else np.sort(np.concatenate(parts)) if parts else np.array([], dtype=np.int64)
-    if len(pos) and pos[-1] - pos[0] + 1 == len(pos):
-        return df.iloc[pos[0]:pos[-1] + 1]  # one stretch (a sweep's tables are in run order): a view, not a copy
-    return df.iloc[pos]
+def _values(c: pa.ChunkedArray | pa.Array, dtype: type = np.int64) -> np.ndarray:
+    """A fixed-width column's values as a numpy array of `dtype` (a null's slot holds whatever it
+    holds: read only where valid), straight from its buffer: pyarrow's `to_numpy` imports pandas."""
+    if c.type != pa.from_numpy_dtype(dtype):
+        c = c.cast(pa.from_numpy_dtype(dtype))
+    parts: list[np.ndarray] = [np.frombuffer(a.buffers()[1], dtype=dtype, count=len(a), offset=a.offset * np.dtype(dtype).itemsize)
+             for a in (c.chunks if isinstance(c, pa.ChunkedArray) else [c]) if len(a)]
+    # joined by numpy, not by pyarrow's combine_chunks: its allocator's first large blocks cost a
+    # sweep's summary more system time (page faults) than its whole computation
+    return parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+
+
+def _valid(c: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """Where a column is not null, as a bool array (from its validity bitmaps)."""
+    parts: list[np.ndarray] = []
+    for a in c.chunks if isinstance(c, pa.ChunkedArray) else [c]:
+        bitmap = a.buffers()[0] if len(a) and a.null_count else None
+        if bitmap is None:
+            parts.append(np.ones(len(a), dtype=bool))
+        else:
+            bits = np.unpackbits(np.frombuffer(bitmap, dtype=np.uint8), bitorder="little")
+            parts.append(bits[a.offset:a.offset + len(a)].astype(bool))
+    return parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else np.zeros(0, dtype=bool)
+
+
+def _ids(c: pa.ChunkedArray) -> np.ndarray:
+    """An id column (run_id, flow_id: int64 in every table jitterlab writes) as int64."""
+    return _values(c) if pa.types.is_integer(c.type) else np.asarray(c.to_pylist(), dtype=object)
+
+
+def _lookup(values: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """The position in `keys` (distinct) of each of `values`, -1 where none: through a table where
+    they span a small range (run and flow ids do), else by sorting."""
+    if not len(values) or not len(keys):
+        return np.full(len(values), -1, dtype=np.int64)
+    if values.dtype == np.int64 and keys.dtype == np.int64:
+        lo, hi = int(min(values.min(), keys.min())), int(max(values.max(), keys.max()))
+        if hi - lo < 1 << 22:
+            table = np.full(hi - lo + 1, -1, dtype=np.int64)
+            table[keys - lo] = np.arange(len(keys))
+            return table[values - lo]
+    order = np.argsort(keys, kind="stable")
+    pos = np.minimum(np.searchsorted(keys[order], values), len(keys) - 1)
+    return np.where(keys[order][pos] == values, order[pos], -1)
+
+
+def _distinct(values: np.ndarray) -> np.ndarray:
+    """The distinct values, ascending (counted where they span a small range: no sort of every row)."""
+    if len(values) and values.dtype == np.int64:
+        lo, hi = int(values.min()), int(values.max())
+        if hi - lo < 1 << 22:
+            return np.flatnonzero(np.bincount(values - lo)).astype(np.int64) + lo
+    return np.unique(values)
+
+
+def _median(xs: list[float]) -> float:
+    """numpy's median (the middle value, or the mean of the two middle ones: (a + b) / 2), without
+    importing numpy.ma as `np.median` does on its first call."""
+    v = sorted(xs)
+    k = len(v) // 2
+    return v[k] if len(v) % 2 else (v[k - 1] + v[k]) / 2
+
+
+def _label_values(runs: pa.Table, name: str) -> list[Any]:
+    """A column of `runs` as the values pandas had (jitterlab.tables.to_pandas): an integer
+    column with nulls is float there (NaN) unless it is one of the nullable Int64 ones; a null in
+    text or Int64 was pd.NA (`NA`); in a float column NaN."""
+    from jitterlab.tables import NULLABLE
+
+    c = runs.column(name)
+    vals = c.to_pylist()
+    if pa.types.is_floating(c.type) or (pa.types.is_integer(c.type) and c.null_count and name not in NULLABLE):
+        return [math.nan if v is None else float(v) for v in vals]
+    if pa.types.is_integer(c.type) or pa.types.is_string(c.type) or pa.types.is_large_string(c.type):
+        return [NA if v is None else v for v in vals]
+    return vals
+
+
+def _same(vals: list[Any]) -> bool:
+    """One value only (NaNs are one value, as pandas' `nunique(dropna=False)` counts them)."""
+    return len({"nan" if isinstance(v, float) and math.isnan(v) else v for v in vals}) == 1
+
+
+def _points(runs: pa.Table) -> tuple[list[dict[str, Any]], list[int], np.ndarray]:
+    """The sweep points in ascending order: their labels (`point` and every parameter column whose
+    value is the same in all the point's runs, not per-replication draws), their run counts, and
+    each run's point index. One point of every run when `runs` has no `point` column."""
+    if "point" not in runs.column_names:
+        return [{}], [runs.num_rows], np.zeros(runs.num_rows, dtype=np.int64)
+    point = _values(runs.column("point"))
+    order, code, counts = np.unique(point, return_inverse=True, return_counts=True)
+    params = [c for c in runs.column_names if c not in _NOT_PARAMS and not c.startswith("random.")]
+    cols = {c: _label_values(runs, c) for c in params}
+    members: list[list[int]] = [[] for _ in order]
+    for i, k in enumerate(code.tolist()):
+        members[k].append(i)
+    labels = []
+    for pt, rows in zip(order.tolist(), members):
+        label: dict[str, Any] = {"point": int(pt)}
+        for c in params:
+            v = cols[c]
+            if _same([v[i] for i in rows]):
+                label[c] = v[rows[0]]
+        labels.append(label)
+    return labels, [int(n) for n in counts], code.astype(np.int64)
+
+
+def _means(values: np.ndarray, group: np.ndarray, n_groups: int) -> np.ndarray:
+    """Per group, the mean of its non-NaN values (NaN where none), summed in row order with
+    Kahan's compensation as pandas' groupby mean sums (pandas/_libs/groupby.pyx, group_mean), so
+    the MOS is the one the pandas summary printed, to the last bit."""
+    ok = ~np.isnan(values)
+    v, g = values[ok], group[ok]
+    order = np.argsort(g, kind="stable")
+    v, g = v[order], g[order]
+    n = np.bincount(g, minlength=n_groups)
+    start = np.concatenate([[0], np.cumsum(n)[:-1]]).astype(np.int64)
+    s, comp = np.zeros(n_groups), np.zeros(n_groups)
+    for k in range(int(n.max()) if len(g) else 0):  # the k-th value of every group that has one
+        gi = np.flatnonzero(n > k)
+        y = v[start[gi] + k] - comp[gi]
+        t = s[gi] + y
+        c = t - s[gi] - y
+        comp[gi] = np.where(np.isnan(c), 0.0, c)  # an infinite value: no compensation (pandas GH#50367)
+        s[gi] = t
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n > 0, s / np.maximum(n, 1), np.nan)
 
 
 def _flow_row(fid: int, names: Mapping[int, str], sent: int, recv: int, median_s: float, p99_s: float,
-              by_jb: pd.Series) -> dict[str, Any]:
+              by_jb: list[tuple[float, float]]) -> dict[str, Any]:
+    """One media flow of one point; `by_jb`: (jitter buffer in s, mean MOS), ascending buffers."""
     row: dict[str, Any] = {"flow_id": fid, "name": names.get(fid, f"flow {fid}")}
     row["packets"] = sent
     row["owd_median_ms"] = _num(median_s * 1e3)
     row["owd_p99_ms"] = _num(p99_s * 1e3)
     row["loss"] = _num(1.0 - recv / sent) if sent else None
-    by_jb = by_jb.dropna()
-    if len(by_jb):
-        best = by_jb[by_jb == by_jb.max()].index[0]
-        row["best_jb_ms"] = round(float(best) * 1e3, 6)
-        row["mos"] = _num(by_jb[best])
+    by_jb = [(jb, m) for jb, m in by_jb if not math.isnan(m)]
+    if by_jb:
+        top = max(m for _, m in by_jb)
+        best_jb, best = next((jb, m) for jb, m in by_jb if m == top)
+        row["best_jb_ms"] = round(best_jb * 1e3, 6)
+        row["mos"] = _num(best)
         # equal at every buffer (a call past saving: MOS 1 throughout) has no best buffer to name
-        row["mos_same_at_every_jb"] = bool(len(by_jb) > 1 and by_jb.max() == by_jb.min())
+        row["mos_same_at_every_jb"] = bool(len(by_jb) > 1 and top == min(m for _, m in by_jb))
     else:
         row["best_jb_ms"], row["mos"], row["mos_same_at_every_jb"] = None, None, False
     return row
 
 
-def _media(media: pd.DataFrame, runs: pd.DataFrame, names: Mapping[int, str], window: str, jbs_ms: tuple[float, ...],
-           by_run: Mapping[Any, np.ndarray] | None = None) -> list[dict[str, Any]]:
-    from jitterlab import metrics
+def _run_times(runs: pa.Table, name: str) -> tuple[np.ndarray, np.ndarray]:
+    from jitterlab._native import TableError
 
-    rows = []
-    media = _of_runs(media, by_run, runs) if by_run is not None else media[media["run_id"].isin(runs["run_id"])]
-    for fid, m in media.groupby("flow_id", sort=True):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # the summary states its own window and base rule
-            m = metrics.prepare(m, runs)  # once for the three metrics below (each would prepare its own)
-            pct = metrics.owd_percentiles(m, runs, window=window, q=[0.5, 0.99])
-            rtp = metrics.rtp_summary(m, runs, window=window)
-            mos = metrics.emodel_mos(m, runs, jbs_ms=jbs_ms, window=window)
-        rows.append(_flow_row(int(fid), names, int(rtp["sent"].sum()), int(rtp["received"].sum()),
-                              pct.iloc[0, -2], pct.iloc[0, -1], mos.groupby("jb_s", sort=True)["mos"].mean()))
-    return rows
+    if name not in runs.column_names:
+        raise TableError(f"runs: missing column '{name}'")
+    return _values(runs.column(name)), _valid(runs.column(name))
 
 
-def _media_by_point(media: pd.DataFrame, runs: pd.DataFrame, names: Mapping[int, str], window: str,
-                    jbs_ms: tuple[float, ...]) -> dict[int, list[dict[str, Any]]]:
-    """`_media` of every sweep point at once: each metric is called once per flow with the runs
-    grouped by `point` (per point, the same streams pooled the same way), instead of once per
-    point and flow — the closing summary of the 126-point vs-ns2 sweep made 378 metric calls."""
-    from jitterlab import metrics
+#: Media rows prepared at once (whole points; at least one): a batch's arrays are a few MB, and
+#: the next batch reuses their memory, where one table-wide batch faulted in fresh pages for every
+#: copy (on the 126-point vs-ns2 sweep, the system time of those faults was most of the summary's CPU).
+BATCH_ROWS = 1 << 18
 
-    point_of = dict(zip(runs["run_id"], runs["point"].astype("int64")))
-    out: dict[int, list[dict[str, Any]]] = {}
-    for fid, m in media.groupby("flow_id", sort=True):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # the summary states its own window and base rule
-            m = metrics.prepare(m, runs)
-            pct = metrics.owd_percentiles(m, runs, window=window, q=[0.5, 0.99], by="point")
-            rtp = metrics.rtp_summary(m, runs, window=window)
-            mos = metrics.emodel_mos(m, runs, jbs_ms=jbs_ms, window=window)
-        pct = pct.set_index("point")
-        rtp_pt = rtp["run_id"].map(point_of)
-        sent = rtp.groupby(rtp_pt, sort=True)["sent"].sum()
-        recv = rtp.groupby(rtp_pt, sort=True)["received"].sum()
-        by_jb = mos.groupby([mos["run_id"].map(point_of).rename("point"), "jb_s"], sort=True)["mos"].mean()
-        for pt in sent.index:  # the points where this flow has streams, as `_media` finds them
-            jb = by_jb.xs(pt, level="point") if pt in by_jb.index.get_level_values("point") else by_jb.iloc[:0]
-            out.setdefault(int(pt), []).append(_flow_row(int(fid), names, int(sent[pt]), int(recv[pt]),
-                                                         pct.loc[pt].iloc[-2], pct.loc[pt].iloc[-1], jb))
+
+def _stretches(t: pa.Table, runs: pa.Table) -> tuple[list[list[np.ndarray]], np.ndarray]:
+    """The table's record batches as numpy columns (flow, seq, send, recv, size, received: views
+    of Arrow's buffers where they can be), and its stretches of rows of one run, one row each of
+    (batch, first row, rows, run's position in `runs`; -1 where it is not there)."""
+    keys = _ids(runs.column("run_id"))
+    cols, rows = [], []
+    for rb in t.to_batches():
+        if not rb.num_rows:
+            continue
+        cols.append([_values(rb.column(c)) for c in ("flow_id", "seq", "send_ns", "recv_ns", "size")] + [_valid(rb.column("recv_ns"))])
+        rid = _ids(rb.column("run_id"))
+        first = np.concatenate([[0], np.flatnonzero(rid[1:] != rid[:-1]) + 1])
+        n = np.diff(np.append(first, len(rid)))
+        rows.append(np.stack([np.full(len(first), len(cols) - 1), first, n, _lookup(rid[first], keys)], axis=1))
+    return cols, np.concatenate(rows) if rows else np.zeros((0, 4), dtype=np.int64)
+
+
+def _batches(stretch: np.ndarray, point: np.ndarray) -> list[np.ndarray]:
+    """The stretches grouped into batches of whole points (ascending), each batch's in run order."""
+    stretch = stretch[stretch[:, 3] >= 0]  # rows of runs not in the table are not the summary's
+    pt = point[stretch[:, 3]]
+    order = np.lexsort((np.arange(len(stretch)), stretch[:, 3], pt))  # by point, then run, then row
+    stretch, pt = stretch[order], pt[order]
+    out, lo, rows = [], 0, 0
+    for i in range(len(stretch)):
+        rows += int(stretch[i, 2])
+        if i + 1 == len(stretch) or (pt[i + 1] != pt[i] and rows >= BATCH_ROWS):
+            b = stretch[lo:i + 1]
+            out.append(b[np.lexsort((np.arange(len(b)), b[:, 3]))])
+            lo, rows = i + 1, 0
     return out
 
 
-def _tcp(tcp: pd.DataFrame, runs: pd.DataFrame, by_run: Mapping[Any, np.ndarray] | None = None) -> list[dict[str, Any]]:
-    tcp = _of_runs(tcp, by_run, runs) if by_run is not None else tcp[tcp["run_id"].isin(runs["run_id"])]
-    if not len(tcp):
-        return []
-    run_end = dict(zip(runs["run_id"], runs["end_ns"])) if "end_ns" in runs.columns else {}
-    role = tcp["role"].astype("string").fillna("tcp") if "role" in tcp.columns else pd.Series("tcp", index=tcp.index)
-    rows = []
-    for r, g in tcp.groupby(role.to_numpy(), sort=True):
-        good, comp, done_runs = [], [], 0
-        for rid, f in g.groupby("run_id", sort=True):
-            syn = pd.to_numeric(f["syn_ns"], errors="coerce").astype("float64")
-            end = pd.to_numeric(f["end_ns"], errors="coerce").astype("float64")
-            if syn.isna().all():
-                continue
-            finished = bool(end.notna().all())
-            stop = end.max() if finished else _num(run_end.get(rid))
-            if stop is None:
-                continue
-            span = (stop - syn.min()) / 1e9
-            if span > 0:
-                good.append(float(f["bytes"].sum()) * 8 / span)
-            if finished:
-                done_runs += 1
-                comp.append(span)
-        rows.append({
-            "role": str(r), "connections": int(len(g)), "runs": int(g["run_id"].nunique()), "finished_runs": done_runs,
-            "bytes": int(g["bytes"].sum()),
-            "goodput_mbps": _num(np.median(good) / 1e6) if good else None,
-            "completion_s": _num(np.median(comp)) if comp else None,
-        })
-    return rows
+def _media(t: pa.Table, runs: pa.Table, point: np.ndarray, n_points: int, names: Mapping[int, str], window: str,
+           jbs_ms: tuple[float, ...]) -> dict[int, list[dict[str, Any]]]:
+    """The media rows of every point, by point index, each point's flows in ascending order.
+
+    A prepared table per batch of points; its "runs" are the (run, flow) pairs, so each metric is
+    one call whose groups are (flow, point): every figure is a function of one stream (run, flow)
+    or pools a group's streams, so the pairs give what each flow prepared alone gives, and a
+    point's streams are in one batch, in run order (the order the MOS means sum them in)."""
+    cols, stretch = _stretches(t, runs)
+    flows = _distinct(np.concatenate([_distinct(c[0]) for c in cols])) if cols else np.zeros(0, dtype=np.int64)
+    nf = len(flows)
+    (ts, ts_ok), (te, te_ok) = _run_times(runs, "tcp_start_ns"), _run_times(runs, "tcp_end_ns")
+    rep = lambda a: np.ascontiguousarray(np.repeat(a, nf))  # noqa: E731  (a run's value for each of its pairs)
+    times = (rep(ts), rep(ts_ok), rep(te), rep(te_ok))
+    n_groups = nf * n_points
+    group = (np.arange(nf)[None, :] * n_points + point[:, None]).ravel().astype(np.uint32)  # pair r * nf + f
+    q = np.full((n_groups, 2), np.nan)
+    sent, recv = np.zeros(n_groups, dtype=np.int64), np.zeros(n_groups, dtype=np.int64)
+    jb_ns = [int(round(float(j) * 1e6)) for j in jbs_ms]
+    jbs, jb_code = np.unique(np.asarray(jb_ns, dtype=np.int64), return_inverse=True)  # ascending, as pandas grouped
+    c = CODECS[CODEC]
+    mos, mos_group = [], []
+    for b in _batches(stretch, point):
+        part = [np.concatenate([cols[k][j][lo:lo + n] for k, lo, n, _ in b.tolist()]) for j in range(6)]
+        pair = np.repeat(b[:, 3] * nf, b[:, 2]) + _lookup(part[0], flows)
+        flow, seq, send, recv_ns, size, received = part
+        ms = _native.MediaSet(pair, flow, seq, send, recv_ns, received, size, *times, False)
+        in_batch = np.unique(group[(np.unique(b[:, 3])[:, None] * nf + np.arange(nf)).ravel()])  # the batch's (flow, point)s
+        q[in_batch] = ms.pooled_quantiles("owd", window, 0, 0, group, n_groups, [0.5, 0.99])["quantiles"].reshape(n_groups, 2)[in_batch]
+        rtp = ms.rtp_summary(window, 0, 0)
+        sg = group[ms.streams()["run"]].astype(np.int64)  # each stream's (flow, point)
+        np.add.at(sent, sg, rtp["sent"].astype(np.int64))
+        np.add.at(recv, sg, rtp["received"].astype(np.int64))
+        mos.append(np.asarray(ms.emodel(window, 0, 0, int(round(BASE_WINDOW_MS * 1e6)), jb_ns, float(c["ie"]), float(c["bpl"]),
+                                        float(c["delay_ms"]), None)["mos"], dtype=np.float64))
+        mos_group.append(np.repeat(sg, len(jb_ns)) * len(jbs) + np.tile(jb_code, len(sg)))
+    if not mos:
+        return {}
+    mean = _means(np.concatenate(mos), np.concatenate(mos_group), n_groups * len(jbs)).reshape(n_groups, len(jbs))
+    streams = np.bincount(np.concatenate(mos_group) // len(jbs), minlength=n_groups)
+    out: dict[int, list[dict[str, Any]]] = {}
+    for f in range(nf):
+        for pt in range(n_points):
+            g = f * n_points + pt
+            if streams[g]:  # the points where this flow has streams
+                by_jb = list(zip((jbs / 1e9).tolist(), mean[g].tolist()))
+                out.setdefault(pt, []).append(_flow_row(int(flows[f]), names, int(sent[g]), int(recv[g]),
+                                                        float(q[g, 0]), float(q[g, 1]), by_jb))
+    return out
 
 
-def _tcp_run(f: pd.DataFrame, run_end: Any) -> tuple[float | None, float | None]:
-    """(goodput in bit/s, completion in s) of one run's connections of one role; None where the
-    run gives none (no SYN, no end known; completion only when every connection finished)."""
-    syn = pd.to_numeric(f["syn_ns"], errors="coerce").astype("float64")
-    end = pd.to_numeric(f["end_ns"], errors="coerce").astype("float64")
-    if syn.isna().all():
-        return None, None
-    finished = bool(end.notna().all())
-    stop = end.max() if finished else _num(run_end)
-    if stop is None:
-        return None, None
-    span = (stop - syn.min()) / 1e9
-    return (float(f["bytes"].sum()) * 8 / span if span > 0 else None), (span if finished else None)
-
-
-def _tcp_by_point(tcp: pd.DataFrame, runs: pd.DataFrame) -> dict[int, list[dict[str, Any]]]:
-    """`_tcp` of every sweep point at once: one pass over (role, run) instead of two groupings of
-    the table per point."""
-    point_of = dict(zip(runs["run_id"], runs["point"].astype("int64")))
-    run_end = dict(zip(runs["run_id"], runs["end_ns"])) if "end_ns" in runs.columns else {}
-    role = tcp["role"].astype("string").fillna("tcp") if "role" in tcp.columns else pd.Series("tcp", index=tcp.index)
+def _tcp(t: pa.Table, runs: pa.Table, point: np.ndarray) -> dict[int, list[dict[str, Any]]]:
+    """The TCP rows of every point, by point index, each point's roles in ascending order."""
+    if not t.num_rows:  # a sweep with no TCP: a table of no runs (a run_id column only)
+        return {}
+    run_ids = runs.column("run_id").to_pylist()
+    point_of = dict(zip(run_ids, point.tolist()))
+    run_end = dict(zip(run_ids, runs.column("end_ns").to_pylist())) if "end_ns" in runs.column_names else {}
+    rid = t.column("run_id").to_pylist()
+    role = ["tcp" if r is None else str(r) for r in t.column("role").to_pylist()] if "role" in t.column_names else ["tcp"] * len(rid)
+    syn, end, nbytes = (t.column(c).to_pylist() for c in ("syn_ns", "end_ns", "bytes"))
+    rows: dict[tuple[str, Any], list[int]] = {}
+    for i, key in enumerate(zip(role, rid)):
+        if key[1] in point_of:
+            rows.setdefault(key, []).append(i)
     acc: dict[tuple[int, str], dict[str, Any]] = {}
-    for (r, rid), f in tcp.groupby([role.to_numpy(), tcp["run_id"].to_numpy()], sort=True):
-        if rid not in point_of:
-            continue
-        a = acc.setdefault((point_of[rid], str(r)), {"connections": 0, "runs": 0, "done": 0, "bytes": 0, "good": [], "comp": []})
-        a["connections"] += len(f)
+    for (r, x) in sorted(rows):
+        idx = rows[(r, x)]
+        a = acc.setdefault((point_of[x], r), {"connections": 0, "runs": 0, "done": 0, "bytes": 0, "good": [], "comp": []})
+        delivered = sum(nbytes[i] for i in idx if nbytes[i] is not None)
+        a["connections"] += len(idx)
         a["runs"] += 1
-        a["bytes"] += int(f["bytes"].sum())
-        good, comp = _tcp_run(f, run_end.get(rid))
+        a["bytes"] += delivered
+        good, comp = _tcp_run([syn[i] for i in idx], [end[i] for i in idx], delivered, run_end.get(x))
         if good is not None:
             a["good"].append(good)
         if comp is not None:
@@ -231,44 +369,48 @@ def _tcp_by_point(tcp: pd.DataFrame, runs: pd.DataFrame) -> dict[int, list[dict[
         out.setdefault(pt, []).append({
             "role": r, "connections": a["connections"], "runs": a["runs"], "finished_runs": a["done"],
             "bytes": a["bytes"],
-            "goodput_mbps": _num(np.median(a["good"]) / 1e6) if a["good"] else None,
-            "completion_s": _num(np.median(a["comp"])) if a["comp"] else None,
+            "goodput_mbps": _num(_median(a["good"]) / 1e6) if a["good"] else None,
+            "completion_s": _num(_median(a["comp"])) if a["comp"] else None,
         })
     return out
 
 
-def summarize(tables: Mapping[str, pd.DataFrame], jbs_ms: tuple[float, ...] = JBS_MS) -> dict[str, Any]:
+def _tcp_run(syn: list[Any], end: list[Any], delivered: int, run_end: Any) -> tuple[float | None, float | None]:
+    """(goodput in bit/s, completion in s) of one run's connections of one role; None where the
+    run gives none (no SYN, no end known; completion only when every connection finished)."""
+    starts = [float(s) for s in syn if s is not None]
+    if not starts:
+        return None, None
+    finished = all(e is not None for e in end)
+    stop = float(max(end)) if finished else _num(run_end)
+    if stop is None:
+        return None, None
+    span = (stop - min(starts)) / 1e9
+    return (float(delivered) * 8 / span if span > 0 else None), (span if finished else None)
+
+
+def summarize(tables: Mapping[str, Any], jbs_ms: tuple[float, ...] = JBS_MS) -> dict[str, Any]:
     """The summary of a run's or a sweep's tables (``media_packets``, ``tcp_flows``, ``runs``,
-    ``flows`` when present) as JSON-ready data: ``{"runs", "window", "points": [{"params",
-    "runs", "media": [...], "tcp": [...]}]}``. See the module's docstring for the rules."""
-    runs = tables["runs"]
+    ``flows`` when present; a `jitterlab.tables.Tables` or a mapping of DataFrames) as JSON-ready
+    data: ``{"runs", "window", "points": [{"params", "runs", "media": [...], "tcp": [...]}]}``.
+    See the module's docstring for the rules."""
+    runs = _arrow(tables, "runs")
     has = set(tables)
     names: dict[int, str] = {}
     if "flows" in has:
-        fl = tables["flows"]
-        names = {int(a): str(b) for a, b in zip(fl["flow_id"], fl["name"])}
-    tcp_start = runs["tcp_start_ns"] if "tcp_start_ns" in runs.columns else pd.Series([], dtype="float64")
-    window = "overlap" if len(runs) and tcp_start.notna().all() else "all"
-    out: dict[str, Any] = {"runs": int(len(runs)), "window": window, "points": []}
-    media = _columns(tables, "media_packets", MEDIA_COLUMNS) if "media_packets" in has else None
-    tcp = tables["tcp_flows"] if "tcp_flows" in has else None
-    tcp_by_point = _tcp_by_point(tcp, runs) if tcp is not None and "point" in runs.columns else None
-    tcp_rows = _rows_by_run(tcp) if tcp is not None and tcp_by_point is None else {}
-    batched = media is not None and "point" in runs.columns and len(media) > 0
-    media_rows = _rows_by_run(media) if media is not None and not batched else {}
-    by_point = _media_by_point(media, runs, names, window, tuple(jbs_ms)) if batched and media is not None else {}
-    for params, r in _points(runs):
-        p: dict[str, Any] = {"params": params, "runs": int(len(r))}
-        if batched:
-            p["media"] = by_point.get(int(params["point"]), [])
-        else:
-            p["media"] = _media(media, r, names, window, tuple(jbs_ms), media_rows) if media is not None else []
-        if tcp_by_point is not None:
-            p["tcp"] = tcp_by_point.get(int(params["point"]), [])
-        else:
-            p["tcp"] = _tcp(tcp, r, tcp_rows) if tcp is not None else []
-        out["points"].append(p)
-    return out
+        fl = _arrow(tables, "flows", ["flow_id", "name"])
+        names = {int(a): str(b) for a, b in zip(fl.column("flow_id").to_pylist(), fl.column("name").to_pylist())}
+    # every run has TCP (a table without the column counts as such, as before: the metrics then say what is missing)
+    all_tcp = "tcp_start_ns" not in runs.column_names or runs.column("tcp_start_ns").null_count == 0
+    window = "overlap" if runs.num_rows and all_tcp else "all"
+    labels, counts, point = _points(runs)
+    media: dict[int, list[dict[str, Any]]] = {}
+    if "media_packets" in has and _rows(tables, "media_packets"):
+        media = _media(_arrow(tables, "media_packets", MEDIA_COLUMNS), runs, point, len(labels), names, window, tuple(jbs_ms))
+    tcp = _tcp(_arrow(tables, "tcp_flows"), runs, point) if "tcp_flows" in has else {}
+    return {"runs": int(runs.num_rows), "window": window,
+            "points": [{"params": label, "runs": n, "media": media.get(k, []), "tcp": tcp.get(k, [])}
+                       for k, (label, n) in enumerate(zip(labels, counts))]}
 
 
 def _f(v: float | None, fmt: str, unit: str = "") -> str:

@@ -77,13 +77,14 @@ def run(args: argparse.Namespace) -> int:
                        max_memory=args.max_memory, max_events=args.max_events)
     out = sim.write(res, out)
     tot = res.totals
+    name = str(res.arrow["runs"].column("scenario")[0].as_py())  # from Arrow: `res.runs` would import pandas for one name
     m = res.arrow["media_packets"]
     recv = m.num_rows - m.column("recv_ns").null_count
     print(
-        f"{res.runs['scenario'].iloc[0]}: seed {args.seed}, {tot['events']:,} events in {time.perf_counter() - t0:.2f} s; "
+        f"{name}: seed {args.seed}, {tot['events']:,} events in {time.perf_counter() - t0:.2f} s; "
         f"media {m.num_rows} sent / {recv} received; tcp flows {res.arrow['tcp_flows'].num_rows}; tables in {out}/"
         + (f"; captures: {', '.join(sorted(res.pcap.values()))}" if res.pcap else ""),
         file=sys.stderr,
     )
-    options.print_summary(args, res, {"scenario": str(res.runs["scenario"].iloc[0]), "seed": args.seed, "out": str(out)})
+    options.print_summary(args, res, {"scenario": name, "seed": args.seed, "out": str(out)})
     return 0
