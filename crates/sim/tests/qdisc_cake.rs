@@ -104,7 +104,7 @@ fn engine_wakes_the_shaper_and_overhead_is_charged() {
     assert!((r / (4e6 * 1000.0 / 1100.0) - 1.0).abs() < 0.005, "{r}");
 }
 
-/// CAKE shaping the cellular model's radio (its delivery opportunities, docs/cellular.md) at 95 %
+/// CAKE shaping the cellular model's radio (its delivery opportunities, crates/sim/src/cellular.rs) at 95 %
 /// of the model's 2.7 Mbit/s minimum, fed 6 Mbit/s of unresponsive packets: the radio gives an
 /// opportunity the shaper may refuse (time_next_packet ahead), but time_next_packet only moves on
 /// by what was sent (Linux cake_advance_shaper), so after a HARQ hold the shaper catches up and
