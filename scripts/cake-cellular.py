@@ -21,28 +21,35 @@ SETUPS = {
     "CAKE 2565 kbit, the radio's queue": {"access.down_queue": CAKE},
     "CAKE 2565 kbit, in front of the radio": {"access.core_queue": CAKE},
     "CoDel, the radio's queue": {"access.down_queue": {"kind": "codel", "limit": mit.BUFFER}},
-    "COBALT alone (flowblind, unshaped), the radio's queue": {"access.down_queue": {"kind": "cake", "memlimit": mit.CAKE_MEM, "isolation": "flowblind"}},
+    "COBALT alone (CAKE flowblind, unshaped), the radio's queue": {"access.down_queue": {"kind": "cake", "memlimit": mit.CAKE_MEM, "isolation": "flowblind"}},
 }
 
 
-def main() -> None:
-    seeds = [int(s) for s in (sys.argv[1] if len(sys.argv) > 1 else "1,2,3").split(",")]
+def rows(seeds: list[int]) -> list[dict]:
+    """One row per setup and seed: goodput (Mbit/s), finished, CoDel-law drops, audio OWD median (ms)."""
     cell = pam2013.load_link("cellular")
     base = mit.sweeps(1, cell, [mit.BASELINE])["bulk"].scenario
-    print("| setup | seed | goodput (Mbit/s) | finished | CoDel-law drops | audio OWD median (ms) |")
-    print("|---|---|---|---|---|---|")
+    out = []
     for name, keys in SETUPS.items():
         for seed in seeds:
             r = sim.simulate(base, seed=seed, overrides=keys)
             f = r.tcp_flows.iloc[0]
-            done = f.bytes_acked == f["size"]
+            done = bool(f.bytes_acked == f["size"])
             end = f.end_ns if done else r.runs.end_ns.iloc[0]
-            ch = r.channels.set_index("name")
-            drops = int(ch.drops_codel.sum())
             m = r.media_packets
             w = m[(m.send_ns > f.syn_ns) & (m.send_ns < end) & m.recv_ns.notna()]
-            owd = float(np.median(w.recv_ns - w.send_ns)) / 1e6
-            print(f"| {name} | {seed} | {f.bytes_acked * 8 / ((end - f.syn_ns) / 1e9) / 1e6:.2f} | {'yes' if done else 'no'} | {drops} | {owd:.1f} |")
+            out.append({"setup": name, "seed": seed, "goodput_Mbps": f.bytes_acked * 8 / ((end - f.syn_ns) / 1e9) / 1e6,
+                        "finished": done, "drops": int(r.channels.drops_codel.sum()),
+                        "owd_p50_ms": float(np.median(w.recv_ns - w.send_ns)) / 1e6})
+    return out
+
+
+def main() -> None:
+    seeds = [int(s) for s in (sys.argv[1] if len(sys.argv) > 1 else "1,2,3").split(",")]
+    print("| setup | seed | goodput (Mbit/s) | finished | CoDel-law drops | audio OWD median (ms) |")
+    print("|---|---|---|---|---|---|")
+    for r in rows(seeds):
+        print(f"| {r['setup']} | {r['seed']} | {r['goodput_Mbps']:.2f} | {'yes' if r['finished'] else 'no'} | {r['drops']} | {r['owd_p50_ms']:.1f} |")
 
 
 if __name__ == "__main__":

@@ -27,3 +27,28 @@ def test_cake_on_the_cellular_link_costs_only_its_shaper():
         # and not above the shaper (a CAKE that no longer shapes would pass the bound above)
         assert g["CAKE"] <= ceiling * 1.005, (seed, g)
         assert g["FQ-CoDel"] > g["CAKE"], (seed, g)
+
+
+def test_cake_cellular_doc_table_is_this_build():
+    """docs/mitigations.md, "CAKE on the cellular link": each setup's goodputs and drops for seeds
+    1-3 as `scripts/cake-cellular.py 1,2,3` gives them now."""
+    import importlib.util
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("cake_cellular", root / "scripts" / "cake-cellular.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    got = mod.rows([1, 2, 3])
+    doc = (root / "docs" / "mitigations.md").read_text()
+    for name in mod.SETUPS:
+        rs = [r for r in got if r["setup"] == name]
+        label = name + (" (as deployed)" if "in front" in name else "")
+        line = next((ln for ln in doc.splitlines() if ln.startswith(f"| {label} |")), None)
+        assert line, f"docs/mitigations.md: no row for {label!r}"
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        gp = [float(x) for x in re.findall(r"\d+\.\d+", cells[1])]
+        assert gp == [round(r["goodput_Mbps"], 2) for r in rs], (name, cells[1], rs)
+        assert [int(x) for x in cells[2].split("/")] == [r["drops"] for r in rs], (name, cells[2], rs)
+        assert ("unfinished" in cells[1]) == (not all(r["finished"] for r in rs))
