@@ -179,7 +179,7 @@ def test_cake_cost_finding_pairs_replications(ratio, verdict):
 def test_cake_is_shaped_as_deployed():
     """95 % of the link's rate: the fixed link's calibrated 3.15 Mbit/s → 2992 kbit (kbit rounded
     down); 95 % of the cellular
-    model's 2.7 Mbit/s minimum → 2565 kbit; the unshaped variant keeps CAKE's default (no
+    model's 2.7 Mbit/s minimum → 2565 kbit, in front of the radio; the unshaped variant keeps CAKE's default (no
     bandwidth key); DualPI2 at tc-dualpi2(8)'s 1 ms step with RFC 9332's 1-packet minimum."""
     by = {m.name: m for m in mit.MITIGATIONS}
     from jitterlab.presets import pam2013
@@ -187,13 +187,14 @@ def test_cake_is_shaped_as_deployed():
     fixed, cell = pam2013.load_link("fixed"), pam2013.load_link("cellular")
     assert fixed.mean_bps == 3.15e6  # docs/calibration.md
     assert by["CAKE"].keys(fixed)["access.down_queue"]["bandwidth"] == "2992kbit"
-    assert by["CAKE"].keys(cell)["access.down_queue"]["bandwidth"] == "2565kbit"
+    # on the cellular model in front of the radio (the core link's queue); the radio keeps its buffer
+    assert by["CAKE"].keys(cell) == {"access.core_queue": {"kind": "cake", "memlimit": "750kB", "bandwidth": "2565kbit"}}
     assert "bandwidth" not in by["CAKE unshaped"].keys(fixed)["access.down_queue"]
     q = by["DualPI2 + DCTCP"].keys(fixed)["access.down_queue"]
     assert (q["step_thresh"], q["min_qlen_step"]) == ("1ms", 1)
     sw = mit.sweeps(1, cell, ["DropTail", "CAKE", "IW3", "BBR"])
     mp = sw["bulk"].params[-1]
-    assert mp.sets[mp.labels.index("CAKE")]["access.down_queue"]["bandwidth"] == "2565kbit"
+    assert mp.sets[mp.labels.index("CAKE")]["access.core_queue"]["bandwidth"] == "2565kbit"
     # the mixed workload: a sender's mitigation applies to the download and the page
     mx = sw["mixed"].params[-1]
     assert mx.sets[mx.labels.index("IW3")] == {"traffic[1].iw": 3, "traffic[2].iw": 3}

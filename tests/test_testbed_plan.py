@@ -110,7 +110,9 @@ def test_jitter_loss_and_cellular_go_to_the_userspace_link():
                                "down_loss": 0.01, "down_loss_burst": "50ms", "core_reorder": True}}
     p = plan(sc)
     bn = p.channel("router", "client")
-    assert bn.jitter == {"dist": "pareto", "mean": 0.004, "shape": 2.5} and bn.loss == 0.01 and not bn.userspace
+    assert bn.jitter == {"dist": "pareto", "mean": 0.004, "shape": 2.5} and bn.loss == 0.01
+    # jittered and leaving the router: its drop-tail runs in userspace, so the jitter follows the queue
+    assert bn.userspace and bn.jitter_after_queue and not p.channel("client", "router").userspace
     assert bn.loss_burst_ns == 50_000_000 and bn.sim_name == "bottleneck"  # the simulator's loss:<channel> stream
     assert p.channel("server", "router").reorder
     # the cellular model: its opportunities for this seed and channel, as the simulator's
@@ -318,4 +320,37 @@ def test_one_namespace_one_value():
     sc = _tcp_sc(timestamps=False)
     sc["traffic"].append({"kind": "bulk", "name": "c", "from": "server", "to": "client", "size": "1MB"})
     with pytest.raises(ScenarioError, match=r"traffic\[2\]\.timestamps: needs net\.ipv4\.tcp_timestamps = 1 on host 'server', where traffic\[1\]\.timestamps needs 0"):
+        plan(sc)
+
+
+def test_jittered_droptail_leaving_the_router_queues_before_its_jitter():
+    """The simulator delays (and jitters) a packet after its channel's queue; the testbed's kernel
+    HTB on the router's egress would queue after the userspace delay step, so the jitter would be
+    re-spaced by the queue instead of reaching the receiver (issue 26: real Linux BBR's audio median
+    48-53 ms that way, 107-113 ms in the simulator's order, as the simulator's 108-113). Such a
+    channel's drop-tail runs in the userspace link: link step, then delay step; no HTB."""
+    from jitterlab.testbed.net import Network
+
+    sc = {**ACCESS, "access": {**ACCESS["access"], "down_jitter": {"dist": "exponential", "mean": "5ms"}}}
+    p = plan(sc)
+    bn = p.channel("router", "client")
+    assert bn.jitter_after_queue and bn.userspace and bn.queue.in_kernel
+    cfg = Network(p).link_config(3)
+    ch = cfg["channels"]
+    i = next(k for k, c in enumerate(ch) if c["name"] == "bottleneck")
+    assert ch[i]["qdisc"] == {"table": {"kind": "droptail", "limit": "500pkt"}, "path": "access.down_queue",
+                              "rate_bps": 4_000_000, "overhead": 0, "schedule_ms": None}
+    assert ch[i]["trace"] is None and ch[i]["jitter"] == {"dist": "exponential", "mean": 0.005}
+    assert any(c[c.index(["link", i]) + 1] == ["delay", i] for c in cfg["classes"] if ["link", i] in c)
+    # the default queue (no table): the limit the simulator gives it (1000 packets), written out
+    del sc["access"]["down_queue"]
+    ch = Network(plan(sc)).link_config(3)["channels"]
+    assert next(c for c in ch if c["name"] == "bottleneck")["qdisc"]["table"] == {"kind": "droptail", "limit": "1000pkt"}
+    # without jitter, or entering the router (its HTB sits before the delay step), HTB as before
+    assert not plan(ACCESS).channel("router", "client").userspace
+    up = {**ACCESS, "access": {**ACCESS["access"], "up_jitter": {"dist": "exponential", "mean": "5ms"}}}
+    assert not plan(up).channel("client", "router").userspace
+    # a token bucket cannot follow it into userspace: refused, naming the key
+    sc = {**ACCESS, "access": {**ACCESS["access"], "down_jitter": {"dist": "exponential", "mean": "5ms"}, "down_burst": "1600B"}}
+    with pytest.raises(ScenarioError, match=r"^access\.down_burst: "):
         plan(sc)

@@ -76,8 +76,20 @@ def cake_bandwidth_bps(ln: pam2013.Link) -> float:
     return CAKE_SHARE * float(ln.mean_bps)
 
 
+def cake_queue_key(ln: pam2013.Link) -> str:
+    """Where the shaped CAKE sits on link ``ln``: the bottleneck's own queue on a fixed-rate link
+    (a shaper below a fixed rate is all the link sees); on the cellular model in front of the radio,
+    on the core link into the RNC (`access.core_queue`: both of its directions, the reverse carrying
+    only ACKs far below the shaper's rate), the radio keeping its own buffer. There a
+    shaper below the radio's rate is what it is deployed as (tc-cake(8): the queue forms in CAKE), and
+    the radio's HARQ/RLC holds, which the model's delivery opportunities put before the radio
+    queue's dequeue, are not CAKE's sojourn (docs/mitigations.md, "CAKE on the cellular link")."""
+    cell = ln.access.get("down_cellular")
+    return "access.core_queue" if isinstance(cell, dict) else "access.down_queue"
+
+
 def _cake_shaped(ln: pam2013.Link) -> dict[str, Any]:
-    return {"access.down_queue": {"kind": "cake", "memlimit": CAKE_MEM, "bandwidth": f"{int(round(cake_bandwidth_bps(ln) / 1e3))}kbit"}}
+    return {cake_queue_key(ln): {"kind": "cake", "memlimit": CAKE_MEM, "bandwidth": f"{int(round(cake_bandwidth_bps(ln) / 1e3))}kbit"}}
 
 
 def _q(kind: str, **kw: Any) -> dict[str, Any]:
@@ -89,8 +101,9 @@ MITIGATIONS: tuple[Mitigation, ...] = (
     Mitigation("RED", "network", "RED, thresholds 5 / 15 packets, w 0.002, max_p 0.1, gentle (the rwnd preset's)", _q("red", **{k: v for k, v in RED.items() if k not in ("kind", "limit")}), "red"),
     Mitigation("CoDel", "network", "CoDel, target 5 ms, interval 100 ms (RFC 8289 defaults)", _q("codel"), "codel"),
     Mitigation("FQ-CoDel", "network", "FQ-CoDel, 1024 flow queues, quantum 1514 B (RFC 8290 defaults)", _q("fq_codel"), "fq_codel"),
-    Mitigation("CAKE", "network", "CAKE as deployed: its shaper at 95 % of the link's rate (fixed link: of 3.3 Mbit/s; cellular: of the "
-               "model's minimum rate, autorate-ingress not being modelled), its defaults otherwise (COBALT, triple isolation), memory "
+    Mitigation("CAKE", "network", "CAKE as deployed: its shaper at 95 % of the link's rate (fixed link: of its rate, as the bottleneck's "
+               "queue; cellular: of the model's minimum rate, autorate-ingress not being modelled, in front of the radio on the core "
+               "link, the radio keeping its own buffer), its defaults otherwise (COBALT, triple isolation), memory "
                "limit 750 kB = the other queues' 500 packets of 1500 B", queue="cake", per_link=_cake_shaped),
     Mitigation("CAKE unshaped", "network", "CAKE without its shaper (`bandwidth unlimited`, its default; the link's rate limits), "
                "which its documentation does not recommend at a bottleneck it does not own: an extra row",

@@ -54,12 +54,16 @@ class Channel:
     reorder: bool = False
     key_prefix: str = ""
     sim_name: str = ""  # the simulator's name of this channel (names its random streams)
+    #: a fixed-rate drop-tail channel with jitter leaving the delay router: its queue runs in the
+    #: userspace link (the simulator's drop-tail at the rate), so that its jitter comes after its
+    #: queue as in the simulator; a kernel HTB there would queue after the delay step (set by plan)
+    jitter_after_queue: bool = False
 
     @property
     def userspace(self) -> bool:
         """Whether the userspace link (not a kernel qdisc) is this channel's queue: a trace or
-        cellular capacity, or a queue discipline other than drop-tail."""
-        return self.capacity != "rate" or not self.queue.in_kernel
+        cellular capacity, a queue discipline other than drop-tail, or `jitter_after_queue`."""
+        return self.capacity != "rate" or not self.queue.in_kernel or self.jitter_after_queue
 
     @property
     def userspace_key(self) -> str:

@@ -303,12 +303,14 @@ class Network:
         cfg_ch = []
         for c in chans:
             trace = qdisc = None
-            if c.userspace and c.queue.in_kernel:  # drop-tail on opportunities: Mahimahi's queue
+            if c.userspace and c.queue.in_kernel and c.capacity != "rate":  # drop-tail on opportunities: Mahimahi's queue
                 trace = {"schedule_ms": c.opportunities_ms,
                          "limit_pkts": c.queue.limit if c.queue.unit == "pkt" else None,
                          "limit_bytes": c.queue.limit if c.queue.unit == "B" else None}
-            elif c.userspace:  # the simulator's discipline from the user's own table
-                qdisc = {"table": c.queue.table or {"kind": c.queue.kind}, "path": c.queue.key, "rate_bps": c.rate_bps,
+            elif c.userspace:  # the simulator's discipline from the user's own table (drop-tail: jitter_after_queue)
+                table = c.queue.table or {"kind": c.queue.kind, **({"limit": f"{c.queue.limit}{'pkt' if c.queue.unit == 'pkt' else 'B'}"}
+                                                                   if c.queue.in_kernel else {})}
+                qdisc = {"table": table, "path": c.queue.key, "rate_bps": c.rate_bps,
                          "overhead": c.overhead, "schedule_ms": c.opportunities_ms if c.capacity != "rate" else None}
             cfg_ch.append({"name": c.name, "sim_name": c.sim_name, "delay_ns": c.delay_ns, "jitter": c.jitter, "reorder": c.reorder,
                            "loss": c.loss, "loss_burst_ns": c.loss_burst_ns, "trace": trace, "qdisc": qdisc})

@@ -322,6 +322,15 @@ def _topology(sc: dict[str, Any], exp: dict[str, Any], seed: int) -> tuple[list[
         raise ScenarioError("access: the testbed needs an [access] or [dumbbell] topology")
     for l in links:
         for ch in (l.fwd, l.rev):
+            if ch.jitter and ch.capacity == "rate" and ch.queue.in_kernel and ch.src == delay_router:
+                # HTB on the router's egress would queue after the userspace delay step: the jitter
+                # would reach the queue, which re-spaces it, instead of the receiver (issue 26: BBR's
+                # ACK clock sees the simulator's order, 109-113 ms audio median, or this, 48-53 ms)
+                if ch.burst is not None:
+                    raise ScenarioError(f"{ch.key_prefix}burst: a jittered channel leaving {delay_router!r} runs its queue in the "
+                                        f"testbed's userspace link (so that the jitter follows the queue), which has no token "
+                                        f"bucket; drop `burst` or the jitter")
+                ch.jitter_after_queue = True
             if ch.userspace and delay_router not in (ch.src, ch.dst):
                 what = f"a {ch.capacity}-driven link" if ch.capacity != "rate" else f"a {ch.queue.kind} queue (the simulator's, in userspace)"
                 raise ScenarioError(f"{ch.userspace_key}: the testbed runs {what} only on a channel "

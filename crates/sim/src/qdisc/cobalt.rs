@@ -405,4 +405,34 @@ mod tests {
         }
         assert!((drops as f64 / 40_000.0 - 0.25).abs() < 0.01, "{drops}");
     }
+
+    /// Re-entry (Linux cobalt_should_drop: `next_due` is taken from the OLD drop_next before the
+    /// over-target branch resets it): a flow that still holds count 4 and whose drop_next has
+    /// passed signals on the FIRST over-target packet, with no interval of grace; CoDel (RFC 8289)
+    /// would first wait an interval above target. Hand-run with interval 100 ms, 1/√4 = c[4] ≈ 2³¹:
+    /// re-entry sets drop_next = now + 50 ms, the drop moves it on by 100 ms/√5 = 44.72 ms.
+    #[test]
+    fn reentry_signals_at_once_when_the_old_drop_next_has_passed() {
+        let p = params();
+        let c = rec_inv_sqrt_cache();
+        let ms = 1_000_000i64;
+        let t = 10_000 * ms;
+        let state = CobaltVars { count: 4, rec_inv_sqrt: c[4], drop_next: t, ..Default::default() };
+        // 1 ms after drop_next, after a stall: the 20 ms sojourn packet is dropped at once.
+        let mut v = state.clone();
+        let now = t + ms;
+        assert_eq!(v.should_drop(&p, now, now - 20 * ms, 0, || false, || 0), Signal::CodelDrop);
+        assert_eq!((v.count, v.rec_inv_sqrt, v.dropping), (5, c[5], true));
+        assert_eq!(v.drop_next, control(control(now, 100_000_000, c[4]), 100_000_000, c[5]));
+        let ahead = v.drop_next - now;
+        assert!((94_700_000..94_750_000).contains(&ahead), "{ahead}");
+        // 1 ms before drop_next: the same packet only enters the dropping state, no signal for
+        // interval/√count = 50 ms.
+        let mut v = state.clone();
+        let now = t - ms;
+        assert_eq!(v.should_drop(&p, now, now - 20 * ms, 0, || false, || 0), Signal::Pass);
+        assert_eq!((v.count, v.dropping), (4, true));
+        assert_eq!(v.drop_next, control(now, 100_000_000, c[4]));
+        assert!((49_999_000..=50_000_000).contains(&(v.drop_next - now)), "{}", v.drop_next - now);
+    }
 }

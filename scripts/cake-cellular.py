@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""Where CAKE's cost on the cellular link comes from (issue 26; docs/mitigations.md, "CAKE on the
+cellular link"): the mitigations study's bulk workload (audio + a 28 MB CUBIC download from 10 s)
+on the cellular preset, per seed, with FQ-CoDel as the radio's queue, CAKE shaped at 2565 kbit as
+the radio's own queue (`access.down_queue`) and in front of the radio (`access.core_queue`, as the
+study deploys it), and CoDel and COBALT alone (unshaped CAKE, `isolation = "flowblind"`) as the
+radio's queue. Prints
+a Markdown table: the download's goodput, the queue's CoDel-law drops, the audio's median OWD.
+Usage: scripts/cake-cellular.py [SEEDS] (default 1,2,3)."""
+import sys
+
+import numpy as np
+
+from jitterlab import sim
+from jitterlab.presets import mitigations as mit
+from jitterlab.presets import pam2013
+
+CAKE = {"kind": "cake", "memlimit": mit.CAKE_MEM, "bandwidth": "2565kbit"}
+SETUPS = {
+    "FQ-CoDel, the radio's queue": {"access.down_queue": {"kind": "fq_codel", "limit": mit.BUFFER}},
+    "CAKE 2565 kbit, the radio's queue": {"access.down_queue": CAKE},
+    "CAKE 2565 kbit, in front of the radio": {"access.core_queue": CAKE},
+    "CoDel, the radio's queue": {"access.down_queue": {"kind": "codel", "limit": mit.BUFFER}},
+    "COBALT alone (CAKE flowblind, unshaped), the radio's queue": {"access.down_queue": {"kind": "cake", "memlimit": mit.CAKE_MEM, "isolation": "flowblind"}},
+}
+
+
+def rows(seeds: list[int]) -> list[dict]:
+    """One row per setup and seed: goodput (Mbit/s), finished, CoDel-law drops, audio OWD median (ms)."""
+    cell = pam2013.load_link("cellular")
+    base = mit.sweeps(1, cell, [mit.BASELINE])["bulk"].scenario
+    out = []
+    for name, keys in SETUPS.items():
+        for seed in seeds:
+            r = sim.simulate(base, seed=seed, overrides=keys)
+            f = r.tcp_flows.iloc[0]
+            done = bool(f.bytes_acked == f["size"])
+            end = f.end_ns if done else r.runs.end_ns.iloc[0]
+            m = r.media_packets
+            w = m[(m.send_ns > f.syn_ns) & (m.send_ns < end) & m.recv_ns.notna()]
+            out.append({"setup": name, "seed": seed, "goodput_Mbps": f.bytes_acked * 8 / ((end - f.syn_ns) / 1e9) / 1e6,
+                        "finished": done, "drops": int(r.channels.drops_codel.sum()),
+                        "owd_p50_ms": float(np.median(w.recv_ns - w.send_ns)) / 1e6})
+    return out
+
+
+def main() -> None:
+    seeds = [int(s) for s in (sys.argv[1] if len(sys.argv) > 1 else "1,2,3").split(",")]
+    print("| setup | seed | goodput (Mbit/s) | finished | CoDel-law drops | audio OWD median (ms) |")
+    print("|---|---|---|---|---|---|")
+    for r in rows(seeds):
+        print(f"| {r['setup']} | {r['seed']} | {r['goodput_Mbps']:.2f} | {'yes' if r['finished'] else 'no'} | {r['drops']} | {r['owd_p50_ms']:.1f} |")
+
+
+if __name__ == "__main__":
+    main()
