@@ -224,6 +224,14 @@ MUTANTS = [
      "TSO_MAX_BYTES: u64 = 65_536 - 1 - 320;", "TSO_MAX_BYTES: u64 = 65_536 - 1;", ["-p", "jitterlab-sim", "--test", "tcp_bbr"]),
     ("bbr-init-cwnd", "crates/sim/src/tcp/cc/bbr.rs",
      "TCP_INIT_CWND: u64 = 10;", "TCP_INIT_CWND: u64 = 4;", ["-p", "jitterlab-sim", "--test", "tcp_bbr"]),
+    # The receiver's extra ACKs of Linux 6.18 (tcp/receiver.rs, tcp/sender/transmit.rs): killed by
+    # tests/tcp_push_ack.rs.
+    ("grow-window-quickack", "crates/sim/src/tcp/receiver.rs",
+     "self.quick |= 1;", "self.quick |= 0;", ["-p", "jitterlab-sim", "--test", "tcp_push_ack"]),
+    ("push-ack-after-read", "crates/sim/src/tcp/receiver.rs",
+     "self.pushed && self.unacked_segs > 0", "self.pushed && self.unacked_segs > 1", ["-p", "jitterlab-sim", "--test", "tcp_push_ack"]),
+    ("push-ack-psh-every-second", "crates/sim/src/tcp/sender/transmit.rs",
+     "new_segs % 2 == 0", "new_segs % 3 == 0", ["-p", "jitterlab-sim", "--test", "tcp_push_ack"]),
 ]
 
 
