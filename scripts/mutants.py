@@ -252,6 +252,14 @@ MUTANTS = [
      "STARVE_SHARE = 0.5", "STARVE_SHARE = 0.4", ["pytest", "tests/test_rmcat.py", "-k", "57"]),
     ("rmcat-published-full-use", "python/jitterlab/presets/rmcat_published.py",
      "FULL_USE = 0.80", "FULL_USE = 0.60", ["pytest", "tests/test_rmcat_more.py"]),
+    # The receiver's extra ACKs of Linux 6.18 (tcp/receiver.rs, tcp/sender/transmit.rs): killed by
+    # tests/tcp_push_ack.rs.
+    ("grow-window-quickack", "crates/sim/src/tcp/receiver.rs",
+     "self.quick |= 1;", "self.quick |= 0;", ["-p", "jitterlab-sim", "--test", "tcp_push_ack"]),
+    ("push-ack-after-read", "crates/sim/src/tcp/receiver.rs",
+     "self.pushed && self.unacked_segs > 0", "self.pushed && self.unacked_segs > 1", ["-p", "jitterlab-sim", "--test", "tcp_push_ack"]),
+    ("push-ack-psh-every-second", "crates/sim/src/tcp/sender/transmit.rs",
+     "new_segs % 2 == 0", "new_segs % 3 == 0", ["-p", "jitterlab-sim", "--test", "tcp_push_ack"]),
 ]
 
 

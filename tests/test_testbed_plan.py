@@ -305,6 +305,7 @@ def test_profiles_the_kernel_cannot_be_are_refused(stack, words):
 @pytest.mark.parametrize("key, value, msg", [
     ("abc", True, r"traffic\[1\]\.abc: the testbed's Linux cannot be given 2 \(its value is 'all'"),
     ("tsq", False, r"traffic\[1\]\.tsq: the testbed's Linux cannot be given False"),
+    ("push_ack", False, r"traffic\[1\]\.push_ack: the testbed's Linux cannot be given False"),
     ("hystart", False, r"traffic\[1\]\.hystart: the testbed's Linux cannot"),
     ("rwnd", "20pkt", r"traffic\[1\]\.rcvbuf: a fixed receive window is not something Linux has; give so_rcvbuf"),
     ("rmem_max", "1MB", r"traffic\[1\]\.rmem_max: net\.core\.rmem_max is host-wide"),

@@ -163,23 +163,23 @@ fn cases() -> Vec<(&'static str, Value, u64, &'static str)> {
             let mut v = access(("down_rate", json!("4Mbit")), json!({"kind": "codel", "limit": "500pkt"}), vec![bulk("cubic", "1s")], 6);
             v["access"]["down_jitter"] = json!({"dist": "exponential", "mean": "1ms"});
             v
-        }, 4, "5df8156818ca342d2cd7a98a1341af4b6c762770b2bb74b11065dd749e2b4309"),
+        }, 4, "019fc48fd38971222c8f8f6e4bf2d6a273c3b548f74e61cd3f56bd53431db424"),
         ("fq_codel-web", access(("down_rate", json!("3.3Mbit")), json!({"kind": "fq_codel", "limit": "500pkt"}), vec![web.clone()], 6), 5, "adecafd1ec75d935ef36c8d75d3a3c919d7573911a37d0e3a9010bf007615692"),
-        ("pie-bulk-web", access(("down_rate", json!("3.3Mbit")), json!({"kind": "pie", "limit": "500pkt", "ecn": true}), vec![bulk("reno", "1s"), web.clone()], 6), 6, "5811fd6b1425be365cd677e158185e649664daffb6f66754f9516f2fb9ed4822"),
+        ("pie-bulk-web", access(("down_rate", json!("3.3Mbit")), json!({"kind": "pie", "limit": "500pkt", "ecn": true}), vec![bulk("reno", "1s"), web.clone()], 6), 6, "3a259152df9ae3e0ae0f7f213dcf3a0f77bc2b73d6d704f616b9e086134844ac"),
         ("droptail-web-pam2013", {
             let mut v = access(("down_rate", json!("3.3Mbit")), json!({"kind": "droptail", "limit": "500pkt"}), vec![web], 6);
             v["access"]["down_jitter"] = json!({"dist": "normal", "mean": "4ms", "sd": "2ms"});
             v
-        }, 7, "c71db2e3b4bf08223e82d649e760f484ccefec9eadcbac1bab01325a38746881"),
-        ("cellular-bulk", access(("down_cellular", json!({"bler": 0.2, "share": 0.4})), json!({"kind": "droptail", "limit": "500pkt"}), vec![bulk("cubic", "1s")], 6), 8, "b33af3e76b149f64e84da44af56d264e9d0f3b4c33ff83547c8c28b94c90cf7c"),
-        ("trace-codel-red", trace, 9, "d0abd294d5938dda78a5169ab4ebc96a1bbde0a9ac1ba13ff840b4800af05a11"),
-        ("links-loss-reorder-bbr", links, 10, "b238d8d06cbcc219a1c3abb1e94ec0a3b11e93221578634db99487dcf1d76b8b"),
+        }, 7, "51ede4d6db3c3b010268c9b69aabab47e6d4f17ba622a716031b58546dce0661"),
+        ("cellular-bulk", access(("down_cellular", json!({"bler": 0.2, "share": 0.4})), json!({"kind": "droptail", "limit": "500pkt"}), vec![bulk("cubic", "1s")], 6), 8, "d59abfa4b5232f5b22de8512658a833526ac20272a92b9bde65976411b9f3752"),
+        ("trace-codel-red", trace, 9, "717311d6c6341039b17528ff141341ff428a47f8b03bf8eed228cf4c98365659"),
+        ("links-loss-reorder-bbr", links, 10, "fd8ddcde3f10659be4111b4d4b9410dd8c5b9bf25c0489944757b6fe86bfcc8b"),
         // The stack profiles other than the default (tcp/profile.rs), scenario-wide.
         ("linux-3.2-web-pam2013", {
             let mut v = access(("down_rate", json!("3.3Mbit")), json!({"kind": "droptail", "limit": "500pkt"}), vec![bulk("cubic", "1s"), json!({"kind": "web", "name": "web", "from": "server", "to": "mobile", "flows": 2, "iw": 3, "size": "372kB", "start": "3s"})], 6);
             v["stack"] = json!("linux-3.2");
             v
-        }, 12, "236c0edee39717bc0fd80eadfc23bd494ed5710eb38fa97297c4383e90f6ac65"),
+        }, 12, "97733005a589d3039d455812a6f94701a4751d79937ba8127bc612773ef5fc8a"),
         ("ns2-sack1-dumbbell", {
             let mut v = dumbbell(json!({"kind": "droptail", "limit": "49pkt"}), false, 8);
             v["stack"] = json!("ns2-sack1");

@@ -141,6 +141,13 @@ pub struct TcpConfig {
     /// this connection queued below TCP at its host; more on TX completion. false: the whole
     /// window goes to the host's queue at once (ns-2, older simulator behaviour).
     pub tsq: bool,
+    /// Linux's answer to PSH since 6.6: the sender marks PSH on every second segment of a burst
+    /// of new data (as the testbed's 6.18 sender does), and the receiver, when the application
+    /// has read everything, ACKs at once if a PSH segment arrived since its last ACK
+    /// (`tcp_measure_rcv_mss` sets ICSK_ACK_PUSHED for a full-sized PSH segment, 4720852ed9af;
+    /// `tcp_cleanup_rbuf` sends the ACK). false: PSH neither sent nor heeded (full-sized segments
+    /// before 6.6; ns-2).
+    pub push_ack: bool,
     /// Record cwnd/ssthresh/srtt/in-flight rows in `Tables::tcp_series`.
     pub series: bool,
     /// Seed of the algorithm's own randomness (BBR's gain-cycle start phase); the scenario
@@ -192,6 +199,7 @@ impl Default for TcpConfig {
             abc: None,
             initial_ssthresh: cc::SSTHRESH_UNSET,
             tsq: true,
+            push_ack: false,
             series: false,
             cc_seed: 0,
         }

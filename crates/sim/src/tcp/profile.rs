@@ -63,7 +63,7 @@ const LINUX_6_18_RCV: LinuxRcvConfig = LinuxRcvConfig {
 /// docs/tcp.md's table, generated from [`describe`]) with Linux's receive buffer, slow start
 /// counting every ACKed segment and CUBIC's first-epoch growth.
 fn linux_6_18() -> TcpConfig {
-    TcpConfig { linux_rcv: Some(LINUX_6_18_RCV), cubic_initial_growth: true, abc: Some(ABC_ALL), ..TcpConfig::default() }
+    TcpConfig { linux_rcv: Some(LINUX_6_18_RCV), cubic_initial_growth: true, abc: Some(ABC_ALL), push_ack: true, ..TcpConfig::default() }
 }
 
 const LINUX_6_18: Profile = Profile {
@@ -102,6 +102,7 @@ const LINUX_6_18: Profile = Profile {
         ("abc", "tcp_slow_start adds every ACKed segment (9f9843a751d0, 3.13; the leftover returned since 4.0)"),
         ("ssthresh", "TCP_INFINITE_SSTHRESH"),
         ("tsq", "TCP Small Queues since 3.6 (46d3ceabd8d9), tcp_limit_output_bytes"),
+        ("push_ack", "a full-sized PSH segment sets ICSK_ACK_PUSHED (tcp_measure_rcv_mss, 4720852ed9af, 6.6) and tcp_cleanup_rbuf ACKs it once the reader has emptied the queue; PSH on every second segment of a burst, as the testbed's sender marks it (captures of docs/validation.md)"),
     ],
 };
 
@@ -112,6 +113,7 @@ fn linux_3_2() -> TcpConfig {
         hystart_round_fix: false,
         abc: None,
         tsq: false,
+        push_ack: false,
         linux_rcv: Some(LinuxRcvConfig {
             rmem: [4096, 87_380, 4_194_304],
             rmem_max: 131_071,
@@ -162,6 +164,7 @@ const LINUX_3_2: Profile = Profile {
         ("abc", "one MSS per ACK: tcp_slow_start without the ACKed count until 3.13 (tcp_abc = 0 by default, removed in 3.9)"),
         ("ssthresh", "TCP_INFINITE_SSTHRESH"),
         ("tsq", "absent: TCP Small Queues arrived in 3.6 (46d3ceabd8d9)"),
+        ("push_ack", "absent: before 4720852ed9af (6.6) only a segment shorter than rcv_mss set ICSK_ACK_PUSHED, so full-sized PSH segments waited for the delayed ACK"),
     ],
 };
 
@@ -196,6 +199,7 @@ fn ns2_sack1() -> TcpConfig {
         abc: None,
         initial_ssthresh: super::cc::SSTHRESH_UNSET,
         tsq: false,
+        push_ack: false,
         series: false,
         cc_seed: 0,
     }
@@ -233,6 +237,7 @@ const NS2_SACK1: Profile = Profile {
         ("abc", "one segment per ACK in slow start (opencwnd)"),
         ("ssthresh", "Agent/TCP ssthresh_ 0 = unlimited"),
         ("tsq", "absent: the whole window goes to the queue at once"),
+        ("push_ack", "absent: ns-2's segments carry no PSH and TCPSink/DelAck ignores it"),
     ],
 };
 
@@ -288,6 +293,7 @@ pub fn describe(c: &TcpConfig) -> Vec<(&'static str, Value)> {
         ("abc", match c.abc { None => json!(false), Some(ABC_ALL) => json!("all"), Some(l) => json!(l) }),
         ("ssthresh", if c.initial_ssthresh >= super::cc::SSTHRESH_UNSET { json!("infinite") } else { json!(format!("{}B", c.initial_ssthresh)) }),
         ("tsq", json!(c.tsq)),
+        ("push_ack", json!(c.push_ack)),
     ]);
     v
 }

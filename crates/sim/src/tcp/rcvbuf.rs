@@ -245,7 +245,7 @@ impl LinuxRcvBuf {
     /// `tcp_rcv_rtt_measure`, `tcp_grow_window`); `held` is the truesize charged now, this segment
     /// included; `rcv_nxt` after it; `tsecr_ms` the time (ms) of the ACK whose TSval it echoes,
     /// when timestamps are on.
-    pub fn on_data(&mut self, len: u64, held: u64, rcv_nxt: u64, now: Time, tsecr_ms: Option<u64>) {
+    pub fn on_data(&mut self, len: u64, held: u64, rcv_nxt: u64, now: Time, tsecr_ms: Option<u64>) -> bool {
         // tcp_measure_rcv_mss: a segment at least as large as rcv_mss of a new size re-measures the
         // ratio, and the clamp follows the whole buffer at the new ratio.
         if len >= self.rcv_mss {
@@ -298,9 +298,11 @@ impl LinuxRcvBuf {
                 if incr > 0 {
                     let incr = incr.max(2 * len);
                     self.rcv_ssthresh += (room as u64).min(incr);
+                    return true;
                 }
             }
         }
+        false
     }
 
     /// `__tcp_grow_window`: with a poor len/truesize ratio, grow only while rcv_ssthresh is small

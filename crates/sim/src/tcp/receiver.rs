@@ -61,6 +61,8 @@ pub struct Receiver {
     /// SACK blocks, most recent first (RFC 2018 §4).
     recent: Vec<(u64, u64)>,
     unacked_segs: u32,
+    /// A PSH segment arrived since the last ACK (Linux's ICSK_ACK_PUSHED).
+    pushed: bool,
     delack_armed: bool,
     /// Segments still to be ACKed at once (Linux's quick-ACK mode, `icsk_ack.quick`).
     quick: u32,
@@ -107,6 +109,7 @@ impl Receiver {
             ooo_bytes: 0,
             recent: Vec::new(),
             unacked_segs: 0,
+            pushed: false,
             delack_armed: false,
             quick: 0,
             first_data: true,
@@ -340,6 +343,7 @@ impl Receiver {
         out.segs.push(hdr);
         self.stats.acks_sent += 1;
         self.unacked_segs = 0;
+        self.pushed = false;
         self.cancel_delack(out);
     }
 
@@ -441,8 +445,12 @@ impl Receiver {
                     self.unread_segs = 1;
                     let held = self.held();
                     let nxt = self.rcv_nxt;
-                    if let Some(l) = &mut self.linux {
-                        l.on_data(len, held, nxt, now, tsecr_ms);
+                    let grew = self.linux.as_mut().is_some_and(|l| l.on_data(len, held, nxt, now, tsecr_ms));
+                    if grew && self.cfg.quickack > 0 {
+                        // tcp_grow_window (from tcp_event_data_recv): a segment that raises
+                        // rcv_ssthresh sets icsk_ack.quick |= 1, so the ACK announcing the larger
+                        // window goes at once.
+                        self.quick |= 1;
                     }
                 }
                 if had_gap {
@@ -450,6 +458,10 @@ impl Receiver {
                     immediate = true;
                 } else {
                     self.unacked_segs += 1;
+                }
+                // tcp_measure_rcv_mss: PSH on a full-sized segment sets ICSK_ACK_PUSHED (6.6+).
+                if hdr.flags & F::PSH != 0 && self.cfg.push_ack {
+                    self.pushed = true;
                 }
             } else {
                 // Out of order: buffer, ACK at once with SACK (RFC 5681 §4.2, RFC 2018 §4); Linux
@@ -520,6 +532,13 @@ impl Receiver {
                 }
             }
             l.on_read(copied, 0, span, now);
+        }
+        // tcp_cleanup_rbuf: an ACK is pending, a PSH segment came since the last one
+        // (ICSK_ACK_PUSHED, not ping-pong: this end sends no data) and the read emptied the
+        // queue (no out-of-order data left in sk_rmem_alloc) → ACK now (`push_ack`).
+        if read && self.state == State::Established && self.pushed && self.unacked_segs > 0 && self.ooo.is_empty() {
+            self.send_ack(now, out);
+            return;
         }
         // tcp_cleanup_rbuf: a read that lets the window at least double, while what is left of the
         // offered window is at most half the clamp, is announced at once (else a window of one or

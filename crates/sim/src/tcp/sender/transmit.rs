@@ -23,6 +23,7 @@ impl Sender {
         }
         let mss = self.cs.mss;
         let nxt_before = self.snd_nxt;
+        let mut new_segs = 0u32;
         loop {
             // Linux paces GSO skbs: new segments may join the skb that left at this instant
             // (up to `tso_segs`) whatever the pacing timer says; anything else waits for it.
@@ -68,6 +69,15 @@ impl Sender {
                     self.rec.lt_bytes += len;
                 }
                 self.send_new(len, now, out);
+                new_segs += 1;
+                if self.cfg.push_ack && new_segs % 2 == 0 {
+                    // PSH on every second new segment of a burst (`push_ack`), as the testbed's
+                    // Linux sender marks its segments: 110 of 110 two-segment bursts end in PSH
+                    // and the IW10 burst alternates (docs/validation.md).
+                    if let Some(s) = out.segs.last_mut() {
+                        s.hdr.flags |= F::PSH;
+                    }
+                }
                 continue;
             }
             // The FIN follows the last payload byte (RFC 9293 §3.10.4 CLOSE).
