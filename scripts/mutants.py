@@ -224,6 +224,12 @@ MUTANTS = [
      "TSO_MAX_BYTES: u64 = 65_536 - 1 - 320;", "TSO_MAX_BYTES: u64 = 65_536 - 1;", ["-p", "jitterlab-sim", "--test", "tcp_bbr"]),
     ("bbr-init-cwnd", "crates/sim/src/tcp/cc/bbr.rs",
      "TCP_INIT_CWND: u64 = 10;", "TCP_INIT_CWND: u64 = 4;", ["-p", "jitterlab-sim", "--test", "tcp_bbr"]),
+    # The testbed's adaptive media (crates/testbed/src/rtc.rs): the report's wire format carries CE
+    # and arrival times at µs resolution back to the simulator's controller code.
+    ("rtc-wire-ce-bit", "crates/testbed/src/rtc.rs",
+     "us | if s.ce { CE_BIT } else { 0 }", "us", ["-p", "jitterlab-testbed", "--lib", "rtc"]),
+    ("rtc-wire-us-resolution", "crates/testbed/src/rtc.rs",
+     "Time::from_us((w & !CE_BIT) as u64)", "Time::from_ms((w & !CE_BIT) as u64)", ["-p", "jitterlab-testbed", "--lib", "rtc"]),
 ]
 
 
