@@ -33,6 +33,7 @@ from jitterlab import scenario as _scn
 from jitterlab.capture import _null_strings
 from jitterlab.sim import Result
 from jitterlab.testbed import net as _net
+from jitterlab.testbed import rtc
 from jitterlab.testbed.net import Network, TestbedError, cleanup, require_root, sh  # noqa: F401
 from jitterlab.testbed.plan import Plan, plan as make_plan
 
@@ -247,7 +248,7 @@ def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path
             media_out = []
             for m in pl.media:
                 if m.rtc is not None:
-                    media_out.append((m, *_start_rtc(workers, pl, m, seed)))
+                    media_out.append((m, *rtc.start(workers, pl, m, seed)))
                     continue
                 _, ro = workers.start(m.dst, "media_recv", {"port": m.port, "stop_ns": pl.duration_ns}, sync=True)
                 _, so = workers.start(m.src, "media_send", {"dst": pl.host_addr(m.dst), "port": m.port, "start_ns": m.start_ns,
@@ -274,7 +275,7 @@ def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path
             t0 = time.clock_gettime_ns(time.CLOCK_REALTIME) + START_MARGIN_NS
             end = t0 + pl.duration_ns
             workers.go(t0)
-            sampler = _QueueSampler(net, pl, t0, end)
+            sampler = _net.QueueSampler(net, pl, t0, end)
             sampler.start()
             # wait for the schedule to end (workers stop themselves at `end`)
             for role, p in workers.procs:
@@ -327,24 +328,6 @@ def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path
     return res
 
 
-def _start_rtc(workers: Any, pl: Plan, m: Any, seed: int) -> tuple[str, str]:
-    """An adaptive flow's receiver and sender (worker roles rtc_recv, rtc_send); times relative to
-    the run's zero, as the simulator's: reports until 1 s after the flow's stop, the sender's loop
-    (queued packets, reports) until the run's end."""
-    r, end = m.rtc, pl.duration_ns
-    stop = min(m.stop_ns, end)
-    _, ro = workers.start(m.dst, "rtc_recv", {"port": m.port, "fb_dst": pl.host_addr(m.src), "fb_port": m.port + 1, "epoch_ns": 0,
-                                              "until_ns": min(stop + 1_000_000_000, end), "stop_ns": end, "format": r["format"],
-                                              "interval_ns": r["fb_interval_ns"], "fifo_prio": 60}, sync=True)
-    _, so = workers.start(m.src, "rtc_send", {"dst": pl.host_addr(m.dst), "dst_port": m.port, "port": m.port + 1, "epoch_ns": 0,
-                                              "start_ns": m.start_ns, "stop_ns": stop, "end_ns": end, "interval_ns": m.interval_ns,
-                                              "cc": r["cc"], "min_bps": r["min_bps"], "max_bps": r["max_bps"], "start_bps": r["start_bps"],
-                                              "video": r["video"], "key_interval_ns": None, "mtu": r["mtu"], "seed": seed, "name": m.name,
-                                              "ssrc": 0x4A4C0000 + m.flow_id, "pt": 96 if r["video"] else 111,
-                                              "clock_rate": 90_000 if r["video"] else 48_000, "tos": m.tos, "fifo_prio": 60}, sync=True)
-    return so, ro
-
-
 def _capture_tables(pl: Plan, out: Path, t0: int, run_id: int, errors: list[str]) -> dict[str, pd.DataFrame]:
     """The tcpdump pair of each media flow through the capture analysis (the code behind `jitterlab
     analyze`), written to OUT/capture/: media_packets and runs per media flow, and the TCP flows seen
@@ -371,46 +354,6 @@ def _capture_tables(pl: Plan, out: Path, t0: int, run_id: int, errors: list[str]
         # so `jitterlab report OUT/capture` and `jitterlab.load` read it like any analyze output.
         capture.write(res, out / "capture", options={"from": "testbed", "t0_ns": t0})
     return res
-
-
-class _QueueSampler:
-    """Samples the sampled channels' leaf qdiscs (`tc -s -j qdisc show`) every
-    output.queue_sample_interval in a thread of the driver (one `tc` process per channel and
-    sample: coarse, 20 ms at best)."""
-
-    def __init__(self, net: Network, pl: Plan, t0: int, end: int):
-        import threading
-
-        self.net, self.pl, self.t0, self.end = net, pl, t0, end
-        self.samples: list[tuple[int, str, int, int, int, int]] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-
-    def start(self) -> None:
-        if self.pl.queue_sample_ns and self.pl.sampled_queues:
-            self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout=5)
-
-    def _loop(self) -> None:
-        chans = {c.name: c for c in self.pl.channels()}
-        k = 0
-        while not self._stop.is_set():
-            t = self.t0 + k * self.pl.queue_sample_ns
-            if t >= self.end:
-                return
-            d = t - time.clock_gettime_ns(time.CLOCK_REALTIME)
-            if d > 0 and self._stop.wait(d / 1e9):
-                return
-            for name in self.pl.sampled_queues:
-                st = self.net.qdisc_stats(chans[name])
-                now = time.clock_gettime_ns(time.CLOCK_REALTIME) - self.t0
-                self.samples.append((now, name, int(st.get("qlen", 0)), int(st.get("backlog", 0)), int(st.get("drops", 0)),
-                                     int(st.get("ecn_mark", st.get("marked", 0)))))
-            k += 1
 
 
 def _delay_stats(path: str) -> dict[str, Any]:
@@ -471,7 +414,7 @@ def _tables(pl: Plan, sc: dict, seed: int, run_id: int, params: Mapping[str, Any
             "recv_ns": pd.arrays.IntegerArray(recv.astype(np.int64), ~got),
             "size": s["size"].astype(np.int64),
             "lost_where": _null_strings(n),
-            "ce": _first_ce(r, order, idx, pos_c, got) if m.rtc is not None and len(rseq) else np.zeros(n, dtype=bool),
+            "ce": rtc.first_ce(r, order, idx, pos_c, got) if m.rtc is not None and len(rseq) else np.zeros(n, dtype=bool),
         }))
         flows_rows.append({"flow_id": m.flow_id, "name": m.name, "kind": m.kind, "sent_pkts": n, "sent_bytes": int(s["size"].sum()),
                            "delivered_pkts": int(got.sum()), "delivered_bytes": int(s["size"][got].sum()),
@@ -479,12 +422,9 @@ def _tables(pl: Plan, sc: dict, seed: int, run_id: int, params: Mapping[str, Any
                            "duplicates": int(len(rseq) - len(useq)), "sender_realtime": bool(s["realtime"]),
                            "send_late_p99_us": float(np.percentile(s["send_ns"] - s["sched_ns"], 99) / 1e3) if n and "sched_ns" in s else 0.0})
         if m.rtc is not None:
-            frames.append(_rtc_frames(s, m.flow_id, run_id, t0))
-            series.append(_rtc_series(s, m.flow_id, run_id, t0))
-            fb = int(r["reports"]) if "reports" in getattr(r, "files", ()) else 0
-            flows_rows.append({"flow_id": m.flow_id + 1, "name": f"{m.name}.feedback", "kind": "feedback", "sent_pkts": fb,
-                               "sent_bytes": int(r["report_bytes"]) if fb else 0, "delivered_pkts": int(s["reports"]),
-                               "delivered_bytes": 0, "dropped_pkts": 0, "dropped_bytes": 0})
+            frames.append(rtc.frames(s, m.flow_id, run_id, t0))
+            series.append(rtc.series(s, m.flow_id, run_id, t0))
+            flows_rows.append(rtc.feedback_flow(s, r, m))
     media = pd.concat(parts, ignore_index=True) if parts else _empty_media()
 
     # --- tcp
@@ -585,36 +525,6 @@ def _tables(pl: Plan, sc: dict, seed: int, run_id: int, params: Mapping[str, Any
         tables["rtc_series"] = pd.concat(series, ignore_index=True)
     return Result({k: arrow(v) for k, v in tables.items()}, sc, seed, {"tcp_start_ns": row["tcp_start_ns"], "tcp_end_ns": row["tcp_end_ns"]},
                   source="testbed")
-
-
-def _first_ce(r: Any, order: np.ndarray, idx: np.ndarray, pos: np.ndarray, got: np.ndarray) -> np.ndarray:
-    """ECN-CE of each sent packet's first arrival (the rtc receiver records the TOS byte)."""
-    return np.where(got, r["ce"][order][idx][pos], False).astype(bool)
-
-
-def _rtc_frames(s: Any, flow_id: int, run_id: int, t0: int) -> pd.DataFrame:
-    """The sender's frames as the simulator's rtc_frames (docs/tables.md)."""
-    n = len(s["frame"])
-    return pd.DataFrame({"run_id": np.full(n, run_id, dtype=np.int64), "flow_id": np.full(n, flow_id, dtype=np.int64),
-                         "frame": s["frame"].astype(np.int64), "capture_ns": s["capture_ns"].astype(np.int64) - t0,
-                         **{k: s[k].astype(np.int64) for k in ("bytes", "packets", "first_seq")}, "key": s["key"].astype(bool)})
-
-
-def _rtc_series(s: Any, flow_id: int, run_id: int, t0: int) -> pd.DataFrame:
-    """The controller after each report as the simulator's rtc_series (rates and state rounded to
-    whole bit/s; NaN state and a report without a received packet's RTT are null)."""
-    n = len(s["t_ns"])
-
-    def rounded(v: np.ndarray) -> pd.arrays.IntegerArray:
-        ok = np.isfinite(v)
-        return pd.arrays.IntegerArray(np.where(ok, np.round(np.where(ok, v, 0)), 0).astype(np.int64), ~ok)
-
-    rtt = s["rtt_ns"].astype(np.int64)
-    return pd.DataFrame({"run_id": np.full(n, run_id, dtype=np.int64), "t_ns": s["t_ns"].astype(np.int64) - t0,
-                         "flow_id": np.full(n, flow_id, dtype=np.int64), "target_bps": rounded(s["target_bps"]),
-                         "encoder_bps": rounded(s["encoder_bps"]), "rtt_ns": pd.arrays.IntegerArray(np.maximum(rtt, 0), rtt < 0),
-                         "in_flight_bytes": s["in_flight_bytes"].astype(np.int64), "queue_bytes": s["queue_bytes"].astype(np.int64),
-                         "state": rounded(s["state"])})
 
 
 def _empty_media() -> pd.DataFrame:

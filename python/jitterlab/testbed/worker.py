@@ -95,7 +95,8 @@ def _rtc_send(a: dict) -> None:
     from jitterlab import _native
 
     log = _native.testbed_rtc_send(json.dumps({k: v for k, v in a.items() if k not in ("out", "sync")}))
-    np.savez(a["out"], **{k: np.asarray(v) for k, v in log.items()})
+    cols: dict[str, Any] = {k: np.asarray(v) for k, v in log.items()}
+    np.savez(a["out"], **cols)
 
 
 def _rtc_recv(a: dict) -> None:
@@ -104,7 +105,8 @@ def _rtc_recv(a: dict) -> None:
     sock = a.pop("_sock", None)
     log = _native.testbed_rtc_recv(json.dumps({k: v for k, v in a.items() if k not in ("out", "sync")}),
                                    fd=sock.fileno() if sock is not None else None)
-    np.savez(a["out"], **{k: np.asarray(v) for k, v in log.items()})
+    cols: dict[str, Any] = {k: np.asarray(v) for k, v in log.items()}
+    np.savez(a["out"], **cols)
 
 
 # ---------------------------------------------------------------------------------------------
