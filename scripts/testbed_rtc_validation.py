@@ -81,8 +81,8 @@ def table(rs: list[dict]) -> str:
     dist = max((r["disturbed"] for r in rs), default=0)
     lines.append("")
     lines.append(f"{ok} of {len(judged)} judged comparisons within 15 %; testbed mean over {'/'.join(map(str, seeds))} seed(s) "
-                 f"per case, simulator mean over the same seeds; at most {dist} testbed run(s) per case were flagged disturbed "
-                 "by the machine's CPU pressure (`jitterlab.testbed.realtime`).")
+                 f"per case, simulator mean over the same seeds; up to {dist} testbed run(s) of a case were flagged disturbed by "
+                 "`jitterlab.testbed.realtime` (CPU pressure or the media sender's lateness beyond its bounds).")
     return "\n".join(lines) + "\n"
 
 
