@@ -37,8 +37,10 @@ def test_gcc_call_on_the_testbed(tmp_path):
     assert int(fr.packets.sum()) == len(v)
     assert int(fr.bytes.sum()) == int((v["size"] - 40).sum())
     assert (fr.first_seq.diff().dropna() == fr.packets.iloc[:-1].to_numpy()).all()
-    # 30 fps for 8 s: frames at k · 33_333_333 ns < 8 s, k = 0..240
-    assert len(fr) == 241
+    # 30 fps for 8 s: frames at k · 33_333_333 ns < 8 s, k = 0..240; the last one is due 80 ns
+    # before the run's end, which a real timer's wake-up may miss
+    assert len(fr) in (240, 241), len(fr)
+    assert (fr.frame == range(len(fr))).all()
     # propagation: no packet arrives sooner than 15 ms after it left
     got = m[m.recv_ns.notna()]
     owd_ms = (got.recv_ns - got.send_ns).astype("int64") / 1e6
