@@ -219,17 +219,14 @@ pub fn send(cfg: &SendConfig) -> Result<SendLog> {
             slot += 1;
         }
         // reports
-        loop {
-            match sock.recv_from(&mut rbuf) {
-                Ok((n, _)) => match decode_report(&rbuf[..n], cfg.epoch_ns) {
-                    Some(r) => {
-                        let s = core.on_report(&r, now_t(cfg.epoch_ns));
-                        log.reports += 1;
-                        log.series.push((s.t.ns() as i64 + cfg.epoch_ns, s.target_bps, s.encoder_bps, s.rtt.map_or(-1, |r| r.ns() as i64), s.in_flight, s.queue_bytes, s.state));
-                    }
-                    None => log.malformed += 1,
-                },
-                Err(_) => break,
+        while let Ok((n, _)) = sock.recv_from(&mut rbuf) {
+            match decode_report(&rbuf[..n], cfg.epoch_ns) {
+                Some(r) => {
+                    let s = core.on_report(&r, now_t(cfg.epoch_ns));
+                    log.reports += 1;
+                    log.series.push((s.t.ns() as i64 + cfg.epoch_ns, s.target_bps, s.encoder_bps, s.rtt.map_or(-1, |r| r.ns() as i64), s.in_flight, s.queue_bytes, s.state));
+                }
+                None => log.malformed += 1,
             }
         }
         // pacer
@@ -245,7 +242,7 @@ pub fn send(cfg: &SendConfig) -> Result<SendLog> {
                 }
                 Next::Send { seq, size } => {
                     // the smallest packet that holds the sequence number and send time
-                    let ip = (size as usize).max(IP_UDP_HEADER + PAYLOAD_MIN).min(1500);
+                    let ip = (size as usize).clamp(IP_UDP_HEADER + PAYLOAD_MIN, 1500);
                     pkt[2..4].copy_from_slice(&(seq as u16).to_be_bytes());
                     pkt[12..20].copy_from_slice(&seq.to_be_bytes());
                     pkt[20..28].copy_from_slice(&t_ns.to_be_bytes());
