@@ -247,7 +247,7 @@ fn cfg_ip(v: &Value, k: &str) -> PyResult<Ipv4Addr> { cfg_str(v, k)?.parse().map
 /// Runs the adaptive media sender (jitterlab_testbed::rtc::send: the simulator's controller,
 /// encoder and pacer on CLOCK_REALTIME). `config_json`: {"dst", "dst_port", "port", "epoch_ns",
 /// "start_ns", "stop_ns", "end_ns", "interval_ns", "cc", "min_bps", "max_bps", "start_bps", "video",
-/// "key_interval_ns" (null: none), "mtu", "seed", "name", "ssrc", "pt", "clock_rate", "tos",
+/// "key_interval_ns" (null: none), "pauses_ns" ([[from, to], …] from epoch_ns), "mtu", "seed", "name", "ssrc", "pt", "clock_rate", "tos",
 /// "fifo_prio"}. Returns the packets sent (seq, send_ns, size), `frames` and `series` (rows of the
 /// rtc_frames / rtc_series columns, times in CLOCK_REALTIME ns) and counters.
 #[pyfunction]
@@ -266,6 +266,18 @@ fn testbed_rtc_send<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'
         limits: jitterlab_sim::rtc::Limits { min_bps: cfg_f64(&v, "min_bps")?, max_bps: cfg_f64(&v, "max_bps")?, start_bps: cfg_f64(&v, "start_bps")? },
         video: cfg_val(&v, "video")?.as_bool().unwrap_or(true),
         key_interval_ns: v.get("key_interval_ns").and_then(Value::as_i64),
+        pauses_ns: match v.get("pauses_ns") {
+            None | Some(Value::Null) => vec![],
+            Some(p) => p
+                .as_array()
+                .ok_or_else(|| bad("rtc config: pauses_ns: not a list"))?
+                .iter()
+                .map(|w| match w.as_array().map(|a| (a.first().and_then(Value::as_i64), a.get(1).and_then(Value::as_i64))) {
+                    Some((Some(a), Some(b))) => Ok((a, b)),
+                    _ => Err(bad("rtc config: pauses_ns: each is [from_ns, to_ns]")),
+                })
+                .collect::<PyResult<Vec<_>>>()?,
+        },
         mtu: cfg_i64(&v, "mtu")? as u32,
         seed: cfg_val(&v, "seed")?.as_u64().ok_or_else(|| bad("rtc config: seed: not a whole number"))?,
         name: cfg_str(&v, "name")?,

@@ -137,6 +137,8 @@ pub struct SendConfig {
     pub limits: Limits,
     pub video: bool,
     pub key_interval_ns: Option<i64>,
+    /// [from, to) windows without frames, ns from `epoch_ns` (the scenario's `pause`).
+    pub pauses_ns: Vec<(i64, i64)>,
     pub mtu: u32,
     /// The encoder's random stream: `Rng::stream(seed, "encoder:NAME")`, as the simulator's.
     pub seed: u64,
@@ -209,7 +211,11 @@ pub fn send(cfg: &SendConfig) -> Result<SendLog> {
             break;
         }
         let frame_at = cfg.start_ns + slot * cfg.interval_ns;
-        if frame_at < cfg.stop_ns && now >= frame_at {
+        // RFC 8867 §5.8's pause: no frame in a window, the frame clock keeps its grid
+        let paused = |t: i64| cfg.pauses_ns.iter().any(|&(a, b)| cfg.epoch_ns + a <= t && t < cfg.epoch_ns + b);
+        if frame_at < cfg.stop_ns && now >= frame_at && paused(frame_at) {
+            slot += 1;
+        } else if frame_at < cfg.stop_ns && now >= frame_at {
             let t = now_t(cfg.epoch_ns);
             let f = core.encode(interval, t);
             log.frames.push((f.frame, f.capture.ns() as i64 + cfg.epoch_ns, f.bytes, f.packets, f.first_seq, f.key));

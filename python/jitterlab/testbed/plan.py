@@ -334,18 +334,14 @@ def _topology(sc: dict[str, Any], exp: dict[str, Any], seed: int) -> tuple[list[
 # An adaptive source's keys; defaults as the simulator's (crates/sim/src/traffic/adaptive.rs).
 # (`feedback_via` only checks, in the simulator's expansion, that the reverse path crosses a channel.)
 _RTC_KEYS = {"kind", "name", "from", "to", "start", "stop", "ecn", "cc", "min_rate", "max_rate", "start_rate", "mtu", "feedback",
-             "feedback_interval", "feedback_via"}
+             "feedback_interval", "feedback_via", "pause"}
 
 
 def _adaptive(t: dict, where: str, kind: str) -> tuple[int, int, dict[str, Any]]:
     """An adaptive (`cc`) media entry as the testbed's rtc sender runs it: (mtu, interval, the
-    sender's and receiver's settings). The simulator's expansion has checked the values; keys the
-    testbed does not implement are refused here."""
+    sender's and receiver's settings). The simulator's expansion has checked the values."""
     video = kind == "video"
-    for k in ("pause", "key_interval"):
-        if k in _user_keys(t):
-            raise ScenarioError(f"{where}{k}: not on the testbed yet (the simulator has it; docs/media.md)")
-    _check_keys(_user_keys(t), _RTC_KEYS | {"frame_interval" if video else "interval"}, where)
+    _check_keys(_user_keys(t), _RTC_KEYS | ({"frame_interval", "key_interval"} if video else {"interval"}), where)
     lo, hi = (150_000, 1_500_000) if video else (6_000, 64_000)
     mn, mx = _x_bps(t, "min_rate", where, lo), _x_bps(t, "max_rate", where, hi)
     interval = _x_ns(t, "frame_interval", where, 33_333_333) if video else _x_ns(t, "interval", where, 20_000_000)
@@ -353,7 +349,10 @@ def _adaptive(t: dict, where: str, kind: str) -> tuple[int, int, dict[str, Any]]
     if not 56 <= mtu <= 1500:
         raise ScenarioError(f"{where}mtu: the testbed sends 56..1500-byte IP packets (RTP + sequence + send time), got {mtu}")
     rtc = {"cc": t["cc"], "min_bps": mn, "max_bps": mx, "start_bps": _x_bps(t, "start_rate", where, mn), "video": video,
-           "mtu": mtu, "format": t.get("feedback", "rfc8888"), "fb_interval_ns": _x_ns(t, "feedback_interval", where, 100_000_000)}
+           "mtu": mtu, "format": t.get("feedback", "rfc8888"), "fb_interval_ns": _x_ns(t, "feedback_interval", where, 100_000_000),
+           "key_interval_ns": _x_ns(t, "key_interval", where),
+           # checked by the simulator's expansion (in order, within start..stop)
+           "pauses_ns": [[_native.parse_duration_ns(a), _native.parse_duration_ns(b)] for a, b in t.get("pause") or []]}
     return mtu, interval, rtc
 
 

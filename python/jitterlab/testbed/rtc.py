@@ -24,7 +24,8 @@ def start(workers: Any, pl: Plan, m: Media, seed: int) -> tuple[str, str]:
     _, so = workers.start(m.src, "rtc_send", {"dst": pl.host_addr(m.dst), "dst_port": m.port, "port": m.port + 1, "epoch_ns": 0,
                                               "start_ns": m.start_ns, "stop_ns": stop, "end_ns": end, "interval_ns": m.interval_ns,
                                               "cc": r["cc"], "min_bps": r["min_bps"], "max_bps": r["max_bps"], "start_bps": r["start_bps"],
-                                              "video": r["video"], "key_interval_ns": None, "mtu": r["mtu"], "seed": seed, "name": m.name,
+                                              "video": r["video"], "key_interval_ns": r["key_interval_ns"],
+                                              "pauses_ns": r["pauses_ns"], "mtu": r["mtu"], "seed": seed, "name": m.name,
                                               "ssrc": 0x4A4C0000 + m.flow_id, "pt": 96 if r["video"] else 111,
                                               "clock_rate": 90_000 if r["video"] else 48_000, "tos": m.tos, "fifo_prio": 60}, sync=True)
     return so, ro

@@ -55,7 +55,7 @@ fn core_on_a_test_clock_with_a_bottleneck() {
     let cfg = SendConfig {
         dst: Ipv4Addr::LOCALHOST, dst_port: 0, port: 0, epoch_ns: 0, start_ns: 0, stop_ns: 40_000_000_000, end_ns: 0,
         interval_ns: 33_333_333, cc: "gcc".into(), limits: Limits { min_bps: 150e3, max_bps: 1.5e6, start_bps: 300e3 }, video: true,
-        key_interval_ns: None, mtu: 1200, seed: 1, name: "video".into(), ssrc: 0, payload_type: 96, clock_rate: 90_000, tos: 0, fifo_prio: 0,
+        key_interval_ns: None, pauses_ns: vec![], mtu: 1200, seed: 1, name: "video".into(), ssrc: 0, payload_type: 96, clock_rate: 90_000, tos: 0, fifo_prio: 0,
     };
     let mut core = core_for(&cfg).unwrap();
     let mut col = Collector::default();
@@ -123,7 +123,7 @@ fn loopback_sender_and_receiver() {
     let log = send(&SendConfig {
         dst: Ipv4Addr::LOCALHOST, dst_port: base, port: base + 1, epoch_ns: start, start_ns: start, stop_ns: start + 1_500_000_000,
         end_ns: start + 2_500_000_000, interval_ns: 33_333_333, cc: "gcc".into(),
-        limits: Limits { min_bps: 150e3, max_bps: 1.5e6, start_bps: 300e3 }, video: true, key_interval_ns: None, mtu: 1200, seed: 3,
+        limits: Limits { min_bps: 150e3, max_bps: 1.5e6, start_bps: 300e3 }, video: true, key_interval_ns: None, pauses_ns: vec![], mtu: 1200, seed: 3,
         name: "video".into(), ssrc: 9, payload_type: 96, clock_rate: 90_000, tos: 0, fifo_prio: 0,
     })
     .unwrap();
@@ -152,7 +152,7 @@ fn loopback_sender_and_receiver() {
 fn unknown_controller_is_refused() {
     let cfg = SendConfig {
         dst: Ipv4Addr::LOCALHOST, dst_port: 0, port: 0, epoch_ns: 0, start_ns: 0, stop_ns: 0, end_ns: 0, interval_ns: 1, cc: "bbr".into(),
-        limits: Limits { min_bps: 1.0, max_bps: 2.0, start_bps: 1.0 }, video: true, key_interval_ns: None, mtu: 1200, seed: 1,
+        limits: Limits { min_bps: 1.0, max_bps: 2.0, start_bps: 1.0 }, video: true, key_interval_ns: None, pauses_ns: vec![], mtu: 1200, seed: 1,
         name: "v".into(), ssrc: 0, payload_type: 96, clock_rate: 90_000, tos: 0, fifo_prio: 0,
     };
     let e = core_for(&cfg).err().unwrap().to_string();
