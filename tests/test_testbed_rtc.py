@@ -2,11 +2,12 @@
 over a 1 Mbit/s, 15 ms one-way path runs the simulator's controller code over UDP, with the
 feedback as real packets back, and writes the simulator's tables. Asserted: what holds whatever
 the machine's timing (conservation between frames and packets, capacity and propagation bounds,
-the report clock) and that the controller acts on what the reports say."""
+the report clock, with margins for a late wake-up) and that the controller acts on what the reports
+say; so the run is not skipped when `jitterlab.testbed.realtime` calls it disturbed (on a busy
+2-core machine it nearly always is)."""
 import numpy as np
 import pytest
 
-from _realtime import undisturbed
 from conftest import ROOT
 from conftest import testbed_skip_reason as _testbed_skip_reason  # aliased: pytest collects any test* name
 
@@ -28,7 +29,7 @@ def test_gcc_call_on_the_testbed(tmp_path):
     # RFC 8867 §5.8's pause (3-4 s) and periodic key frames every 2 s, as the simulator has them
     sc["traffic"][1]["pause"] = [["3s", "4s"]]
     sc["traffic"][1]["key_interval"] = "2s"
-    res = undisturbed(lambda: testbed.run(sc, out=tmp_path))
+    res = testbed.run(sc, out=tmp_path)
     fl = res.flows.set_index("name")
     vid = int(fl.loc["video", "flow_id"])
     assert fl.loc["video.feedback", "kind"] == "feedback" and int(fl.loc["video.feedback", "flow_id"]) == vid + 1
@@ -41,16 +42,16 @@ def test_gcc_call_on_the_testbed(tmp_path):
     assert int(fr.bytes.sum()) == int((v["size"] - 40).sum())
     assert (fr.first_seq.diff().dropna() == fr.packets.iloc[:-1].to_numpy()).all()
     # 30 fps for 8 s: frames at k · 33_333_333 ns < 8 s, k = 0..240, less the 30 in the pause
-    # [3 s, 4 s) (k = 91..120); the last one is due 80 ns before the run's end, which a real
-    # timer's wake-up may miss
-    assert len(fr) in (210, 211), len(fr)
+    # [3 s, 4 s) (k = 91..120); the last one or two (due 80 ns and 33 ms before the run's end) a
+    # late wake-up may miss
+    assert 209 <= len(fr) <= 211, len(fr)
     assert (fr.frame == range(len(fr))).all()
     # the pause is the one gap: from frame 90 (due 30 ns before 3 s) to frame 121 (4.033 s), 1.033 s
     # less the first one's wake-up lateness
     cap_s = fr.capture_ns / 1e9
     gap = cap_s.diff()
     assert 0.9 < gap.max() < 1.1 and 2.9 < cap_s[gap.idxmax() - 1] < 3.1, (gap.max(), cap_s[gap.idxmax() - 1])
-    assert (gap.drop(gap.idxmax()).dropna() < 0.5).all() and (cap_s >= 4.0).sum() >= 119
+    assert (gap.drop(gap.idxmax()).dropna() < 0.5).all() and (cap_s >= 4.0).sum() >= 118
     # periodic key frames: the encoder arms its 2 s timer at the first frame, so 2, 4 (the first
     # frame after the pause) and 6 s at least
     assert fr.key.sum() >= 3 and (cap_s[fr.key] >= 5.9).any()
