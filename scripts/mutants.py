@@ -260,6 +260,12 @@ MUTANTS = [
      "self.pushed && self.unacked_segs > 0", "self.pushed && self.unacked_segs > 1", ["-p", "jitterlab-sim", "--test", "tcp_push_ack"]),
     ("push-ack-psh-every-second", "crates/sim/src/tcp/sender/transmit.rs",
      "new_segs % 2 == 0", "new_segs % 3 == 0", ["-p", "jitterlab-sim", "--test", "tcp_push_ack"]),
+    # The testbed's adaptive media (crates/testbed/src/rtc.rs): the report's wire format carries CE
+    # and arrival times at µs resolution back to the simulator's controller code.
+    ("rtc-wire-ce-bit", "crates/testbed/src/rtc.rs",
+     "us | if s.ce { CE_BIT } else { 0 }", "us", ["-p", "jitterlab-testbed", "--lib", "rtc"]),
+    ("rtc-wire-us-resolution", "crates/testbed/src/rtc.rs",
+     "Time::from_us((w & !CE_BIT) as u64)", "Time::from_ms((w & !CE_BIT) as u64)", ["-p", "jitterlab-testbed", "--lib", "rtc"]),
 ]
 
 

@@ -3,6 +3,7 @@ import pytest
 
 from jitterlab import ScenarioError
 from jitterlab import scenario as scn
+from jitterlab import sim
 from jitterlab.testbed.plan import plan
 from conftest import UMTS, trace_fallback, trace_mean_bps, umts_or_shipped
 
@@ -69,9 +70,35 @@ def test_refusals_name_the_key(patch, msg):
         plan(sc)
 
 
-def test_adaptive_media_is_refused_naming_the_key():
-    sc = {**ACCESS, "traffic": [{"kind": "video", "from": "server", "to": "client", "cc": "gcc"}]}
-    with pytest.raises(ScenarioError, match=r"^traffic\[0\]\.cc: adaptive media \('gcc'\) runs on the simulator only"):
+def test_adaptive_media_plans_with_the_simulators_defaults():
+    # crates/sim/src/traffic/adaptive.rs: video 150 kbit/s - 1.5 Mbit/s starting at min_rate, 30 fps
+    # (33_333_333 ns), 1200 B MTU, RFC 8888 feedback every 100 ms; the feedback flow takes the next
+    # flow id, so the TCP flow after it is flow 2 as in the simulator
+    sc = {**ACCESS, "traffic": [{"kind": "video", "from": "server", "to": "client", "cc": "gcc"},
+                                {"kind": "bulk", "from": "server", "to": "client", "size": "1MB"}]}
+    p = plan(sc)
+    (m,) = p.media
+    assert m.rtc == {"cc": "gcc", "min_bps": 150_000, "max_bps": 1_500_000, "start_bps": 150_000, "video": True, "mtu": 1200,
+                     "format": "rfc8888", "fb_interval_ns": 100_000_000, "key_interval_ns": None, "pauses_ns": []}
+    assert (m.flow_id, m.interval_ns, m.ip_size) == (0, 33_333_333, 1200)
+    assert p.tcp[0].flow_id == 2
+    sim_ids = {f["name"]: f["flow_id"] for f in sim.simulate({**sc, "duration": "1s"}).flows.to_dict("records")}
+    assert (sim_ids["video0"], sim_ids["video0.feedback"], sim_ids["bulk0"]) == (0, 1, 2)
+    assert m.name == "video0"
+    audio = plan({**ACCESS, "traffic": [{"kind": "audio", "from": "server", "to": "client", "cc": "nada", "feedback": "twcc",
+                                         "max_rate": "32kbit"}]}).media[0]
+    assert audio.rtc["max_bps"] == 32_000 and audio.rtc["min_bps"] == 6_000 and audio.rtc["format"] == "twcc"
+    assert audio.interval_ns == 20_000_000 and not audio.rtc["video"]
+
+
+def test_adaptive_pause_and_key_interval_reach_the_sender():
+    sc = {**ACCESS, "traffic": [{"kind": "video", "from": "server", "to": "client", "cc": "gcc", "pause": [["1s", "2.5s"]],
+                                 "key_interval": "2s"}]}
+    r = plan(sc).media[0].rtc
+    assert r["pauses_ns"] == [[1_000_000_000, 2_500_000_000]] and r["key_interval_ns"] == 2_000_000_000
+    # the simulator's checks hold on the testbed too: a pause outside start..stop names its key
+    sc["traffic"][0]["pause"] = [["4s", "6s"]]
+    with pytest.raises(ScenarioError, match=r"^traffic\[0\]\.pause\[0\]"):
         plan(sc)
 
 

@@ -6,7 +6,7 @@ __all__ = [
     "__version__", "JitterlabError", "ScenarioError", "TableError", "CaptureError", "simulate_tables", "ArrowBatch",
     "sim_registry", "stack_profiles", "expand_scenario", "scenario_schema", "channel_opportunities", "cellular_trace", "channel_loss_periods",
     "MediaSet", "grouped_quantiles", "emodel_r", "mos_from_r", "analyze_pair", "PcapWriter", "testbed_link",
-    "testbed_set_realtime", "testbed_media_send", "testbed_media_recv", "capture_check", "parse_duration_ns",
+    "testbed_set_realtime", "testbed_media_send", "testbed_media_recv", "testbed_rtc_send", "testbed_rtc_recv", "capture_check", "parse_duration_ns",
     "parse_rate_bps", "parse_size", "estimate_json", "take_strings", "ParquetConcat",
 ]
 
@@ -215,3 +215,5 @@ def testbed_media_send(
     fifo_prio: int = 60,
 ) -> dict[str, object]: ...
 def testbed_media_recv(port: int, stop_ns: int, fifo_prio: int = 60, fd: int | None = None) -> dict[str, object]: ...
+def testbed_rtc_send(config_json: str) -> dict[str, object]: ...
+def testbed_rtc_recv(config_json: str, fd: int | None = None) -> dict[str, object]: ...

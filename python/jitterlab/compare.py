@@ -1,6 +1,8 @@
-"""One scenario on both the simulator and the testbed, summarised side by side: audio OWD
-percentiles over the overlap window (the whole flow when there is no TCP), media loss, TCP goodput
-and completion time. Both backends run the scenario as its file says: the same stack profile
+"""One scenario on both the simulator and the testbed, summarised side by side: the first media
+flow's OWD percentiles over the overlap window (the whole flow when there is no TCP), media loss,
+each media flow's rate and OWD median and 90th percentile (adaptive media included: `cc` on a
+`video` or `audio` entry runs the same controller code on both backends), TCP goodput and
+completion time. Both backends run the scenario as its file says: the same stack profile
 (`stack`, docs/tcp.md) and link keys; nothing is added to it. `cc` (the command's `--cc`) is the
 one explicit override: it names every TCP flow's congestion control, on both backends."""
 from __future__ import annotations
@@ -45,6 +47,7 @@ def summary(res: Any) -> dict[str, float]:
         for p in PCTS:
             out[f"owd_p{p}_ms"] = float(np.percentile(owd, p)) if len(owd) else float("nan")
         out["owd_max_ms"] = float(owd.max()) if len(owd) else float("nan")
+    out.update(per_flow(res))
     if len(t):
         done = t[t.end_ns.notna()]
         span = (t.end_ns.max() - t.syn_ns.min()) / 1e9 if len(done) else float("nan")
@@ -53,6 +56,37 @@ def summary(res: Any) -> dict[str, float]:
         out["tcp_completion_s"] = float(span)
         out["tcp_goodput_mbps"] = float(t.bytes.sum() * 8 / span / 1e6) if len(done) else float("nan")
         out["tcp_retransmits"] = float(t.retransmits.sum())
+    return out
+
+
+def _window(m: pd.DataFrame, a: float, b: float) -> dict[str, float]:
+    """Media rate (IP bits of the packets sent in [a, b] that arrived, over b − a) and the OWD
+    median and 90th percentile of those packets."""
+    w = m[(m.send_ns >= a) & (m.send_ns <= b)]
+    got = w[w.recv_ns.notna()]
+    owd = ((got.recv_ns - got.send_ns).astype("int64") / 1e6).to_numpy()
+    nan = float("nan")
+    return {"rate_kbps": float(got["size"].sum()) * 8 / ((b - a) / 1e9) / 1e3 if b > a else nan,
+            "owd_p50_ms": float(np.percentile(owd, 50)) if len(owd) else nan,
+            "owd_p90_ms": float(np.percentile(owd, 90)) if len(owd) else nan}
+
+
+def per_flow(res: Any) -> dict[str, float]:
+    """Each media flow (audio, video, adaptive or not) by name: `NAME.rate_kbps`, `NAME.owd_p50_ms`,
+    `NAME.owd_p90_ms` over the flow's sending span, and `NAME.tcp.…` over the window the TCP flows
+    were active, when there are any (adaptive media changes its rate when TCP comes)."""
+    m, fl = res.media_packets, res.flows
+    r = res.runs.iloc[0]
+    names = dict(zip(fl.flow_id, fl.name)) if len(fl) else {}
+    out: dict[str, float] = {}
+    has_tcp = len(res.tcp_flows) > 0 and pd.notna(r.get("tcp_start_ns")) and pd.notna(r.get("tcp_end_ns"))
+    for fid, g in m.groupby("flow_id", sort=True):
+        name = names.get(fid, f"flow{fid}")
+        for k, v in _window(g, float(g.send_ns.min()), float(g.send_ns.max())).items():
+            out[f"{name}.{k}"] = v
+        if has_tcp:
+            for k, v in _window(g, float(r.tcp_start_ns), float(r.tcp_end_ns)).items():
+                out[f"{name}.tcp.{k}"] = v
     return out
 
 

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use jitterlab_sim::link::Jitter;
 use jitterlab_testbed::linkqueue::Limit;
-use jitterlab_testbed::{delayline, media, Error};
+use jitterlab_testbed::{delayline, media, rtc, Error};
 
 fn to_py(e: Error) -> PyErr {
     match e {
@@ -238,10 +238,125 @@ fn testbed_media_recv<'py>(py: Python<'py>, port: u16, stop_ns: i64, fifo_prio: 
     Ok(d)
 }
 
+fn cfg_val<'a>(v: &'a Value, k: &str) -> PyResult<&'a Value> { v.get(k).ok_or_else(|| bad(format!("rtc config: {k}: missing"))) }
+fn cfg_i64(v: &Value, k: &str) -> PyResult<i64> { cfg_val(v, k)?.as_i64().ok_or_else(|| bad(format!("rtc config: {k}: not a whole number"))) }
+fn cfg_f64(v: &Value, k: &str) -> PyResult<f64> { cfg_val(v, k)?.as_f64().ok_or_else(|| bad(format!("rtc config: {k}: not a number"))) }
+fn cfg_str(v: &Value, k: &str) -> PyResult<String> { Ok(cfg_val(v, k)?.as_str().ok_or_else(|| bad(format!("rtc config: {k}: not a string")))?.to_string()) }
+fn cfg_ip(v: &Value, k: &str) -> PyResult<Ipv4Addr> { cfg_str(v, k)?.parse().map_err(|_| bad(format!("rtc config: {k}: not an IPv4 address"))) }
+
+/// Runs the adaptive media sender (jitterlab_testbed::rtc::send: the simulator's controller,
+/// encoder and pacer on CLOCK_REALTIME). `config_json`: {"dst", "dst_port", "port", "epoch_ns",
+/// "start_ns", "stop_ns", "end_ns", "interval_ns", "cc", "min_bps", "max_bps", "start_bps", "video",
+/// "key_interval_ns" (null: none), "pauses_ns" ([[from, to], …] from epoch_ns), "mtu", "seed", "name", "ssrc", "pt", "clock_rate", "tos",
+/// "fifo_prio"}. Returns the packets sent (seq, send_ns, size), `frames` and `series` (rows of the
+/// rtc_frames / rtc_series columns, times in CLOCK_REALTIME ns) and counters.
+#[pyfunction]
+fn testbed_rtc_send<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, PyDict>> {
+    let v: Value = serde_json::from_str(config_json).map_err(|e| bad(format!("rtc config: {e}")))?;
+    let cfg = rtc::SendConfig {
+        dst: cfg_ip(&v, "dst")?,
+        dst_port: cfg_i64(&v, "dst_port")? as u16,
+        port: cfg_i64(&v, "port")? as u16,
+        epoch_ns: cfg_i64(&v, "epoch_ns")?,
+        start_ns: cfg_i64(&v, "start_ns")?,
+        stop_ns: cfg_i64(&v, "stop_ns")?,
+        end_ns: cfg_i64(&v, "end_ns")?,
+        interval_ns: cfg_i64(&v, "interval_ns")?,
+        cc: cfg_str(&v, "cc")?,
+        limits: jitterlab_sim::rtc::Limits { min_bps: cfg_f64(&v, "min_bps")?, max_bps: cfg_f64(&v, "max_bps")?, start_bps: cfg_f64(&v, "start_bps")? },
+        video: cfg_val(&v, "video")?.as_bool().unwrap_or(true),
+        key_interval_ns: v.get("key_interval_ns").and_then(Value::as_i64),
+        pauses_ns: match v.get("pauses_ns") {
+            None | Some(Value::Null) => vec![],
+            Some(p) => p
+                .as_array()
+                .ok_or_else(|| bad("rtc config: pauses_ns: not a list"))?
+                .iter()
+                .map(|w| match w.as_array().map(|a| (a.first().and_then(Value::as_i64), a.get(1).and_then(Value::as_i64))) {
+                    Some((Some(a), Some(b))) => Ok((a, b)),
+                    _ => Err(bad("rtc config: pauses_ns: each is [from_ns, to_ns]")),
+                })
+                .collect::<PyResult<Vec<_>>>()?,
+        },
+        mtu: cfg_i64(&v, "mtu")? as u32,
+        seed: cfg_val(&v, "seed")?.as_u64().ok_or_else(|| bad("rtc config: seed: not a whole number"))?,
+        name: cfg_str(&v, "name")?,
+        ssrc: cfg_i64(&v, "ssrc")? as u32,
+        payload_type: cfg_i64(&v, "pt")? as u8,
+        clock_rate: cfg_i64(&v, "clock_rate")? as u32,
+        tos: cfg_i64(&v, "tos")? as u8,
+        fifo_prio: cfg_i64(&v, "fifo_prio")? as i32,
+    };
+    let l = py.detach(|| rtc::send(&cfg)).map_err(to_py)?;
+    let d = PyDict::new(py);
+    d.set_item("seq", l.seq.into_pyarray(py))?;
+    d.set_item("send_ns", l.send_ns.into_pyarray(py))?;
+    d.set_item("size", l.size.into_pyarray(py))?;
+    let f = &l.frames;
+    d.set_item("frame", f.iter().map(|r| r.0 as i64).collect::<Vec<_>>().into_pyarray(py))?;
+    d.set_item("capture_ns", f.iter().map(|r| r.1).collect::<Vec<_>>().into_pyarray(py))?;
+    d.set_item("bytes", f.iter().map(|r| r.2 as i64).collect::<Vec<_>>().into_pyarray(py))?;
+    d.set_item("packets", f.iter().map(|r| r.3 as i64).collect::<Vec<_>>().into_pyarray(py))?;
+    d.set_item("first_seq", f.iter().map(|r| r.4 as i64).collect::<Vec<_>>().into_pyarray(py))?;
+    d.set_item("key", f.iter().map(|r| r.5).collect::<Vec<_>>().into_pyarray(py))?;
+    let s = &l.series;
+    d.set_item("t_ns", s.iter().map(|r| r.0).collect::<Vec<_>>().into_pyarray(py))?;
+    d.set_item("target_bps", s.iter().map(|r| r.1).collect::<Vec<_>>().into_pyarray(py))?;
+    d.set_item("encoder_bps", s.iter().map(|r| r.2).collect::<Vec<_>>().into_pyarray(py))?;
+    d.set_item("rtt_ns", s.iter().map(|r| r.3).collect::<Vec<_>>().into_pyarray(py))?;
+    d.set_item("in_flight_bytes", s.iter().map(|r| r.4 as i64).collect::<Vec<_>>().into_pyarray(py))?;
+    d.set_item("queue_bytes", s.iter().map(|r| r.5 as i64).collect::<Vec<_>>().into_pyarray(py))?;
+    d.set_item("state", s.iter().map(|r| r.6).collect::<Vec<_>>().into_pyarray(py))?;
+    d.set_item("reports", l.reports)?;
+    d.set_item("malformed", l.malformed)?;
+    d.set_item("send_errors", l.send_errors)?;
+    d.set_item("discarded", l.discarded)?;
+    d.set_item("realtime", l.realtime)?;
+    Ok(d)
+}
+
+/// Runs the adaptive media receiver (jitterlab_testbed::rtc::receive): records arrivals, sends a
+/// report every `interval_ns` to fb_dst:fb_port. `config_json`: {"port", "fb_dst", "fb_port",
+/// "epoch_ns", "until_ns", "stop_ns", "format" ("rfc8888" | "twcc"), "interval_ns", "fifo_prio"};
+/// `fd`: a socket already bound to `port`.
+#[pyfunction]
+#[pyo3(signature = (config_json, fd=None))]
+fn testbed_rtc_recv<'py>(py: Python<'py>, config_json: &str, fd: Option<i32>) -> PyResult<Bound<'py, PyDict>> {
+    use jitterlab_sim::rtc::feedback::Format;
+    let v: Value = serde_json::from_str(config_json).map_err(|e| bad(format!("rtc config: {e}")))?;
+    let fmt = cfg_str(&v, "format")?;
+    let cfg = rtc::RecvConfig {
+        port: cfg_i64(&v, "port")? as u16,
+        fb_dst: cfg_ip(&v, "fb_dst")?,
+        fb_port: cfg_i64(&v, "fb_port")? as u16,
+        epoch_ns: cfg_i64(&v, "epoch_ns")?,
+        until_ns: cfg_i64(&v, "until_ns")?,
+        stop_ns: cfg_i64(&v, "stop_ns")?,
+        format: Format::parse(&fmt).ok_or_else(|| bad(format!("rtc config: format: {} , got {fmt:?}", Format::NAMES.join(" or "))))?,
+        interval_ns: cfg_i64(&v, "interval_ns")?,
+        fifo_prio: cfg_i64(&v, "fifo_prio")? as i32,
+        fd,
+    };
+    let l = py.detach(|| rtc::receive(&cfg)).map_err(to_py)?;
+    let d = PyDict::new(py);
+    d.set_item("seq", l.seq.into_pyarray(py))?;
+    d.set_item("send_ns", l.send_ns.into_pyarray(py))?;
+    d.set_item("recv_ns", l.recv_ns.into_pyarray(py))?;
+    d.set_item("size", l.size.into_pyarray(py))?;
+    d.set_item("ce", l.ce.into_pyarray(py))?;
+    d.set_item("reports", l.reports)?;
+    d.set_item("report_bytes", l.report_bytes)?;
+    d.set_item("malformed", l.malformed)?;
+    d.set_item("realtime", l.realtime)?;
+    Ok(d)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(testbed_link, m)?)?;
     m.add_function(wrap_pyfunction!(testbed_set_realtime, m)?)?;
     m.add_function(wrap_pyfunction!(testbed_media_send, m)?)?;
     m.add_function(wrap_pyfunction!(testbed_media_recv, m)?)?;
+    m.add_function(wrap_pyfunction!(testbed_rtc_send, m)?)?;
+    m.add_function(wrap_pyfunction!(testbed_rtc_recv, m)?)?;
     Ok(())
 }

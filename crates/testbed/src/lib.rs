@@ -15,6 +15,7 @@ pub mod error;
 pub mod linkqueue;
 pub mod media;
 pub mod rt;
+pub mod rtc;
 pub mod tun;
 
 pub use error::{Error, Result};

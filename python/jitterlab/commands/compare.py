@@ -11,10 +11,11 @@ from jitterlab.commands import options
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "compare",
-        help="run one scenario on the simulator and on the testbed; print OWD, loss and goodput side by side",
+        help="run one scenario on the simulator and on the testbed; print OWD, loss, media rate and goodput side by side",
         description="Run one scenario, as its file says (its stack profile and link keys), on the simulator and on the "
         "namespace testbed (needs root), and print audio OWD percentiles (over the overlap window), media "
-        "loss, TCP goodput and completion time side by side.",
+        "loss, each media flow's rate and OWD median and p90 (adaptive `cc` media too), TCP goodput and completion time "
+        "side by side.",
         epilog="examples:\n  sudo jitterlab compare scenarios/testbed/umts-bulk.toml --cc cubic",
         formatter_class=options.ExamplesFormatter
     )

@@ -33,6 +33,7 @@ from jitterlab import scenario as _scn
 from jitterlab.capture import _null_strings
 from jitterlab.sim import Result
 from jitterlab.testbed import net as _net
+from jitterlab.testbed import rtc
 from jitterlab.testbed.net import Network, TestbedError, cleanup, require_root, sh  # noqa: F401
 from jitterlab.testbed.plan import Plan, plan as make_plan
 
@@ -246,6 +247,9 @@ def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path
                 dump_paths.append(out / f"{h}.pcap")
             media_out = []
             for m in pl.media:
+                if m.rtc is not None:
+                    media_out.append((m, *rtc.start(workers, pl, m, seed)))
+                    continue
                 _, ro = workers.start(m.dst, "media_recv", {"port": m.port, "stop_ns": pl.duration_ns}, sync=True)
                 _, so = workers.start(m.src, "media_send", {"dst": pl.host_addr(m.dst), "port": m.port, "start_ns": m.start_ns,
                                                             "stop_ns": min(m.stop_ns, pl.duration_ns), "interval_ns": m.interval_ns,
@@ -271,7 +275,7 @@ def run(scenario: str | Path | Mapping[str, Any], seed: int = 1, out: str | Path
             t0 = time.clock_gettime_ns(time.CLOCK_REALTIME) + START_MARGIN_NS
             end = t0 + pl.duration_ns
             workers.go(t0)
-            sampler = _QueueSampler(net, pl, t0, end)
+            sampler = _net.QueueSampler(net, pl, t0, end)
             sampler.start()
             # wait for the schedule to end (workers stop themselves at `end`)
             for role, p in workers.procs:
@@ -352,46 +356,6 @@ def _capture_tables(pl: Plan, out: Path, t0: int, run_id: int, errors: list[str]
     return res
 
 
-class _QueueSampler:
-    """Samples the sampled channels' leaf qdiscs (`tc -s -j qdisc show`) every
-    output.queue_sample_interval in a thread of the driver (one `tc` process per channel and
-    sample: coarse, 20 ms at best)."""
-
-    def __init__(self, net: Network, pl: Plan, t0: int, end: int):
-        import threading
-
-        self.net, self.pl, self.t0, self.end = net, pl, t0, end
-        self.samples: list[tuple[int, str, int, int, int, int]] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-
-    def start(self) -> None:
-        if self.pl.queue_sample_ns and self.pl.sampled_queues:
-            self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout=5)
-
-    def _loop(self) -> None:
-        chans = {c.name: c for c in self.pl.channels()}
-        k = 0
-        while not self._stop.is_set():
-            t = self.t0 + k * self.pl.queue_sample_ns
-            if t >= self.end:
-                return
-            d = t - time.clock_gettime_ns(time.CLOCK_REALTIME)
-            if d > 0 and self._stop.wait(d / 1e9):
-                return
-            for name in self.pl.sampled_queues:
-                st = self.net.qdisc_stats(chans[name])
-                now = time.clock_gettime_ns(time.CLOCK_REALTIME) - self.t0
-                self.samples.append((now, name, int(st.get("qlen", 0)), int(st.get("backlog", 0)), int(st.get("drops", 0)),
-                                     int(st.get("ecn_mark", st.get("marked", 0)))))
-            k += 1
-
-
 def _delay_stats(path: str) -> dict[str, Any]:
     try:
         st = json.loads(Path(path).read_text())
@@ -419,6 +383,8 @@ def _tables(pl: Plan, sc: dict, seed: int, run_id: int, params: Mapping[str, Any
     # --- media
     parts = []
     flows_rows = []
+    frames: list[pd.DataFrame] = []
+    series: list[pd.DataFrame] = []
     for m, so, ro in media_out:
         try:
             s = np.load(so + ".npz")
@@ -428,6 +394,7 @@ def _tables(pl: Plan, sc: dict, seed: int, run_id: int, params: Mapping[str, Any
             r = np.load(ro + ".npz")
             rseq, rrecv = r["seq"], r["recv_ns"]
         except OSError:
+            r = {}
             rseq, rrecv = np.array([], dtype=np.int64), np.array([], dtype=np.int64)
         seq = s["seq"].astype(np.int64)
         # first arrival of each sequence number (duplicates are counted in `flows`)
@@ -447,13 +414,17 @@ def _tables(pl: Plan, sc: dict, seed: int, run_id: int, params: Mapping[str, Any
             "recv_ns": pd.arrays.IntegerArray(recv.astype(np.int64), ~got),
             "size": s["size"].astype(np.int64),
             "lost_where": _null_strings(n),
-            "ce": np.zeros(n, dtype=bool),
+            "ce": rtc.first_ce(r, order, idx, pos_c, got) if m.rtc is not None and len(rseq) else np.zeros(n, dtype=bool),
         }))
         flows_rows.append({"flow_id": m.flow_id, "name": m.name, "kind": m.kind, "sent_pkts": n, "sent_bytes": int(s["size"].sum()),
                            "delivered_pkts": int(got.sum()), "delivered_bytes": int(s["size"][got].sum()),
                            "dropped_pkts": int(n - got.sum()), "dropped_bytes": int(s["size"][~got].sum()),
                            "duplicates": int(len(rseq) - len(useq)), "sender_realtime": bool(s["realtime"]),
-                           "send_late_p99_us": float(np.percentile(s["send_ns"] - s["sched_ns"], 99) / 1e3) if n else 0.0})
+                           "send_late_p99_us": float(np.percentile(s["send_ns"] - s["sched_ns"], 99) / 1e3) if n and "sched_ns" in s else 0.0})
+        if m.rtc is not None:
+            frames.append(rtc.frames(s, m.flow_id, run_id, t0))
+            series.append(rtc.series(s, m.flow_id, run_id, t0))
+            flows_rows.append(rtc.feedback_flow(s, r, m))
     media = pd.concat(parts, ignore_index=True) if parts else _empty_media()
 
     # --- tcp
@@ -549,6 +520,9 @@ def _tables(pl: Plan, sc: dict, seed: int, run_id: int, params: Mapping[str, Any
     from jitterlab.tables import to_arrow as arrow  # the Arrow schema every source writes
 
     tables = {"media_packets": media, "tcp_flows": tcp, "queue_samples": qs, "runs": runs, "channels": channels, "flows": flows}
+    if frames:
+        tables["rtc_frames"] = pd.concat(frames, ignore_index=True)
+        tables["rtc_series"] = pd.concat(series, ignore_index=True)
     return Result({k: arrow(v) for k, v in tables.items()}, sc, seed, {"tcp_start_ns": row["tcp_start_ns"], "tcp_end_ns": row["tcp_end_ns"]},
                   source="testbed")
 

@@ -103,6 +103,8 @@ class Media:
     stop_ns: int
     tos: int
     port: int
+    # adaptive media (`cc`): the controller's and feedback's settings (plan._adaptive); None: CBR
+    rtc: dict[str, Any] | None = None
 
 
 @dataclass

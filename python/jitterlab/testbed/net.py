@@ -377,3 +377,43 @@ def leaf_qdisc(q: Queue, rate_bps: int) -> list[str]:
     if q.kind == "droptail":
         return ["pfifo", "limit", str(q.limit)] if q.unit == "pkt" else ["bfifo", "limit", str(q.limit)]
     raise TestbedError(f"{q.key}.kind: {q.kind!r} is not a kernel qdisc here (it runs in the userspace link)")
+
+
+class QueueSampler:
+    """Samples the sampled channels' leaf qdiscs (`tc -s -j qdisc show`) every
+    output.queue_sample_interval in a thread of the driver (one `tc` process per channel and
+    sample: coarse, 20 ms at best)."""
+
+    def __init__(self, net: Network, pl: Plan, t0: int, end: int):
+        import threading
+
+        self.net, self.pl, self.t0, self.end = net, pl, t0, end
+        self.samples: list[tuple[int, str, int, int, int, int]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def start(self) -> None:
+        if self.pl.queue_sample_ns and self.pl.sampled_queues:
+            self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=5)
+
+    def _loop(self) -> None:
+        chans = {c.name: c for c in self.pl.channels()}
+        k = 0
+        while not self._stop.is_set():
+            t = self.t0 + k * self.pl.queue_sample_ns
+            if t >= self.end:
+                return
+            d = t - time.clock_gettime_ns(time.CLOCK_REALTIME)
+            if d > 0 and self._stop.wait(d / 1e9):
+                return
+            for name in self.pl.sampled_queues:
+                st = self.net.qdisc_stats(chans[name])
+                now = time.clock_gettime_ns(time.CLOCK_REALTIME) - self.t0
+                self.samples.append((now, name, int(st.get("qlen", 0)), int(st.get("backlog", 0)), int(st.get("drops", 0)),
+                                     int(st.get("ecn_mark", st.get("marked", 0)))))
+            k += 1

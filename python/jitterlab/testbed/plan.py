@@ -340,6 +340,31 @@ def _topology(sc: dict[str, Any], exp: dict[str, Any], seed: int) -> tuple[list[
     return links, hosts, delay_router
 
 
+# An adaptive source's keys; defaults as the simulator's (crates/sim/src/traffic/adaptive.rs).
+# (`feedback_via` only checks, in the simulator's expansion, that the reverse path crosses a channel.)
+_RTC_KEYS = {"kind", "name", "from", "to", "start", "stop", "ecn", "cc", "min_rate", "max_rate", "start_rate", "mtu", "feedback",
+             "feedback_interval", "feedback_via", "pause"}
+
+
+def _adaptive(t: dict, where: str, kind: str) -> tuple[int, int, dict[str, Any]]:
+    """An adaptive (`cc`) media entry as the testbed's rtc sender runs it: (mtu, interval, the
+    sender's and receiver's settings). The simulator's expansion has checked the values."""
+    video = kind == "video"
+    _check_keys(_user_keys(t), _RTC_KEYS | ({"frame_interval", "key_interval"} if video else {"interval"}), where)
+    lo, hi = (150_000, 1_500_000) if video else (6_000, 64_000)
+    mn, mx = _x_bps(t, "min_rate", where, lo), _x_bps(t, "max_rate", where, hi)
+    interval = _x_ns(t, "frame_interval", where, 33_333_333) if video else _x_ns(t, "interval", where, 20_000_000)
+    mtu = _x_bytes(t, "mtu", where, 1200)
+    if not 56 <= mtu <= 1500:
+        raise ScenarioError(f"{where}mtu: the testbed sends 56..1500-byte IP packets (RTP + sequence + send time), got {mtu}")
+    rtc = {"cc": t["cc"], "min_bps": mn, "max_bps": mx, "start_bps": _x_bps(t, "start_rate", where, mn), "video": video,
+           "mtu": mtu, "format": t.get("feedback", "rfc8888"), "fb_interval_ns": _x_ns(t, "feedback_interval", where, 100_000_000),
+           "key_interval_ns": _x_ns(t, "key_interval", where),
+           # checked by the simulator's expansion (in order, within start..stop)
+           "pauses_ns": [[_native.parse_duration_ns(a), _native.parse_duration_ns(b)] for a, b in t.get("pause") or []]}
+    return mtu, interval, rtc
+
+
 @dataclass
 class _Traffic:
     """The plan's flows as they are built from the scenario's traffic entries, in order (flow ids,
@@ -380,11 +405,12 @@ class _Traffic:
             raise ScenarioError(f"{where}kind: the testbed runs audio, video, bulk, web, ftp, got {kind!r}")
 
     def _media(self, t: dict, where: str, kind: str, src: str, dst: str, start: int, stop: int, name: Any) -> None:
-        """A constant-rate audio or video flow."""
+        """A constant-rate audio or video flow, or an adaptive one (`cc`: `_adaptive`)."""
+        rtc = None
         if "cc" in t:
-            raise ScenarioError(f"{where}cc: adaptive media ({t['cc']!r}) runs on the simulator only so far; the testbed sends "
-                                "constant-rate media (docs/media.md)")
-        if kind == "audio":
+            ip_size, interval, rtc = _adaptive(t, where, kind)
+            per_tick, spacing = 1, 0
+        elif kind == "audio":
             _check_keys(_user_keys(t), {"kind", "name", "from", "to", "size", "interval", "start", "stop", "ecn"}, where)
             ip_size = _x_bytes(t, "size", where, 80)
             interval = _x_ns(t, "interval", where, 20_000_000)
@@ -400,15 +426,16 @@ class _Traffic:
             if mode not in ("bursty", "paced"):
                 raise ScenarioError(f"{where}mode: must be bursty or paced, got {mode!r}")
             spacing = interval // per_tick if mode == "paced" else 0
-        if not 56 <= ip_size <= 1500:
+        if rtc is None and not 56 <= ip_size <= 1500:
             raise ScenarioError(f"{where}size: the testbed sends 56..1500-byte IP packets (RTP + sequence + send time), got {ip_size}")
         if interval <= 0:
             raise ScenarioError(f"{where}interval: must be > 0")
         n = self.counters.get(kind, 0)
         self.counters[kind] = n + 1
         self.media.append(Media(self.fid, name or f"{kind}{n}", kind, src, dst, ip_size, interval, per_tick, spacing, start, stop,
-                           2 if t.get("ecn") else 0, 5004 + 2 * len(self.media)))
-        self.fid += 1
+                           2 if t.get("ecn") else 0, 5004 + 2 * len(self.media), rtc))
+        # the simulator numbers an adaptive flow's feedback flow (NAME.feedback) next
+        self.fid += 1 if rtc is None else 2
 
     def _tcp(self, t: dict, where: str, kind: str, src: str, dst: str, stop: int, name: Any) -> None:
         """A bulk, web or ftp entry: its flows, and what its TCP stack sets in the namespaces and routes."""

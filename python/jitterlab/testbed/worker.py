@@ -3,7 +3,8 @@
     ip netns exec NS python -m jitterlab.testbed.worker ROLE ARGS.json
 
 ROLE is `delay` (the TUN delay line, Rust), `media_send` / `media_recv` (RTP over UDP, Rust, at
-SCHED_FIFO), `tcp_send` (listens, sends each flow's bytes with its congestion control) or
+SCHED_FIFO), `rtc_send` / `rtc_recv` (adaptive media: the simulator's controllers over UDP, with
+the feedback as UDP packets back, Rust, at SCHED_FIFO), `tcp_send` (listens, sends each flow's bytes with its congestion control) or
 `tcp_recv` (connects at each flow's start, reads, applies the receive-window moderation). Each
 writes its records to the file named in ARGS (`out`) and exits; SIGTERM ends a worker early and it
 still writes what it has. Times are CLOCK_REALTIME ns (shared by all namespaces of the host).
@@ -86,6 +87,26 @@ def _media_recv(a: dict) -> None:
     sock = a.pop("_sock", None)
     log = _native.testbed_media_recv(int(a["port"]), int(a["stop_ns"]), fifo_prio=int(a.get("fifo_prio", 60)),
                                      fd=sock.fileno() if sock is not None else None)
+    cols: dict[str, Any] = {k: np.asarray(v) for k, v in log.items()}
+    np.savez(a["out"], **cols)
+
+
+def _rtc_send(a: dict) -> None:
+    """The adaptive media sender (crates/testbed/src/rtc.rs: the simulator's controller code);
+    packets, frames and the controller's series as arrays."""
+    from jitterlab import _native
+
+    log = _native.testbed_rtc_send(json.dumps({k: v for k, v in a.items() if k not in ("out", "sync")}))
+    cols: dict[str, Any] = {k: np.asarray(v) for k, v in log.items()}
+    np.savez(a["out"], **cols)
+
+
+def _rtc_recv(a: dict) -> None:
+    from jitterlab import _native
+
+    sock = a.pop("_sock", None)
+    log = _native.testbed_rtc_recv(json.dumps({k: v for k, v in a.items() if k not in ("out", "sync")}),
+                                   fd=sock.fileno() if sock is not None else None)
     cols: dict[str, Any] = {k: np.asarray(v) for k, v in log.items()}
     np.savez(a["out"], **cols)
 
@@ -283,10 +304,11 @@ def _tcp_recv(a: dict) -> None:
         json.dump(results, fh)
 
 
-ROLES = {"delay": _delay, "media_send": _media_send, "media_recv": _media_recv, "tcp_send": _tcp_send, "tcp_recv": _tcp_recv}
+ROLES = {"delay": _delay, "media_send": _media_send, "media_recv": _media_recv, "rtc_send": _rtc_send, "rtc_recv": _rtc_recv,
+         "tcp_send": _tcp_send, "tcp_recv": _tcp_recv}
 
 
-_TIME_KEYS = ("start_ns", "stop_ns", "deadline_ns")
+_TIME_KEYS = ("start_ns", "stop_ns", "deadline_ns", "epoch_ns", "end_ns", "until_ns")
 
 
 def sync(a: dict) -> None:
@@ -320,10 +342,10 @@ def main(argv: list[str]) -> int:
     # ICMP port unreachable in 2 of 4 runs on a loaded machine.) TCP workers run at a lower
     # real-time priority than the media and the link, so that a loaded machine does not make the
     # reader slow (a slow reader shrinks the advertised window) or the sender application-limited.
-    prio = {"media_send": 60, "media_recv": 60, "tcp_send": 40, "tcp_recv": 40}.get(argv[0])
+    prio = {"media_send": 60, "media_recv": 60, "rtc_send": 60, "rtc_recv": 60, "tcp_send": 40, "tcp_recv": 40}.get(argv[0])
     if prio is not None and a.get("fifo_prio", prio) > 0:
         _native.testbed_set_realtime(int(a.get("fifo_prio", prio)))
-    if argv[0] == "media_recv":
+    if argv[0] in ("media_recv", "rtc_recv"):
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         s.bind(("0.0.0.0", int(a["port"])))
         a["_sock"] = s

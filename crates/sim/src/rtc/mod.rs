@@ -18,6 +18,7 @@ pub mod feedback;
 pub mod gcc;
 pub mod nada;
 pub mod scream;
+pub mod sender;
 
 use crate::time::Time;
 
