@@ -354,6 +354,12 @@ impl Params {
 
     pub fn keys(&self) -> Vec<String> { self.map.keys().cloned().collect() }
 
+    /// Records `key` as a required choice of `choices` for the schema (crate::schema) without
+    /// reading it: for a caller that checks the value itself, with its own message.
+    pub fn note_choice(&self, key: &str, choices: &[&str]) {
+        note(&self.path, key, Kind::Choice { choices: choices.iter().map(|c| c.to_string()).collect(), required: true });
+    }
+
     fn take(&mut self, key: &str) -> Option<Value> {
         self.asked.insert(key.to_string());
         let v = self.map.get(key).cloned();

@@ -23,6 +23,7 @@ pub fn build(p: &mut Params, b: &mut Build, kind: &str) -> Result<(), ConfigErro
     let video = kind == "video";
     let e = endpoints(p, b, kind)?;
     let names = controller_names();
+    p.note_choice("cc", &names); // the schema's walk then tries every controller (and reads their keys)
     let cc = p.str("cc")?;
     let Some(factory) = CONTROLLERS.iter().find(|(n, _)| *n == cc).map(|(_, f)| *f) else {
         return Err(p.err("cc", format!("unknown media congestion controller {cc:?} (known: {})", names.join(", "))));
