@@ -12,9 +12,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 #: Judged comparisons within 15 % in the stored runs, GCC's and all controllers' (docs/media.md's
-#: table says the same).
+#: table says the same). 31 of 32 when the runs were recorded; 29 since the simulator's receiver
+#: sends Linux's ACK on window growth and linux-6.18's push_ack (issue 24): SCReAM's and NADA's
+#: OWD medians while the download runs then came out lower, the testbed's 19-28 % above them
+#: (GCC's within 3 %).
 RECORDED_OK = 16
-RECORDED_OK_ALL = 31
+RECORDED_OK_ALL = 29
 
 
 @pytest.fixture(scope="module")
