@@ -8,6 +8,7 @@ __all__ = [
     "MediaSet", "grouped_quantiles", "emodel_r", "mos_from_r", "analyze_pair", "PcapWriter", "testbed_link",
     "testbed_set_realtime", "testbed_media_send", "testbed_media_recv", "capture_check", "parse_duration_ns",
     "parse_rate_bps", "parse_size", "estimate_json", "take_strings", "ParquetConcat",
+    "encode_pack", "encode_table", "merge_parquet",
 ]
 
 __version__: str
@@ -155,6 +156,20 @@ class ParquetConcat:
     def rows(self) -> int:
         """Rows appended so far."""
         ...
+
+# --- Parquet encoding (crates/py/src/parquet_write.rs) -----------------------------------------
+
+def encode_pack(tables: list[tuple[str, Any]], align: int) -> tuple[bytes, list[tuple[str, int, int, int]], str]:
+    """A run's tables (pyarrow tables) as its pack: each a Parquet image at a multiple of `align`
+    bytes; returns the pack, each part's (name, offset, length, rows) and the pack's SHA-256 (hex)."""
+    ...
+def encode_table(table: Any) -> bytes:
+    """One pyarrow table as a Parquet image, encoded as a run's parts are."""
+    ...
+def merge_parquet(images: list[bytes]) -> bytes:
+    """Parquet images of one schema decoded and encoded as one (rows in order). ValueError when
+    one is not Parquet or its Arrow schema differs from the first's."""
+    ...
 
 def take_strings(names: list[str], idx: Any) -> tuple[Any | None, Any, Any, int]:
     """`names[idx]` as an Arrow string column's buffers (validity bitmap or None, int32 offsets,
