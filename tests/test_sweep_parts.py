@@ -1,7 +1,7 @@
 """A run's parts and the combined tables' merged row groups, encoded by the native module
-(`_native.encode_pack`, `encode_table`, `merge_parquet`): pyarrow reads back the tables it
-handed over, types and metadata included, as it read its own Parquet images before; the same
-sweep writes the same bytes."""
+(`_native.encode_pack`, `encode_table`, `merge_parts`): pyarrow reads back the tables it handed
+over, types and metadata included, as it read its own images before; the same sweep writes the
+same bytes."""
 import hashlib
 import json
 
@@ -48,47 +48,55 @@ def _typed() -> dict[str, pa.Table]:
 
 @pytest.mark.parametrize("name", list(_typed()))
 def test_native_parts_read_back_as_pyarrow_parts_did(name):
-    """Every type reads back from a native image as it did from pyarrow's own: equal tables,
-    schema metadata included (the footer's `ARROW:schema`: dictionaries, time zones, null
-    columns, large strings, pandas' metadata)."""
+    """Every type reads back from a native Parquet image as it did from pyarrow's own, and from a
+    native Arrow IPC image (a small part) as from pyarrow's IPC: equal tables, schema metadata
+    included (dictionaries, time zones, null columns, large strings, pandas' metadata)."""
     t = _typed()[name]
-    mine = pq.read_table(pa.BufferReader(_native.encode_table(t)))
+    mine = pq.read_table(pa.BufferReader(_native.encode_table(t, 0)))
     theirs = pq.read_table(pa.BufferReader(_pyarrow_image(t)))
     assert mine.schema.equals(theirs.schema, check_metadata=True), (mine.schema, theirs.schema)
     assert mine.equals(theirs, check_metadata=True)
     assert mine.num_rows == t.num_rows
+    ipc = _native.encode_table(t, t.num_rows + 1)
+    assert ipc[:6] == b"ARROW1" and sw_store._native_part(ipc)
+    assert pa.ipc.open_file(pa.py_buffer(ipc)).read_all().equals(t.combine_chunks(), check_metadata=True)
 
 
 def test_pack_holds_each_table_aligned_with_its_sha256():
-    """`encode_pack`: each table's image at a multiple of 64 bytes, zero bytes between, in order;
-    the parts' rows; the SHA-256 of the whole pack (hashlib's)."""
+    """`encode_pack`: each table's image at a multiple of 64 bytes, zero bytes between, in order,
+    Parquet from the threshold's rows and Arrow IPC below; the parts' rows; the SHA-256 of the
+    whole pack (hashlib's)."""
     tables = _typed()
-    blob, parts, sha = _native.encode_pack(list(tables.items()), 64)
+    blob, parts, sha = _native.encode_pack(list(tables.items()), 64, 3)
     assert sha == hashlib.sha256(blob).hexdigest()
     assert [p[0] for p in parts] == list(tables)
     end = 0
     for (name, off, size, rows), t in zip(parts, tables.values()):
         assert off % 64 == 0 and off == end + (-end % 64) and set(blob[end:off]) <= {0}
-        assert rows == t.num_rows and blob[off:off + 4] == b"PAR1"
-        assert pq.read_table(pa.BufferReader(blob[off:off + size])).equals(pq.read_table(pa.BufferReader(_native.encode_table(t))))
+        assert rows == t.num_rows and blob[off:off + size] == _native.encode_table(t, 3)
+        assert sw_store._decode_part(pa.py_buffer(blob[off:off + size])).num_rows == rows
         end = off + size
     assert len(blob) == end + (-end % 64)
+    assert {blob[p[1]:p[1] + 4] for p in parts} == {b"PAR1", b"ARRO"}  # both kinds here (2 and 3+ rows)
 
 
 def test_merge_decodes_parts_and_encodes_one_row_group():
-    """`merge_parquet`: the parts' rows in order, one row group, as one part of those rows
-    encoded at once; a part of another schema, or not Parquet, is refused."""
+    """`merge_parts`: the parts' rows in order, whether Parquet or Arrow IPC images, one Parquet
+    row group, the bytes of one part of those rows encoded at once; a part of another schema, or
+    neither format, is refused."""
     parts = [pa.table({"run_id": pa.array([i] * (i + 1), pa.int64()), "s": pa.array(["x"] * i + [None], pa.string())}) for i in range(5)]
-    merged = _native.merge_parquet([_native.encode_table(t) for t in parts])
+    imgs = [_native.encode_table(t, 3) for t in parts]  # 1-2 rows: IPC; 3-5: Parquet
+    assert [i[:4] for i in imgs] == [b"ARRO", b"ARRO", b"PAR1", b"PAR1", b"PAR1"]
+    merged = _native.merge_parts(imgs)
     f = pq.ParquetFile(pa.BufferReader(merged))
     assert f.metadata.num_row_groups == 1 and f.metadata.num_rows == 15
     assert pq.read_table(pa.BufferReader(merged)).equals(pa.concat_tables(parts))
-    assert merged == _native.encode_table(pa.concat_tables(parts).combine_chunks())
+    assert merged == _native.encode_table(pa.concat_tables(parts).combine_chunks(), 0)
     other = pa.table({"run_id": pa.array([9], pa.int64()), "s": pa.array([1], pa.int64())})
     with pytest.raises(ValueError, match="schema differs"):
-        _native.merge_parquet([_native.encode_table(parts[0]), _native.encode_table(other)])
+        _native.merge_parts([imgs[0], _native.encode_table(other, 3)])
     with pytest.raises(ValueError, match="Parquet"):
-        _native.merge_parquet([_native.encode_table(parts[0]), b"PAR1 not a Parquet file"])
+        _native.merge_parts([imgs[0], b"PAR1 not a Parquet file"])
 
 
 def _typed_reduce(res) -> dict[str, pa.Table]:
@@ -124,4 +132,4 @@ def test_same_sweep_writes_the_same_bytes_and_reduce_types_survive(tmp_path):
     rec = json.loads((tmp_path / "a" / "runs" / "000003" / "done").read_text())
     blob = (tmp_path / "a" / "runs" / "000003" / sweep.PACK).read_bytes()
     assert rec["files"][sweep.PACK] == {"bytes": len(blob), "sha256": hashlib.sha256(blob).hexdigest()}
-    assert all(blob[p[0]:p[0] + 4] == b"PAR1" and sw_store._native_part(blob[p[0]:p[0] + p[1]]) for p in rec["parts"].values())
+    assert all(sw_store._native_part(blob[p[0]:p[0] + p[1]]) for p in rec["parts"].values())

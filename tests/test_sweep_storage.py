@@ -38,10 +38,10 @@ def _digests(out: Path) -> dict[str, str]:
 
 @pytest.mark.parametrize("duration", ["2s", "90s"])
 def test_result_files_identical_for_1_and_2_workers_and_dask(tmp_path, duration):
-    """2 s: ~100 media rows a run, merged by the client into one row group (`merge_parquet`);
-    90 s: ~4 500, past PARQUET_MIN_ROWS, spliced into the combined table as they are (one row
-    group a run). Every part is a Parquet image either way, and every executor writes the same
-    bytes."""
+    """2 s: ~100 media rows a run, stored as Arrow IPC and merged by the client into one Parquet
+    row group (`merge_parts`); 90 s: ~4 500, past PARQUET_MIN_ROWS, stored as Parquet and spliced
+    into the combined table as they are (one row group a run). Either way every part is the
+    native encoder's, and every executor writes the same bytes."""
     f = write(tmp_path, SWEEP.replace('duration = "2s"', f'duration = "{duration}"'))
     receipts: dict[str, list[dict]] = {k: [] for k in "abcd"}
     res = {"a": sweep.run(sweep.load(f), tmp_path / "a", jobs=1, progress=False, on_result=receipts["a"].append),
@@ -68,8 +68,8 @@ def test_result_files_identical_for_1_and_2_workers_and_dask(tmp_path, duration)
         for done in (tmp_path / k / "runs").glob("*/done"):
             off, size, rows = json.loads(done.read_text())["parts"]["media_packets"]
             assert (rows >= sweep.PARQUET_MIN_ROWS) == spliced
-            head = (done.parent / sweep.PACK).read_bytes()[off:off + 4]
-            assert head == b"PAR1", head
+            head = (done.parent / sweep.PACK).read_bytes()[off:off + 6]
+            assert head[:4] == b"PAR1" if spliced else head == b"ARROW1", head
     # spliced: a row group a run, in run order; batched: one row group for the 12 small runs
     assert media.metadata.num_row_groups == (12 if spliced else 1)
     assert [media.metadata.row_group(g).column(0).statistics.min for g in range(media.metadata.num_row_groups)] == \
@@ -243,7 +243,7 @@ def test_pack_parts_are_aligned_and_read_in_place(tmp_path):
     for name, (off, length, rows) in sorted(rec["parts"].items(), key=lambda kv: kv[1][0]):
         assert off % 64 == 0 and off >= ends and off - ends < 64
         ends = off + length
-        t = pq.read_table(pa.BufferReader((d / sweep.PACK).read_bytes()[off:off + length]))
+        t = sw_store._decode_part(pa.py_buffer((d / sweep.PACK).read_bytes()[off:off + length]))
         assert t.num_rows == rows
         want = res.arrow[name].filter(pa.compute.equal(res.arrow[name]["run_id"], 5))
         assert t.equals(want), name
@@ -600,32 +600,44 @@ def test_a_kept_pool_writes_where_a_relative_out_points_now(tmp_path, monkeypatc
     assert res.ran == 12 and len(list((tmp_path / "two" / "o" / "runs").glob("*/done"))) == 12
 
 
-def test_run_parts_are_parquet_encoded_as_documented():
-    """docs/tables.md's storage rules, by behaviour and with their literal numbers: every part of
-    a run's pack is a Parquet image written by the native encoder: text columns
-    dictionary-encoded, integer columns DELTA_BINARY_PACKED, other columns plain, snappy pages,
-    statistics of each column chunk, at most 2^20 rows a row group (pyarrow's default, so a part
-    spliced as it is never holds a larger group than the client's merged ones)."""
+def test_run_parts_switch_format_at_the_documented_size_and_encode_as_documented():
+    """docs/tables.md's storage rules, by behaviour and with their literal numbers (a change of the
+    constant fails here, not only where the code names it): a run's table of 4 096 rows or more
+    is a Parquet image, 4 095 an Arrow IPC one (marked as the native encoder's; LZ4 frames from
+    64 kB of buffers), both written by the native encoder. Parquet: text columns dictionary-encoded, integer columns
+    DELTA_BINARY_PACKED, other columns plain, snappy pages, statistics of each column chunk, at
+    most 2^20 rows a row group (pyarrow's default, so a part spliced as it is never holds a larger
+    group than the client's merged ones)."""
     import pyarrow.parquet as pq
 
     def table(n: int) -> pa.Table:
         return pa.table({"run_id": pa.array([0] * n, pa.int64())})
 
+    assert bytes(sw_store._encode_run_table(table(4096))[:4]) == b"PAR1"
+    ipc = sw_store._encode_run_table(table(4095))
+    assert bytes(ipc[:6]) == b"ARROW1" and sw_store._native_part(ipc) and len(ipc) > 4095 * 8
+    assert pa.ipc.open_file(pa.py_buffer(ipc)).read_all().equals(table(4095))
+    # an IPC part's buffers are LZ4 frames from 64 kB (65 536 bytes) on, plain below
+    small = {n: pa.table({"a": pa.array([7] * n, pa.int64()), "b": pa.array([1] * n, pa.int64()), "c": pa.array([2] * n, pa.int64()),
+                          "d": pa.array([3] * n, pa.int64())}) for n in (2047, 2048)}  # 4 columns x 8 bytes: 65 504 / 65 536 bytes
+    assert small[2047].get_total_buffer_size() < 65536 <= small[2048].get_total_buffer_size()
+    plain, lz4 = (sw_store._encode_run_table(small[n]) for n in (2047, 2048))
+    assert plain[:6] == lz4[:6] == b"ARROW1"
+    assert len(plain) > 65504 and len(lz4) < 8192, (len(plain), len(lz4))  # constant columns: LZ4 frames are tiny
+    for buf, n in ((plain, 2047), (lz4, 2048)):
+        assert pa.ipc.open_file(pa.py_buffer(buf)).read_all().equals(small[n])
     t = pa.table({"run_id": pa.array([3, 3, 3], pa.int64()), "s": pa.array(["a", None, "a"]), "b": pa.array([True, False, True]),
                   "x": pa.array([0.5, 1.5, None]), "u": pa.array([1, 2, 3], pa.uint32())})
-    f = pq.ParquetFile(pa.BufferReader(sw_store._encode_run_table(t)))
+    f = pq.ParquetFile(pa.BufferReader(sw_store._parquet_image(t)))
     col = {f.metadata.row_group(0).column(i).path_in_schema: f.metadata.row_group(0).column(i) for i in range(5)}
     assert "DELTA_BINARY_PACKED" in col["run_id"].encodings and "DELTA_BINARY_PACKED" in col["u"].encodings
     assert "RLE_DICTIONARY" in col["s"].encodings and col["s"].has_dictionary_page
     for c in ("b", "x"):
-        assert col[c].encodings == ("PLAIN",) or set(col[c].encodings) <= {"PLAIN", "RLE"}, (c, col[c].encodings)
-        assert not col[c].has_dictionary_page
+        assert set(col[c].encodings) <= {"PLAIN", "RLE"} and not col[c].has_dictionary_page, (c, col[c].encodings)
     assert all(c.compression == "SNAPPY" for c in col.values())
     assert (col["run_id"].statistics.min, col["run_id"].statistics.max) == (3, 3) and col["s"].statistics.null_count == 1
     assert col["x"].statistics.null_count == 1 and (col["x"].statistics.min, col["x"].statistics.max) == (0.5, 1.5)
-    assert pq.read_table(pa.BufferReader(sw_store._encode_run_table(t))).equals(t)
-    for n in (1, 4095, 4096):
-        assert bytes(sw_store._encode_run_table(table(n))[:4]) == b"PAR1"
+    assert pq.read_table(pa.BufferReader(sw_store._parquet_image(t))).equals(t)
     f = pq.ParquetFile(pa.BufferReader(sw_store._parquet_image(table((1 << 20) + 1))))
     assert [f.metadata.row_group(g).num_rows for g in range(f.metadata.num_row_groups)] == [1 << 20, 1]
 

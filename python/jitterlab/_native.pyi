@@ -8,7 +8,7 @@ __all__ = [
     "MediaSet", "grouped_quantiles", "emodel_r", "mos_from_r", "analyze_pair", "PcapWriter", "testbed_link",
     "testbed_set_realtime", "testbed_media_send", "testbed_media_recv", "capture_check", "parse_duration_ns",
     "parse_rate_bps", "parse_size", "estimate_json", "take_strings", "ParquetConcat",
-    "encode_pack", "encode_table", "merge_parquet",
+    "encode_pack", "encode_table", "merge_parts",
 ]
 
 __version__: str
@@ -159,16 +159,17 @@ class ParquetConcat:
 
 # --- Parquet encoding (crates/py/src/parquet_write.rs) -----------------------------------------
 
-def encode_pack(tables: list[tuple[str, Any]], align: int) -> tuple[bytes, list[tuple[str, int, int, int]], str]:
-    """A run's tables (pyarrow tables) as its pack: each a Parquet image at a multiple of `align`
-    bytes; returns the pack, each part's (name, offset, length, rows) and the pack's SHA-256 (hex)."""
+def encode_pack(tables: list[tuple[str, Any]], align: int, parquet_min_rows: int) -> tuple[bytes, list[tuple[str, int, int, int]], str]:
+    """A run's tables (pyarrow tables) as its pack: each a Parquet image from `parquet_min_rows`
+    rows, else an Arrow IPC one, at a multiple of `align` bytes; returns the pack, each part's
+    (name, offset, length, rows) and the pack's SHA-256 (hex)."""
     ...
-def encode_table(table: Any) -> bytes:
-    """One pyarrow table as a Parquet image, encoded as a run's parts are."""
+def encode_table(table: Any, parquet_min_rows: int) -> bytes:
+    """One pyarrow table as a run's part (`encode_pack`; `parquet_min_rows` 0: always Parquet)."""
     ...
-def merge_parquet(images: list[bytes]) -> bytes:
-    """Parquet images of one schema decoded and encoded as one (rows in order). ValueError when
-    one is not Parquet or its Arrow schema differs from the first's."""
+def merge_parts(images: list[bytes]) -> bytes:
+    """Parts (Parquet or Arrow IPC images) of one schema decoded and encoded as one Parquet image
+    (rows in order). ValueError when one is neither or its Arrow schema differs from the first's."""
     ...
 
 def take_strings(names: list[str], idx: Any) -> tuple[Any | None, Any, Any, int]:

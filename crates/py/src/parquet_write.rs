@@ -1,17 +1,25 @@
-//! A sweep's tables encoded as Parquet in the native module: each run's tables (`encode_pack`: the
-//! run's one file, `tables.pack`, and its SHA-256) and the combined tables' row groups of many
-//! small runs (`merge_parquet`: the parts decoded in one pass and encoded once). One encoder, so a
-//! run's part spliced into the combined table as it is and a row group merged from small parts
-//! are the same kind of bytes, and no byte goes through two encoders.
+//! A sweep's tables encoded in the native module: each run's tables (`encode_pack`: the run's one
+//! file, `tables.pack`, and its SHA-256) and the combined tables' row groups of many small runs
+//! (`merge_parts`: the parts decoded in one pass and encoded once). One encoder, so a run's large
+//! part spliced into the combined table as it is and a row group merged from small parts are the
+//! same kind of bytes, and no row is encoded as Parquet twice.
 //!
-//! The tables come from pyarrow through the Arrow C stream interface (`__arrow_c_stream__`), their
-//! buffers read in place. The options are those the combined tables always had (pyarrow's
-//! `_combined_options` before): dictionary pages only for text columns, integer columns
-//! DELTA_BINARY_PACKED, other columns plain, pages snappy-compressed, statistics of each column chunk, at
-//! most MAX_GROUP_ROWS rows a row group. The footer keeps the Arrow schema (`ARROW:schema`), so
-//! pyarrow reads back the types it handed over (dictionaries, timestamps, nulls, metadata).
+//! A table of at least `parquet_min_rows` rows is a Parquet image with the options the combined
+//! tables always had (pyarrow's `_combined_options` before): dictionary pages only for text
+//! columns, integer columns DELTA_BINARY_PACKED, other columns plain, snappy pages, statistics of
+//! each column chunk, at most MAX_GROUP_ROWS rows a row group; its footer keeps the Arrow schema
+//! (`ARROW:schema`), so pyarrow reads back the types it handed over (dictionaries, timestamps,
+//! nulls, metadata). A smaller one is an Arrow IPC file image (LZ4 frames from LZ4_MIN_BYTES): the Parquet writer's
+//! and reader's fixed cost a column (~10 us each way) would dominate a tiny run's few rows, which
+//! the client merges into a Parquet row group anyway. Its footer says `jitterlab` (IPC_MARK), so
+//! the client tells it from an older version's pyarrow image (LZ4 frames, which it leaves to
+//! pyarrow). The tables come from pyarrow through the Arrow C stream interface
+//! (`__arrow_c_stream__`), their buffers read in place.
 use arrow_array::ffi_stream::{ArrowArrayStreamReader, FFI_ArrowArrayStream};
 use arrow_array::RecordBatch;
+use arrow_ipc::reader::FileReader;
+use arrow_ipc::writer::{FileWriter, IpcWriteOptions};
+use arrow_ipc::{CompressionType, MetadataVersion};
 use arrow_schema::{DataType, Schema, SchemaRef};
 use bytes::Bytes;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -26,6 +34,11 @@ use sha2::{Digest, Sha256};
 
 /// Rows a row group at most (pyarrow's default; `store.MAX_GROUP_ROWS`).
 const MAX_GROUP_ROWS: usize = 1 << 20;
+/// The key of the custom metadata in the footer of the IPC images written here.
+const IPC_MARK: &str = "jitterlab";
+/// An IPC image of at least this many bytes of buffers is LZ4-compressed: below, the frames cost
+/// more time than they save on a few kB (a run's runs, channels, flows rows).
+const LZ4_MIN_BYTES: usize = 64 * 1024;
 
 fn err(e: impl std::fmt::Display) -> PyErr { PyValueError::new_err(format!("Parquet: {e}")) }
 
@@ -60,6 +73,26 @@ pub fn encode(schema: &SchemaRef, batches: &[RecordBatch]) -> parquet::errors::R
     w.into_inner()
 }
 
+/// A run's table as its part: Parquet from `parquet_min_rows` rows, else an Arrow IPC file of
+/// one record batch (a file of several could not hold dictionaries that differ between them).
+fn encode_part(schema: &SchemaRef, batches: &[RecordBatch], parquet_min_rows: usize) -> Result<Vec<u8>, String> {
+    let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
+    if rows >= parquet_min_rows {
+        return encode(schema, batches).map_err(|e| e.to_string());
+    }
+    let one = arrow_select::concat::concat_batches(schema, batches).map_err(|e| e.to_string())?;
+    // the buffers' bytes (pyarrow's `get_total_buffer_size`), not their capacity
+    let bytes: usize = one.columns().iter().map(|c| c.to_data().get_slice_memory_size()).sum::<Result<_, _>>().map_err(|e| e.to_string())?;
+    // buffers 8-byte aligned, as pyarrow writes them: 64 would pad a one-row table's ~60 buffers by ~3.5 kB
+    let opts = IpcWriteOptions::try_new(8, false, MetadataVersion::V5).map_err(|e| e.to_string())?;
+    let opts = if bytes >= LZ4_MIN_BYTES { opts.try_with_compression(Some(CompressionType::LZ4_FRAME)).map_err(|e| e.to_string())? } else { opts };
+    let mut w = FileWriter::try_new_with_options(Vec::new(), schema, opts).map_err(|e| e.to_string())?;
+    w.write_metadata(IPC_MARK, env!("CARGO_PKG_VERSION"));
+    w.write(&one).map_err(|e| e.to_string())?;
+    w.finish().map_err(|e| e.to_string())?;
+    w.into_inner().map_err(|e| e.to_string())
+}
+
 /// A pyarrow table (anything with `__arrow_c_stream__`) as its schema and record batches.
 fn import(obj: &Bound<'_, PyAny>) -> PyResult<(SchemaRef, Vec<RecordBatch>)> {
     let cap = obj.call_method0("__arrow_c_stream__")?;
@@ -73,29 +106,35 @@ fn import(obj: &Bound<'_, PyAny>) -> PyResult<(SchemaRef, Vec<RecordBatch>)> {
     Ok((schema, batches))
 }
 
-/// A Parquet image decoded (its Arrow schema from the footer).
-fn decode(data: Bytes) -> parquet::errors::Result<(SchemaRef, Vec<RecordBatch>)> {
-    let builder = ParquetRecordBatchReaderBuilder::try_new(data)?.with_batch_size(MAX_GROUP_ROWS);
+/// A part decoded: a Parquet image (its Arrow schema from the footer) or an Arrow IPC file image.
+fn decode(data: Bytes) -> Result<(SchemaRef, Vec<RecordBatch>), String> {
+    if data.starts_with(b"ARROW1") {
+        let reader = FileReader::try_new(std::io::Cursor::new(data), None).map_err(|e| e.to_string())?;
+        let schema = reader.schema();
+        let batches = reader.collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())?;
+        return Ok((schema, batches));
+    }
+    let builder = ParquetRecordBatchReaderBuilder::try_new(data).map_err(|e| e.to_string())?.with_batch_size(MAX_GROUP_ROWS);
     // the builder's schema: the reader's own lacks the footer's metadata (pandas', a user's)
     let schema = builder.schema().clone();
-    let reader = builder.build()?;
-    let batches = reader.collect::<Result<Vec<_>, _>>()?;
+    let reader = builder.build().map_err(|e| e.to_string())?;
+    let batches = reader.collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())?;
     Ok((schema, batches))
 }
 
-/// A run's tables encoded and packed: each table's Parquet image at a multiple of `align` bytes
+/// A run's tables encoded and packed: each table's part (`encode_part`) at a multiple of `align` bytes
 /// (zero bytes between), in the order given. Returns the pack, each part's (name, offset,
 /// length, rows) and the pack's SHA-256 (hex).
 #[pyfunction]
 #[allow(clippy::type_complexity)]
-fn encode_pack<'py>(py: Python<'py>, tables: Vec<(String, Bound<'py, PyAny>)>, align: usize) -> PyResult<(Bound<'py, PyBytes>, Vec<(String, usize, usize, usize)>, String)> {
+fn encode_pack<'py>(py: Python<'py>, tables: Vec<(String, Bound<'py, PyAny>)>, align: usize, parquet_min_rows: usize) -> PyResult<(Bound<'py, PyBytes>, Vec<(String, usize, usize, usize)>, String)> {
     let tables = tables.into_iter().map(|(n, t)| Ok((n, import(&t)?))).collect::<PyResult<Vec<_>>>()?;
     let align = align.max(1);
-    let (pack, parts, sha) = py.detach(|| -> parquet::errors::Result<_> {
+    let (pack, parts, sha) = py.detach(|| -> Result<_, String> {
         let mut pack = Vec::new();
         let mut parts = Vec::with_capacity(tables.len());
         for (name, (schema, batches)) in &tables {
-            let img = encode(schema, batches)?;
+            let img = encode_part(schema, batches, parquet_min_rows)?;
             let rows = batches.iter().map(RecordBatch::num_rows).sum();
             parts.push((name.clone(), pack.len(), img.len(), rows));
             pack.extend_from_slice(&img);
@@ -107,24 +146,25 @@ fn encode_pack<'py>(py: Python<'py>, tables: Vec<(String, Bound<'py, PyAny>)>, a
     Ok((PyBytes::new(py, &pack), parts, sha))
 }
 
-/// One table (a pyarrow table) as a Parquet image, encoded as a run's parts are.
+/// One table (a pyarrow table) as a run's part (`encode_part`; `parquet_min_rows` 0: Parquet).
 #[pyfunction]
-fn encode_table<'py>(py: Python<'py>, table: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+fn encode_table<'py>(py: Python<'py>, table: Bound<'py, PyAny>, parquet_min_rows: usize) -> PyResult<Bound<'py, PyBytes>> {
     let (schema, batches) = import(&table)?;
-    let img = py.detach(|| encode(&schema, &batches)).map_err(err)?;
+    let img = py.detach(|| encode_part(&schema, &batches, parquet_min_rows)).map_err(err)?;
     Ok(PyBytes::new(py, &img))
 }
 
-/// Parquet images of one schema decoded and encoded as one (their rows in order, one row group
-/// up to MAX_GROUP_ROWS rows): the combined table's row group of many small runs. Raises
-/// ValueError when an image is not Parquet or its Arrow schema differs from the first's.
+/// Parts (Parquet or Arrow IPC images) of one schema decoded and encoded as one Parquet image
+/// (their rows in order, one row group up to MAX_GROUP_ROWS rows): the combined table's row group
+/// of many small runs. Raises ValueError when a part is neither or its Arrow schema differs from
+/// the first's.
 #[pyfunction]
-fn merge_parquet<'py>(py: Python<'py>, images: Vec<Vec<u8>>) -> PyResult<Bound<'py, PyBytes>> {
+fn merge_parts<'py>(py: Python<'py>, images: Vec<Vec<u8>>) -> PyResult<Bound<'py, PyBytes>> {
     let out = py.detach(|| -> Result<Vec<u8>, String> {
         let mut schema: Option<SchemaRef> = None;
         let mut all = Vec::new();
         for img in images {
-            let (s, batches) = decode(Bytes::from(img)).map_err(|e| e.to_string())?;
+            let (s, batches) = decode(Bytes::from(img))?;
             match &schema {
                 None => schema = Some(s),
                 // the metadata may differ (pandas' counts a run's categories): the first's is kept
@@ -144,6 +184,6 @@ fn merge_parquet<'py>(py: Python<'py>, images: Vec<Vec<u8>>) -> PyResult<Bound<'
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(encode_pack, m)?)?;
     m.add_function(wrap_pyfunction!(encode_table, m)?)?;
-    m.add_function(wrap_pyfunction!(merge_parquet, m)?)?;
+    m.add_function(wrap_pyfunction!(merge_parts, m)?)?;
     Ok(())
 }

@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from jitterlab import _fspath, _io
 from jitterlab.sweep.spec import TABLES, RunSpec
-from jitterlab.sweep.store import (PARQUET_MIN_ROWS, Out, _decode_part, _encode_run_table, _is_parquet, _native_part, _run_dir, read_run_pack,
+from jitterlab.sweep.store import (PARQUET_MIN_ROWS, Out, _decode_part, _encode_run_table, _native_part, _parquet_image, _run_dir, read_run_pack,
                                    read_run_tables, verify_run)
 from jitterlab.tables import LazyTables, Tables
 
@@ -117,17 +117,17 @@ class _Combiner:
     """Builds OUT/<table>.parquet while the runs finish, in a thread beside the client's loop.
 
     Runs are appended in run-id order as soon as every earlier run has finished (or failed). Every
-    part is a Parquet image written by the native encoder (`_native.encode_pack`). A run's table of
-    PARQUET_MIN_ROWS rows or more is spliced into the file as it is (`_native.ParquetConcat`: column
-    chunks copied, the footer rewritten; no decoding, no encoding), its own row group(s). Smaller
-    ones are gathered, as bytes, and merged into one row group each time ROW_GROUP rows or
-    MERGE_PARTS parts have gathered (`_native.merge_parquet`: many runs' parts decoded in one pass
+    part was written by the native encoder (`_native.encode_pack`). A run's table of
+    PARQUET_MIN_ROWS rows or more is a Parquet image, spliced into the file as it is
+    (`_native.ParquetConcat`: column chunks copied, the footer rewritten; no decoding, no
+    encoding), its own row group(s). Smaller ones (Arrow IPC images) are gathered, as bytes, and merged into one row group each time ROW_GROUP rows or
+    MERGE_PARTS parts have gathered (`_native.merge_parts`: many runs' parts decoded in one pass
     and encoded once, by the same encoder; little is left to write after the last run, and row
     groups stay large for readers). So the combined tables grow while workers still run, and after
     the last run only its own tables and the footers remain to write (the serial part of a sweep,
     Amdahl); splicing and merging release the GIL. The files depend only on the runs' tables, not
-    on the order runs finish in nor on how they were stored (a part that is not already Parquet, an
-    older version's, is encoded exactly as a worker would now), so every executor writes the same
+    on the order runs finish in nor on how they were stored (an older version's part is encoded
+    exactly as a worker would now), so every executor writes the same
     bytes. A table whose runs disagree on its schema (a column null in one run, typed in another)
     is written at the end from all its parts with types unified instead.
 
@@ -225,7 +225,7 @@ class _Combiner:
                 if name in parts:
                     off, size, rows = parts[name]
                     raw = blob[off:off + size]
-                    if not _is_parquet(raw) or not _native_part(raw):  # an older version's part (Arrow IPC, pyarrow's Parquet)
+                    if not _native_part(raw):  # an older version's part (pyarrow's)
                         t = t if t is not None else _decode_part(pa.py_buffer(raw))
                         raw = None
                 if raw is None and t is not None and t.num_rows:
@@ -319,21 +319,18 @@ class _Combiner:
 
     def _flush(self, name: str) -> bool:
         """Writes the pending runs of table `name` as one row group: their parts decoded in one
-        pass and encoded once (`_native.merge_parquet`). False when their schemas differ (the
+        pass and encoded once (`_native.merge_parts`). False when their schemas differ (the
         table is now mixed)."""
         pending = self.pending[name]
         if not pending:
             return True
-        if len(pending) > 1:
-            from jitterlab import _native
+        from jitterlab import _native
 
-            try:
-                merged = _native.merge_parquet(pending)
-            except ValueError:
-                self._to_mixed(name)
-                return False
-        else:
-            merged = pending[0]
+        try:
+            merged = _native.merge_parts(pending)
+        except ValueError:
+            self._to_mixed(name)
+            return False
         if not self._splice(name, merged):
             return False
         self.pending[name], self.pending_rows[name] = [], 0
@@ -360,7 +357,7 @@ class _Combiner:
                     self._close(name)
                     self._tmp(name).unlink(missing_ok=True)
                     t = pa.concat_tables(parts, promote_options="default") if parts else _empty()
-                    _fspath.write_bytes(final, _encode_run_table(t))
+                    _fspath.write_bytes(final, _parquet_image(t))
                 else:
                     self._close(name)
                     _fspath.replace(self._tmp(name), final)

@@ -85,20 +85,22 @@ def _write_run(tmp: Out, d: Out, res: dict[str, Any]) -> tuple[bytes, dict[str, 
     return None if blob is None else (blob, parts)
 
 
-#: A run's stored tables: one file, PACK, holding each table as a Parquet file image, one after
-#: another at PACK_ALIGN-byte offsets; the `done` record's "parts" gives each table's [offset,
-#: length, rows]. The images are encoded by the native module (`_native.encode_pack`, which also
-#: hashes the pack), as the combined tables are: a part of at least PARQUET_MIN_ROWS rows is
-#: spliced into OUT/<table>.parquet as it is (`_native.ParquetConcat`), so per-packet rows are
-#: encoded once, by the worker, and never decoded by the client; smaller parts are merged, many
-#: runs' at once, into one row group by the same encoder (`_native.merge_parquet`). Runs stored by
-#: older versions (Arrow IPC parts, told apart by their magic bytes PAR1 / ARROW1, or a file a
-#: table: `<table>.arrow`, `<table>.parquet`) are still read.
+#: A run's stored tables: one file, PACK, holding each table as a file image, one after another at
+#: PACK_ALIGN-byte offsets; the `done` record's "parts" gives each table's [offset, length, rows].
+#: The images are encoded, packed and hashed by the native module (`_native.encode_pack`), the one
+#: encoder of the combined tables too: a table of at least PARQUET_MIN_ROWS rows is a Parquet image
+#: the client splices into OUT/<table>.parquet as it is (`_native.ParquetConcat`), so per-packet
+#: rows are encoded once, by the worker, and never decoded by the client; a smaller one is an
+#: Arrow IPC image (Parquet's fixed cost a column would dominate a tiny run), which the client
+#: merges, many runs' at once, into a Parquet row group (`_native.merge_parts`). Parts are told
+#: apart by their magic bytes (PAR1, ARROW1). Runs stored by older versions (pyarrow's images, or
+#: a file a table: `<table>.arrow`, `<table>.parquet`) are still read, and their parts encoded
+#: again as a worker would now (`_native_part`).
 PACK = "tables.pack"
 PACK_ALIGN = 64  # Arrow's buffer alignment: a part read from the file is used in place
 RUN_EXT = ".arrow"
-#: A run's table of at least this many rows is spliced into the combined table as its own row
-#: group(s); smaller ones are merged with the next runs' into row groups of `_Combiner.ROW_GROUP`.
+#: A run's table of at least this many rows is stored as Parquet and spliced into the combined
+#: table as its own row group(s); smaller ones are merged with the next runs' (`_Combiner`).
 PARQUET_MIN_ROWS = 4096
 #: Rows a row group at most (pyarrow's default), in a run's Parquet part and in the combined tables
 #: (the native encoder's MAX_GROUP_ROWS).
@@ -110,18 +112,22 @@ def _encode_pack(tables: Mapping[str, pa.Table]) -> tuple[bytes, dict[str, list[
     pack's SHA-256 (an absent part is an empty table: its absence is recorded in `done`)."""
     from jitterlab import _native
 
-    blob, parts, sha = _native.encode_pack([(n, t) for n, t in tables.items() if t.num_rows], PACK_ALIGN)
+    blob, parts, sha = _native.encode_pack([(n, t) for n, t in tables.items() if t.num_rows], PACK_ALIGN, PARQUET_MIN_ROWS)
     return blob, {n: [off, size, rows] for n, off, size, rows in parts}, sha
 
 
 def _encode_run_table(t: pa.Table) -> bytes:
-    """`t` as a Parquet image, encoded as a run's parts and the combined tables are."""
+    """`t` as a run's part (Parquet from PARQUET_MIN_ROWS rows, else Arrow IPC), as `_encode_pack` encodes it."""
     from jitterlab import _native
 
-    return _native.encode_table(t)
+    return _native.encode_table(t, PARQUET_MIN_ROWS)
 
 
-_parquet_image = _encode_run_table
+def _parquet_image(t: pa.Table) -> bytes:
+    """`t` as a Parquet image, encoded as the combined tables are."""
+    from jitterlab import _native
+
+    return _native.encode_table(t, 0)
 
 
 def _is_parquet(buf: pa.Buffer | bytes) -> bool:
@@ -129,11 +135,15 @@ def _is_parquet(buf: pa.Buffer | bytes) -> bool:
 
 
 def _native_part(buf: bytes) -> bool:
-    """Whether Parquet image `buf` was written by the native encoder (its footer's writer name):
-    a part written by an older version's pyarrow is encoded again before it is combined, so the
-    combined files depend only on the runs' tables."""
-    n = int.from_bytes(buf[-8:-4], "little") if len(buf) >= 12 else 0
-    return b"parquet-rs version" in buf[max(0, len(buf) - 8 - n):-8]
+    """Whether part `buf` was written by the native encoder (the writer's name in a Parquet
+    footer, the key `jitterlab` in an Arrow IPC one): a part of an older version's (pyarrow's
+    images; IPC ones may hold LZ4 frames) is decoded by pyarrow and encoded again before it is
+    combined, so the combined files depend only on the runs' tables."""
+    if _is_parquet(buf):
+        n = int.from_bytes(buf[-8:-4], "little") if len(buf) >= 12 else 0
+        return b"parquet-rs version" in buf[max(0, len(buf) - 8 - n):-8]
+    n = int.from_bytes(buf[-10:-6], "little") if len(buf) >= 16 else 0
+    return b"jitterlab" in buf[max(0, len(buf) - 10 - n):-10]
 
 
 def _decode_part(buf: pa.Buffer) -> pa.Table:
