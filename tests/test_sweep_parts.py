@@ -133,3 +133,24 @@ def test_same_sweep_writes_the_same_bytes_and_reduce_types_survive(tmp_path):
     blob = (tmp_path / "a" / "runs" / "000003" / sweep.PACK).read_bytes()
     assert rec["files"][sweep.PACK] == {"bytes": len(blob), "sha256": hashlib.sha256(blob).hexdigest()}
     assert all(sw_store._native_part(blob[p[0]:p[0] + p[1]]) for p in rec["parts"].values())
+
+
+def test_part_merger_decodes_as_parts_come_and_refuses_another_schema():
+    """`PartMerger` (the combining thread's): 600 one-row parts (past its join of every 256
+    batches) give one Parquet row group of their rows in order, the bytes of those rows encoded
+    at once; a part of another schema is refused and nothing of it kept; after `finish` it is
+    empty again."""
+    parts = [pa.table({"run_id": pa.array([i], pa.int64()), "s": pa.array([str(i % 7)])}) for i in range(600)]
+    m = _native.PartMerger()
+    for t in parts[:300]:
+        m.add(_native.encode_table(t, 4096))
+    with pytest.raises(ValueError, match="schema differs"):
+        m.add(_native.encode_table(pa.table({"run_id": pa.array([0.5])}), 4096))
+    for t in parts[300:]:
+        m.add(_native.encode_table(t, 4096))
+    out = m.finish()
+    f = pq.ParquetFile(pa.BufferReader(out))
+    assert f.metadata.num_row_groups == 1 and f.metadata.num_rows == 600
+    assert out == _native.encode_table(pa.concat_tables(parts).combine_chunks(), 0)
+    with pytest.raises(ValueError, match="nothing to merge"):
+        m.finish()

@@ -8,7 +8,7 @@ __all__ = [
     "MediaSet", "grouped_quantiles", "emodel_r", "mos_from_r", "analyze_pair", "PcapWriter", "testbed_link",
     "testbed_set_realtime", "testbed_media_send", "testbed_media_recv", "capture_check", "parse_duration_ns",
     "parse_rate_bps", "parse_size", "estimate_json", "take_strings", "ParquetConcat",
-    "encode_pack", "encode_table", "merge_parts",
+    "encode_pack", "encode_table", "merge_parts", "PartMerger",
 ]
 
 __version__: str
@@ -171,6 +171,21 @@ def merge_parts(images: list[bytes]) -> bytes:
     """Parts (Parquet or Arrow IPC images) of one schema decoded and encoded as one Parquet image
     (rows in order). ValueError when one is neither or its Arrow schema differs from the first's."""
     ...
+
+@final
+class PartMerger:
+    """Parts (Parquet or Arrow IPC images) of one schema decoded as they are added and encoded at
+    the end as one Parquet image (rows in order, one row group)."""
+
+    # a PyO3 class: constructed by __new__ (#[new]), no __init__
+    def __new__(cls) -> PartMerger: ...
+    def add(self, data: bytes) -> None:
+        """Decodes part `data` and keeps its rows. ValueError (nothing kept) when it is neither
+        Parquet nor Arrow IPC or its Arrow schema differs from the first part's."""
+        ...
+    def finish(self) -> bytes:
+        """The rows kept so far as one Parquet image; the merger is empty again. ValueError when nothing was added."""
+        ...
 
 def take_strings(names: list[str], idx: Any) -> tuple[Any | None, Any, Any, int]:
     """`names[idx]` as an Arrow string column's buffers (validity bitmap or None, int32 offsets,

@@ -39,6 +39,8 @@ const IPC_MARK: &str = "jitterlab";
 /// An IPC image of at least this many bytes of buffers is LZ4-compressed: below, the frames cost
 /// more time than they save on a few kB (a run's runs, channels, flows rows).
 const LZ4_MIN_BYTES: usize = 64 * 1024;
+/// A `PartMerger` joins its batches into one each time it holds this many.
+const COMPACT_BATCHES: usize = 256;
 
 fn err(e: impl std::fmt::Display) -> PyErr { PyValueError::new_err(format!("Parquet: {e}")) }
 
@@ -154,29 +156,75 @@ fn encode_table<'py>(py: Python<'py>, table: Bound<'py, PyAny>, parquet_min_rows
     Ok(PyBytes::new(py, &img))
 }
 
-/// Parts (Parquet or Arrow IPC images) of one schema decoded and encoded as one Parquet image
-/// (their rows in order, one row group up to MAX_GROUP_ROWS rows): the combined table's row group
-/// of many small runs. Raises ValueError when a part is neither or its Arrow schema differs from
-/// the first's.
+/// Parts (Parquet or Arrow IPC images) of one schema decoded as they come and encoded at the end
+/// as one Parquet image (their rows in order, one row group up to MAX_GROUP_ROWS rows): the
+/// combined table's row group of many small runs. The decoding happens in `add`, in the client's
+/// combining thread while the runs go on, so `finish` after the last run only encodes.
+#[pyclass(module = "jitterlab._native")]
+#[derive(Default)]
+pub struct PartMerger {
+    schema: Option<SchemaRef>,
+    batches: Vec<RecordBatch>,
+}
+
+impl PartMerger {
+    fn take(&mut self, data: Bytes) -> Result<(), String> {
+        let (s, batches) = decode(data)?;
+        match &self.schema {
+            None => self.schema = Some(s),
+            // the metadata may differ (pandas' counts a run's categories): the first's is kept
+            Some(first) if first.fields() != s.fields() => return Err("its schema differs from the first part's".into()),
+            Some(_) => {}
+        }
+        self.batches.extend(batches);
+        if self.batches.len() >= COMPACT_BATCHES {
+            // joined as they come: one join of 10,000 tiny runs' batches after the last run would
+            // be the serial part of a sweep
+            let schema = self.schema.as_ref().expect("set above");
+            let one = arrow_select::concat::concat_batches(schema, &self.batches).map_err(|e| e.to_string())?;
+            self.batches = vec![one];
+        }
+        Ok(())
+    }
+
+    fn encode_all(&mut self) -> Result<Vec<u8>, String> {
+        let schema = self.schema.take().ok_or("nothing to merge")?;
+        let batches = std::mem::take(&mut self.batches);
+        // one batch: the writer pays per batch and column (many one-row runs)
+        let one = arrow_select::concat::concat_batches(&schema, &batches).map_err(|e| e.to_string())?;
+        encode(&schema, &[one]).map_err(|e| e.to_string())
+    }
+}
+
+#[pymethods]
+impl PartMerger {
+    #[new]
+    fn new() -> Self { PartMerger::default() }
+
+    /// Decodes part `data` and keeps its rows. Raises ValueError, keeping nothing of it, when it
+    /// is neither Parquet nor Arrow IPC or its Arrow schema differs from the first part's.
+    fn add(&mut self, py: Python<'_>, data: &[u8]) -> PyResult<()> {
+        let data = Bytes::copy_from_slice(data);
+        py.detach(|| self.take(data)).map_err(err)
+    }
+
+    /// The rows kept so far as one Parquet image; the merger is empty again. Raises ValueError
+    /// when nothing was added.
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let out = py.detach(|| self.encode_all()).map_err(err)?;
+        Ok(PyBytes::new(py, &out))
+    }
+}
+
+/// `PartMerger` in one call: `images` decoded and encoded as one Parquet image.
 #[pyfunction]
 fn merge_parts<'py>(py: Python<'py>, images: Vec<Vec<u8>>) -> PyResult<Bound<'py, PyBytes>> {
     let out = py.detach(|| -> Result<Vec<u8>, String> {
-        let mut schema: Option<SchemaRef> = None;
-        let mut all = Vec::new();
+        let mut m = PartMerger::default();
         for img in images {
-            let (s, batches) = decode(Bytes::from(img))?;
-            match &schema {
-                None => schema = Some(s),
-                // the metadata may differ (pandas' counts a run's categories): the first's is kept
-                Some(first) if first.fields() != s.fields() => return Err("its schema differs from the first part's".into()),
-                Some(_) => {}
-            }
-            all.extend(batches);
+            m.take(Bytes::from(img))?;
         }
-        let schema = schema.ok_or("nothing to merge")?;
-        // one batch: the writer pays per batch and column (many one-row runs)
-        let one = arrow_select::concat::concat_batches(&schema, &all).map_err(|e| e.to_string())?;
-        encode(&schema, &[one]).map_err(|e| e.to_string())
+        m.encode_all()
     }).map_err(err)?;
     Ok(PyBytes::new(py, &out))
 }
@@ -185,5 +233,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(encode_pack, m)?)?;
     m.add_function(wrap_pyfunction!(encode_table, m)?)?;
     m.add_function(wrap_pyfunction!(merge_parts, m)?)?;
+    m.add_class::<PartMerger>()?;
     Ok(())
 }

@@ -120,10 +120,10 @@ class _Combiner:
     part was written by the native encoder (`_native.encode_pack`). A run's table of
     PARQUET_MIN_ROWS rows or more is a Parquet image, spliced into the file as it is
     (`_native.ParquetConcat`: column chunks copied, the footer rewritten; no decoding, no
-    encoding), its own row group(s). Smaller ones (Arrow IPC images) are gathered, as bytes, and merged into one row group each time ROW_GROUP rows or
-    MERGE_PARTS parts have gathered (`_native.merge_parts`: many runs' parts decoded in one pass
-    and encoded once, by the same encoder; little is left to write after the last run, and row
-    groups stay large for readers). So the combined tables grow while workers still run, and after
+    encoding), its own row group(s). Smaller ones (Arrow IPC images) are decoded as they come
+    (`_native.PartMerger`, in this thread while the runs go on) and encoded, by the same encoder,
+    as one row group each time ROW_GROUP rows or MERGE_PARTS parts have gathered (little is left
+    to do after the last run, and row groups stay large for readers). So the combined tables grow while workers still run, and after
     the last run only its own tables and the footers remain to write (the serial part of a sweep,
     Amdahl); splicing and merging release the GIL. The files depend only on the runs' tables, not
     on the order runs finish in nor on how they were stored (an older version's part is encoded
@@ -139,7 +139,7 @@ class _Combiner:
     ROW_GROUP = 1 << 17
     HOLD_BYTES = 256 << 20
     COMPACT_PARTS = 256
-    #: small parts merged at most at once (a bound on the bytes held: a tiny run's part is ~1-2 kB)
+    #: small parts written as one row group at most (a bound on what is held: a tiny run's part is ~1-2 kB)
     MERGE_PARTS = 4096
 
     def __init__(self, out: Out, tables: tuple[str, ...], order: list[int], ready: Iterable[int]):
@@ -159,6 +159,7 @@ class _Combiner:
         self.pending: dict[str, list[bytes]] = {n: [] for n in tables}  # small parts' Parquet images
         self.pending_rows = dict.fromkeys(tables, 0)
         self.concat: dict[str, Any] = {}  # name: _native.ParquetConcat
+        self.merger: dict[str, Any] = {}  # name: _native.PartMerger of its pending parts
         self.files: dict[str, Any] = {}  # name: its temporary file, open for writing
         self.mixed: set[str] = set()
         self.error: BaseException | None = None
@@ -258,9 +259,9 @@ class _Combiner:
             if not self._flush(name) or not self._splice(name, raw):
                 self._keep(name, t if t is not None else _decode_part(pa.py_buffer(raw)))
                 return
-        else:
-            self.pending[name].append(raw)
-            self.pending_rows[name] += rows
+        elif not self._pend(name, raw, rows):
+            self._keep(name, t if t is not None else _decode_part(pa.py_buffer(raw)))
+            return
         if not self.spilled and t is not None:
             self._keep(name, t)
             self.held += t.get_total_buffer_size()  # Table.nbytes costs ~50 us a table (it dedups buffers)
@@ -287,6 +288,7 @@ class _Combiner:
         the parts pending)."""
         pending = self.pending[name]
         self.pending[name], self.pending_rows[name] = [], 0
+        self.merger.pop(name, None)
         self._close(name)
         self.mixed.add(name)
         if self.spilled or name in self.lazy:
@@ -317,17 +319,32 @@ class _Combiner:
             return False
         return True
 
-    def _flush(self, name: str) -> bool:
-        """Writes the pending runs of table `name` as one row group: their parts decoded in one
-        pass and encoded once (`_native.merge_parts`). False when their schemas differ (the
-        table is now mixed)."""
-        pending = self.pending[name]
-        if not pending:
-            return True
-        from jitterlab import _native
+    def _pend(self, name: str, raw: bytes, rows: int) -> bool:
+        """A small part of table `name`, decoded at once (`_native.PartMerger`: in this thread
+        while the runs go on, not after the last one) and written with the next ones as one row
+        group. False when its schema differs from the pending parts' (the table is now mixed)."""
+        m = self.merger.get(name)
+        if m is None:
+            from jitterlab import _native
 
+            m = self.merger[name] = _native.PartMerger()
         try:
-            merged = _native.merge_parts(pending)
+            m.add(raw)
+        except ValueError:
+            self._to_mixed(name)
+            return False
+        self.pending[name].append(raw)  # read back by pyarrow only if the table turns mixed
+        self.pending_rows[name] += rows
+        return True
+
+    def _flush(self, name: str) -> bool:
+        """Writes the pending runs of table `name` as one row group: their parts, decoded as they
+        came, encoded once (`PartMerger.finish`). False when that fails on their schemas (the
+        table is now mixed)."""
+        if not self.pending[name]:
+            return True
+        try:
+            merged = self.merger[name].finish()
         except ValueError:
             self._to_mixed(name)
             return False
@@ -393,6 +410,7 @@ class _Combiner:
             except OSError:
                 pass
         self.concat.clear()
+        self.merger.clear()
         for name in self.tables:
             self._tmp(name).unlink(missing_ok=True)
 
