@@ -180,13 +180,26 @@ def _ipc(t: pa.Table) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
+def _pyarrow_part(t: pa.Table) -> bytes:
+    """A part as the version before wrote it (pyarrow: Parquet from 4 096 rows, else IPC)."""
+    import pyarrow.parquet as pq
+
+    if t.num_rows < 4096:
+        return _ipc(t)
+    sink = pa.BufferOutputStream()
+    pq.write_table(t, sink, use_dictionary=[c.name for c in t.schema if pa.types.is_string(c.type)],
+                   column_encoding={c.name: "DELTA_BINARY_PACKED" for c in t.schema if pa.types.is_integer(c.type)})
+    return sink.getvalue().to_pybytes()
+
+
 @pytest.mark.parametrize("duration", ["2s", "90s"])
-@pytest.mark.parametrize("old", ["parquet", "arrow", "ipc-pack"])
+@pytest.mark.parametrize("old", ["parquet", "arrow", "ipc-pack", "pyarrow-pack"])
 def test_runs_stored_by_an_older_version_are_reused(tmp_path, old, duration):
-    """Runs are one pack file each now, large tables as Parquet parts; an OUT whose runs were
-    stored a file a table (Parquet, then Arrow IPC) or in a pack of Arrow IPC parts only resumes
-    without running them again and combines to the same files, byte for byte (a large table not
-    stored as Parquet is encoded as a worker would have encoded it)."""
+    """Runs are one pack file each now, every part written by the native encoder; an OUT whose
+    runs were stored a file a table (Parquet, then Arrow IPC), in a pack of pyarrow's Arrow IPC
+    parts only, or in a pack of pyarrow's Parquet and IPC parts resumes without running them
+    again and combines to the same files, byte for byte (each older part is encoded as a worker
+    would now)."""
     import pyarrow.parquet as pq
 
     f = write(tmp_path, SWEEP.replace('duration = "2s"', f'duration = "{duration}"'))
@@ -196,12 +209,13 @@ def test_runs_stored_by_an_older_version_are_reused(tmp_path, old, duration):
         rec = json.loads(done.read_text())
         tables = sweep.read_run_tables(done.parent, rec["parts"])
         (done.parent / sweep.PACK).unlink()
-        if old == "ipc-pack":  # the pack of the version before: every part Arrow IPC
+        if old.endswith("-pack"):  # the packs of earlier versions: every part Arrow IPC, or pyarrow's Parquet from 4 096 rows
             blob, parts = b"", {}
             for name, t in tables.items():
+                img = _ipc(t) if old == "ipc-pack" else _pyarrow_part(t)
                 blob += b"\0" * (-len(blob) % sweep.PACK_ALIGN)
-                parts[name] = [len(blob), len(_ipc(t)), t.num_rows]
-                blob += _ipc(t)
+                parts[name] = [len(blob), len(img), t.num_rows]
+                blob += img
             (done.parent / sweep.PACK).write_bytes(blob)
             rec["parts"] = parts
             rec["files"] = {sweep.PACK: {"bytes": len(blob), "sha256": hashlib.sha256(blob).hexdigest()}}
