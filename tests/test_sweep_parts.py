@@ -154,3 +154,11 @@ def test_part_merger_decodes_as_parts_come_and_refuses_another_schema():
     assert out == _native.encode_table(pa.concat_tables(parts).combine_chunks(), 0)
     with pytest.raises(ValueError, match="nothing to merge"):
         m.finish()
+    # tables in memory handed over joined (`add_table`), between parts: the same bytes
+    m.add(_native.encode_table(parts[0], 4096))
+    m.add_table(pa.concat_tables(parts[1:400]))
+    with pytest.raises(ValueError, match="schema differs"):
+        m.add_table(pa.table({"run_id": pa.array(["x"])}))
+    for t in parts[400:]:
+        m.add(_native.encode_table(t, 4096))
+    assert m.finish() == out

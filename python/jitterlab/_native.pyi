@@ -183,6 +183,9 @@ class PartMerger:
         """Decodes part `data` and keeps its rows. ValueError (nothing kept) when it is neither
         Parquet nor Arrow IPC or its Arrow schema differs from the first part's."""
         ...
+    def add_table(self, table: Any) -> None:
+        """Keeps the rows of a pyarrow table. ValueError (nothing kept) when its schema differs from the first part's."""
+        ...
     def finish(self) -> bytes:
         """The rows kept so far as one Parquet image; the merger is empty again. ValueError when nothing was added."""
         ...

@@ -170,6 +170,10 @@ pub struct PartMerger {
 impl PartMerger {
     fn take(&mut self, data: Bytes) -> Result<(), String> {
         let (s, batches) = decode(data)?;
+        self.absorb(s, batches)
+    }
+
+    fn absorb(&mut self, s: SchemaRef, batches: Vec<RecordBatch>) -> Result<(), String> {
         match &self.schema {
             None => self.schema = Some(s),
             // the metadata may differ (pandas' counts a run's categories): the first's is kept
@@ -206,6 +210,14 @@ impl PartMerger {
     fn add(&mut self, py: Python<'_>, data: &[u8]) -> PyResult<()> {
         let data = Bytes::copy_from_slice(data);
         py.detach(|| self.take(data)).map_err(err)
+    }
+
+    /// Keeps the rows of a pyarrow table (runs' tables in the client's memory, joined: one
+    /// import for many). Raises ValueError, keeping nothing of it, when its schema differs from
+    /// the first part's.
+    fn add_table(&mut self, py: Python<'_>, table: Bound<'_, PyAny>) -> PyResult<()> {
+        let (schema, batches) = import(&table)?;
+        py.detach(|| self.absorb(schema, batches)).map_err(err)
     }
 
     /// The rows kept so far as one Parquet image; the merger is empty again. Raises ValueError

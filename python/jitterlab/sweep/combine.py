@@ -107,6 +107,14 @@ def _current_combined(out: Out, tables: tuple[str, ...], digest: str | None) -> 
     return combined
 
 
+def _table(t: pa.Table | None, raw: bytes | None) -> pa.Table:
+    """A run's table: `t` when in memory, else its part `raw` decoded by pyarrow."""
+    if t is not None:
+        return t
+    assert raw is not None
+    return _decode_part(pa.py_buffer(raw))
+
+
 def _compact(parts: list[pa.Table], unify: bool = True) -> pa.Table:
     """Tables as one, one chunk a column; `unify`: types unified where the parts disagree (half
     the speed on many small tables: only a mixed table needs it)."""
@@ -156,10 +164,11 @@ class _Combiner:
         self.held = 0
         self.spilled = False  # parts of tables with one schema no longer kept in memory
         self.lazy: set[str] = set()  # tables some of whose parts were spliced without being in memory
-        self.pending: dict[str, list[bytes]] = {n: [] for n in tables}  # small parts' Parquet images
+        self.pending: dict[str, list[bytes | pa.Table]] = {n: [] for n in tables}  # small parts (images, or tables in memory)
         self.pending_rows = dict.fromkeys(tables, 0)
         self.concat: dict[str, Any] = {}  # name: _native.ParquetConcat
         self.merger: dict[str, Any] = {}  # name: _native.PartMerger of its pending parts
+        self.in_hand: dict[str, list[pa.Table]] = {n: [] for n in tables}  # pending parts in memory, not yet handed to it
         self.files: dict[str, Any] = {}  # name: its temporary file, open for writing
         self.mixed: set[str] = set()
         self.error: BaseException | None = None
@@ -225,13 +234,14 @@ class _Combiner:
                 rows = t.num_rows if t is not None else 0
                 if name in parts:
                     off, size, rows = parts[name]
-                    raw = blob[off:off + size]
-                    if not _native_part(raw):  # an older version's part (pyarrow's)
-                        t = t if t is not None else _decode_part(pa.py_buffer(raw))
-                        raw = None
-                if raw is None and t is not None and t.num_rows:
+                    if t is None or rows >= PARQUET_MIN_ROWS:  # a small table in memory is used as it is
+                        raw = blob[off:off + size]
+                        if not _native_part(raw):  # an older version's part (pyarrow's)
+                            t = t if t is not None else _decode_part(pa.py_buffer(raw))
+                            raw = None
+                if raw is None and t is not None and t.num_rows >= PARQUET_MIN_ROWS:
                     raw = _encode_run_table(t)  # as its pack would hold it now (a run stored by an older version)
-                if not rows or raw is None:
+                if not rows or (raw is None and t is None):
                     continue
                 self.rows[name] += rows
                 self._add(name, t, raw, rows)
@@ -241,11 +251,12 @@ class _Combiner:
                     if name not in self.mixed:
                         self.parts[name] = []
 
-    def _add(self, name: str, t: pa.Table | None, raw: bytes, rows: int) -> None:
-        """One run's table `name` of `rows` rows: its Parquet image (`raw`), and the table when in
-        memory (`t`)."""
+    def _add(self, name: str, t: pa.Table | None, raw: bytes | None, rows: int) -> None:
+        """One run's table `name` of `rows` rows: its part (`raw`: a Parquet image from
+        PARQUET_MIN_ROWS rows, else an Arrow IPC one; None for a small table in memory) and the
+        table when in memory (`t`)."""
         if name in self.mixed:
-            self._keep(name, t if t is not None else _decode_part(pa.py_buffer(raw)))
+            self._keep(name, _table(t, raw))
             return
         if t is not None:
             if name not in self.schema:
@@ -254,13 +265,13 @@ class _Combiner:
                 self._to_mixed(name)
                 self._keep(name, t)
                 return
-        if rows >= PARQUET_MIN_ROWS:
+        if raw is not None and rows >= PARQUET_MIN_ROWS:
             # the runs before it first (row groups in run order), then its part as it is
             if not self._flush(name) or not self._splice(name, raw):
-                self._keep(name, t if t is not None else _decode_part(pa.py_buffer(raw)))
+                self._keep(name, _table(t, raw))
                 return
-        elif not self._pend(name, raw, rows):
-            self._keep(name, t if t is not None else _decode_part(pa.py_buffer(raw)))
+        elif not self._pend(name, raw, rows, t):
+            self._keep(name, _table(t, raw))
             return
         if not self.spilled and t is not None:
             self._keep(name, t)
@@ -287,12 +298,13 @@ class _Combiner:
         end with types unified; what was not kept in memory is read back (its file so far and
         the parts pending)."""
         pending = self.pending[name]
-        self.pending[name], self.pending_rows[name] = [], 0
+        self.pending[name], self.pending_rows[name], self.in_hand[name] = [], 0, []
         self.merger.pop(name, None)
         self._close(name)
         self.mixed.add(name)
         if self.spilled or name in self.lazy:
-            got = ([_fspath.read_parquet(self._tmp(name))] if self._tmp(name).exists() else []) + [_decode_part(pa.py_buffer(p)) for p in pending]
+            got = ([_fspath.read_parquet(self._tmp(name))] if self._tmp(name).exists() else []) + [_table(None, p) if isinstance(p, bytes) else p
+                                                                                                   for p in pending]
             self.parts[name] = [_compact(got)] if got else []
         self.lazy.discard(name)
         self._tmp(name).unlink(missing_ok=True)
@@ -319,22 +331,39 @@ class _Combiner:
             return False
         return True
 
-    def _pend(self, name: str, raw: bytes, rows: int) -> bool:
-        """A small part of table `name`, decoded at once (`_native.PartMerger`: in this thread
-        while the runs go on, not after the last one) and written with the next ones as one row
-        group. False when its schema differs from the pending parts' (the table is now mixed)."""
+    def _pend(self, name: str, raw: bytes | None, rows: int, t: pa.Table | None) -> bool:
+        """A small part of table `name`, written with the next ones as one row group: decoded at
+        once (`_native.PartMerger`: in this thread while the runs go on, not after the last one),
+        or, when the run's table is in memory (`t`), joined with the next ones in memory and
+        handed over many at once. False when its schema differs from the pending parts' (the
+        table is now mixed)."""
+        if t is not None:
+            self.in_hand[name].append(t)
+            if len(self.in_hand[name]) >= self.COMPACT_PARTS and not self._hand_over(name):
+                return False
+        elif not self._hand_over(name) or not self._merge(name, lambda m: m.add(raw)):
+            return False
+        self.pending[name].append(raw if t is None else t)  # read back by pyarrow only if the table turns mixed
+        self.pending_rows[name] += rows
+        return True
+
+    def _hand_over(self, name: str) -> bool:
+        """The pending tables in memory of table `name`, joined, to its merger (`_pend`)."""
+        tables, self.in_hand[name] = self.in_hand[name], []
+        return not tables or self._merge(name, lambda m: m.add_table(_compact(tables, unify=False)))
+
+    def _merge(self, name: str, add: Any) -> bool:
+        """`add(merger of table name)`; False (the table is now mixed) when it refuses the schema."""
         m = self.merger.get(name)
         if m is None:
             from jitterlab import _native
 
             m = self.merger[name] = _native.PartMerger()
         try:
-            m.add(raw)
+            add(m)
         except ValueError:
             self._to_mixed(name)
             return False
-        self.pending[name].append(raw)  # read back by pyarrow only if the table turns mixed
-        self.pending_rows[name] += rows
         return True
 
     def _flush(self, name: str) -> bool:
@@ -343,6 +372,8 @@ class _Combiner:
         table is now mixed)."""
         if not self.pending[name]:
             return True
+        if not self._hand_over(name):
+            return False
         try:
             merged = self.merger[name].finish()
         except ValueError:
