@@ -166,6 +166,7 @@ class _Combiner:
         self.lazy: set[str] = set()  # tables some of whose parts were spliced without being in memory
         self.pending: dict[str, list[bytes | pa.Table]] = {n: [] for n in tables}  # small parts (images, or tables in memory)
         self.pending_rows = dict.fromkeys(tables, 0)
+        self.pending_runs = dict.fromkeys(tables, 0)
         self.concat: dict[str, Any] = {}  # name: _native.ParquetConcat
         self.merger: dict[str, Any] = {}  # name: _native.PartMerger of its pending parts
         self.in_hand: dict[str, list[pa.Table]] = {n: [] for n in tables}  # pending parts in memory, not yet handed to it
@@ -279,7 +280,7 @@ class _Combiner:
         elif not self.spilled:
             self.lazy.add(name)  # never decoded here: read from the combined file when used
             self.parts[name] = []
-        if rows < PARQUET_MIN_ROWS and (self.pending_rows[name] >= self.ROW_GROUP or len(self.pending[name]) >= self.MERGE_PARTS):
+        if rows < PARQUET_MIN_ROWS and (self.pending_rows[name] >= self.ROW_GROUP or self.pending_runs[name] >= self.MERGE_PARTS):
             self._flush(name)
 
     def _keep(self, name: str, t: pa.Table) -> None:
@@ -297,8 +298,8 @@ class _Combiner:
         """Table `name` met a second schema: from now on all its parts are kept and written at the
         end with types unified; what was not kept in memory is read back (its file so far and
         the parts pending)."""
-        pending = self.pending[name]
-        self.pending[name], self.pending_rows[name], self.in_hand[name] = [], 0, []
+        pending = self.pending[name] + self.in_hand[name]  # in run order: the tables in hand came last
+        self.pending[name], self.pending_rows[name], self.pending_runs[name], self.in_hand[name] = [], 0, 0, []
         self.merger.pop(name, None)
         self._close(name)
         self.mixed.add(name)
@@ -338,19 +339,29 @@ class _Combiner:
         handed over many at once. False when its schema differs from the pending parts' (the
         table is now mixed)."""
         if t is not None:
-            self.in_hand[name].append(t)
             if len(self.in_hand[name]) >= self.COMPACT_PARTS and not self._hand_over(name):
                 return False
+            self.in_hand[name].append(t)
         elif not self._hand_over(name) or not self._merge(name, lambda m: m.add(raw)):
             return False
-        self.pending[name].append(raw if t is None else t)  # read back by pyarrow only if the table turns mixed
+        if t is None:
+            self.pending[name].append(raw)  # read back by pyarrow only if the table turns mixed
         self.pending_rows[name] += rows
+        self.pending_runs[name] += 1
         return True
 
     def _hand_over(self, name: str) -> bool:
         """The pending tables in memory of table `name`, joined, to its merger (`_pend`)."""
-        tables, self.in_hand[name] = self.in_hand[name], []
-        return not tables or self._merge(name, lambda m: m.add_table(_compact(tables, unify=False)))
+        tables = self.in_hand[name]
+        if not tables:
+            return True
+        joined = _compact(tables, unify=False)  # held joined: thousands of tiny tables cost more than their rows
+        self.in_hand[name] = [joined]  # where `_to_mixed` finds it if the merger refuses it
+        if not self._merge(name, lambda m: m.add_table(joined)):
+            return False
+        self.in_hand[name] = []
+        self.pending[name].append(joined)
+        return True
 
     def _merge(self, name: str, add: Any) -> bool:
         """`add(merger of table name)`; False (the table is now mixed) when it refuses the schema."""
@@ -370,7 +381,7 @@ class _Combiner:
         """Writes the pending runs of table `name` as one row group: their parts, decoded as they
         came, encoded once (`PartMerger.finish`). False when that fails on their schemas (the
         table is now mixed)."""
-        if not self.pending[name]:
+        if not self.pending_runs[name]:
             return True
         if not self._hand_over(name):
             return False
@@ -381,7 +392,7 @@ class _Combiner:
             return False
         if not self._splice(name, merged):
             return False
-        self.pending[name], self.pending_rows[name] = [], 0
+        self.pending[name], self.pending_rows[name], self.pending_runs[name] = [], 0, 0
         return True
 
     def finish(self) -> LazyTables:
