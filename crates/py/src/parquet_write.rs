@@ -248,3 +248,46 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PartMerger>()?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use arrow_array::{ArrayRef, Int64Array, StringArray};
+    use arrow_schema::Field;
+
+    fn batch(first: i64, n: usize) -> RecordBatch {
+        let schema = Arc::new(Schema::new(vec![Field::new("run_id", DataType::Int64, true), Field::new("s", DataType::Utf8, true)]));
+        let ids: ArrayRef = Arc::new(Int64Array::from_iter_values((0..n as i64).map(|i| first + i)));
+        let s: ArrayRef = Arc::new(StringArray::from_iter((0..n).map(|i| (i % 3 != 0).then(|| format!("f{}", i % 2)))));
+        RecordBatch::try_new(schema, vec![ids, s]).unwrap()
+    }
+
+    #[test]
+    fn parts_switch_format_at_the_threshold_and_decode_to_their_rows() {
+        let b = batch(0, 10);
+        let ipc = encode_part(&b.schema(), std::slice::from_ref(&b), 11).unwrap();
+        let pq = encode_part(&b.schema(), std::slice::from_ref(&b), 10).unwrap();
+        assert!(ipc.starts_with(b"ARROW1") && pq.starts_with(b"PAR1"));
+        for img in [ipc, pq] {
+            let (schema, got) = decode(Bytes::from(img)).unwrap();
+            assert_eq!(schema.fields(), b.schema().fields());
+            assert_eq!(arrow_select::concat::concat_batches(&schema, &got).unwrap(), b);
+        }
+    }
+
+    #[test]
+    fn merged_parts_are_the_bytes_of_their_rows_encoded_at_once() {
+        // 300 parts: past COMPACT_BATCHES, so the merger joins its batches on the way
+        let parts: Vec<RecordBatch> = (0..300).map(|i| batch(i * 4, 4)).collect();
+        let mut m = PartMerger::default();
+        for p in &parts {
+            m.take(Bytes::from(encode_part(&p.schema(), std::slice::from_ref(p), 1000).unwrap())).unwrap();
+        }
+        assert!(m.batches.len() < COMPACT_BATCHES);
+        let whole = arrow_select::concat::concat_batches(&parts[0].schema(), &parts).unwrap();
+        assert_eq!(m.encode_all().unwrap(), encode(&whole.schema(), &[whole]).unwrap());
+        assert!(m.encode_all().is_err(), "empty again after encode_all");
+    }
+}

@@ -3,8 +3,9 @@ and the record of the sweep in OUT/sweep.json.
 
 Storage: each finished run is written at once, by the worker that ran it, under OUT/runs/<run_id>/
 (one file, `tables.pack`, holding an image of each table asked for in `Sweep.tables`, including
-the aggregates `Sweep.reduce` computes in the worker: Parquet for a large table, which the client
-splices into the combined table as it is, Arrow IPC for a small one; then a `done` marker giving each
+the aggregates `Sweep.reduce` computes in the worker, encoded by the native module: Parquet for a
+large table, which the client splices into the combined table as it is, Arrow IPC for a small
+one, which it merges with other runs' into a row group; then a `done` marker giving each
 table's place and row count in the pack, the pack's SHA-256 and the tables asked for, written
 into a temporary directory renamed into place); workers send back a
 receipt, not the tables (with Dask, OUT must be storage every worker shares with the client). A
