@@ -12,7 +12,7 @@ works beside the runs, so it is not in the serial part, but its CPU time bounds 
 and its share of the 1-worker wall time. Dask clusters are started
 before the clock starts (a cluster is long-lived); the local pool's start is inside the timing.
 
-    python3 bench/bench_scaling.py [--workers 1,2] [--duration 30] [--reps 1] [--tiny-runs 10000]
+    python3 bench/bench_scaling.py [--workers 1,2] [--duration 30] [--reps 1] [--tiny-runs 10000] [--tiny-only]
 """
 from __future__ import annotations
 
@@ -103,6 +103,7 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--tiny-runs", type=int, default=10_000)
     ap.add_argument("--no-dask", action="store_true")
+    ap.add_argument("--tiny-only", action="store_true", help="the tiny runs only (the combining thread's cost a run)")
     a = ap.parse_args()
     counts = [int(x) for x in a.workers.split(",")] if a.workers else list(range(1, (os.cpu_count() or 1) + 1))
     import bench_vs_ns2
@@ -115,7 +116,7 @@ def main() -> None:
         print("| sweep | executor | workers | runs | wall s | speed-up | serial s | serial fraction | runs/s | cost/run ms (wall x workers / runs) | in worker ms/run | worker peak RSS MB | client peak RSS MB | combining thread CPU s (of the 1-worker wall) |")
         print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         executors = ["local"] + ([] if a.no_dask else ["dask"])
-        for label in ("medium", "tiny"):
+        for label in ("tiny",) if a.tiny_only else ("medium", "tiny"):
             for ex in executors:
                 base = None
                 for w in counts:

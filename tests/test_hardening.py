@@ -395,16 +395,16 @@ def test_sweep_full_disk_keeps_finished_runs(tmp_path, monkeypatch, capsys):
     f = tmp_path / "s.toml"
     f.write_text(SWEEP)
     out = tmp_path / "o"
-    # a few runs store their tables (Arrow IPC files), then the disk is full
-    real, calls = sw_store._encode_run_table, {"n": 0}
+    # a few runs store their tables (a pack each), then the disk is full
+    real, calls = sw_store._encode_pack, {"n": 0}
 
     def encode(t):
         calls["n"] += 1
-        if calls["n"] > 9:
+        if calls["n"] > 2:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         return real(t)
 
-    monkeypatch.setattr(sw_store, "_encode_run_table", encode)
+    monkeypatch.setattr(sw_store, "_encode_pack", encode)
     assert cli.main(["sweep", str(f), "--out", str(out), "--jobs", "1", "--quiet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no space left" in err[0], err

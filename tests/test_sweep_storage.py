@@ -38,9 +38,10 @@ def _digests(out: Path) -> dict[str, str]:
 
 @pytest.mark.parametrize("duration", ["2s", "90s"])
 def test_result_files_identical_for_1_and_2_workers_and_dask(tmp_path, duration):
-    """2 s: ~100 media rows a run, stored as Arrow IPC and encoded by the client in batches;
-    90 s: ~4 500, past PARQUET_MIN_ROWS, stored as Parquet and spliced into the combined table
-    as they are (one row group a run). Either way every executor writes the same bytes."""
+    """2 s: ~100 media rows a run, stored as Arrow IPC and merged by the client into one Parquet
+    row group (`merge_parts`); 90 s: ~4 500, past PARQUET_MIN_ROWS, stored as Parquet and spliced
+    into the combined table as they are (one row group a run). Either way every part is the
+    native encoder's, and every executor writes the same bytes."""
     f = write(tmp_path, SWEEP.replace('duration = "2s"', f'duration = "{duration}"'))
     receipts: dict[str, list[dict]] = {k: [] for k in "abcd"}
     res = {"a": sweep.run(sweep.load(f), tmp_path / "a", jobs=1, progress=False, on_result=receipts["a"].append),
@@ -51,8 +52,8 @@ def test_result_files_identical_for_1_and_2_workers_and_dask(tmp_path, duration)
         res["c"] = sweep.run(sweep.load(f), tmp_path / "c", executor="dask", scheduler=cluster.scheduler_address, progress=False,
                              on_result=receipts["c"].append, inline_bytes=0)
     # the tables handed back: in memory (a), or read from the combined file when used where the
-    # client spliced parts it never decoded (b, c with 90 s runs)
-    assert ("media_packets" in res["b"].arrow._files) == (duration == "90s")  # not yet read
+    # client combined parts it never decoded itself (b, c, d)
+    assert "media_packets" in res["b"].arrow._files and "media_packets" not in res["a"].arrow._files  # not yet read
     for k in "bcd":
         for name in ("media_packets", "runs", "channels"):
             assert res[k].arrow[name].equals(res["a"].arrow[name]), (k, name)
@@ -179,13 +180,26 @@ def _ipc(t: pa.Table) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
+def _pyarrow_part(t: pa.Table) -> bytes:
+    """A part as the version before wrote it (pyarrow: Parquet from 4 096 rows, else IPC)."""
+    import pyarrow.parquet as pq
+
+    if t.num_rows < 4096:
+        return _ipc(t)
+    sink = pa.BufferOutputStream()
+    pq.write_table(t, sink, use_dictionary=[c.name for c in t.schema if pa.types.is_string(c.type)],
+                   column_encoding={c.name: "DELTA_BINARY_PACKED" for c in t.schema if pa.types.is_integer(c.type)})
+    return sink.getvalue().to_pybytes()
+
+
 @pytest.mark.parametrize("duration", ["2s", "90s"])
-@pytest.mark.parametrize("old", ["parquet", "arrow", "ipc-pack"])
+@pytest.mark.parametrize("old", ["parquet", "arrow", "ipc-pack", "pyarrow-pack"])
 def test_runs_stored_by_an_older_version_are_reused(tmp_path, old, duration):
-    """Runs are one pack file each now, large tables as Parquet parts; an OUT whose runs were
-    stored a file a table (Parquet, then Arrow IPC) or in a pack of Arrow IPC parts only resumes
-    without running them again and combines to the same files, byte for byte (a large table not
-    stored as Parquet is encoded as a worker would have encoded it)."""
+    """Runs are one pack file each now, every part written by the native encoder; an OUT whose
+    runs were stored a file a table (Parquet, then Arrow IPC), in a pack of pyarrow's Arrow IPC
+    parts only, or in a pack of pyarrow's Parquet and IPC parts resumes without running them
+    again and combines to the same files, byte for byte (each older part is encoded as a worker
+    would now)."""
     import pyarrow.parquet as pq
 
     f = write(tmp_path, SWEEP.replace('duration = "2s"', f'duration = "{duration}"'))
@@ -195,12 +209,13 @@ def test_runs_stored_by_an_older_version_are_reused(tmp_path, old, duration):
         rec = json.loads(done.read_text())
         tables = sweep.read_run_tables(done.parent, rec["parts"])
         (done.parent / sweep.PACK).unlink()
-        if old == "ipc-pack":  # the pack of the version before: every part Arrow IPC
+        if old.endswith("-pack"):  # the packs of earlier versions: every part Arrow IPC, or pyarrow's Parquet from 4 096 rows
             blob, parts = b"", {}
             for name, t in tables.items():
+                img = _ipc(t) if old == "ipc-pack" else _pyarrow_part(t)
                 blob += b"\0" * (-len(blob) % sweep.PACK_ALIGN)
-                parts[name] = [len(blob), len(_ipc(t)), t.num_rows]
-                blob += _ipc(t)
+                parts[name] = [len(blob), len(img), t.num_rows]
+                blob += img
             (done.parent / sweep.PACK).write_bytes(blob)
             rec["parts"] = parts
             rec["files"] = {sweep.PACK: {"bytes": len(blob), "sha256": hashlib.sha256(blob).hexdigest()}}
@@ -229,8 +244,10 @@ def test_runs_stored_by_an_older_version_are_reused(tmp_path, old, duration):
 
 
 def test_pack_parts_are_aligned_and_read_in_place(tmp_path):
-    """Each table's part starts at a 64-byte boundary (Arrow's alignment, so its buffers are used
-    where they lie) and decodes to the run's table; the pack's size is the recorded one."""
+    import pyarrow.parquet as pq
+
+    """Each table's part starts at a 64-byte boundary and is a Parquet image that decodes to the
+    run's table; the pack's size is the recorded one."""
     f = write(tmp_path)
     res = sweep.run(sweep.load(f), tmp_path / "o", jobs=1, progress=False)
     d = tmp_path / "o" / "runs" / "000005"
@@ -240,7 +257,7 @@ def test_pack_parts_are_aligned_and_read_in_place(tmp_path):
     for name, (off, length, rows) in sorted(rec["parts"].items(), key=lambda kv: kv[1][0]):
         assert off % 64 == 0 and off >= ends and off - ends < 64
         ends = off + length
-        t = pa.ipc.open_file(pa.py_buffer((d / sweep.PACK).read_bytes()[off:off + length])).read_all()
+        t = sw_store._decode_part(pa.py_buffer((d / sweep.PACK).read_bytes()[off:off + length]))
         assert t.num_rows == rows
         want = res.arrow[name].filter(pa.compute.equal(res.arrow[name]["run_id"], 5))
         assert t.equals(want), name
@@ -474,9 +491,9 @@ def test_parquet_concat_splices_row_groups_as_they_are():
 
     from jitterlab import _native
 
-    def img(t: pa.Table, **kw) -> bytes:
+    def img(t: pa.Table, **kw) -> bytes:  # pyarrow's images: any writer's are spliced alike
         sink = pa.BufferOutputStream()
-        pq.write_table(t, sink, **{**sw_store._combined_options(t), **kw})
+        pq.write_table(t, sink, **{"use_dictionary": ["s"], **kw})
         return sink.getvalue().to_pybytes()
 
     a = pa.table({"run_id": pa.array([0] * 5, pa.int64()), "x": pa.array([1, 2, None, 4, 5], pa.int64()),
@@ -506,8 +523,8 @@ def test_parquet_concat_splices_row_groups_as_they_are():
         s0 = s_col.dictionary_page_offset or s_col.data_page_offset
         d0 = d_col.dictionary_page_offset or d_col.data_page_offset
         assert out[d0:d0 + d_col.total_compressed_size] == ib[s0:s0 + s_col.total_compressed_size]
-        assert d_col.statistics == s_col.statistics and d_col.encodings == s_col.encodings
-    assert f.metadata.created_by == pq.ParquetFile(pa.BufferReader(ia)).metadata.created_by
+        assert d_col.statistics == s_col.statistics and set(d_col.encodings) == set(s_col.encodings)
+    assert f.metadata.created_by == pq.ParquetFile(pa.BufferReader(ia)).metadata.created_by  # the first image's
     with pytest.raises(ValueError, match="nothing appended"):
         _native.ParquetConcat().finish()
 
@@ -597,27 +614,44 @@ def test_a_kept_pool_writes_where_a_relative_out_points_now(tmp_path, monkeypatc
     assert res.ran == 12 and len(list((tmp_path / "two" / "o" / "runs").glob("*/done"))) == 12
 
 
-def test_run_parts_switch_format_and_compression_at_the_documented_sizes():
-    """docs/tables.md's storage rules, by behaviour and with their literal numbers (a change of
-    either constant fails here, not only where the code names it): a run's table of 4 096 rows or
-    more is a Parquet image, 4 095 an Arrow IPC one; an IPC part's buffers are LZ4 frames from
-    64 kB (65 536 bytes) on, plain below; a Parquet image holds at most 2^20 rows a row group
-    (pyarrow's default, so a part spliced as it is never holds a larger group than the client's)."""
+def test_run_parts_switch_format_at_the_documented_size_and_encode_as_documented():
+    """docs/tables.md's storage rules, by behaviour and with their literal numbers (a change of the
+    constant fails here, not only where the code names it): a run's table of 4 096 rows or more
+    is a Parquet image, 4 095 an Arrow IPC one (marked as the native encoder's; LZ4 frames from
+    64 kB of buffers), both written by the native encoder. Parquet: text columns dictionary-encoded, integer columns
+    DELTA_BINARY_PACKED, other columns plain, snappy pages, statistics of each column chunk, at
+    most 2^20 rows a row group (pyarrow's default, so a part spliced as it is never holds a larger
+    group than the client's merged ones)."""
     import pyarrow.parquet as pq
 
     def table(n: int) -> pa.Table:
         return pa.table({"run_id": pa.array([0] * n, pa.int64())})
 
     assert bytes(sw_store._encode_run_table(table(4096))[:4]) == b"PAR1"
-    assert bytes(sw_store._encode_run_table(table(4095))[:6]) == b"ARROW1"
+    ipc = sw_store._encode_run_table(table(4095))
+    assert bytes(ipc[:6]) == b"ARROW1" and sw_store._native_part(ipc) and len(ipc) > 4095 * 8
+    assert pa.ipc.open_file(pa.py_buffer(ipc)).read_all().equals(table(4095))
+    # an IPC part's buffers are LZ4 frames from 64 kB (65 536 bytes) on, plain below
     small = {n: pa.table({"a": pa.array([7] * n, pa.int64()), "b": pa.array([1] * n, pa.int64()), "c": pa.array([2] * n, pa.int64()),
                           "d": pa.array([3] * n, pa.int64())}) for n in (2047, 2048)}  # 4 columns x 8 bytes: 65 504 / 65 536 bytes
     assert small[2047].get_total_buffer_size() < 65536 <= small[2048].get_total_buffer_size()
     plain, lz4 = (sw_store._encode_run_table(small[n]) for n in (2047, 2048))
-    assert bytes(plain[:6]) == bytes(lz4[:6]) == b"ARROW1"
-    assert plain.size > 65504 and lz4.size < 8192, (plain.size, lz4.size)  # constant columns: LZ4 frames are tiny
+    assert plain[:6] == lz4[:6] == b"ARROW1"
+    assert len(plain) > 65504 and len(lz4) < 8192, (len(plain), len(lz4))  # constant columns: LZ4 frames are tiny
     for buf, n in ((plain, 2047), (lz4, 2048)):
-        assert pa.ipc.open_file(buf).read_all().equals(small[n])
+        assert pa.ipc.open_file(pa.py_buffer(buf)).read_all().equals(small[n])
+    t = pa.table({"run_id": pa.array([3, 3, 3], pa.int64()), "s": pa.array(["a", None, "a"]), "b": pa.array([True, False, True]),
+                  "x": pa.array([0.5, 1.5, None]), "u": pa.array([1, 2, 3], pa.uint32())})
+    f = pq.ParquetFile(pa.BufferReader(sw_store._parquet_image(t)))
+    col = {f.metadata.row_group(0).column(i).path_in_schema: f.metadata.row_group(0).column(i) for i in range(5)}
+    assert "DELTA_BINARY_PACKED" in col["run_id"].encodings and "DELTA_BINARY_PACKED" in col["u"].encodings
+    assert "RLE_DICTIONARY" in col["s"].encodings and col["s"].has_dictionary_page
+    for c in ("b", "x"):
+        assert set(col[c].encodings) <= {"PLAIN", "RLE"} and not col[c].has_dictionary_page, (c, col[c].encodings)
+    assert all(c.compression == "SNAPPY" for c in col.values())
+    assert (col["run_id"].statistics.min, col["run_id"].statistics.max) == (3, 3) and col["s"].statistics.null_count == 1
+    assert col["x"].statistics.null_count == 1 and (col["x"].statistics.min, col["x"].statistics.max) == (0.5, 1.5)
+    assert pq.read_table(pa.BufferReader(sw_store._parquet_image(t))).equals(t)
     f = pq.ParquetFile(pa.BufferReader(sw_store._parquet_image(table((1 << 20) + 1))))
     assert [f.metadata.row_group(g).num_rows for g in range(f.metadata.num_row_groups)] == [1 << 20, 1]
 

@@ -210,20 +210,21 @@ def parquet_rows(p: Path | FsPath) -> int:
     return int(pq.ParquetFile(p).metadata.num_rows)
 
 
-def write_parquet(p: Path | FsPath, t: pa.Table, **options: Any) -> None:
-    """Writes `t` under a temporary name beside `p` and moves it to `p` when complete."""
+def write_bytes(p: Path | FsPath, data: bytes) -> None:
+    """Writes `data` under a temporary name beside `p` and moves it to `p` when complete."""
     from jitterlab import _io
 
     if isinstance(p, FsPath):
         tmp = p.with_name(f".{p.name}.tmp{os.getpid()}")
         try:
-            pq.write_table(t, tmp.path, filesystem=p.fs, **options)
+            with open_write(tmp) as f:
+                f.write(data)
             replace(tmp, p)
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
         return
-    _io.write_atomic(p, lambda tmp: pq.write_table(t, tmp, **options))
+    _io.write_atomic(p, lambda tmp: tmp.write_bytes(data))
 
 
 def sha256(p: Path | FsPath) -> str:

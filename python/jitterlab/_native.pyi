@@ -8,6 +8,7 @@ __all__ = [
     "MediaSet", "grouped_quantiles", "emodel_r", "mos_from_r", "analyze_pair", "PcapWriter", "testbed_link",
     "testbed_set_realtime", "testbed_media_send", "testbed_media_recv", "testbed_rtc_send", "testbed_rtc_recv", "capture_check", "parse_duration_ns",
     "parse_rate_bps", "parse_size", "estimate_json", "take_strings", "ParquetConcat",
+    "encode_pack", "encode_table", "merge_parts", "PartMerger",
 ]
 
 __version__: str
@@ -154,6 +155,39 @@ class ParquetConcat:
     @property
     def rows(self) -> int:
         """Rows appended so far."""
+        ...
+
+# --- Parquet encoding (crates/py/src/parquet_write.rs) -----------------------------------------
+
+def encode_pack(tables: list[tuple[str, Any]], align: int, parquet_min_rows: int) -> tuple[bytes, list[tuple[str, int, int, int]], str]:
+    """A run's tables (pyarrow tables) as its pack: each a Parquet image from `parquet_min_rows`
+    rows, else an Arrow IPC one, at a multiple of `align` bytes; returns the pack, each part's
+    (name, offset, length, rows) and the pack's SHA-256 (hex)."""
+    ...
+def encode_table(table: Any, parquet_min_rows: int) -> bytes:
+    """One pyarrow table as a run's part (`encode_pack`; `parquet_min_rows` 0: always Parquet)."""
+    ...
+def merge_parts(images: list[bytes]) -> bytes:
+    """Parts (Parquet or Arrow IPC images) of one schema decoded and encoded as one Parquet image
+    (rows in order). ValueError when one is neither or its Arrow schema differs from the first's."""
+    ...
+
+@final
+class PartMerger:
+    """Parts (Parquet or Arrow IPC images) of one schema decoded as they are added and encoded at
+    the end as one Parquet image (rows in order, one row group)."""
+
+    # a PyO3 class: constructed by __new__ (#[new]), no __init__
+    def __new__(cls) -> PartMerger: ...
+    def add(self, data: bytes) -> None:
+        """Decodes part `data` and keeps its rows. ValueError (nothing kept) when it is neither
+        Parquet nor Arrow IPC or its Arrow schema differs from the first part's."""
+        ...
+    def add_table(self, table: Any) -> None:
+        """Keeps the rows of a pyarrow table. ValueError (nothing kept) when its schema differs from the first part's."""
+        ...
+    def finish(self) -> bytes:
+        """The rows kept so far as one Parquet image; the merger is empty again. ValueError when nothing was added."""
         ...
 
 def take_strings(names: list[str], idx: Any) -> tuple[Any | None, Any, Any, int]:

@@ -11,6 +11,7 @@ mod capture;
 mod testbed;
 mod units;
 mod parquet_concat;
+mod parquet_write;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -22,5 +23,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     testbed::register(m)?;
     units::register(m)?;
     parquet_concat::register(m)?;
+    parquet_write::register(m)?;
     Ok(())
 }

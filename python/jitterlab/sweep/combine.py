@@ -11,12 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from jitterlab import _fspath, _io
 from jitterlab.sweep.spec import TABLES, RunSpec
-from jitterlab.sweep.store import (PARQUET_MIN_ROWS, Out, _combined_options, _decode_part, _encode_run_table, _is_parquet,
-                                   _parquet_image, _run_dir, read_run_pack, read_run_tables, verify_run)
+from jitterlab.sweep.store import (PARQUET_MIN_ROWS, Out, _decode_part, _encode_run_table, _native_part, _parquet_image, _run_dir, read_run_pack,
+                                   read_run_tables, verify_run)
 from jitterlab.tables import LazyTables, Tables
 
 if TYPE_CHECKING:  # pandas only where a DataFrame is asked for: workers and `jitterlab sweep` skip it
@@ -108,6 +107,14 @@ def _current_combined(out: Out, tables: tuple[str, ...], digest: str | None) -> 
     return combined
 
 
+def _table(t: pa.Table | None, raw: bytes | None) -> pa.Table:
+    """A run's table: `t` when in memory, else its part `raw` decoded by pyarrow."""
+    if t is not None:
+        return t
+    assert raw is not None
+    return _decode_part(pa.py_buffer(raw))
+
+
 def _compact(parts: list[pa.Table], unify: bool = True) -> pa.Table:
     """Tables as one, one chunk a column; `unify`: types unified where the parts disagree (half
     the speed on many small tables: only a mixed table needs it)."""
@@ -117,16 +124,18 @@ def _compact(parts: list[pa.Table], unify: bool = True) -> pa.Table:
 class _Combiner:
     """Builds OUT/<table>.parquet while the runs finish, in a thread beside the client's loop.
 
-    Runs are appended in run-id order as soon as every earlier run has finished (or failed). A
-    run's table of PARQUET_MIN_ROWS rows or more is its pack's Parquet image, spliced into the file
-    as it is (`_native.ParquetConcat`: column chunks copied, the footer rewritten; no decoding, no
-    encoding), its own row group(s). Smaller ones are gathered and encoded as one row group each
-    time ROW_GROUP rows have gathered (128 Ki rows: little is left to write after the last run,
-    and row groups stay large for readers). So the combined tables grow while workers still run,
-    and after the last run only its own tables and the footers remain to write (the serial part
-    of a sweep, Amdahl); splicing and encoding release the GIL. The files depend only on the runs'
-    tables, not on the order runs finish in nor on how they were stored (a part that is not
-    already Parquet is encoded exactly as a worker would have), so every executor writes the same
+    Runs are appended in run-id order as soon as every earlier run has finished (or failed). Every
+    part was written by the native encoder (`_native.encode_pack`). A run's table of
+    PARQUET_MIN_ROWS rows or more is a Parquet image, spliced into the file as it is
+    (`_native.ParquetConcat`: column chunks copied, the footer rewritten; no decoding, no
+    encoding), its own row group(s). Smaller ones (Arrow IPC images) are decoded as they come
+    (`_native.PartMerger`, in this thread while the runs go on) and encoded, by the same encoder,
+    as one row group each time ROW_GROUP rows or MERGE_PARTS parts have gathered (little is left
+    to do after the last run, and row groups stay large for readers). So the combined tables grow while workers still run, and after
+    the last run only its own tables and the footers remain to write (the serial part of a sweep,
+    Amdahl); splicing and merging release the GIL. The files depend only on the runs' tables, not
+    on the order runs finish in nor on how they were stored (an older version's part is encoded
+    exactly as a worker would now), so every executor writes the same
     bytes. A table whose runs disagree on its schema (a column null in one run, typed in another)
     is written at the end from all its parts with types unified instead.
 
@@ -138,8 +147,8 @@ class _Combiner:
     ROW_GROUP = 1 << 17
     HOLD_BYTES = 256 << 20
     COMPACT_PARTS = 256
-    #: runs averaging fewer rows than this are joined into one chunk before a row group is written
-    CHUNK_ROWS = 4096
+    #: small parts written as one row group at most (a bound on what is held: a tiny run's part is ~1-2 kB)
+    MERGE_PARTS = 4096
 
     def __init__(self, out: Out, tables: tuple[str, ...], order: list[int], ready: Iterable[int]):
         import queue
@@ -155,9 +164,12 @@ class _Combiner:
         self.held = 0
         self.spilled = False  # parts of tables with one schema no longer kept in memory
         self.lazy: set[str] = set()  # tables some of whose parts were spliced without being in memory
-        self.pending: dict[str, list[pa.Table]] = {n: [] for n in tables}
+        self.pending: dict[str, list[bytes | pa.Table]] = {n: [] for n in tables}  # small parts (images, or tables in memory)
         self.pending_rows = dict.fromkeys(tables, 0)
+        self.pending_runs = dict.fromkeys(tables, 0)
         self.concat: dict[str, Any] = {}  # name: _native.ParquetConcat
+        self.merger: dict[str, Any] = {}  # name: _native.PartMerger of its pending parts
+        self.in_hand: dict[str, list[pa.Table]] = {n: [] for n in tables}  # pending parts in memory, not yet handed to it
         self.files: dict[str, Any] = {}  # name: its temporary file, open for writing
         self.mixed: set[str] = set()
         self.error: BaseException | None = None
@@ -216,63 +228,60 @@ class _Combiner:
                     tables = read_run_tables(_run_dir(self.out, rid), self.tables)
             else:
                 tables, pack = got[0] or {}, got[1]
-            buf = pa.py_buffer(pack[0]) if pack is not None else None
+            blob, parts = pack if pack is not None else (b"", {})
             for name in self.tables:
                 t = tables.get(name)
-                raw = None
-                if buf is not None and pack is not None and name in pack[1]:
-                    off, size, _ = pack[1][name]
-                    part = buf.slice(off, size)
-                    if _is_parquet(part):
-                        raw = part
-                    elif t is None:
-                        t = _decode_part(part)
+                raw: bytes | None = None
+                rows = t.num_rows if t is not None else 0
+                if name in parts:
+                    off, size, rows = parts[name]
+                    if t is None or rows >= PARQUET_MIN_ROWS:  # a small table in memory is used as it is
+                        raw = blob[off:off + size]
+                        if not _native_part(raw):  # an older version's part (pyarrow's)
+                            t = t if t is not None else _decode_part(pa.py_buffer(raw))
+                            raw = None
                 if raw is None and t is not None and t.num_rows >= PARQUET_MIN_ROWS:
-                    raw = _encode_run_table(t)  # as its pack would hold it (a run stored by an older version)
-                rows = t.num_rows if t is not None else pack[1][name][2] if raw is not None and pack is not None else 0
-                if not rows:
+                    raw = _encode_run_table(t)  # as its pack would hold it now (a run stored by an older version)
+                if not rows or (raw is None and t is None):
                     continue
                 self.rows[name] += rows
-                self._add(name, t, raw)
+                self._add(name, t, raw, rows)
             if not self.spilled and self.held > self.HOLD_BYTES:
                 self.spilled = True
                 for name in self.tables:
                     if name not in self.mixed:
                         self.parts[name] = []
 
-    def _add(self, name: str, t: pa.Table | None, raw: pa.Buffer | None) -> None:
-        """One run's table `name`: in memory (`t`) and/or as its Parquet image (`raw`)."""
+    def _add(self, name: str, t: pa.Table | None, raw: bytes | None, rows: int) -> None:
+        """One run's table `name` of `rows` rows: its part (`raw`: a Parquet image from
+        PARQUET_MIN_ROWS rows, else an Arrow IPC one; None for a small table in memory) and the
+        table when in memory (`t`)."""
         if name in self.mixed:
-            self._keep(name, t if t is not None else _decode_part(raw))
+            self._keep(name, _table(t, raw))
             return
-        if name not in self.schema:
-            self.schema[name] = t.schema if t is not None else pq.read_schema(pa.BufferReader(raw))
-        elif t is not None and t.schema != self.schema[name]:
-            self._to_mixed(name)
-            self._keep(name, t)
-            return
-        if raw is not None:
-            self._flush(name)  # the runs before it first: row groups in run order
-            try:
-                self._append(name, raw)
-            except ValueError:  # its schema differs (a column null in this run, typed in another)
+        if t is not None:
+            if name not in self.schema:
+                self.schema[name] = t.schema
+            elif t.schema != self.schema[name]:
                 self._to_mixed(name)
-                self._keep(name, t if t is not None else _decode_part(raw))
+                self._keep(name, t)
                 return
-        else:
-            self.pending[name].append(t)
-            self.pending_rows[name] += t.num_rows  # type: ignore[union-attr]
+        if raw is not None and rows >= PARQUET_MIN_ROWS:
+            # the runs before it first (row groups in run order), then its part as it is
+            if not self._flush(name) or not self._splice(name, raw):
+                self._keep(name, _table(t, raw))
+                return
+        elif not self._pend(name, raw, rows, t):
+            self._keep(name, _table(t, raw))
+            return
         if not self.spilled and t is not None:
             self._keep(name, t)
             self.held += t.get_total_buffer_size()  # Table.nbytes costs ~50 us a table (it dedups buffers)
         elif not self.spilled:
-            self.lazy.add(name)  # spliced, never decoded: read from the combined file when used
+            self.lazy.add(name)  # never decoded here: read from the combined file when used
             self.parts[name] = []
-        if raw is None:
-            if self.pending_rows[name] >= self.ROW_GROUP:
-                self._flush(name)
-            elif len(self.pending[name]) >= self.COMPACT_PARTS:
-                self.pending[name] = [_compact(self.pending[name], unify=False)]
+        if rows < PARQUET_MIN_ROWS and (self.pending_rows[name] >= self.ROW_GROUP or self.pending_runs[name] >= self.MERGE_PARTS):
+            self._flush(name)
 
     def _keep(self, name: str, t: pa.Table) -> None:
         """Holds run table `t` for the result (zero-copy), many small ones compacted into one:
@@ -287,39 +296,104 @@ class _Combiner:
 
     def _to_mixed(self, name: str) -> None:
         """Table `name` met a second schema: from now on all its parts are kept and written at the
-        end with types unified; what was dropped from memory is read back from its file."""
-        self._flush(name)
+        end with types unified; what was not kept in memory is read back (its file so far and
+        the parts pending)."""
+        pending = self.pending[name] + self.in_hand[name]  # in run order: the tables in hand came last
+        self.pending[name], self.pending_rows[name], self.pending_runs[name], self.in_hand[name] = [], 0, 0, []
+        self.merger.pop(name, None)
         self._close(name)
         self.mixed.add(name)
-        if (self.spilled or name in self.lazy) and self._tmp(name).exists():
-            self.parts[name] = [_fspath.read_parquet(self._tmp(name))]
+        if self.spilled or name in self.lazy:
+            got = ([_fspath.read_parquet(self._tmp(name))] if self._tmp(name).exists() else []) + [_table(None, p) if isinstance(p, bytes) else p
+                                                                                                   for p in pending]
+            self.parts[name] = [_compact(got)] if got else []
         self.lazy.discard(name)
         self._tmp(name).unlink(missing_ok=True)
 
-    def _append(self, name: str, data: pa.Buffer | bytes) -> None:
+    def _append(self, name: str, data: bytes) -> None:
         """Splices Parquet image `data` into table `name`'s file (ValueError: another schema)."""
         c = self.concat.get(name)
         if c is None:
             from jitterlab import _native
 
             c = self.concat[name] = _native.ParquetConcat()
-        chunk = c.append(data.to_pybytes() if isinstance(data, pa.Buffer) else data)
+        chunk = c.append(data)
         f = self.files.get(name)
         if f is None:
             f = self.files[name] = _fspath.open_write(self._tmp(name))
         f.write(chunk)
 
-    def _flush(self, name: str) -> None:
-        """Writes the pending runs of table `name` as one row group."""
-        if not self.pending[name]:
-            return
-        t = pa.concat_tables(self.pending[name])
-        if t.num_rows < self.CHUNK_ROWS * len(self.pending[name]):
-            # small runs as one chunk: Parquet's writer pays per chunk and column (1000 one-row
-            # runs tables: 8x); large ones are written as they are (the same bytes, no copy)
-            t = t.combine_chunks()
-        self.pending[name], self.pending_rows[name] = [], 0
-        self._append(name, _parquet_image(t))
+    def _splice(self, name: str, data: bytes) -> bool:
+        """`_append`; False when `data`'s schema differs from the file's (the table is now mixed)."""
+        try:
+            self._append(name, data)
+        except ValueError:  # a column null in this run, typed in another
+            self._to_mixed(name)
+            return False
+        return True
+
+    def _pend(self, name: str, raw: bytes | None, rows: int, t: pa.Table | None) -> bool:
+        """A small part of table `name`, written with the next ones as one row group: decoded at
+        once (`_native.PartMerger`: in this thread while the runs go on, not after the last one),
+        or, when the run's table is in memory (`t`), joined with the next ones in memory and
+        handed over many at once. False when its schema differs from the pending parts' (the
+        table is now mixed)."""
+        if t is not None:
+            if len(self.in_hand[name]) >= self.COMPACT_PARTS and not self._hand_over(name):
+                return False
+            self.in_hand[name].append(t)
+        elif not self._hand_over(name) or not self._merge(name, lambda m: m.add(raw)):
+            return False
+        if t is None:
+            self.pending[name].append(raw)  # read back by pyarrow only if the table turns mixed
+        self.pending_rows[name] += rows
+        self.pending_runs[name] += 1
+        return True
+
+    def _hand_over(self, name: str) -> bool:
+        """The pending tables in memory of table `name`, joined, to its merger (`_pend`)."""
+        tables = self.in_hand[name]
+        if not tables:
+            return True
+        joined = _compact(tables, unify=False)  # held joined: thousands of tiny tables cost more than their rows
+        self.in_hand[name] = [joined]  # where `_to_mixed` finds it if the merger refuses it
+        if not self._merge(name, lambda m: m.add_table(joined)):
+            return False
+        self.in_hand[name] = []
+        self.pending[name].append(joined)
+        return True
+
+    def _merge(self, name: str, add: Any) -> bool:
+        """`add(merger of table name)`; False (the table is now mixed) when it refuses the schema."""
+        m = self.merger.get(name)
+        if m is None:
+            from jitterlab import _native
+
+            m = self.merger[name] = _native.PartMerger()
+        try:
+            add(m)
+        except ValueError:
+            self._to_mixed(name)
+            return False
+        return True
+
+    def _flush(self, name: str) -> bool:
+        """Writes the pending runs of table `name` as one row group: their parts, decoded as they
+        came, encoded once (`PartMerger.finish`). False when that fails on their schemas (the
+        table is now mixed)."""
+        if not self.pending_runs[name]:
+            return True
+        if not self._hand_over(name):
+            return False
+        try:
+            merged = self.merger[name].finish()
+        except ValueError:
+            self._to_mixed(name)
+            return False
+        if not self._splice(name, merged):
+            return False
+        self.pending[name], self.pending_rows[name], self.pending_runs[name] = [], 0, 0
+        return True
 
     def finish(self) -> LazyTables:
         """Waits for the thread, writes what is left and renames each file into place."""
@@ -335,13 +409,15 @@ class _Combiner:
             parts = self.parts[name]
             final = self.out / f"{name}.parquet"
             try:
+                if name not in self.mixed and self.rows[name]:
+                    self._flush(name)  # may find the last runs' schema differs: mixed
+                parts = self.parts[name]
                 if name in self.mixed or not self.rows[name]:
                     self._close(name)
                     self._tmp(name).unlink(missing_ok=True)
                     t = pa.concat_tables(parts, promote_options="default") if parts else _empty()
-                    _fspath.write_parquet(final, t, **_combined_options(t))
+                    _fspath.write_bytes(final, _parquet_image(t))
                 else:
-                    self._flush(name)
                     self._close(name)
                     _fspath.replace(self._tmp(name), final)
                     t = None if self.spilled or name in self.lazy else pa.concat_tables(parts)
@@ -376,6 +452,7 @@ class _Combiner:
             except OSError:
                 pass
         self.concat.clear()
+        self.merger.clear()
         for name in self.tables:
             self._tmp(name).unlink(missing_ok=True)
 

@@ -3,8 +3,9 @@ and the record of the sweep in OUT/sweep.json.
 
 Storage: each finished run is written at once, by the worker that ran it, under OUT/runs/<run_id>/
 (one file, `tables.pack`, holding an image of each table asked for in `Sweep.tables`, including
-the aggregates `Sweep.reduce` computes in the worker: Parquet for a large table, which the client
-splices into the combined table as it is, Arrow IPC for a small one; then a `done` marker giving each
+the aggregates `Sweep.reduce` computes in the worker, encoded by the native module: Parquet for a
+large table, which the client splices into the combined table as it is, Arrow IPC for a small
+one, which it merges with other runs' into a row group; then a `done` marker giving each
 table's place and row count in the pack, the pack's SHA-256 and the tables asked for, written
 into a temporary directory renamed into place); workers send back a
 receipt, not the tables (with Dask, OUT must be storage every worker shares with the client). A
@@ -67,20 +68,11 @@ def _write_run(tmp: Out, d: Out, res: dict[str, Any]) -> tuple[bytes, dict[str, 
     if res["ok"]:
         # one pack file a run, not one file a table: creating files is most of what storing a
         # small run costs (ext4: ~0.2 ms a file), and a 10,000-run sweep keeps 2 inodes a run
-        chunks: list[Any] = []
-        pos = 0
-        for name, t in res["tables"].items():
-            if t.num_rows:  # an absent part is an empty table (its absence is recorded below)
-                buf = _encode_run_table(t)
-                parts[name] = [pos, buf.size, t.num_rows]
-                pad = -buf.size % PACK_ALIGN
-                chunks += [buf, b"\0" * pad] if pad else [buf]
-                pos += buf.size + pad
+        blob, parts, sha = _encode_pack(res["tables"])
         files = {}
         if parts:
-            blob = b"".join(chunks)  # one copy, hashed and written as it is (not read back)
-            (tmp / PACK).write_bytes(blob)
-            files[PACK] = {"bytes": pos, "sha256": hashlib.sha256(blob).hexdigest()}
+            (tmp / PACK).write_bytes(blob)  # encoded, packed and hashed in the native module
+            files[PACK] = {"bytes": len(blob), "sha256": sha}
         # written last: the record that certifies the run's files
         done = (json.dumps({"wall_s": res["wall_s"], "identity": res.get("identity"), "files": files, "parts": parts, "tables": sorted(res["tables"]),
                             "requested": sorted(res.get("requested", res["tables"]))}, sort_keys=False, default=str) + "\n").encode()
@@ -96,45 +88,63 @@ def _write_run(tmp: Out, d: Out, res: dict[str, Any]) -> tuple[bytes, dict[str, 
 
 #: A run's stored tables: one file, PACK, holding each table as a file image, one after another at
 #: PACK_ALIGN-byte offsets; the `done` record's "parts" gives each table's [offset, length, rows].
-#: A table of at least PARQUET_MIN_ROWS rows is a Parquet image encoded as the combined tables are
-#: (`_combined_options`): the client splices it into OUT/<table>.parquet as it is
-#: (`_native.ParquetConcat`), so per-packet rows are encoded once, by the worker, and never decoded
-#: by the client. A smaller table is an Arrow IPC image (LZ4 frames from LZ4_MIN_BYTES): Parquet's
-#: fixed cost a file (~0.3 ms) would dominate a tiny run; the client gathers those and encodes
-#: them in batches. Parts are told apart by their magic bytes (PAR1, ARROW1). Runs stored by older
-#: versions (IPC parts only, or a file a table: `<table>.arrow`, `<table>.parquet`) are still read.
+#: The images are encoded, packed and hashed by the native module (`_native.encode_pack`), the one
+#: encoder of the combined tables too: a table of at least PARQUET_MIN_ROWS rows is a Parquet image
+#: the client splices into OUT/<table>.parquet as it is (`_native.ParquetConcat`), so per-packet
+#: rows are encoded once, by the worker, and never decoded by the client; a smaller one is an
+#: Arrow IPC image (Parquet's fixed cost a column would dominate a tiny run), which the client
+#: merges, many runs' at once, into a Parquet row group (`_native.merge_parts`). Parts are told
+#: apart by their magic bytes (PAR1, ARROW1). Runs stored by older versions (pyarrow's images, or
+#: a file a table: `<table>.arrow`, `<table>.parquet`) are still read, and their parts encoded
+#: again as a worker would now (`_native_part`).
 PACK = "tables.pack"
 PACK_ALIGN = 64  # Arrow's buffer alignment: a part read from the file is used in place
 RUN_EXT = ".arrow"
-_IPC_LZ4 = pa.ipc.IpcWriteOptions(compression="lz4", use_threads=False)  # a worker is one core
-_IPC_PLAIN = pa.ipc.IpcWriteOptions(use_threads=False)
-#: Tables smaller than this are stored uncompressed: LZ4 frames cost ~0.15 ms a table, more than
-#: they save on a few kB (a run's runs, channels, flows rows).
-LZ4_MIN_BYTES = 64 * 1024
-#: A run's table of at least this many rows is stored as Parquet and spliced as it is (above).
+#: A run's table of at least this many rows is stored as Parquet and spliced into the combined
+#: table as its own row group(s); smaller ones are merged with the next runs' (`_Combiner`).
 PARQUET_MIN_ROWS = 4096
-#: Rows a row group at most (pyarrow's default), in a run's Parquet part and in the combined tables.
+#: Rows a row group at most (pyarrow's default), in a run's Parquet part and in the combined tables
+#: (the native encoder's MAX_GROUP_ROWS).
 MAX_GROUP_ROWS = 1 << 20
 
 
-def _parquet_image(t: pa.Table) -> pa.Buffer:
-    """`t` as a Parquet file in memory, encoded as the combined tables are (`_combined_options`)."""
-    sink = pa.BufferOutputStream()
-    pq.write_table(t, sink, row_group_size=MAX_GROUP_ROWS, **_combined_options(t))
-    return sink.getvalue()
+def _encode_pack(tables: Mapping[str, pa.Table]) -> tuple[bytes, dict[str, list[int]], str]:
+    """A run's tables with rows as its pack: the bytes, each part's [offset, length, rows] and the
+    pack's SHA-256 (an absent part is an empty table: its absence is recorded in `done`)."""
+    from jitterlab import _native
+
+    blob, parts, sha = _native.encode_pack([(n, t) for n, t in tables.items() if t.num_rows], PACK_ALIGN, PARQUET_MIN_ROWS)
+    return blob, {n: [off, size, rows] for n, off, size, rows in parts}, sha
 
 
-def _encode_run_table(t: pa.Table) -> pa.Buffer:
-    if t.num_rows >= PARQUET_MIN_ROWS:
-        return _parquet_image(t)
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_file(sink, t.schema, options=_IPC_LZ4 if t.get_total_buffer_size() >= LZ4_MIN_BYTES else _IPC_PLAIN) as w:
-        w.write_table(t)
-    return sink.getvalue()
+def _encode_run_table(t: pa.Table) -> bytes:
+    """`t` as a run's part (Parquet from PARQUET_MIN_ROWS rows, else Arrow IPC), as `_encode_pack` encodes it."""
+    from jitterlab import _native
+
+    return _native.encode_table(t, PARQUET_MIN_ROWS)
+
+
+def _parquet_image(t: pa.Table) -> bytes:
+    """`t` as a Parquet image, encoded as the combined tables are."""
+    from jitterlab import _native
+
+    return _native.encode_table(t, 0)
 
 
 def _is_parquet(buf: pa.Buffer | bytes) -> bool:
     return len(buf) >= 4 and bytes(memoryview(buf)[:4]) == b"PAR1"
+
+
+def _native_part(buf: bytes) -> bool:
+    """Whether part `buf` was written by the native encoder (the writer's name in a Parquet
+    footer, the key `jitterlab` in an Arrow IPC one): a part of an older version's (pyarrow's
+    images; IPC ones may hold LZ4 frames) is decoded by pyarrow and encoded again before it is
+    combined, so the combined files depend only on the runs' tables."""
+    if _is_parquet(buf):
+        n = int.from_bytes(buf[-8:-4], "little") if len(buf) >= 12 else 0
+        return b"parquet-rs version" in buf[max(0, len(buf) - 8 - n):-8]
+    n = int.from_bytes(buf[-10:-6], "little") if len(buf) >= 16 else 0
+    return b"jitterlab" in buf[max(0, len(buf) - 10 - n):-10]
 
 
 def _decode_part(buf: pa.Buffer) -> pa.Table:
@@ -288,13 +298,3 @@ def run_identity(sweep_digest: str, spec: RunSpec) -> dict[str, Any]:
     run's parameters and seeds), the run's parameters and its seed. A resumed sweep redoes a run
     whose record names another identity (another sweep wrote it into this OUT)."""
     return json.loads(json.dumps({"sweep": sweep_digest, "params": spec.params, "seed": spec.seed}, sort_keys=True, default=str))
-
-
-def _combined_options(t: pa.Table) -> dict[str, Any]:
-    """Parquet options of the combined tables: dictionary pages only for text columns (names
-    repeat; for numbers they cost time and rarely space); integer columns DELTA_BINARY_PACKED
-    (times in ns, sequence numbers, run ids rise in small steps: the media table of `bench/run
-    vs-ns2` is 20x smaller than plain+snappy and no slower to write; every Parquet reader since
-    format 2.0 decodes it); statistics kept (readers filter on them)."""
-    return {"use_dictionary": [c.name for c in t.schema if pa.types.is_string(c.type)],
-            "column_encoding": {c.name: "DELTA_BINARY_PACKED" for c in t.schema if pa.types.is_integer(c.type)}}

@@ -1,0 +1,293 @@
+//! A sweep's tables encoded in the native module: each run's tables (`encode_pack`: the run's one
+//! file, `tables.pack`, and its SHA-256) and the combined tables' row groups of many small runs
+//! (`merge_parts`: the parts decoded in one pass and encoded once). One encoder, so a run's large
+//! part spliced into the combined table as it is and a row group merged from small parts are the
+//! same kind of bytes, and no row is encoded as Parquet twice.
+//!
+//! A table of at least `parquet_min_rows` rows is a Parquet image with the options the combined
+//! tables always had (pyarrow's `_combined_options` before): dictionary pages only for text
+//! columns, integer columns DELTA_BINARY_PACKED, other columns plain, snappy pages, statistics of
+//! each column chunk, at most MAX_GROUP_ROWS rows a row group; its footer keeps the Arrow schema
+//! (`ARROW:schema`), so pyarrow reads back the types it handed over (dictionaries, timestamps,
+//! nulls, metadata). A smaller one is an Arrow IPC file image (LZ4 frames from LZ4_MIN_BYTES): the Parquet writer's
+//! and reader's fixed cost a column (~10 us each way) would dominate a tiny run's few rows, which
+//! the client merges into a Parquet row group anyway. Its footer says `jitterlab` (IPC_MARK), so
+//! the client tells it from an older version's pyarrow image (LZ4 frames, which it leaves to
+//! pyarrow). The tables come from pyarrow through the Arrow C stream interface
+//! (`__arrow_c_stream__`), their buffers read in place.
+use arrow_array::ffi_stream::{ArrowArrayStreamReader, FFI_ArrowArrayStream};
+use arrow_array::RecordBatch;
+use arrow_ipc::reader::FileReader;
+use arrow_ipc::writer::{FileWriter, IpcWriteOptions};
+use arrow_ipc::{CompressionType, MetadataVersion};
+use arrow_schema::{DataType, Schema, SchemaRef};
+use bytes::Bytes;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, Encoding};
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::schema::types::ColumnPath;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyCapsule, PyCapsuleMethods};
+use sha2::{Digest, Sha256};
+
+/// Rows a row group at most (pyarrow's default; `store.MAX_GROUP_ROWS`).
+const MAX_GROUP_ROWS: usize = 1 << 20;
+/// The key of the custom metadata in the footer of the IPC images written here.
+const IPC_MARK: &str = "jitterlab";
+/// An IPC image of at least this many bytes of buffers is LZ4-compressed: below, the frames cost
+/// more time than they save on a few kB (a run's runs, channels, flows rows).
+const LZ4_MIN_BYTES: usize = 64 * 1024;
+/// A `PartMerger` joins its batches into one each time it holds this many.
+const COMPACT_BATCHES: usize = 256;
+
+fn err(e: impl std::fmt::Display) -> PyErr { PyValueError::new_err(format!("Parquet: {e}")) }
+
+/// The writer's options for a table of `schema` (see the module's note).
+fn props(schema: &Schema) -> WriterProperties {
+    let mut b = WriterProperties::builder()
+        .set_dictionary_enabled(false)
+        // DELTA_BINARY_PACKED runs of a periodic flow repeat: snappy halves them (pyarrow's default)
+        .set_compression(Compression::SNAPPY)
+        .set_statistics_enabled(EnabledStatistics::Chunk)
+        .set_max_row_group_size(MAX_GROUP_ROWS);
+    for f in schema.fields() {
+        let path = ColumnPath::from(f.name().as_str());
+        match f.data_type() {
+            // names repeat (flows, roles, where a packet was lost): a dictionary page a chunk
+            DataType::Utf8 | DataType::Dictionary(..) => b = b.set_column_dictionary_enabled(path, true),
+            // times in ns, sequence numbers, run ids rise in small steps
+            DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 | DataType::UInt8 | DataType::UInt16 | DataType::UInt32
+            | DataType::UInt64 => b = b.set_column_encoding(path, Encoding::DELTA_BINARY_PACKED),
+            _ => {}
+        }
+    }
+    b.build()
+}
+
+/// `batches` (of `schema`) as one Parquet file image.
+pub fn encode(schema: &SchemaRef, batches: &[RecordBatch]) -> parquet::errors::Result<Vec<u8>> {
+    let mut w = ArrowWriter::try_new(Vec::new(), schema.clone(), Some(props(schema)))?;
+    for b in batches {
+        w.write(b)?;
+    }
+    w.into_inner()
+}
+
+/// A run's table as its part: Parquet from `parquet_min_rows` rows, else an Arrow IPC file of
+/// one record batch (a file of several could not hold dictionaries that differ between them).
+fn encode_part(schema: &SchemaRef, batches: &[RecordBatch], parquet_min_rows: usize) -> Result<Vec<u8>, String> {
+    let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
+    if rows >= parquet_min_rows {
+        return encode(schema, batches).map_err(|e| e.to_string());
+    }
+    let one = arrow_select::concat::concat_batches(schema, batches).map_err(|e| e.to_string())?;
+    // the buffers' bytes (pyarrow's `get_total_buffer_size`), not their capacity
+    let bytes: usize = one.columns().iter().map(|c| c.to_data().get_slice_memory_size()).sum::<Result<_, _>>().map_err(|e| e.to_string())?;
+    // buffers 8-byte aligned, as pyarrow writes them: 64 would pad a one-row table's ~60 buffers by ~3.5 kB
+    let opts = IpcWriteOptions::try_new(8, false, MetadataVersion::V5).map_err(|e| e.to_string())?;
+    let opts = if bytes >= LZ4_MIN_BYTES { opts.try_with_compression(Some(CompressionType::LZ4_FRAME)).map_err(|e| e.to_string())? } else { opts };
+    let mut w = FileWriter::try_new_with_options(Vec::new(), schema, opts).map_err(|e| e.to_string())?;
+    w.write_metadata(IPC_MARK, env!("CARGO_PKG_VERSION"));
+    w.write(&one).map_err(|e| e.to_string())?;
+    w.finish().map_err(|e| e.to_string())?;
+    w.into_inner().map_err(|e| e.to_string())
+}
+
+/// A pyarrow table (anything with `__arrow_c_stream__`) as its schema and record batches.
+fn import(obj: &Bound<'_, PyAny>) -> PyResult<(SchemaRef, Vec<RecordBatch>)> {
+    let cap = obj.call_method0("__arrow_c_stream__")?;
+    let cap = cap.cast::<PyCapsule>().map_err(|_| PyValueError::new_err("__arrow_c_stream__ did not return a capsule"))?;
+    let ptr = cap.pointer_checked(Some(c"arrow_array_stream"))?;
+    // SAFETY: the capsule holds a live FFI_ArrowArrayStream (the PyCapsule protocol); `from_raw`
+    // moves it out, leaving a released stream behind for the capsule's destructor.
+    let reader = unsafe { ArrowArrayStreamReader::from_raw(ptr.as_ptr().cast::<FFI_ArrowArrayStream>()) }.map_err(err)?;
+    let schema = arrow_array::RecordBatchReader::schema(&reader);
+    let batches = reader.collect::<Result<Vec<_>, _>>().map_err(err)?;
+    Ok((schema, batches))
+}
+
+/// A part decoded: a Parquet image (its Arrow schema from the footer) or an Arrow IPC file image.
+fn decode(data: Bytes) -> Result<(SchemaRef, Vec<RecordBatch>), String> {
+    if data.starts_with(b"ARROW1") {
+        let reader = FileReader::try_new(std::io::Cursor::new(data), None).map_err(|e| e.to_string())?;
+        let schema = reader.schema();
+        let batches = reader.collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())?;
+        return Ok((schema, batches));
+    }
+    let builder = ParquetRecordBatchReaderBuilder::try_new(data).map_err(|e| e.to_string())?.with_batch_size(MAX_GROUP_ROWS);
+    // the builder's schema: the reader's own lacks the footer's metadata (pandas', a user's)
+    let schema = builder.schema().clone();
+    let reader = builder.build().map_err(|e| e.to_string())?;
+    let batches = reader.collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())?;
+    Ok((schema, batches))
+}
+
+/// A run's tables encoded and packed: each table's part (`encode_part`) at a multiple of `align` bytes
+/// (zero bytes between), in the order given. Returns the pack, each part's (name, offset,
+/// length, rows) and the pack's SHA-256 (hex).
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn encode_pack<'py>(py: Python<'py>, tables: Vec<(String, Bound<'py, PyAny>)>, align: usize, parquet_min_rows: usize) -> PyResult<(Bound<'py, PyBytes>, Vec<(String, usize, usize, usize)>, String)> {
+    let tables = tables.into_iter().map(|(n, t)| Ok((n, import(&t)?))).collect::<PyResult<Vec<_>>>()?;
+    let align = align.max(1);
+    let (pack, parts, sha) = py.detach(|| -> Result<_, String> {
+        let mut pack = Vec::new();
+        let mut parts = Vec::with_capacity(tables.len());
+        for (name, (schema, batches)) in &tables {
+            let img = encode_part(schema, batches, parquet_min_rows)?;
+            let rows = batches.iter().map(RecordBatch::num_rows).sum();
+            parts.push((name.clone(), pack.len(), img.len(), rows));
+            pack.extend_from_slice(&img);
+            pack.resize(pack.len().next_multiple_of(align), 0);
+        }
+        let sha: String = Sha256::digest(&pack).iter().map(|b| format!("{b:02x}")).collect();
+        Ok((pack, parts, sha))
+    }).map_err(err)?;
+    Ok((PyBytes::new(py, &pack), parts, sha))
+}
+
+/// One table (a pyarrow table) as a run's part (`encode_part`; `parquet_min_rows` 0: Parquet).
+#[pyfunction]
+fn encode_table<'py>(py: Python<'py>, table: Bound<'py, PyAny>, parquet_min_rows: usize) -> PyResult<Bound<'py, PyBytes>> {
+    let (schema, batches) = import(&table)?;
+    let img = py.detach(|| encode_part(&schema, &batches, parquet_min_rows)).map_err(err)?;
+    Ok(PyBytes::new(py, &img))
+}
+
+/// Parts (Parquet or Arrow IPC images) of one schema decoded as they come and encoded at the end
+/// as one Parquet image (their rows in order, one row group up to MAX_GROUP_ROWS rows): the
+/// combined table's row group of many small runs. The decoding happens in `add`, in the client's
+/// combining thread while the runs go on, so `finish` after the last run only encodes.
+#[pyclass(module = "jitterlab._native")]
+#[derive(Default)]
+pub struct PartMerger {
+    schema: Option<SchemaRef>,
+    batches: Vec<RecordBatch>,
+}
+
+impl PartMerger {
+    fn take(&mut self, data: Bytes) -> Result<(), String> {
+        let (s, batches) = decode(data)?;
+        self.absorb(s, batches)
+    }
+
+    fn absorb(&mut self, s: SchemaRef, batches: Vec<RecordBatch>) -> Result<(), String> {
+        match &self.schema {
+            None => self.schema = Some(s),
+            // the metadata may differ (pandas' counts a run's categories): the first's is kept
+            Some(first) if first.fields() != s.fields() => return Err("its schema differs from the first part's".into()),
+            Some(_) => {}
+        }
+        self.batches.extend(batches);
+        if self.batches.len() >= COMPACT_BATCHES {
+            // joined as they come: one join of 10,000 tiny runs' batches after the last run would
+            // be the serial part of a sweep
+            let schema = self.schema.as_ref().expect("set above");
+            let one = arrow_select::concat::concat_batches(schema, &self.batches).map_err(|e| e.to_string())?;
+            self.batches = vec![one];
+        }
+        Ok(())
+    }
+
+    fn encode_all(&mut self) -> Result<Vec<u8>, String> {
+        let schema = self.schema.take().ok_or("nothing to merge")?;
+        let batches = std::mem::take(&mut self.batches);
+        // one batch: the writer pays per batch and column (many one-row runs)
+        let one = arrow_select::concat::concat_batches(&schema, &batches).map_err(|e| e.to_string())?;
+        encode(&schema, &[one]).map_err(|e| e.to_string())
+    }
+}
+
+#[pymethods]
+impl PartMerger {
+    #[new]
+    fn new() -> Self { PartMerger::default() }
+
+    /// Decodes part `data` and keeps its rows. Raises ValueError, keeping nothing of it, when it
+    /// is neither Parquet nor Arrow IPC or its Arrow schema differs from the first part's.
+    fn add(&mut self, py: Python<'_>, data: &[u8]) -> PyResult<()> {
+        let data = Bytes::copy_from_slice(data);
+        py.detach(|| self.take(data)).map_err(err)
+    }
+
+    /// Keeps the rows of a pyarrow table (runs' tables in the client's memory, joined: one
+    /// import for many). Raises ValueError, keeping nothing of it, when its schema differs from
+    /// the first part's.
+    fn add_table(&mut self, py: Python<'_>, table: Bound<'_, PyAny>) -> PyResult<()> {
+        let (schema, batches) = import(&table)?;
+        py.detach(|| self.absorb(schema, batches)).map_err(err)
+    }
+
+    /// The rows kept so far as one Parquet image; the merger is empty again. Raises ValueError
+    /// when nothing was added.
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let out = py.detach(|| self.encode_all()).map_err(err)?;
+        Ok(PyBytes::new(py, &out))
+    }
+}
+
+/// `PartMerger` in one call: `images` decoded and encoded as one Parquet image.
+#[pyfunction]
+fn merge_parts<'py>(py: Python<'py>, images: Vec<Vec<u8>>) -> PyResult<Bound<'py, PyBytes>> {
+    let out = py.detach(|| -> Result<Vec<u8>, String> {
+        let mut m = PartMerger::default();
+        for img in images {
+            m.take(Bytes::from(img))?;
+        }
+        m.encode_all()
+    }).map_err(err)?;
+    Ok(PyBytes::new(py, &out))
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(encode_pack, m)?)?;
+    m.add_function(wrap_pyfunction!(encode_table, m)?)?;
+    m.add_function(wrap_pyfunction!(merge_parts, m)?)?;
+    m.add_class::<PartMerger>()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use arrow_array::{ArrayRef, Int64Array, StringArray};
+    use arrow_schema::Field;
+
+    fn batch(first: i64, n: usize) -> RecordBatch {
+        let schema = Arc::new(Schema::new(vec![Field::new("run_id", DataType::Int64, true), Field::new("s", DataType::Utf8, true)]));
+        let ids: ArrayRef = Arc::new(Int64Array::from_iter_values((0..n as i64).map(|i| first + i)));
+        let s: ArrayRef = Arc::new(StringArray::from_iter((0..n).map(|i| (i % 3 != 0).then(|| format!("f{}", i % 2)))));
+        RecordBatch::try_new(schema, vec![ids, s]).unwrap()
+    }
+
+    #[test]
+    fn parts_switch_format_at_the_threshold_and_decode_to_their_rows() {
+        let b = batch(0, 10);
+        let ipc = encode_part(&b.schema(), std::slice::from_ref(&b), 11).unwrap();
+        let pq = encode_part(&b.schema(), std::slice::from_ref(&b), 10).unwrap();
+        assert!(ipc.starts_with(b"ARROW1") && pq.starts_with(b"PAR1"));
+        for img in [ipc, pq] {
+            let (schema, got) = decode(Bytes::from(img)).unwrap();
+            assert_eq!(schema.fields(), b.schema().fields());
+            assert_eq!(arrow_select::concat::concat_batches(&schema, &got).unwrap(), b);
+        }
+    }
+
+    #[test]
+    fn merged_parts_are_the_bytes_of_their_rows_encoded_at_once() {
+        // 300 parts: past COMPACT_BATCHES, so the merger joins its batches on the way
+        let parts: Vec<RecordBatch> = (0..300).map(|i| batch(i * 4, 4)).collect();
+        let mut m = PartMerger::default();
+        for p in &parts {
+            m.take(Bytes::from(encode_part(&p.schema(), std::slice::from_ref(p), 1000).unwrap())).unwrap();
+        }
+        assert!(m.batches.len() < COMPACT_BATCHES);
+        let whole = arrow_select::concat::concat_batches(&parts[0].schema(), &parts).unwrap();
+        assert_eq!(m.encode_all().unwrap(), encode(&whole.schema(), &[whole]).unwrap());
+        assert!(m.encode_all().is_err(), "empty again after encode_all");
+    }
+}
