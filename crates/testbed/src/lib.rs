@@ -17,5 +17,6 @@ pub mod media;
 pub mod rt;
 pub mod rtc;
 pub mod tun;
+pub mod udp;
 
 pub use error::{Error, Result};

@@ -5,11 +5,12 @@
 //! send time in ns (both big-endian), then zero padding up to the configured IP packet size. The
 //! receiver stamps arrivals with the kernel's receive time (SO_TIMESTAMPNS), so its own scheduling
 //! delay does not count as network delay.
-use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
+use std::net::{Ipv4Addr, SocketAddrV4};
 use std::os::fd::AsRawFd;
 
-use crate::error::{os, Error, Result};
+use crate::error::{Error, Result};
 use crate::rt;
+use crate::udp::{bind, recv_one, setsockopt_int};
 
 /// IPv4 (20) + UDP (8) header bytes.
 pub const IP_UDP_HEADER: usize = 28;
@@ -47,14 +48,6 @@ pub struct SendLog {
     pub realtime: bool,
 }
 
-fn setsockopt_int(fd: i32, level: i32, name: i32, v: i32, what: &str) -> Result<()> {
-    let r = unsafe { libc::setsockopt(fd, level, name, &v as *const i32 as *const libc::c_void, std::mem::size_of::<i32>() as u32) };
-    if r != 0 {
-        return Err(os(what.to_string()));
-    }
-    Ok(())
-}
-
 /// Sends on the schedule start + k·interval + j·spacing until stop or a stop signal.
 pub fn send(cfg: &SendConfig) -> Result<SendLog> {
     if cfg.ip_size < IP_UDP_HEADER + PAYLOAD_MIN || cfg.ip_size > 1500 {
@@ -68,8 +61,7 @@ pub fn send(cfg: &SendConfig) -> Result<SendLog> {
     if cfg.fifo_prio > 0 {
         log.realtime = rt::set_fifo(cfg.fifo_prio).is_ok();
     }
-    let sock = UdpSocket::bind(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, cfg.src_port))
-        .map_err(|e| Error::Os { what: format!("bind udp port {}", cfg.src_port), source: e })?;
+    let sock = bind(cfg.src_port, None)?;
     let fd = sock.as_raw_fd();
     if cfg.tos != 0 {
         setsockopt_int(fd, libc::IPPROTO_IP, libc::IP_TOS, cfg.tos as i32, "setsockopt IP_TOS")?;
@@ -139,22 +131,11 @@ pub fn receive(cfg: &RecvConfig) -> Result<RecvLog> {
     if cfg.fifo_prio > 0 {
         log.realtime = rt::set_fifo(cfg.fifo_prio).is_ok();
     }
-    let sock = match cfg.fd {
-        Some(fd) => {
-            let d = unsafe { libc::dup(fd) };
-            if d < 0 {
-                return Err(os(format!("dup fd {fd}")));
-            }
-            unsafe { <UdpSocket as std::os::fd::FromRawFd>::from_raw_fd(d) }
-        }
-        None => UdpSocket::bind(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, cfg.port))
-            .map_err(|e| Error::Os { what: format!("bind udp port {}", cfg.port), source: e })?,
-    };
+    let sock = bind(cfg.port, cfg.fd)?;
     let fd = sock.as_raw_fd();
     setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1, "setsockopt SO_TIMESTAMPNS")?;
     let _ = setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_RCVBUF, 4 << 20, "setsockopt SO_RCVBUF");
     let mut buf = vec![0u8; 2048];
-    let mut cbuf = [0u8; 256];
     let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
     while !rt::stop_requested() && rt::realtime_ns() < cfg.stop_ns {
         let ts = rt::timespec(5_000_000);
@@ -162,29 +143,7 @@ pub fn receive(cfg: &RecvConfig) -> Result<RecvLog> {
         if r <= 0 {
             continue;
         }
-        loop {
-            let mut iov = libc::iovec { iov_base: buf.as_mut_ptr() as *mut libc::c_void, iov_len: buf.len() };
-            let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-            msg.msg_iov = &mut iov;
-            msg.msg_iovlen = 1;
-            msg.msg_control = cbuf.as_mut_ptr() as *mut libc::c_void;
-            msg.msg_controllen = cbuf.len() as _;
-            let n = unsafe { libc::recvmsg(fd, &mut msg, libc::MSG_DONTWAIT) };
-            if n < 0 {
-                break;
-            }
-            let mut recv_ns = rt::realtime_ns();
-            unsafe {
-                let mut c = libc::CMSG_FIRSTHDR(&msg);
-                while !c.is_null() {
-                    if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
-                        let t = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
-                        recv_ns = t.tv_sec as i64 * 1_000_000_000 + t.tv_nsec as i64;
-                    }
-                    c = libc::CMSG_NXTHDR(&msg, c);
-                }
-            }
-            let n = n as usize;
+        while let Some((n, recv_ns, _)) = recv_one(fd, &mut buf) {
             if n < PAYLOAD_MIN || buf[0] >> 6 != 2 {
                 log.malformed += 1;
                 continue;

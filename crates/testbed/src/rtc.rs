@@ -14,7 +14,7 @@
 //! size the scenario's feedback format has on the wire (RFC 8888 or transport-cc,
 //! [`Format::report_size`]) when that is larger; 4 B per packet is more than transport-cc's ~1.3,
 //! so a report here is up to ~2.5× the modelled size (about 110 B instead of 70 B at 16 packets).
-use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
+use std::net::{Ipv4Addr, SocketAddrV4};
 use std::os::fd::AsRawFd;
 
 use jitterlab_sim::rtc::encoder::Encoder;
@@ -24,9 +24,10 @@ use jitterlab_sim::rtc::{Limits, CONTROLLERS};
 use jitterlab_sim::rng::Rng;
 use jitterlab_sim::time::Time;
 
-use crate::error::{os, Error, Result};
+use crate::error::{Error, Result};
 use crate::media::{IP_UDP_HEADER, PAYLOAD_MIN};
 use crate::rt;
+use crate::udp::{bind, recv_one, setsockopt_int};
 
 const HEADER: usize = 20;
 const LOST: u32 = u32::MAX;
@@ -85,27 +86,6 @@ pub fn decode_report(b: &[u8], epoch_ns: i64) -> Option<Report> {
         })
         .collect();
     Some(Report { at, packets })
-}
-
-fn setsockopt_int(fd: i32, level: i32, name: i32, v: i32, what: &str) -> Result<()> {
-    let r = unsafe { libc::setsockopt(fd, level, name, &v as *const i32 as *const libc::c_void, std::mem::size_of::<i32>() as u32) };
-    if r != 0 {
-        return Err(os(what.to_string()));
-    }
-    Ok(())
-}
-
-fn bind(port: u16, fd: Option<i32>) -> Result<UdpSocket> {
-    match fd {
-        Some(fd) => {
-            let d = unsafe { libc::dup(fd) };
-            if d < 0 {
-                return Err(os(format!("dup fd {fd}")));
-            }
-            Ok(unsafe { <UdpSocket as std::os::fd::FromRawFd>::from_raw_fd(d) })
-        }
-        None => UdpSocket::bind(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, port)).map_err(|e| Error::Os { what: format!("bind udp port {port}"), source: e }),
-    }
 }
 
 /// Waits until the socket is readable or CLOCK_REALTIME reaches `until_ns` (at most 5 ms, so a
@@ -299,36 +279,6 @@ pub struct RecvLog {
     pub report_bytes: u64,
     pub malformed: u64,
     pub realtime: bool,
-}
-
-/// One datagram with its kernel receive time (SO_TIMESTAMPNS) and TOS byte (IP_RECVTOS).
-fn recv_one(fd: i32, buf: &mut [u8]) -> Option<(usize, i64, u8)> {
-    let mut cbuf = [0u8; 256];
-    let mut iov = libc::iovec { iov_base: buf.as_mut_ptr() as *mut libc::c_void, iov_len: buf.len() };
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = cbuf.as_mut_ptr() as *mut libc::c_void;
-    msg.msg_controllen = cbuf.len() as _;
-    let n = unsafe { libc::recvmsg(fd, &mut msg, libc::MSG_DONTWAIT) };
-    if n < 0 {
-        return None;
-    }
-    let mut recv_ns = rt::realtime_ns();
-    let mut tos = 0u8;
-    unsafe {
-        let mut c = libc::CMSG_FIRSTHDR(&msg);
-        while !c.is_null() {
-            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
-                let t = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
-                recv_ns = t.tv_sec as i64 * 1_000_000_000 + t.tv_nsec as i64;
-            } else if (*c).cmsg_level == libc::IPPROTO_IP && (*c).cmsg_type == libc::IP_TOS {
-                tos = *libc::CMSG_DATA(c);
-            }
-            c = libc::CMSG_NXTHDR(&msg, c);
-        }
-    }
-    Some((n as usize, recv_ns, tos))
 }
 
 /// Receives media and sends a report every `interval_ns` while packets come in (the first
