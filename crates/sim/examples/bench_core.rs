@@ -10,7 +10,8 @@
 //! including a timer that was cancelled or re-armed since — it is popped and found stale —, a packet
 //! arriving at the far end of a link, a link finishing a packet when more wait behind it (not on a
 //! FIFO link, DropTail or RED, which fixes each departure when the packet is queued), a qdisc
-//! watchdog, a TX completion, a queue sample). Work the engine does without an event (a link that
+//! watchdog, a TX completion that finds its TCP sender throttled by TSQ (the others are handed
+//! over at the sender's next hook, engine/txc.rs), a queue sample). Work the engine does without an event (a link that
 //! finishes a packet with nothing queued behind it is told so lazily, at its next enqueue) is not
 //! counted. Events per delivered packet and ns per delivered packet are printed beside events/s, so
 //! that fewer events per packet show as a gain and cannot inflate the figure.

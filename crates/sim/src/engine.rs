@@ -15,6 +15,8 @@
 //!   discipline decides at dequeue (CoDel and the like) still make one TxDone per queued packet.
 //! - A timer re-armed later before it fires (TCP's RTO on every ACK) queues nothing: the event
 //!   already queued finds the new setting and re-queues itself under that setting's number.
+//! - A TX completion (TCP Small Queues) is queued only while its sender is throttled; the others
+//!   are handed over before the sender's next hook (engine/txc.rs, issue 31).
 //!
 //! `events_done` (the `events` total of a run) counts events popped from the queue and dispatched,
 //! stale timer events included.
@@ -22,6 +24,7 @@ use std::any::Any;
 use std::collections::VecDeque;
 
 mod channel;
+mod txc;
 
 use crate::event::{Ev, EventQueue};
 use crate::link::{Channel, Jitter, OppLink, Trace};
@@ -45,6 +48,15 @@ pub trait Agent: Any {
     /// TX completion of one of this agent's packets (`size` bytes), once it asked for them with
     /// [`Ctx::watch_tx_completion`].
     fn on_tx_complete(&mut self, _size: u32, _ctx: &mut Ctx) {}
+    /// Whether a TX completion coming now would make this agent act (a throttled TSQ sender).
+    /// While it says no, the engine queues no event for a completion and hands it over through
+    /// [`Agent::on_tx_complete_quiet`] before the agent's next hook (see engine/txc.rs), so an
+    /// agent that says no must do nothing in `on_tx_complete` but what the quiet call does.
+    /// Default: always, every completion an event.
+    fn tx_completion_wakes(&self) -> bool { true }
+    /// A TX completion that came while [`Agent::tx_completion_wakes`] said no, handed over late:
+    /// what `on_tx_complete` does then (it must leave `tx_completion_wakes` false).
+    fn on_tx_complete_quiet(&mut self, _size: u32) {}
     fn as_any(&self) -> &dyn Any;
     fn as_any_mut(&mut self) -> &mut dyn Any;
 }
@@ -101,6 +113,12 @@ pub struct Core {
     /// Per flow id: the agent told when a packet of that flow sent from the agent's node leaves the
     /// node's first link (TX completion, for TCP Small Queues); u32::MAX: nobody.
     tx_watch: Vec<AgentId>,
+    /// Per agent: its TX completions not yet delivered (engine/txc.rs).
+    txw: Vec<txc::TxWatch>,
+    /// The agent watching TX completions whose hook is running (AgentId::MAX: none).
+    hook: AgentId,
+    /// Some agent watches TX completions.
+    watchers: bool,
     pub tables: Tables,
     events_done: u64,
     /// Sequence number of the event being dispatched (with `now`, its place in the order).
@@ -177,6 +195,8 @@ impl<'a> Ctx<'a> {
             w.resize(flow as usize + 1, u32::MAX);
         }
         w[flow as usize] = self.me;
+        self.core.txw[self.me as usize].watching = true;
+        self.core.watchers = true;
     }
 }
 
@@ -296,6 +316,9 @@ impl Sim {
                 noop_idle: vec![],
                 fifo: vec![],
                 tx_watch: vec![],
+                txw: vec![],
+                hook: AgentId::MAX,
+                watchers: false,
                 tables: Tables { tcp_start_ns: NULL_NS, tcp_end_ns: NULL_NS, ..Default::default() },
                 events_done: 0,
                 cur: 0,
@@ -371,6 +394,7 @@ impl Sim {
         self.core.agent_node.push(node);
         self.core.agent_rng.push(rng);
         self.core.timer_slot.push(vec![]);
+        self.core.txw.push(Default::default());
         id
     }
     pub fn agent(&self, id: AgentId) -> &dyn Agent { self.agents[id as usize].as_ref() }
@@ -483,8 +507,10 @@ impl Sim {
             self.core.events_done += 1;
             self.dispatch(ev);
         }
-        // TxDone events left out (links that went idle) up to `until` would have run in this call.
+        // TxDone events left out (links that went idle) up to `until` would have run in this call,
+        // and so would the quiet TX completions.
         self.core.settle_until(until);
+        self.quiet_through(until);
         self.core.now = self.core.now.max(until);
     }
 
@@ -499,7 +525,7 @@ impl Sim {
         }
         // The TxDone events left out would have run too, each an empty dequeue at its own time
         // (nothing after them can observe the order), and the clock ends at the last of them.
-        let last = self.core.chans.iter().filter_map(|c| c.idle_at.map(|(t, _)| t)).max();
+        let last = self.core.chans.iter().filter_map(|c| c.idle_at.map(|(t, _)| t)).max().max(self.quiet_through(Time(u64::MAX)));
         if let Some(t) = last {
             self.core.settle_until(t);
             self.core.now = self.core.now.max(t);
@@ -554,8 +580,10 @@ impl Sim {
                         }
                     }
                     let a = pkt.dst_agent;
+                    self.before_hook(a);
                     let mut ctx = Ctx { core: &mut self.core, me: a };
                     self.agents[a as usize].on_packet(pkt, &mut ctx);
+                    self.after_hook(a);
                 } else {
                     self.core.forward(node, dst, id);
                 }
@@ -563,17 +591,23 @@ impl Sim {
             Ev::Timer(slot) => {
                 let k = (self.core.now, self.core.cur);
                 if let Some((a, key)) = self.core.timer_event(slot, k) {
+                    self.before_hook(a);
                     let mut ctx = Ctx { core: &mut self.core, me: a };
                     self.agents[a as usize].on_timer(key, &mut ctx);
+                    self.after_hook(a);
                 }
             }
             Ev::Start(a) => {
+                self.before_hook(a);
                 let mut ctx = Ctx { core: &mut self.core, me: a };
                 self.agents[a as usize].start(&mut ctx);
+                self.after_hook(a);
             }
             Ev::TxComplete(a, size) => {
+                self.completion_event(a);
                 let mut ctx = Ctx { core: &mut self.core, me: a };
                 self.agents[a as usize].on_tx_complete(size, &mut ctx);
+                self.after_hook(a);
             }
             Ev::Sample => {
                 self.core.sample_queues();
@@ -589,6 +623,7 @@ impl Sim {
         self.ensure_started();
         let now = self.core.now;
         self.core.settle_until(now);
+        self.quiet_through(now);
         for a in 0..self.agents.len() {
             let mut ctx = Ctx { core: &mut self.core, me: a as AgentId };
             self.agents[a].finish(&mut ctx);

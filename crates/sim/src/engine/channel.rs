@@ -339,7 +339,7 @@ impl Core {
         }
         if let Some(&a) = self.tx_watch.get(p.flow as usize) {
             if a != u32::MAX && self.agent_node[a as usize] == node {
-                self.events.push(at, Ev::TxComplete(a, p.size));
+                self.decide_completion(a, at, p.size);
             }
         }
     }

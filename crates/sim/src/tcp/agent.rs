@@ -103,6 +103,12 @@ impl Agent for TcpSenderAgent {
             self.flush(ctx);
         }
     }
+    /// Only a throttled sender acts on a completion; the others just count it (engine/txc.rs).
+    fn tx_completion_wakes(&self) -> bool { self.core.tsq.throttled }
+    fn on_tx_complete_quiet(&mut self, size: u32) {
+        let woke = self.core.tsq.completed(size.saturating_sub(self.core.header_bytes()));
+        debug_assert!(!woke, "a quiet completion found the sender throttled");
+    }
     fn on_packet(&mut self, pkt: Packet, ctx: &mut Ctx) {
         if let Body::Tcp(h) = &pkt.body {
             self.core.process(h, ctx.now(), &mut self.out);
