@@ -129,6 +129,13 @@ MUTANTS = [
      "DEFAULT_TARGET: Time = Time::from_ms(5);", "DEFAULT_TARGET: Time = Time::from_ms(10);", ["-p", "jitterlab-sim", "--lib", "qdisc::cake"]),
     ("cake-rtt-over-20", "crates/sim/src/qdisc/cake/config.rs",
      "Time((rtt.0 / 20).max(1000))", "Time((rtt.0 / 10).max(1000))", ["-p", "jitterlab-sim", "--lib", "qdisc::cake"]),
+    # TX completions left out while the sender is not throttled (engine/txc.rs): one decided
+    # outside the sender's hook while it is throttled, and the earliest after a hook that throttles
+    # it, must be events; killed by tests/engine_events.rs (the tables of every completion an event).
+    ("txc-queue-outside-hook", "crates/sim/src/engine/txc.rs",
+     "let queued = w.wakes && self.hook != a;", "let queued = w.wakes && self.hook != a && false;", ["-p", "jitterlab-sim", "--test", "engine_events"]),
+    ("txc-queue-after-hook", "crates/sim/src/engine/txc.rs",
+     ".filter(|c| wakes && !c.queued)", ".filter(|c| false && wakes && !c.queued)", ["-p", "jitterlab-sim", "--test", "engine_events"]),
     # The Iub gate (iub_cycle): twice the last cycle's bytes, at least one opportunity, kept while backlogged; overshoot allowed.
     ("iub-growth", "crates/sim/src/link.rs",
      "self.grant = (2 * last).max(", "self.grant = (4 * last).max(", ["-p", "jitterlab-sim", "--test", "cellular"]),
