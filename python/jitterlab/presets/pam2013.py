@@ -42,7 +42,7 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
     reps7 = 3 * reps
     specs = parse_links(links)
     stks = parse_stacks(stacks)
-    lns = [load_link(s) for s in specs]
+    lns = [load_link(s, study=True) for s in specs]
     opt = Options(Path(out), jobs, executor, scheduler, progress)
     rep = Report("PAM 2013 reproduced: interactive audio vs competing TCP over a cellular link", opt.out,
                  f"jitterlab preset pam2013 · {reps} replications ({reps7} for Fig. 7) · links: {', '.join(specs)} · "
@@ -146,7 +146,7 @@ def sensitivity(rep: Report, opt: Options, reps: int, reps7: int, base: list[Fin
     per finding its verdict by default and under each variant, and which variants flip it."""
     cols: dict[str, dict[str, str]] = {"default": {f.finding: f.verdict for f in base}}
     for name, _, kw in SENSITIVITY:
-        ln = load_link(kw.get("link", "fixed"))
+        ln = load_link(kw.get("link", "fixed"), study=True)
         if "access" in kw:  # the mean rate again: a variant may change it (the capacity and BDP rows read it)
             acc = {**ln.access, **kw["access"]}
             ln = Link(ln.spec, ln.label, acc, _mean_bps(acc, LINKS_DIR), ln.source)
