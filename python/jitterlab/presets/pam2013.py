@@ -102,10 +102,14 @@ ASSUMPTIONS = [
      "start growing 1.5-2 per RTT with delayed ACKs and ABC named as a factor"),
     ("congestion control", "CUBIC", "assumed: Linux's default since 2.6.19"),
     ("downlink rate", f"{_FIXED['down_rate']} fixed (fitted on Fig. 3's median)", "slides: 2.7-5 Mbit/s; the value is a calibration"),
-    ("downlink buffer", "500 packets DropTail", "slides: 'measured buffer capacity 500+ packets' (unit and upper bound assumed)"),
+    ("downlink buffer", "500 packets DropTail", "slides: 'measured buffer capacity 500+ packets' (unit and upper bound assumed; Fig. 3's "
+     "median fixes only buffer / rate, so 600 or 750 packets at a scaled rate meet the calibration rows too: variants buffer-600pkt, "
+     "buffer-750pkt)"),
     ("audio one-way delay model", "fixed delay + exponential jitter (fitted on Fig. 2)", "assumed shape; docs/calibration.md"),
     ("radio losses", f"{_FIXED['down_loss'] * 100:g} % of the time, in outages of {_FIXED['down_loss_burst']} mean",
      "paper: 'hardly any losses'; the 0.05 % of Fig. 2 is a calibration row; outage length assumed"),
+    ("cellular link (--link cellular)", "links/cellular.toml with its [pam2013] table: 40 ms outages, 2.9 Mbit/s mean",
+     "refitted on Fig. 2's loss and Fig. 3's median for the 2012 stack at 100 ms (docs/calibration.md, 'Cellular model', step 5)"),
     ("HSPA burst behaviour (Iub flow control)", "none on the fixed link; `iub_cycle` of the cellular model, off by default",
      "assumed off: the calibration rows do not constrain it (docs/calibration.md, 'Held-out predictions')"),
     ("web workload", "n flows of 372 kB / n starting together at U(10, 12) s, one object each", "paper §2; object split assumed"),
