@@ -34,7 +34,7 @@ def test_docs_table_is_this_builds_measurement(measured):
 
 
 def test_the_cellular_link_as_the_study_runs_it_meets_every_calibration_row():
-    # links/cellular.toml with its [pam2013] table (the 2012 stack at 100 ms): the rate and the
+    # links/cellular.toml with cellular.pam2013.toml over it (the 2012 stack at 100 ms): the rate and the
     # outage length were refitted there so that these rows agree; a model change that moves one fails
     m = calibration.measure(link="cellular", jobs=2)
     assert m.rtt_ms == 100.0 and m.stack == "linux-3.2"

@@ -160,7 +160,7 @@ def test_missing_link_file_is_one_line_naming_it(tmp_path, monkeypatch):
 
 
 def test_the_study_runs_the_cellular_link_with_its_pam2013_table():
-    # the [pam2013] table of links/cellular.toml over its [access] table, for the pam2013 study only
+    # links/cellular.pam2013.toml over links/cellular.toml's [access] table, for the pam2013 study only
     from jitterlab.presets import pam2013
 
     plain, study = pam2013.load_link("cellular"), pam2013.load_link("cellular", study=True)
@@ -170,7 +170,7 @@ def test_the_study_runs_the_cellular_link_with_its_pam2013_table():
     assert study.access["down_cellular"]["share"] == plain.access["down_cellular"]["share"] == 0.45
     web = pam2013.sweeps(2, 2, "cellular")["web"].scenario["access"]
     assert web["down_cellular"]["mean_rate"] == "2.9Mbit" and web["down_loss_burst"] == "40ms"
-    assert pam2013.load_link("fixed", study=True) == pam2013.load_link("fixed")  # no [pam2013] table there
+    assert pam2013.load_link("fixed", study=True) == pam2013.load_link("fixed")  # no fixed.pam2013.toml
 
 
 def test_bad_cellular_link_names_the_key(tmp_path, monkeypatch):

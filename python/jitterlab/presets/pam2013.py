@@ -108,7 +108,7 @@ ASSUMPTIONS = [
     ("audio one-way delay model", "fixed delay + exponential jitter (fitted on Fig. 2)", "assumed shape; docs/calibration.md"),
     ("radio losses", f"{_FIXED['down_loss'] * 100:g} % of the time, in outages of {_FIXED['down_loss_burst']} mean",
      "paper: 'hardly any losses'; the 0.05 % of Fig. 2 is a calibration row; outage length assumed"),
-    ("cellular link (--link cellular)", "links/cellular.toml with its [pam2013] table: 40 ms outages, 2.9 Mbit/s mean",
+    ("cellular link (--link cellular)", "links/cellular.toml with links/cellular.pam2013.toml over it: 40 ms outages, 2.9 Mbit/s mean",
      "refitted on Fig. 2's loss and Fig. 3's median for the 2012 stack at 100 ms (docs/calibration.md, 'Cellular model', step 5)"),
     ("HSPA burst behaviour (Iub flow control)", "none on the fixed link; `iub_cycle` of the cellular model, off by default",
      "assumed off: the calibration rows do not constrain it (docs/calibration.md, 'Held-out predictions')"),

@@ -86,8 +86,8 @@ def _mean_bps(access: dict[str, Any], base: Path) -> float:
 
 def load_link(spec: str, study: bool = False) -> Link:
     """The [access] table of a link spec; UserError (one line) for a missing file. `study`: with
-    the link file's [pam2013] table over it, the values refitted for the study's own stack and round
-    trip (the rmcat and mitigations studies take the [access] table as it is)."""
+    links/<spec>.pam2013.toml's [access] keys over it where that file exists, the values refitted for
+    the study's own stack and round trip (the rmcat and mitigations studies take the link as it is)."""
     if spec.startswith("trace:"):
         path = Path(spec[len("trace:"):]).expanduser()
         if not path.is_file():
@@ -105,9 +105,10 @@ def load_link(spec: str, study: bool = False) -> Link:
     if not f.is_file():
         raise _user_error(f"--link {spec}: {f} not found (the {spec} link model is not part of this build)")
     access = _link_table(f)
-    over = tomllib.loads(f.read_text()).get("pam2013", {}) if study else {}
+    fs = f.with_name(f"{spec}.pam2013.toml")
+    over = _link_table(fs) if study and fs.is_file() else {}
     access = {**access, **{k: {**access.get(k, {}), **v} if isinstance(v, dict) else v for k, v in over.items()}}
-    return Link(spec, spec, access, _mean_bps(access, f.parent), str(f) + (" with its [pam2013] table" if over else ""))
+    return Link(spec, spec, access, _mean_bps(access, f.parent), str(f) + (f" with {fs.name} over it" if over else ""))
 
 
 def _link_table(path: Path) -> dict[str, Any]:
