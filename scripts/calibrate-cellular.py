@@ -3,7 +3,7 @@
 calibration targets — only what the PAM 2013 paper reports about the link itself:
 Fig. 2 (audio alone: median 18.0 ms, 25-75th percentiles 15-21 ms, max 70.4 ms, loss 0.05 %),
 Fig. 3's median (1.42 s, audio OWD while a 28 MB bulk download runs), the slides' 2.7-5 Mbit/s and
-one-way BDP of 3-13 packets. Usage: scripts/calibrate-cellular.py [KEY=JSON ...] where KEY is an
+one-way BDP of 3-13 packets; links/cellular.pam2013.toml over its [access] table. Usage: scripts/calibrate-cellular.py [KEY=JSON ...] where KEY is an
 [access] key or cell.<model key> (e.g. cell.share=0.5 down_delay='"9ms"', cell.iub_cycle='"40ms"').
 The path's round trip is the study's 100 ms (pam2013_scenario.with_rtt), as `reproduce pam2013
 --link cellular` runs it. docs/calibration.md, "Cellular model", reports its output."""
@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from jitterlab import simulate
-from jitterlab.presets.pam2013_scenario import with_rtt
+from jitterlab.presets.pam2013_scenario import load_link, with_rtt
 
 ROOT = Path(__file__).resolve().parents[1]
 PRESETS = ROOT / "python/jitterlab/presets"
@@ -65,7 +65,7 @@ def bulk(access: dict, seeds: range) -> dict:
 
 
 def main(argv: list[str]) -> None:
-    access = tomllib.loads((PRESETS / "links/cellular.toml").read_text())["access"]
+    access = load_link("cellular", study=True).access  # with cellular.pam2013.toml, as the study runs it
     access["down_cellular"] = dict(access["down_cellular"])
     for kv in argv:
         k, v = kv.split("=", 1)

@@ -259,6 +259,14 @@ MUTANTS = [
      "STARVE_SHARE = 0.5", "STARVE_SHARE = 0.4", ["pytest", "tests/test_rmcat.py", "-k", "57"]),
     ("rmcat-published-full-use", "python/jitterlab/presets/rmcat_published.py",
      "FULL_USE = 0.80", "FULL_USE = 0.60", ["pytest", "tests/test_rmcat_more.py"]),
+    # The pam2013 study's refit of the cellular link (links/cellular.pam2013.toml, issue 25).
+    ("pam2013-study-link-overlay", "python/jitterlab/presets/pam2013_scenario.py",
+     "_link_table(fs) if study and fs.is_file() else {}", "_link_table(fs) if fs.is_file() else {}",
+     ["pytest", "tests/test_findings.py", "-k", "pam2013_table"]),
+    ("pam2013-cellular-outage", "python/jitterlab/presets/links/cellular.pam2013.toml",
+     'down_loss_burst = "40ms"     # Fig. 2', 'down_loss_burst = "100ms"    # Fig. 2', ["pytest", "tests/test_calibration.py", "-k", "cellular"]),
+    ("pam2013-cellular-rate", "python/jitterlab/presets/links/cellular.pam2013.toml",
+     'mean_rate = "2.9Mbit" }', 'mean_rate = "3.0Mbit" }', ["pytest", "tests/test_calibration.py", "-k", "cellular"]),
     # The receiver's extra ACKs of Linux 6.18 (tcp/receiver.rs, tcp/sender/transmit.rs): killed by
     # tests/tcp_push_ack.rs.
     ("grow-window-quickack", "crates/sim/src/tcp/receiver.rs",

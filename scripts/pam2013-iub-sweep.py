@@ -17,7 +17,7 @@ from jitterlab.presets.pam2013 import STACK, Link, PAPER_TABLE1, findings, load_
 
 
 def link(cycle_ms: int) -> Link:
-    ln = load_link("cellular")
+    ln = load_link("cellular", study=True)
     acc = dict(ln.access)
     acc["down_cellular"] = {**acc["down_cellular"], "iub_cycle": f"{cycle_ms}ms"}
     return Link(ln.spec, ln.label, acc, ln.mean_bps, ln.source)

@@ -31,3 +31,12 @@ def test_docs_table_is_this_builds_measurement(measured):
     text = (ROOT / "docs" / "calibration.md").read_text(encoding="utf-8")
     block = text[text.index(calibration.BEGIN) + len(calibration.BEGIN):text.index(calibration.END)].strip()
     assert block == calibration.markdown(measured).strip(), "docs/calibration.md is stale: run scripts/calibrate.py"
+
+
+def test_the_cellular_link_as_the_study_runs_it_meets_every_calibration_row():
+    # links/cellular.toml with cellular.pam2013.toml over it (the 2012 stack at 100 ms): the rate and the
+    # outage length were refitted there so that these rows agree; a model change that moves one fails
+    m = calibration.measure(link="cellular", jobs=2)
+    assert m.rtt_ms == 100.0 and m.stack == "linux-3.2"
+    bad = {f.finding: (f.measured, f.tolerance) for f in m.findings if f.verdict != "agrees"}
+    assert len(m.findings) == 9 and not bad, bad

@@ -159,13 +159,27 @@ def test_missing_link_file_is_one_line_naming_it(tmp_path, monkeypatch):
     assert str(e.value) == f"--link cellular: {tmp_path / 'cellular.toml'} not found (the cellular link model is not part of this build)"
 
 
+def test_the_study_runs_the_cellular_link_with_its_pam2013_table():
+    # links/cellular.pam2013.toml over links/cellular.toml's [access] table, for the pam2013 study only
+    from jitterlab.presets import pam2013
+
+    plain, study = pam2013.load_link("cellular"), pam2013.load_link("cellular", study=True)
+    assert plain.access["down_loss_burst"] == "100ms" and plain.mean_bps == 3.0e6
+    assert study.access["down_loss_burst"] == "40ms" and study.mean_bps == 2.9e6
+    # a key of the model's table the overlay does not name is kept
+    assert study.access["down_cellular"]["share"] == plain.access["down_cellular"]["share"] == 0.45
+    web = pam2013.sweeps(2, 2, "cellular")["web"].scenario["access"]
+    assert web["down_cellular"]["mean_rate"] == "2.9Mbit" and web["down_loss_burst"] == "40ms"
+    assert pam2013.load_link("fixed", study=True) == pam2013.load_link("fixed")  # no fixed.pam2013.toml
+
+
 def test_bad_cellular_link_names_the_key(tmp_path, monkeypatch):
     from jitterlab import ScenarioError
     from jitterlab.presets import pam2013, pam2013_scenario
 
     import re
     text = (pam2013.LINKS_DIR / "cellular.toml").read_text()
-    bad, k = re.subn(r'mean_rate = "[^"]*"', 'mean_rate = "fast"', text)
+    bad, k = re.subn(r'mean_rate = "[^"]*"', 'mean_rate = "fast"', text, count=1)  # the [access] table's
     assert k == 1
     (tmp_path / "cellular.toml").write_text(bad)
     monkeypatch.setattr(pam2013_scenario, "LINKS_DIR", tmp_path)  # where load_link reads it

@@ -204,6 +204,15 @@ def test_pam2013_sensitivity_runs_each_open_parameter(tmp_path):
     assert json.loads((tmp_path / "fixed" / "web" / "sweep.json").read_text())["scenario"]["access"]["up_delay"] == "75.950ms"
     assert {t.get("stack") for t in sc("stack-linux-6.18", "bulk")["traffic"]} >= {"linux-6.18"}
     assert sc("buffer-750kB", "bulk")["access"]["down_queue"]["limit"] == "750kB"
+    # a larger buffer with the rate scaled to keep its drain time (500 pkt at 3.15 Mbit/s: 1.905 s)
+    for v, pkts in (("buffer-600pkt", 600), ("buffer-750pkt", 750)):
+        acc = sc(v, "bulk")["access"]
+        assert acc["down_queue"]["limit"] == f"{pkts}pkt"
+        rate = float(acc["down_rate"].removesuffix("Mbit")) * 1e6
+        assert abs(pkts * 12000 / rate - 500 * 12000 / 3.15e6) < 0.005
+        # the capacity row reads the variant's rate, not the link file's
+        cap = findings(tmp_path / "sensitivity" / v / "findings.csv")["Link: downlink capacity 2.7–5 Mbit/s (slides)"]
+        assert cap["measured"] == f"{rate / 1e6:.2f} Mbit/s mean"
     assert "down_cellular" in sc("link-cellular", "audio")["access"]
     assert "iub_cycle" not in sc("link-cellular", "web")["access"]["down_cellular"]
     iub = sc("link-cellular-iub80", "web")["access"]["down_cellular"]

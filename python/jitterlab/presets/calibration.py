@@ -41,7 +41,7 @@ def measure(reps: int = REPS, link: "str | pam2013.Link" = "fixed", stack: str =
             out: str | Path | None = None, jobs: int | None = None, reps_audio: int = REPS_AUDIO) -> Measured:
     """Runs the audio-alone and bulk sweeps of the preset (same seeds, same scenarios) and judges
     the calibration rows."""
-    ln = link if isinstance(link, pam2013.Link) else pam2013.load_link(link)
+    ln = link if isinstance(link, pam2013.Link) else pam2013.load_link(link, study=True)
     sw = pam2013.sweeps(reps, reps, ln, stack, rtt_s)
     sw["audio"] = pam2013.sweeps(reps_audio, reps_audio, ln, stack, rtt_s)["audio"]
     with tempfile.TemporaryDirectory(prefix="jl-cal-") as tmp:

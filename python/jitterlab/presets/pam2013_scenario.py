@@ -84,8 +84,10 @@ def _mean_bps(access: dict[str, Any], base: Path) -> float:
     return float("nan")
 
 
-def load_link(spec: str) -> Link:
-    """The [access] table of a link spec; UserError (one line) for a missing file."""
+def load_link(spec: str, study: bool = False) -> Link:
+    """The [access] table of a link spec; UserError (one line) for a missing file. `study`: with
+    links/<spec>.pam2013.toml's [access] keys over it where that file exists, the values refitted for
+    the study's own stack and round trip (the rmcat and mitigations studies take the link as it is)."""
     if spec.startswith("trace:"):
         path = Path(spec[len("trace:"):]).expanduser()
         if not path.is_file():
@@ -103,7 +105,10 @@ def load_link(spec: str) -> Link:
     if not f.is_file():
         raise _user_error(f"--link {spec}: {f} not found (the {spec} link model is not part of this build)")
     access = _link_table(f)
-    return Link(spec, spec, access, _mean_bps(access, f.parent), str(f))
+    fs = f.with_name(f"{spec}.pam2013.toml")
+    over = _link_table(fs) if study and fs.is_file() else {}
+    access = {**access, **{k: {**access.get(k, {}), **v} if isinstance(v, dict) else v for k, v in over.items()}}
+    return Link(spec, spec, access, _mean_bps(access, f.parent), str(f) + (f" with {fs.name} over it" if over else ""))
 
 
 def _link_table(path: Path) -> dict[str, Any]:
@@ -165,7 +170,7 @@ def with_rtt(access: dict[str, Any], rtt_s: float | None = RTT_S) -> dict[str, A
 
 
 def sweeps(reps: int, reps_fig7: int, link: str | Link = "fixed", stack: str = STACK, rtt_s: float | None = RTT_S) -> dict[str, Sweep]:
-    ln = link if isinstance(link, Link) else load_link(link)
+    ln = link if isinstance(link, Link) else load_link(link, study=True)
     sc = base_scenario(ln)
     sc["access"] = with_rtt(sc["access"], rtt_s)
     audio = copy.deepcopy(sc)
