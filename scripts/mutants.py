@@ -31,6 +31,8 @@ MUTANTS = [
      "< 16 * p.interval.0 as i128", "< 8 * p.interval.0 as i128", ["-p", "jitterlab-sim"]),
     ("codel-reentry-delta", "crates/sim/src/qdisc/codel.rs",
      "if delta > 1 && (now.0", "if delta > 0 && (now.0", ["-p", "jitterlab-sim"]),
+    ("cubic-target-delay-min", "crates/sim/src/tcp/cc/cubic.rs",
+     "if self.delay_min_target { self.hystart.delay_min } else { st.srtt }", "if self.delay_min_target { st.srtt } else { st.srtt }", ["-p", "jitterlab-sim"]),
     ("cubic-target-clamp", "crates/sim/src/tcp/cc/cubic.rs",
      ".clamp(cwnd, 1.5 * cwnd)", ".clamp(cwnd, 2.0 * cwnd)", ["-p", "jitterlab-sim"]),
     ("cubic-fast-convergence", "crates/sim/src/tcp/cc/cubic.rs",
