@@ -41,6 +41,8 @@ MUTANTS = [
      "{ cwnd * (1.0 + BETA) / 2.0 }", "{ cwnd }", ["-p", "jitterlab-sim"]),
     ("rto-k-linux", "crates/sim/src/tcp/rtt.rs",
      "(s + self.rttvar.mul(4).max(self.min_rto))", "(s + self.rttvar.mul(3).max(self.min_rto))", ["-p", "jitterlab-sim"]),
+    ("prr-delivered-data", "crates/sim/src/tcp/sender/ack.rs",
+     "self.rec.prr.on_ack(self.cs.delivered - delivered_before,", "self.rec.prr.on_ack(acked + newly_sacked,", ["-p", "jitterlab-sim"]),
     ("prr-round-up", "crates/sim/src/tcp/recovery.rs",
      "(crate::time::div_ceil_u128(num, recover_fs.max(1)) as u64)", "((num / recover_fs.max(1)) as u64)", ["-p", "jitterlab-sim"]),
     ("prr-segment-round-up", "crates/sim/src/tcp/recovery.rs",
