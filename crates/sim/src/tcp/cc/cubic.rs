@@ -3,7 +3,11 @@
 //! RTO rule (§4.8). Slow start is RFC 5681's with Linux's classic HyStart ([`Hystart`]), which
 //! leaves slow start (ssthresh = cwnd) on an ACK train as long as half the minimum RTT or on an
 //! RTT increase, before the queue overflows. Windows inside this module are in segments (f64), as
-//! in the RFC; the connection's cwnd stays in bytes.
+//! in the RFC; the connection's cwnd stays in bytes. Where Linux's `tcp_cubic.c` departs from the
+//! RFC the Linux profiles follow Linux (`cubic_initial_growth`, `cubic_delay_min`).
+//!
+//! Over 600 lines: HyStart and CUBIC share `delay_min`, and their hand-worked unit tests (the
+//! second half) sit beside the rules they pin.
 use std::sync::Arc;
 
 use super::{slow_start, AckSample, CcState, CongestionControl, NoOptions, Registration};
