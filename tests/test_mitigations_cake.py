@@ -11,8 +11,8 @@ def test_cake_on_the_cellular_link_costs_only_its_shaper():
     2565 kbit in front of the radio) delivers at least 98 % of what its shaper lets through —
     (2565 − 32 kbit/s of audio) · 1448/1500 payload per 1500-byte segment = 2.445 Mbit/s — in every
     run, so COBALT costs the download nothing beyond the shaper's 5 % headroom below the radio's
-    minimum rate (as the radio's own queue it got 2.07–2.11 Mbit/s: docs/mitigations.md). Against
-    FQ-CoDel on the radio (2.52–2.68 Mbit/s) that headroom is the whole cost."""
+    minimum rate (as the radio's own queue it got less: docs/mitigations.md gives each seed's
+    goodput). Against FQ-CoDel on the radio, which gets more, that headroom is the whole cost."""
     cell = pam2013.load_link("cellular")
     base = mit.sweeps(1, cell, [mit.BASELINE])["bulk"].scenario
     by = {m.name: m for m in mit.MITIGATIONS}

@@ -55,9 +55,6 @@ def test_trace_table_is_the_builds(tv, root):
     assert doc == tv.trace_table(rows), "docs/validation.md's trace table is stale: run scripts/testbed_validation.py --doc"
 
 
-#: The comparisons the simulator misses today (docs/validation.md says why): checked by the strict
-#: xfail below, so that closing the gap fails it and moves the case into the bounds test.
-KNOWN_MISSES = {("lte-verizon-bulk", "owd_p90_ms")}
 BOUNDS = (("owd_p50_ms", 0.15), ("owd_p90_ms", 0.15), ("tcp_goodput_mbps", 0.05))
 
 
@@ -68,19 +65,11 @@ def _within(v, bound):
 def test_cubic_over_traces_holds_against_linux(tv):
     """Issue 24: over the UMTS and both LTE traces, with a bulk CUBIC download (and six web flows on
     UMTS), the audio's OWD median and p90 within 15 % of real Linux's (means over three testbed
-    runs), goodput within 5 % — except the known misses."""
+    runs), goodput within 5 %."""
     _traces_or_skip(tv)
     for r in tv.trace_rows():
         for k, bound in BOUNDS:
-            if (r["case"], k) not in KNOWN_MISSES:
-                assert _within(r[k], bound), (r["case"], k, r[k])
-
-
-@pytest.mark.xfail(strict=True, reason="Verizon LTE: the simulator's p90 is 16 % above Linux's (docs/validation.md)")
-def test_known_trace_misses_are_still_missed(tv):
-    _traces_or_skip(tv)
-    rows = {r["case"]: r for r in tv.trace_rows()}
-    assert all(_within(rows[c][k], dict(BOUNDS)[k]) for c, k in KNOWN_MISSES)
+            assert _within(r[k], bound), (r["case"], k, r[k])
 
 
 def test_bbr_table_is_the_builds_and_within_bounds(tv, root):

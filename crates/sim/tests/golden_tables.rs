@@ -156,16 +156,16 @@ fn cases() -> Vec<(&'static str, Value, u64, &'static str)> {
         "traffic": (1..=6).map(|i| json!({"kind": "video", "from": format!("s{i}"), "to": format!("d{i}"), "rate": "1Mbit", "mode": "paced"})).collect::<Vec<_>>(),
     });
     vec![
-        ("droptail-dumbbell", dumbbell(json!({"kind": "droptail", "limit": "50pkt"}), false, 8), 1, "4bba84525b97ca2af6df91942fa1fd24a99fecb2a6c142bbeea1757f9048cffb"),
-        ("red-dumbbell", dumbbell(red, false, 8), 2, "eb5dac233841c230c009a3ee0d0a82f5f17c4e18b3c4b29e6e7ea720ece64c27"),
+        ("droptail-dumbbell", dumbbell(json!({"kind": "droptail", "limit": "50pkt"}), false, 8), 1, "de9a0f032e68ed604e4fdfdf9b855a8b0d569d1362f207d4feccc3084ade5c40"),
+        ("red-dumbbell", dumbbell(red, false, 8), 2, "23566b480c6ea83291f78827eb342deebcb4e18cdae1642d57563d3bf2d38c44"),
         ("red-ecn-dumbbell", dumbbell(red_ecn, true, 8), 3, "a0dcb35ecbd940a6bc8ed435996b58bc65e2eec42e7c5bbd6432907998240e02"),
         ("codel-bulk-jitter", {
             let mut v = access(("down_rate", json!("4Mbit")), json!({"kind": "codel", "limit": "500pkt"}), vec![bulk("cubic", "1s")], 6);
             v["access"]["down_jitter"] = json!({"dist": "exponential", "mean": "1ms"});
             v
-        }, 4, "019fc48fd38971222c8f8f6e4bf2d6a273c3b548f74e61cd3f56bd53431db424"),
-        ("fq_codel-web", access(("down_rate", json!("3.3Mbit")), json!({"kind": "fq_codel", "limit": "500pkt"}), vec![web.clone()], 6), 5, "adecafd1ec75d935ef36c8d75d3a3c919d7573911a37d0e3a9010bf007615692"),
-        ("pie-bulk-web", access(("down_rate", json!("3.3Mbit")), json!({"kind": "pie", "limit": "500pkt", "ecn": true}), vec![bulk("reno", "1s"), web.clone()], 6), 6, "3a259152df9ae3e0ae0f7f213dcf3a0f77bc2b73d6d704f616b9e086134844ac"),
+        }, 4, "5f3396fcc265c5020e0c701239de3faa77d0249ffed96649d261d94369cd4baa"),
+        ("fq_codel-web", access(("down_rate", json!("3.3Mbit")), json!({"kind": "fq_codel", "limit": "500pkt"}), vec![web.clone()], 6), 5, "5c720c889ae0a08ce9276395186390ab2ac81d8a3011f08983438a8eafb6615c"),
+        ("pie-bulk-web", access(("down_rate", json!("3.3Mbit")), json!({"kind": "pie", "limit": "500pkt", "ecn": true}), vec![bulk("reno", "1s"), web.clone()], 6), 6, "17aea26108260405165aac05ddfcb486defe2c54db91d74fef5810346130cf42"),
         ("droptail-web-pam2013", {
             let mut v = access(("down_rate", json!("3.3Mbit")), json!({"kind": "droptail", "limit": "500pkt"}), vec![web], 6);
             v["access"]["down_jitter"] = json!({"dist": "normal", "mean": "4ms", "sd": "2ms"});

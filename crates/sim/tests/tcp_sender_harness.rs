@@ -248,3 +248,34 @@ fn prr_spreads_the_reduction() {
     assert_eq!(rfc6675, vec![8, 9, 10, 11, 12, 13, 14, 15, 16]);
     assert_eq!(prr, vec![2, 4, 6, 8, 10, 13, 14, 15, 16]);
 }
+
+/// RFC 6937's DeliveredData on a cumulative ACK is what it newly delivers, not SND.UNA's advance
+/// (Linux: `tcp_newly_delivered`). IW20, PRR, no limited transmit; segments 0 and 5 lost.
+/// RecoverFS = 20, ssthresh = 10 (Reno). prr_delivered / prr_out after each ACK and
+/// sndcnt = ⌈prr_delivered·10/20⌉ − prr_out while pipe > ssthresh:
+/// SACK 1..3 enters recovery (1 / 1: rtx 0, pipe 17); SACK 4 (2 / 1: sndcnt 0); SACK 6 (3 / 2:
+/// new 20); SACK 7 (4 / 2: 0); SACK 8 marks 5 lost (5 / 3: rtx 5, pipe 14). The retransmission of
+/// 0 arrives: ACK 5 covers 0 and the SACKed 1..4, delivering one segment: 6 / 3, sndcnt
+/// ⌈60/20⌉ − 3 = 0, cwnd = pipe = 13 (rtx 5, segments 9..20), nothing sent. Counting the five
+/// acknowledged segments would give ⌈100/20⌉ − 3 = 2: segments 21 and 22 out, cwnd 15.
+#[test]
+fn prr_counts_newly_delivered_data_on_a_cumulative_ack() {
+    let cfg = TcpConfig { iw: 20, prr: true, limited_transmit: false, lost_retransmit: false, ..cfg() };
+    let mut t = TestSender::established(cfg);
+    assert_eq!(t.take().len(), 20);
+    for k in 2..=4 {
+        t.ack(0, &[(1, k)]);
+    }
+    assert_eq!((t.s.ca, t.s.ssthresh(), t.take()), (CaState::Recovery, 10 * MSS, vec![0]));
+    t.ack(0, &[(1, 5)]);
+    let mut sent = t.take();
+    for k in 7..=9 {
+        t.ack(0, &[(6, k), (1, 5)]);
+        sent.extend(t.take());
+    }
+    assert_eq!(sent, vec![20, 5]);
+    assert_eq!(t.s.pipe(), 14 * MSS);
+    t.ack(5, &[(6, 9)]);
+    assert_eq!(t.take(), Vec::<u64>::new());
+    assert_eq!((t.s.ca, t.s.cwnd(), t.s.pipe()), (CaState::Recovery, 13 * MSS, 13 * MSS));
+}

@@ -133,6 +133,11 @@ pub struct TcpConfig {
     /// `bictcp_update` (`cnt` at most 20 while `last_max_cwnd` is 0, since 2.6); false: RFC 9438's
     /// curve from W_max = cwnd, K = 0 after a HyStart exit.
     pub cubic_initial_growth: bool,
+    /// CUBIC's target is W_cubic(t + delay_min), delay_min being the smallest RTT sample, as
+    /// Linux's `bictcp_update` (`t += usecs_to_jiffies(ca->delay_min)`); false: W_cubic(t + SRTT)
+    /// as RFC 9438 §4.4. Over a standing queue SRTT runs far above the minimum and the RFC's
+    /// target runs that far ahead on the curve.
+    pub cubic_delay_min: bool,
     /// RFC 3465 byte counting with limit L (segments); None = packet counting.
     pub abc: Option<u64>,
     /// Initial ssthresh in bytes (RFC 5681 §3.1: arbitrarily high).
@@ -196,6 +201,7 @@ impl Default for TcpConfig {
             hystart: true,
             hystart_round_fix: true,
             cubic_initial_growth: false,
+            cubic_delay_min: false,
             abc: None,
             initial_ssthresh: cc::SSTHRESH_UNSET,
             tsq: true,

@@ -3,7 +3,11 @@
 //! RTO rule (§4.8). Slow start is RFC 5681's with Linux's classic HyStart ([`Hystart`]), which
 //! leaves slow start (ssthresh = cwnd) on an ACK train as long as half the minimum RTT or on an
 //! RTT increase, before the queue overflows. Windows inside this module are in segments (f64), as
-//! in the RFC; the connection's cwnd stays in bytes.
+//! in the RFC; the connection's cwnd stays in bytes. Where Linux's `tcp_cubic.c` departs from the
+//! RFC the Linux profiles follow Linux (`cubic_initial_growth`, `cubic_delay_min`).
+//!
+//! Over 600 lines: HyStart and CUBIC share `delay_min`, and their hand-worked unit tests (the
+//! second half) sit beside the rules they pin.
 use std::sync::Arc;
 
 use super::{slow_start, AckSample, CcState, CongestionControl, NoOptions, Registration};
@@ -23,11 +27,13 @@ pub struct CubicConfig {
     pub fast_convergence: bool,
     /// Linux's floor of 5 % growth per RTT before the first reduction (`cubic_initial_growth`).
     pub initial_growth: bool,
+    /// The target is W_cubic(t + delay_min) as Linux, not t + SRTT (`cubic_delay_min`).
+    pub delay_min_target: bool,
 }
 
 impl CubicConfig {
     pub fn from_tcp(c: &TcpConfig) -> CubicConfig {
-        CubicConfig { hystart: c.hystart, pacing: c.pacing, hystart_round_fix: c.hystart_round_fix, fast_convergence: true, initial_growth: c.cubic_initial_growth }
+        CubicConfig { hystart: c.hystart, pacing: c.pacing, hystart_round_fix: c.hystart_round_fix, fast_convergence: true, initial_growth: c.cubic_initial_growth, delay_min_target: c.cubic_delay_min }
     }
 }
 
@@ -175,6 +181,8 @@ pub struct Cubic {
     pub fast_convergence: bool,
     /// Linux's 5 %-per-RTT floor before the first reduction (`CubicConfig::initial_growth`).
     pub initial_growth: bool,
+    /// Target W_cubic(t + delay_min) (Linux) instead of W_cubic(t + SRTT) (RFC 9438).
+    pub delay_min_target: bool,
     /// A window reduction has happened (Linux: `last_max_cwnd` != 0).
     reduced: bool,
     /// Fraction of a byte carried between ACKs.
@@ -184,12 +192,12 @@ pub struct Cubic {
 }
 
 impl Default for Cubic {
-    fn default() -> Self { Cubic { w_max: 0.0, cwnd_prior: 0.0, epoch_start: None, k: 0.0, w_est: 0.0, fast_convergence: true, initial_growth: false, reduced: false, frac: 0.0, hystart: Hystart::default() } }
+    fn default() -> Self { Cubic { w_max: 0.0, cwnd_prior: 0.0, epoch_start: None, k: 0.0, w_est: 0.0, fast_convergence: true, initial_growth: false, delay_min_target: false, reduced: false, frac: 0.0, hystart: Hystart::default() } }
 }
 
 impl Cubic {
     pub fn new(c: CubicConfig) -> Cubic {
-        let mut x = Cubic { fast_convergence: c.fast_convergence, initial_growth: c.initial_growth, ..Cubic::default() };
+        let mut x = Cubic { fast_convergence: c.fast_convergence, initial_growth: c.initial_growth, delay_min_target: c.delay_min_target, ..Cubic::default() };
         x.hystart.enabled = c.hystart;
         x.hystart.pacing = c.pacing;
         x.hystart.linux_round_fix = c.hystart_round_fix;
@@ -271,7 +279,11 @@ impl CongestionControl for Cubic {
             }
         };
         let t = (st.now - start).secs_f64();
-        let rtt = st.srtt.map_or(0.0, |r| r.secs_f64());
+        // The look-ahead: RFC 9438 §4.4 uses the smoothed RTT; Linux's bictcp_update adds
+        // ca->delay_min, the smallest RTT sample (0 before the first). Over a standing queue the
+        // two differ by the queueing delay, and the RFC's target runs that far ahead on the curve.
+        let ahead = if self.delay_min_target { self.hystart.delay_min } else { st.srtt };
+        let rtt = ahead.map_or(0.0, |r| r.secs_f64());
         // §4.3 Reno-friendly region: W_est += α·segments_acked/cwnd, α = 3(1−β)/(1+β) until W_est
         // reaches cwnd_prior, then 1.
         let alpha = if self.w_est >= self.cwnd_prior { 1.0 } else { 3.0 * (1.0 - BETA) / (1.0 + BETA) };
@@ -576,6 +588,29 @@ mod tests {
         // By t = 7 s the Reno-friendly estimate leads (113.3 > W_cubic(7) = 108.6).
         assert!(s.cwnd as f64 / 1000.0 > c.w_cubic(7.0) + 3.0);
         assert!((c.k - 75f64.cbrt()).abs() < 1e-9);
+    }
+
+    /// The look-ahead of the target. Linux's bictcp_update: t = now − epoch_start + delay_min
+    /// (the smallest RTT sample); RFC 9438 §4.4: W_cubic(t + RTT) with the smoothed RTT. After a
+    /// reduction from W_max = 100 to 70 segments (K = ∛75 = 4.217163 s), 2 s into the epoch with
+    /// cwnd 80, SRTT 1 s (a standing queue) and delay_min 40 ms, one SMSS (1000 B) acknowledged:
+    /// Linux: (W_cubic(2.04) − 80)/80 = (95.872063 − 80)/80 → 198 B; RFC: (W_cubic(3) − 80)/80 =
+    /// (99.278716 − 80)/80 → 240 B.
+    #[test]
+    fn target_looks_ahead_by_delay_min_as_linux() {
+        for (linux, grew) in [(true, 198u64), (false, 240)] {
+            let mut c = Cubic { delay_min_target: linux, ..Cubic::default() };
+            c.hystart.delay_min = Some(Time::from_ms(40));
+            let mut s = CcState { srtt: Some(Time::from_secs(1)), ..st(100) };
+            c.on_congestion_event(&mut s);
+            c.cong_avoid(&mut s, 1000); // t = 0: the epoch opens, K = ∛75
+            assert!((c.k - 75f64.cbrt()).abs() < 1e-9);
+            s.cwnd = 80_000;
+            c.frac = 0.0;
+            s.now = Time::from_secs(2);
+            c.cong_avoid(&mut s, 1000);
+            assert_eq!(s.cwnd - 80_000, grew, "delay_min target {linux}");
+        }
     }
 
     /// RFC 9438 §4.4–4.5: far above W_max the target W_cubic(t + RTT) is clamped to 1.5·cwnd, so

@@ -118,8 +118,12 @@ impl Sender {
             self.on_ece(now, out);
         }
         if self.prr_active() {
+            // RFC 6937's DeliveredData (Linux: tcp_newly_delivered, each segment counted once,
+            // when first SACKed or else when cumulatively ACKed): a cumulative ACK over segments
+            // SACKed before delivers only what was not SACKed. Counting all of `acked` lets a hole
+            // filled below a long SACKed run release a burst of that run's size.
             let pipe = self.pipe();
-            self.cs.cwnd = self.rec.prr.on_ack(acked + newly_sacked, pipe, self.cs.ssthresh, self.cs.mss);
+            self.cs.cwnd = self.rec.prr.on_ack(self.cs.delivered - delivered_before, pipe, self.cs.ssthresh, self.cs.mss);
         }
         // Linux's tcp_rate_gen then tcp_cong_control: every ACK reaches the algorithm.
         let rs = self.rate.generate(&mut self.cs, acked, self.sb.lost_total(), self.rtt.min_rtt(), self.ecn.ack_ece, now);
