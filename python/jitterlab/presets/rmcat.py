@@ -24,9 +24,9 @@ sender — router (100 Mbit/s) — receiver, the bottleneck in the router; one-w
 - This project's question: an adaptive video call on the PAM 2013 cellular link, alone and beside the
   study's 28 MB download.
 - §5.7 (media against short TCP flows) and RFC 8869's cellular cases: presets.rmcat_more.
+- §5.9 (media flows with priority) and §5.11 (multiple bottlenecks): presets.rmcat_extra.
 
-The testbed side, the priority and the multiple-bottleneck cases and RFC 8869's Wi-Fi cases are not
-here yet."""
+The testbed side and RFC 8869's Wi-Fi cases are not here yet."""
 from __future__ import annotations
 
 import sys
@@ -39,7 +39,7 @@ import pandas as pd
 from jitterlab import plots
 from jitterlab import rtc_metrics as R
 from jitterlab.presets import findings as F
-from jitterlab.presets import rmcat_more, rmcat_published
+from jitterlab.presets import rmcat_extra, rmcat_more, rmcat_published
 from jitterlab.presets.common import Options, caption, flat, run_experiment
 from jitterlab.presets.findings import Finding, write_csv
 # the path and media of every case, shared with rmcat_more (its further cases)
@@ -47,7 +47,8 @@ from jitterlab.presets.rmcat_common import CONTROLLERS, DELAY, MAX_RATE, _frames
 from jitterlab.report import Report
 from jitterlab.sweep import Param, Sweep
 
-DESCRIPTION = ("RFC 8867's RMCAT test cases (variable capacity, competing media, media vs long and short TCP) and RFC 8869's "
+DESCRIPTION = ("RFC 8867's RMCAT test cases (variable capacity, competing media, media vs long and short TCP, priority, multiple "
+               "bottlenecks) and RFC 8869's "
                "cellular situations for GCC, SCReAM, NADA, with published results beside")
 SEED = 8867
 STEPS_51 = [(0.0, 1.0e6), (40.0, 2.5e6), (60.0, 0.6e6), (80.0, 1.0e6)]
@@ -181,6 +182,7 @@ def sweeps(reps: int) -> dict[str, Sweep]:
                                            [{"links.bottleneck.queue": queue_300ms(2e6)}, {"links.bottleneck.queue": FQ_CODEL}])],
                      tables=TABLES + ("tcp_flows",)),
         **rmcat_more.sweeps(reps, _cc, SEED, TABLES),
+        **rmcat_extra.sweeps(reps, _cc, SEED, TABLES),
     }
 
 
@@ -485,6 +487,8 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
     fs = findings(r51, r53, r54, r56, recn, r52, r55, r58)
     more, more_runs = rmcat_more.section(rep, res, CONTROLLERS)
     fs += more
+    extra, extra_runs = rmcat_extra.section(rep, res, CONTROLLERS)
+    fs += extra
     fs += rmcat_published.findings(rmcat_published.use_of_1mbit_steps(res["5.1"], STEPS_51), r51, r54, r56, recn)
     for cc in CONTROLLERS:
         a = rpam[(rpam.cc == cc) & (rpam.workload == "bulk")]
@@ -494,7 +498,7 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
                           F.side(a.frame_delay_p95_ms, 400.0, below=False), F.rule_side("400 ms", False), role="held-out"))
     write_csv(fs, opt.out / "findings.csv")
     for name, df in (("case_5_1", r51), ("case_5_2", r52), ("case_5_3", r53), ("case_5_4", r54), ("case_5_5", r55), ("case_5_6", r56),
-                     ("case_5_8", r58), ("case_ecn", recn), ("case_pam2013", rpam), *more_runs.items()):
+                     ("case_5_8", r58), ("case_ecn", recn), ("case_pam2013", rpam), *more_runs.items(), *extra_runs.items()):
         df.to_csv(opt.out / f"{name}_per_run.csv", index=False)
     rep.section("Findings", "Each statement with its source, our value (median [25th–75th percentile] over replications) and a "
                 "verdict by the rule in its row. The RFCs define the metrics but give no bounds for convergence or fairness; "
