@@ -92,7 +92,7 @@ def test_run_writes_report_figures_and_findings(smoke):
     out, path = smoke
     assert path.exists() and path.name == "report.html"
     for f in ("rmcat-5_1.png", "rmcat-5_2.png", "rmcat-5_3.png", "rmcat-5_4.png", "rmcat-5_8.png", "rmcat_5_6_share.png",
-              "rmcat-5_7.png", "rmcat-8869-trace.png"):
+              "rmcat-5_7.png", "rmcat-8869-trace.png", "rmcat-5_9.png", "rmcat_5_11_rate.png"):
         assert (out / "figures" / f).exists()
     rows = list(csv.DictReader((out / "findings.csv").open(encoding="utf-8")))
     # … + §5.7 (2 per controller) + RFC 8869 (5 situations) + §5.9 (1 each) + §5.11 (2 queues each) + published

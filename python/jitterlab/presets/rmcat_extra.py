@@ -23,8 +23,10 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
+from jitterlab import plots
 from jitterlab import rtc_metrics as R
 from jitterlab.presets import findings as F
+from jitterlab.presets.common import caption
 from jitterlab.presets.findings import Finding
 from jitterlab.presets.rmcat_common import _frames, _links, _video, queue_300ms
 from jitterlab.report import Report
@@ -191,6 +193,40 @@ def _table(df: pd.DataFrame, keys: list[str], cols: list[str]) -> pd.DataFrame:
     return out.reset_index()
 
 
+def _figure_59(rep: Report, res: Mapping[str, Any], reps: int) -> None:
+    m, runs = res["media_packets"], res["runs"]
+    ccs = list(dict.fromkeys(runs.cc))
+    fig, axes = plots.new(width=10, height=max(3.4, 2.6 * len(ccs)), nrows=len(ccs), sharex=True, sharey=True, squeeze=False)
+    for ax, cc in zip(axes[:, 0], ccs):
+        rid = int(runs[runs.cc == cc].run_id.min())
+        rate = R.media_rate(m[m.run_id == rid], bin_s=0.5, by="send")
+        for i, (_, g) in enumerate(rate.groupby("flow_id")):
+            ax.plot(g.t_s, g.rate_bps / 1e6, drawstyle="steps-post", lw=1, label=f"MEDIA-{i + 1} (priority {PRIO_59[i]:g})")
+        ax.axhline(CAP_59 / 1e6, color="black", ls="--", lw=1.5, label="capacity")
+        ax.set_title(cc, fontsize=9); ax.set_ylabel("Mbit/s"); ax.grid(alpha=.3); ax.legend(fontsize=7, loc="upper left")
+    axes[-1, 0].set_xlabel("time (s)")
+    plots.caption(fig, caption("rmcat-5.9", reps, "first replication of each controller with a priority weight; 0.5 s bins, IP bytes"))
+    rep.figure(fig, "rmcat-5_9", "Three flows with priorities 2 / 1 / 1 on 3.5 Mbit/s (RFC 8867 §5.9).")
+
+
+def _figure_511(rep: Report, tab: pd.DataFrame, controllers: list[str], reps: int) -> None:
+    fig, ax = plots.new(width=8, height=4)
+    x = np.arange(len(controllers))
+    groups = [(q, b) for q in ("droptail", "fq_codel") for b in ("one", "two")]
+    for j, (q, b) in enumerate(groups):
+        t = tab[(tab.queue == q) & (tab.bottlenecks == b)].set_index("cc").loc[controllers]
+        med = t.media_kbps_median.to_numpy()
+        err = [med - t.media_kbps_p25.to_numpy(), t.media_kbps_p75.to_numpy() - med]
+        ax.bar(x + (j - 1.5) * 0.2, med, 0.2, yerr=err, capsize=3, label=f"{q}, {b} congested",
+               color=["#333333", "#777777", "#bbbbbb", "#eeeeee"][j], edgecolor="black")
+    ax.axhline(FAIR_511 / 1e3, color="black", ls=":", lw=1)
+    ax.set_xticks(x, controllers); ax.set_ylabel("media rate (kbit/s)"); ax.grid(alpha=.3, axis="y")
+    plots.legend_above(ax, ncol=2)
+    plots.caption(fig, caption("rmcat-5.11", reps, "bars median, whiskers 25–75th percentile over replications; dotted: the "
+                               "max-min fair share, 1 Mbit/s"))
+    rep.figure(fig, "rmcat_5_11_rate", "The media's rate over two bottlenecks in series, one or both congested (RFC 8867 §5.11).")
+
+
 def section(rep: Report, res: Mapping[str, Any], controllers: list[str]) -> tuple[list[Finding], dict[str, pd.DataFrame]]:
     """The report's §5.9 and §5.11 sections; returns their findings and per-run tables."""
     refused = {cc: refusal(cc) for cc in controllers}
@@ -199,6 +235,8 @@ def section(rep: Report, res: Mapping[str, Any], controllers: list[str]) -> tupl
                 "§5.4's three flows on 3.5 Mbit/s from 0, 20, 40 s; MEDIA-1 at priority 2, the others at 1; max_rate 2.5 Mbit/s. "
                 "Only controllers with a priority weight run (NADA: RFC 8698's PRIO); for the others the simulator refuses the key: "
                 + "; ".join(f"{cc}: {why}" for cc, why in refused.items() if why) + ".")
+    reps = len(set(res["5.9"]["runs"].replication))
+    _figure_59(rep, res["5.9"], reps)
     rep.table(_table(r59, ["cc"], ["media1_kbps", "media2_kbps", "media3_kbps", "ratio", "total_util", "qdelay_median_ms"]),
               "§5.9 per controller: each flow's received rate over 60–119 s (kbit/s), MEDIA-1's over the mean of the other two, "
               "their use of the capacity, median queueing delay", "{:.2f}", name="case_5_9")
@@ -206,7 +244,9 @@ def section(rep: Report, res: Mapping[str, Any], controllers: list[str]) -> tupl
                 "sender — A — B — C — receiver; A→B and B→C 2 Mbit/s, 25 ms each, 300 ms DropTail or FQ-CoDel; a greedy CUBIC "
                 "flow on each bottleneck alone; the media crosses both; only the first congested (one) or both (two); 120 s, "
                 "rates over 20–119 s.")
-    rep.table(_table(r511, ["queue", "bottlenecks", "cc"], ["media_kbps", "qdelay_median_ms", "qdelay_p95_ms", "frame_delay_p95_ms"]),
+    tab = _table(r511, ["queue", "bottlenecks", "cc"], ["media_kbps", "qdelay_median_ms", "qdelay_p95_ms", "frame_delay_p95_ms"])
+    _figure_511(rep, tab, controllers, reps)
+    rep.table(tab,
               "§5.11 per queue, congested bottlenecks and controller: the media's received rate (kbit/s), its queueing delay "
               "median / 95th percentile over the whole path, frame delay p95 (ms)", "{:.2f}", name="case_5_11")
     return findings_59(r59, controllers, refused) + findings_511(r511, controllers), {"case_5_9": r59, "case_5_11": r511}
