@@ -92,11 +92,11 @@ def test_run_writes_report_figures_and_findings(smoke):
     out, path = smoke
     assert path.exists() and path.name == "report.html"
     for f in ("rmcat-5_1.png", "rmcat-5_2.png", "rmcat-5_3.png", "rmcat-5_4.png", "rmcat-5_8.png", "rmcat_5_6_share.png",
-              "rmcat-5_7.png", "rmcat-8869-trace.png", "rmcat-5_9.png", "rmcat_5_11_rate.png"):
+              "rmcat-5_7.png", "rmcat-8869-trace.png", "rmcat-6_1.png", "rmcat-6_3.png"):
         assert (out / "figures" / f).exists()
     rows = list(csv.DictReader((out / "findings.csv").open(encoding="utf-8")))
-    # … + §5.7 (2 per controller) + RFC 8869 (5 situations) + §5.9 (1 each) + §5.11 (2 queues each) + published
-    assert len(rows) == 4 * 3 + 3 + 3 + 3 + 3 + 3 + 1 + 3 + 1 + 3 + 2 * 3 + 5 * 3 + 3 + 2 * 3 + 8
+    # … + §5.7 (2 per controller) + RFC 8869 (5 situations) + §6.1 (1 each) + §6.3 (3 rules each) + published
+    assert len(rows) == 4 * 3 + 3 + 3 + 3 + 3 + 3 + 1 + 3 + 1 + 3 + 2 * 3 + 5 * 3 + 3 + 3 * 3 + 8
     # §5.7's short flows all ran: 10 × 28 + 2 downloads in every run, most finished
     import pandas as pd
 
@@ -111,13 +111,15 @@ def test_run_writes_report_figures_and_findings(smoke):
     # the PAM 2013 download drives every adaptive call past G.114's 400 ms (deep 500-packet buffer)
     assert [r["verdict"] for r in rows if r["finding"].startswith("PAM 2013")] == ["agrees"] * 3
     # ECN: marks replace drops for every controller
-    assert [r["verdict"] for r in rows if r["finding"].startswith("ECN")] == ["agrees"]
-    # §5.9: GCC and SCReAM have no priority weight (n/a); NADA's MEDIA-1 gets about twice the others
+    assert [r["verdict"] for r in rows if r["finding"].startswith("§6.2 ECN")] == ["agrees"]
+    # §6.1: GCC and SCReAM have no priority weight (n/a); NADA's S1 gets about twice the others
     # (with 2 replications the IQR may straddle the band's edge: partly; tests/test_rmcat_extra.py has the rule)
-    v59 = [r["verdict"] for r in rows if r["finding"].startswith("§5.9")]
-    assert v59[:2] == ["n/a", "n/a"] and v59[2] in ("agrees", "partly")
-    assert len(pd.read_csv(out / "case_5_9_per_run.csv")) == 2 and len(pd.read_csv(out / "case_5_11_per_run.csv")) == 2 * 3 * 2 * 2
+    v61 = [r["verdict"] for r in rows if r["finding"].startswith("§6.1")]
+    assert v61[:2] == ["n/a", "n/a"] and v61[2] in ("agrees", "partly")
+    assert len(pd.read_csv(out / "case_6_1_per_run.csv")) == 2 and len(pd.read_csv(out / "case_6_3_per_run.csv")) == 2 * 3
+    # §6.3: every controller fills both bottlenecks (docs/media.md: 0.93–1.00 of each)
+    assert [r["verdict"] for r in rows if r["finding"].startswith("§6.3") and "fully used" in r["finding"]] == ["agrees"] * 3
     # issue 27's done-when for §5.1 holds for every controller
     for r in rows:
-        if r["finding"].startswith("§5.1 "):  # not §5.11
+        if r["finding"].startswith("§5.1 "):
             assert r["verdict"] == "agrees", r

@@ -18,13 +18,14 @@ sender — router (100 Mbit/s) — receiver, the bottleneck in the router; one-w
 - §5.6 media against a long TCP flow: 2 Mbit/s; CUBIC bulk from 0 s, media 5–119 s; 120 s; on
   DropTail (300 ms) and on FQ-CoDel (RFC 8290 defaults).
 - §5.8 pause and resume: §5.4's three flows all from 0 s, the second paused 40–60 s.
-- ECN: §5.1's steps behind FQ-CoDel with ECN, the media with and without ECT(0) (RFC 8867 lists an
-  ECN case; its exact parameters were not at hand, these are ours).
+- §6.2 ECN: "running all the basic test cases with ... ECN ... enabled"; here §5.1's steps behind
+  FQ-CoDel with ECN, the media with and without ECT(0) (one basic case, and FQ-CoDel as the marking
+  queue: ours).
 
 - This project's question: an adaptive video call on the PAM 2013 cellular link, alone and beside the
   study's 28 MB download.
 - §5.7 (media against short TCP flows) and RFC 8869's cellular cases: presets.rmcat_more.
-- §5.9 (media flows with priority) and §5.11 (multiple bottlenecks): presets.rmcat_extra.
+- §6.1 (media flows with priority) and §6.3 (multiple bottlenecks): presets.rmcat_extra.
 
 The testbed side and RFC 8869's Wi-Fi cases are not here yet."""
 from __future__ import annotations
@@ -374,7 +375,7 @@ def findings(r51: pd.DataFrame, r53: pd.DataFrame, r54: pd.DataFrame, r56: pd.Da
                           "RFC 8290 §1 (flow queueing isolates flows); band ours",
                           F.spread(a.media_share * 100).show(fmt="{:.0f}", unit=" %"), F.in_range(a.media_share, 0.35, 0.65),
                           F.rule_range("35 %", "65 %"), role="held-out"))
-    fs.append(F.ordering("ECN: with ECT(0) media behind FQ-CoDel the media loses fewer packets than without (marks replace drops)",
+    fs.append(F.ordering("§6.2 ECN: with ECT(0) media behind FQ-CoDel the media loses fewer packets than without (marks replace drops)",
                          "RFC 3168 §5 / RFC 8290 §4.1.2 (an ECT packet is marked where it would be dropped)",
                          [(cc, recn[(recn.cc == cc) & ~recn.ecn].loss * 100, recn[(recn.cc == cc) & recn.ecn].loss * 100) for cc in CONTROLLERS],
                          expect="above", unit=" %", fmt="{:.2f}"))
@@ -471,7 +472,7 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
     rep.table(_table(r58, ["cc"], ["resume_load", "qdelay_p95_before_ms", "qdelay_p95_resume_ms", "jain_after"]),
               "§5.8 per controller: the three flows' sending rate in 60–65 s over the capacity, 95th-percentile queueing delay "
               "in 30–40 s and in 60–70 s, Jain's index over 80–119 s", "{:.3f}", name="case_5_8")
-    rep.section("ECN: §5.1's capacity steps behind FQ-CoDel, media with and without ECT(0)",
+    rep.section("§6.2 ECN: §5.1's capacity steps behind FQ-CoDel, media with and without ECT(0)",
                 "FQ-CoDel marks ECT packets where it would drop them (RFC 8290). NADA and SCReAM take CE as a congestion signal "
                 "(RFC 8698 §4.2's p_mark, RFC 8298's BETA_ECN); GCC (the draft) does not read ECN and reacts to the delay alone.")
     rep.table(_table(recn, ["cc", "ecn"], ["loss", "ce", "qdelay_median_ms", "util", "frame_delay_p95_ms", "frames_complete"]),

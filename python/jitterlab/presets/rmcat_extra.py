@@ -1,20 +1,22 @@
-"""`reproduce rmcat`'s RFC 8867 §5.9 (media flows with priority) and §5.11 (multiple bottlenecks)
-on the simulator, each with findings by a stated rule (docs/media.md, "RFC 8867 parameters used").
+"""`reproduce rmcat`'s RFC 8867 §6.1 (media flows with priority) and §6.3 (multiple bottlenecks) on
+the simulator, each with findings by a stated rule (docs/media.md, "RFC 8867 parameters used").
 
-§5.9: §5.4's three flows (3.5 Mbit/s, starts 0 / 20 / 40 s, 120 s, 300 ms DropTail) with MEDIA-1 at
-priority 2 and MEDIA-2, MEDIA-3 at priority 1; the RFC expects MEDIA-1's steady rate to be about
-twice the others'. A controller takes the weight through `Controller::set_priority` (the scenario
+§6.1: "an extension of Section 5.4 where the same test is run with different priority levels": §5.4's
+three flows (3.5 Mbit/s, starts 0 / 20 / 40 s, 120 s, 300 ms DropTail) with S1 at priority 2 and S2,
+S3 at priority 1; the RFC: S1 "must arrive at a steady-state rate approximately twice that of the
+other two flows". A controller takes the weight through `Controller::set_priority` (the scenario
 key `priority`): NADA has one (RFC 8698 §4.3 eq. 5's PRIO); GCC and SCReAM have none, the simulator
 refuses the key for them, and their rows say so with the simulator's own error line. max_rate is
-2.5 Mbit/s here (ours): at 1.5 Mbit/s MEDIA-1's doubled share (~1.7 Mbit/s) would be cut off.
+2.5 Mbit/s here (ours): at 1.5 Mbit/s S1's doubled share (~1.7 Mbit/s) would be cut off.
 
-§5.11 (ours, on the RFC's defaults): sender — A — B — C — receiver, two bottlenecks in series, A→B
-and B→C, 2 Mbit/s each with a 300 ms DropTail (or FQ-CoDel), 25 ms each (50 ms one way); a greedy
-CUBIC flow crosses each bottleneck alone (xs1 → A → B → xr1 and xs2 → B → C → xr2); the media
-crosses both; 120 s. The `bottlenecks` parameter runs the path with only the first congested
-(`one`: the second TCP flow disabled) or both (`two`). With one greedy flow beside it on each
-2 Mbit/s link, the media's max-min fair share is 1 Mbit/s either way, so a controller that adapts to
-the tightest bottleneck keeps its rate when the second one congests too.
+§6.3, the RFC's parameters: S1 → A → B → C → D → R1, S2 → A → B → R2 (sharing A→B with S1), S3 → C →
+D → R3 (sharing C→D with S1); capacities 2 Mbit/s × the path capacity ratios A–B 1.0, B–C 4.0, C–D
+0.75 = 2 / 8 / 1.5 Mbit/s, each with a 300 ms DropTail at its own capacity (§4.2); one-way
+propagation delay S1–R1 100 ms, S2–R2 40 ms, S3–R3 40 ms (placed as A→B 20 ms, B→C 60 ms, C→D 20 ms,
+S2→A and S3→C 20 ms each); each source a video flow and a 20 kbit/s CBR audio flow (§4.3), 0–299 s;
+300 s; no competing traffic. The RFC expects "full utilization at both bottleneck links without
+starving any of the three congestion-controlled media flows and ensuring fair share of the
+available bandwidth at each bottleneck"; the rules that read it are below (`fair_shares`).
 """
 from __future__ import annotations
 
@@ -28,50 +30,54 @@ from jitterlab import rtc_metrics as R
 from jitterlab.presets import findings as F
 from jitterlab.presets.common import caption
 from jitterlab.presets.findings import Finding
-from jitterlab.presets.rmcat_common import _frames, _links, _video, queue_300ms
+from jitterlab.presets.rmcat_common import _links, _video, queue_300ms
 from jitterlab.report import Report
 from jitterlab.sweep import Param, Sweep
 
-# ----------------------------------------------------------------------------- §5.9
+# ----------------------------------------------------------------------------- §6.1
 
-CAP_59 = 3.5e6
-PRIO_59 = [2.0, 1.0, 1.0]
-STARTS_59 = (0, 20, 40)
-MAX_RATE_59 = "2.5Mbit"
-WINDOW_59 = (60.0, 119.0)
-#: "approximately twice" (RFC 8867 §5.9) read as 2 ± 20 % (ours)
-RATIO_59 = (1.6, 2.4)
+CAP_61 = 3.5e6
+PRIO_61 = [2.0, 1.0, 1.0]
+STARTS_61 = (0, 20, 40)
+MAX_RATE_61 = "2.5Mbit"
+WINDOW_61 = (60.0, 119.0)
+#: "approximately twice" (RFC 8867 §6.1) read as 2 ± 20 % (ours)
+RATIO_61 = (1.6, 2.4)
 
-# ----------------------------------------------------------------------------- §5.11
+# ----------------------------------------------------------------------------- §6.3
 
-CAP_511 = 2.0e6
-HOP_DELAY_511 = "25ms"
-WINDOW_511 = (20.0, 119.0)
-#: the media's max-min fair share on either bottleneck: half of 2 Mbit/s beside one greedy flow
-FAIR_511 = CAP_511 / 2
-#: ours: with both bottlenecks congested the media keeps at least this share of its rate with one
-KEEP_511 = 0.8
-#: ours: a media rate with one bottleneck at most 1.5 × the 150 kbit/s min_rate is the controller's
-#: floor, where the ratio says nothing (the verdict is then inconclusive)
-FLOOR_511 = 1.5 * 150e3
-FQ_CODEL = {"kind": "fq_codel"}
+#: A→B, B→C, C→D: 2 Mbit/s × the path capacity ratios 1.0, 4.0, 0.75
+HOPS_63 = {"ab": ("A", "B", 2.0e6, "20ms"), "bc": ("B", "C", 8.0e6, "60ms"), "cd": ("C", "D", 1.5e6, "20ms")}
+#: the two bottlenecks and the sources crossing each (B→C, 8 Mbit/s, carries S1 alone)
+SHARED_63 = {"ab": (1, 2), "cd": (1, 3)}
+#: §4.3's audio, 20 kbit/s CBR: 50 B of RTP payload every 20 ms, 90 B on the wire (IP+UDP+RTP 40 B)
+AUDIO_SIZE_B, AUDIO_INTERVAL_S = 90, 0.020
+AUDIO_BPS = AUDIO_SIZE_B * 8 / AUDIO_INTERVAL_S
+WINDOW_63 = (30.0, 299.0)
+#: ours: "full utilization" read as the media received through each bottleneck ≥ 80 % of it
+UTIL_63 = 0.8
+#: ours: "without starving": each video flow ≥ half its max-min fair share
+STARVE_63 = 0.5
+#: ours: "fair share at each bottleneck": Jain's index of the flows' rates over their max-min fair
+#: shares (Jain's normalised form) ≥ 0.9 at each bottleneck
+JAIN_63 = 0.9
 
 
-def scenario_59(cc: str = "nada", duration_s: int = 120, starts: tuple[int, ...] = STARTS_59) -> dict[str, Any]:
+def scenario_61(cc: str = "nada", duration_s: int = 120, starts: tuple[int, ...] = STARTS_61) -> dict[str, Any]:
     """§5.4's path and flows, each flow with its priority weight and max_rate 2.5 Mbit/s."""
     traffic = []
-    for i, (s, w) in enumerate(zip(starts, PRIO_59)):
+    for i, (s, w) in enumerate(zip(starts, PRIO_61)):
         v = _video(f"video{i}", f"{s}s", f"{duration_s - 1}s")
-        traffic.append({**v, "cc": cc, "max_rate": MAX_RATE_59, "priority": w})
-    return {"name": "rmcat-5.9", "duration": f"{duration_s}s", "links": _links({"rate": "3.5Mbit"}, queue_300ms(CAP_59)),
+        traffic.append({**v, "cc": cc, "max_rate": MAX_RATE_61, "priority": w})
+    return {"name": "rmcat-6.1", "duration": f"{duration_s}s", "links": _links({"rate": "3.5Mbit"}, queue_300ms(CAP_61)),
             "traffic": traffic}
 
 
 def refusal(cc: str) -> str | None:
-    """The simulator's error line for §5.9 with controller `cc` (a 2 s run), or None if it runs."""
+    """The simulator's error line for §6.1 with controller `cc` (a 2 s run), or None if it runs."""
     import jitterlab
 
-    sc = scenario_59(cc, duration_s=2, starts=(0, 0, 0))
+    sc = scenario_61(cc, duration_s=2, starts=(0, 0, 0))
     try:
         jitterlab.simulate(sc, seed=1)
     except jitterlab.ScenarioError as e:
@@ -79,108 +85,129 @@ def refusal(cc: str) -> str | None:
     return None
 
 
-def scenario_511(queue: Mapping[str, Any] | None = None, duration_s: int = 120) -> dict[str, Any]:
-    q = dict(queue) if queue is not None else queue_300ms(CAP_511)
+def fair_shares(cap: Mapping[str, float] | None = None, audio_bps: float = AUDIO_BPS) -> dict[int, float]:
+    """The video flows' max-min fair shares (bit/s, IP bytes) on §6.3's path by water-filling: each
+    bottleneck's capacity less its sources' audio, split equally among the unfrozen video flows at
+    the tightest link, that link's flows frozen, repeat. With the RFC's numbers, C→D (1.5 − 2 × 0.036)
+    / 2 = 0.714 Mbit/s for S1 and S3, then A→B leaves S2 2.0 − 0.072 − 0.714 = 1.214 Mbit/s."""
+    cap = dict(cap) if cap is not None else {k: v[2] for k, v in HOPS_63.items() if k in SHARED_63}
+    left = {k: c - audio_bps * len(SHARED_63[k]) for k, c in cap.items()}
+    share: dict[int, float] = {}
+    while len(share) < 3:
+        live = {k: [f for f in SHARED_63[k] if f not in share] for k in left}
+        k = min((k for k in live if live[k]), key=lambda k: left[k] / len(live[k]))
+        x = left[k] / len(live[k])
+        for f in live[k]:
+            share[f] = x
+            for j in left:
+                if f in SHARED_63[j]:
+                    left[j] -= x
+    return dict(sorted(share.items()))
+
+
+def scenario_63(cc: str = "gcc", duration_s: int = 300) -> dict[str, Any]:
     rev = {"rate": "10Mbit", "queue": {"kind": "droptail", "limit": "1000pkt"}}
+    links: dict[str, Any] = {k: {"from": a, "to": b, "rate": f"{c / 1e6:g}Mbit", "delay": d, "queue": queue_300ms(c),
+                                 "reverse": dict(rev)} for k, (a, b, c, d) in HOPS_63.items()}
     edge = {"rate": "100Mbit", "delay": "0ms"}
-    links = {"access": {"from": "sender", "to": "A", **edge},
-             "bn1": {"from": "A", "to": "B", "rate": "2Mbit", "delay": HOP_DELAY_511, "queue": dict(q), "reverse": rev},
-             "bn2": {"from": "B", "to": "C", "rate": "2Mbit", "delay": HOP_DELAY_511, "queue": dict(q), "reverse": dict(rev)},
-             "exit": {"from": "C", "to": "receiver", **edge},
-             "x1in": {"from": "xs1", "to": "A", **edge}, "x1out": {"from": "B", "to": "xr1", **edge},
-             "x2in": {"from": "xs2", "to": "B", **edge}, "x2out": {"from": "C", "to": "xr2", **edge}}
-    greedy = {"kind": "bulk", "cc": "cubic", "size": "1GB", "rcvbuf": "1MB"}  # the window never limits it
-    traffic = [_video("video", "0s", f"{duration_s - 1}s"),
-               {**greedy, "name": "tcp1", "from": "xs1", "to": "xr1"},
-               {**greedy, "name": "tcp2", "from": "xs2", "to": "xr2"}]
-    return {"name": "rmcat-5.11", "duration": f"{duration_s}s", "links": links, "traffic": traffic}
-
-
-def bottlenecks_param() -> Param:
-    return Param("bottlenecks", ["one", "two"], [{"traffic[2].enabled": False}, {"traffic[2].enabled": True}])
-
-
-def queue_param() -> Param:
-    sets = [{f"links.{b}.queue": q for b in ("bn1", "bn2")} for q in (queue_300ms(CAP_511), FQ_CODEL)]
-    return Param("queue", ["droptail", "fq_codel"], sets)
+    links.update({"s1": {"from": "S1", "to": "A", **edge}, "r1": {"from": "D", "to": "R1", **edge},
+                  "s2": {"from": "S2", "to": "A", "rate": "100Mbit", "delay": "20ms"}, "r2": {"from": "B", "to": "R2", **edge},
+                  "s3": {"from": "S3", "to": "C", "rate": "100Mbit", "delay": "20ms"}, "r3": {"from": "D", "to": "R3", **edge}})
+    stop = f"{duration_s - 1}s"
+    video = [{**_video(f"video{i}", "0s", stop), "from": f"S{i}", "to": f"R{i}", "cc": cc} for i in (1, 2, 3)]
+    audio = [{"kind": "audio", "name": f"audio{i}", "from": f"S{i}", "to": f"R{i}", "size": f"{AUDIO_SIZE_B}B",
+              "interval": f"{AUDIO_INTERVAL_S * 1e3:g}ms", "start": "0s", "stop": stop} for i in (1, 2, 3)]
+    return {"name": "rmcat-6.3", "duration": f"{duration_s}s", "links": links, "traffic": video + audio}
 
 
 def sweeps(reps: int, cc_param: Any, seed: int, tables: tuple[str, ...]) -> dict[str, Sweep]:
     accept = [cc for cc in ("gcc", "scream", "nada") if refusal(cc) is None]
-    cc59 = Param("cc", accept, [{f"traffic[{i}].cc": c for i in range(len(PRIO_59))} for c in accept])
-    return {"5.9": Sweep("rmcat-5.9", scenario_59(), seed=seed, replications=reps, params=[cc59], tables=tables),
-            "5.11": Sweep("rmcat-5.11", scenario_511(), seed=seed, replications=reps,
-                          params=[cc_param(1), bottlenecks_param(), queue_param()], tables=tables + ("tcp_flows",))}
+    cc61 = Param("cc", accept, [{f"traffic[{i}].cc": c for i in range(len(PRIO_61))} for c in accept])
+    return {"6.1": Sweep("rmcat-6.1", scenario_61(), seed=seed, replications=reps, params=[cc61], tables=tables),
+            "6.3": Sweep("rmcat-6.3", scenario_63(), seed=seed, replications=reps, params=[cc_param(3)], tables=tables)}
 
 
-def per_run_59(res: Mapping[str, Any], window: tuple[float, float] = WINDOW_59) -> pd.DataFrame:
-    """Per run: each flow's received rate over the window (kbit/s), MEDIA-1's over the mean of the
+def per_run_61(res: Mapping[str, Any], window: tuple[float, float] = WINDOW_61) -> pd.DataFrame:
+    """Per run: each flow's received rate over the window (kbit/s), S1's over the mean of the
     other two, the three's use of the capacity, median queueing delay."""
     m, runs = res["media_packets"], res["runs"]
     a, b = window
     rows = []
     for _, run in runs.iterrows():
         mr = m[m.run_id == run.run_id]
-        rates = [R.utilisation(mr, [(0.0, CAP_59)], a, b, flows=[f]) * CAP_59 for f in sorted(mr.flow_id.unique())]
+        rates = [R.utilisation(mr, [(0.0, CAP_61)], a, b, flows=[f]) * CAP_61 for f in sorted(mr.flow_id.unique())]
         rows.append({"run_id": run.run_id, "cc": run.cc, **{f"media{i + 1}_kbps": r / 1e3 for i, r in enumerate(rates)},
-                     "ratio": rates[0] / max(float(np.mean(rates[1:])), 1e-9), "total_util": sum(rates) / CAP_59,
+                     "ratio": rates[0] / max(float(np.mean(rates[1:])), 1e-9), "total_util": sum(rates) / CAP_61,
                      "qdelay_median_ms": R.queueing_delay(mr).qdelay_ns.median() / 1e6})
     return pd.DataFrame(rows)
 
 
-def per_run_511(res: Mapping[str, Any], window: tuple[float, float] = WINDOW_511) -> pd.DataFrame:
-    """Per run: the media's received rate over the window (kbit/s), its median and 95th-percentile
-    queueing delay (both bottlenecks together), 95th-percentile frame delay."""
+def per_run_63(res: Mapping[str, Any], window: tuple[float, float] = WINDOW_63) -> pd.DataFrame:
+    """Per run: each video flow's received rate over the window (kbit/s) and over its max-min fair
+    share, each bottleneck's use (the media received through it — video and audio of the sources
+    crossing it — over its capacity; a lower bound, as a packet dropped later on S1's path is not
+    counted), Jain's index of the normalised rates at each bottleneck, median queueing delay of S1."""
     m, runs = res["media_packets"], res["runs"]
     a, b = window
+    fair = fair_shares()
     rows = []
     for _, run in runs.iterrows():
         mr = m[m.run_id == run.run_id]
-        q = R.queueing_delay(mr).qdelay_ns / 1e6
-        rows.append({"run_id": run.run_id, "cc": run.cc, "bottlenecks": run.bottlenecks, "queue": run.queue,
-                     "replication": run.replication, "media_kbps": R.utilisation(mr, [(0.0, CAP_511)], a, b) * CAP_511 / 1e3,
-                     "qdelay_median_ms": float(q.median()), "qdelay_p95_ms": float(q.quantile(0.95)),
-                     "frame_delay_p95_ms": _frames(res, run.run_id, mr)["frame_delay_p95_ms"]})
+        ids = sorted(mr.flow_id.unique())  # traffic order: video1..3, then audio1..3
+        if len(ids) != 6:
+            raise ValueError(f"rmcat-6.3 run {run.run_id}: {len(ids)} media flows, expected 6")
+        video, audio = dict(zip((1, 2, 3), ids[:3])), dict(zip((1, 2, 3), ids[3:]))
+        bps = {f: R.utilisation(mr, [(0.0, 1.0)], a, b, flows=[video[f]]) for f in video}
+        abps = {f: R.utilisation(mr, [(0.0, 1.0)], a, b, flows=[audio[f]]) for f in audio}
+        norm = {f: bps[f] / fair[f] for f in bps}
+        row = {"run_id": run.run_id, "cc": run.cc, **{f"video{f}_kbps": bps[f] / 1e3 for f in bps},
+               **{f"video{f}_fair": norm[f] for f in norm}, "min_fair": min(norm.values())}
+        for k, srcs in SHARED_63.items():
+            row[f"util_{k}"] = sum(bps[f] + abps[f] for f in srcs) / HOPS_63[k][2]
+            row[f"jain_{k}"] = R.jain_index([norm[f] for f in srcs])
+        row["util_min"] = min(row[f"util_{k}"] for k in SHARED_63)
+        row["jain_min"] = min(row[f"jain_{k}"] for k in SHARED_63)
+        s1 = mr[mr.flow_id == video[1]]
+        row["s1_qdelay_median_ms"] = R.queueing_delay(s1).qdelay_ns.median() / 1e6
+        rows.append(row)
     return pd.DataFrame(rows)
 
 
-def kept(r: pd.DataFrame, cc: str, queue: str) -> np.ndarray:
-    """Per replication (the runs of one seed differ only in the second TCP flow), the media's rate
-    with both bottlenecks congested over its rate with the first alone."""
-    d = r[(r.cc == cc) & (r.queue == queue)].pivot_table(index="replication", columns="bottlenecks", values="media_kbps")
-    return (d["two"] / d["one"]).to_numpy(float)
-
-
-def findings_59(r: pd.DataFrame, controllers: list[str], refused: Mapping[str, str | None]) -> list[Finding]:
-    lo, hi = RATIO_59
-    src = "RFC 8867 §5.9 (media flows with priority: MEDIA-1 at priority 2 about twice MEDIA-2 and MEDIA-3 at 1); band ours"
+def findings_63(r: pd.DataFrame, controllers: list[str]) -> list[Finding]:
+    a, b = WINDOW_63
+    fair = fair_shares()
+    src = ("RFC 8867 §6.3 (multiple bottlenecks: \"full utilization at both bottleneck links without starving any of the three "
+           "congestion-controlled media flows and ensuring fair share of the available bandwidth at each bottleneck\"); bounds ours")
+    shares = ", ".join(f"S{f} {x / 1e6:.3f}" for f, x in fair.items())
     fs = []
     for cc in controllers:
-        text = f"§5.9 {cc}: MEDIA-1 (priority 2) settles at about twice the rate of MEDIA-2 and MEDIA-3 (priority 1), 60–119 s"
+        x = r[r.cc == cc]
+        fs.append(Finding(f"§6.3 {cc}: both bottlenecks fully used (the media received through A→B and through C→D ≥ "
+                          f"{UTIL_63:.0%} of each, {a:g}–{b:g} s)", src, f"lower of the two {F.spread(x.util_min).show(fmt='{:.2f}')}",
+                          F.side(x.util_min, UTIL_63, below=False), F.rule_side(f"{UTIL_63}", False) + " (per run, the lower of the two)"))
+        fs.append(Finding(f"§6.3 {cc}: no video flow starves (each gets ≥ {STARVE_63:.0%} of its max-min fair share: {shares} Mbit/s)",
+                          src, f"lowest rate / fair share {F.spread(x.min_fair).show(fmt='{:.2f}')}",
+                          F.side(x.min_fair, STARVE_63, below=False), F.rule_side(f"{STARVE_63}", False) + " (per run, the lowest flow)"))
+        fs.append(Finding(f"§6.3 {cc}: fair share at each bottleneck (Jain's index of the rates over their max-min fair shares ≥ "
+                          f"{JAIN_63} at A→B (S1, S2) and at C→D (S1, S3))", src,
+                          f"lower of the two {F.spread(x.jain_min).show(fmt='{:.3f}')}", F.side(x.jain_min, JAIN_63, below=False),
+                          F.rule_side(f"{JAIN_63}", False) + " (per run, the lower of the two)"))
+    return fs
+
+
+def findings_61(r: pd.DataFrame, controllers: list[str], refused: Mapping[str, str | None]) -> list[Finding]:
+    lo, hi = RATIO_61
+    src = "RFC 8867 §6.1 (media flows with priority: S1 at priority 2 “approximately twice” S2 and S3 at 1); band ours"
+    fs = []
+    for cc in controllers:
+        text = f"§6.1 {cc}: S1 (priority 2) settles at about twice the rate of S2 and S3 (priority 1), 60–119 s"
         why = refused.get(cc)
         if why is not None:
             fs.append(Finding(text, src, f"not run: {why}", "n/a", "the simulator refuses the priority key for this controller"))
             continue
         a = r[r.cc == cc]
         fs.append(Finding(text, src, F.spread(a.ratio).show(fmt="{:.2f}"), F.in_range(a.ratio, lo, hi),
-                          F.rule_range(f"{lo}", f"{hi}") + " (MEDIA-1's received rate over the mean of the other two)"))
-    return fs
-
-
-def findings_511(r: pd.DataFrame, controllers: list[str]) -> list[Finding]:
-    fs = []
-    for queue in ("droptail", "fq_codel"):
-        for cc in controllers:
-            k = kept(r, cc, queue)
-            one = r[(r.cc == cc) & (r.queue == queue) & (r.bottlenecks == "one")].media_kbps
-            floor = bool(np.median(one) <= FLOOR_511 / 1e3)
-            fs.append(Finding(f"§5.11 {cc} on {queue}: a second congested bottleneck in series (same max-min fair share, "
-                              f"{FAIR_511 / 1e6:g} Mbit/s) leaves the media at least {KEEP_511:.0%} of its rate with one (20–119 s)",
-                              "RFC 8867 §5.11 (multiple bottlenecks: the media adapts to the tightest bottleneck); path and bounds ours",
-                              f"two / one {F.spread(k).show(fmt='{:.2f}')}; rate with one {F.spread(one).show(unit=' kbit/s')}",
-                              "inconclusive" if floor else F.side(k, KEEP_511, below=False),
-                              F.rule_side(f"{KEEP_511}", False) + f" (per replication, same seed); inconclusive when the median rate "
-                              f"with one is at most {FLOOR_511 / 1e3:.0f} kbit/s (1.5 × min_rate: the controller's floor)"))
+                          F.rule_range(f"{lo}", f"{hi}") + " (S1's received rate over the mean of the other two)"))
     return fs
 
 
@@ -193,7 +220,7 @@ def _table(df: pd.DataFrame, keys: list[str], cols: list[str]) -> pd.DataFrame:
     return out.reset_index()
 
 
-def _figure_59(rep: Report, res: Mapping[str, Any], reps: int) -> None:
+def _figure_61(rep: Report, res: Mapping[str, Any], reps: int) -> None:
     m, runs = res["media_packets"], res["runs"]
     ccs = list(dict.fromkeys(runs.cc))
     fig, axes = plots.new(width=10, height=max(3.4, 2.6 * len(ccs)), nrows=len(ccs), sharex=True, sharey=True, squeeze=False)
@@ -201,52 +228,55 @@ def _figure_59(rep: Report, res: Mapping[str, Any], reps: int) -> None:
         rid = int(runs[runs.cc == cc].run_id.min())
         rate = R.media_rate(m[m.run_id == rid], bin_s=0.5, by="send")
         for i, (_, g) in enumerate(rate.groupby("flow_id")):
-            ax.plot(g.t_s, g.rate_bps / 1e6, drawstyle="steps-post", lw=1, label=f"MEDIA-{i + 1} (priority {PRIO_59[i]:g})")
-        ax.axhline(CAP_59 / 1e6, color="black", ls="--", lw=1.5, label="capacity")
+            ax.plot(g.t_s, g.rate_bps / 1e6, drawstyle="steps-post", lw=1, label=f"MEDIA-{i + 1} (priority {PRIO_61[i]:g})")
+        ax.axhline(CAP_61 / 1e6, color="black", ls="--", lw=1.5, label="capacity")
         ax.set_title(cc, fontsize=9); ax.set_ylabel("Mbit/s"); ax.grid(alpha=.3); ax.legend(fontsize=7, loc="upper left")
     axes[-1, 0].set_xlabel("time (s)")
-    plots.caption(fig, caption("rmcat-5.9", reps, "first replication of each controller with a priority weight; 0.5 s bins, IP bytes"))
-    rep.figure(fig, "rmcat-5_9", "Three flows with priorities 2 / 1 / 1 on 3.5 Mbit/s (RFC 8867 §5.9).")
+    plots.caption(fig, caption("rmcat-6.1", reps, "first replication of each controller with a priority weight; 0.5 s bins, IP bytes"))
+    rep.figure(fig, "rmcat-6_1", "Three flows with priorities 2 / 1 / 1 on 3.5 Mbit/s (RFC 8867 §6.1).")
 
 
-def _figure_511(rep: Report, tab: pd.DataFrame, controllers: list[str], reps: int) -> None:
-    fig, ax = plots.new(width=8, height=4)
-    x = np.arange(len(controllers))
-    groups = [(q, b) for q in ("droptail", "fq_codel") for b in ("one", "two")]
-    for j, (q, b) in enumerate(groups):
-        t = tab[(tab.queue == q) & (tab.bottlenecks == b)].set_index("cc").loc[controllers]
-        med = t.media_kbps_median.to_numpy()
-        err = [med - t.media_kbps_p25.to_numpy(), t.media_kbps_p75.to_numpy() - med]
-        ax.bar(x + (j - 1.5) * 0.2, med, 0.2, yerr=err, capsize=3, label=f"{q}, {b} congested",
-               color=["#333333", "#777777", "#bbbbbb", "#eeeeee"][j], edgecolor="black")
-    ax.axhline(FAIR_511 / 1e3, color="black", ls=":", lw=1)
-    ax.set_xticks(x, controllers); ax.set_ylabel("media rate (kbit/s)"); ax.grid(alpha=.3, axis="y")
-    plots.legend_above(ax, ncol=2)
-    plots.caption(fig, caption("rmcat-5.11", reps, "bars median, whiskers 25–75th percentile over replications; dotted: the "
-                               "max-min fair share, 1 Mbit/s"))
-    rep.figure(fig, "rmcat_5_11_rate", "The media's rate over two bottlenecks in series, one or both congested (RFC 8867 §5.11).")
+def _figure_63(rep: Report, res: Mapping[str, Any], reps: int) -> None:
+    m, runs = res["media_packets"], res["runs"]
+    ccs = list(dict.fromkeys(runs.cc))
+    fair = fair_shares()
+    fig, axes = plots.new(width=10, height=max(3.4, 2.6 * len(ccs)), nrows=len(ccs), sharex=True, sharey=True, squeeze=False)
+    for ax, cc in zip(axes[:, 0], ccs):
+        rid = int(runs[runs.cc == cc].run_id.min())
+        mr = m[m.run_id == rid]
+        rate = R.media_rate(mr[mr.flow_id.isin(sorted(mr.flow_id.unique())[:3])], bin_s=1.0, by="recv")
+        for i, (_, g) in enumerate(rate.groupby("flow_id")):
+            line, = ax.plot(g.t_s, g.rate_bps / 1e6, drawstyle="steps-post", lw=1, label=f"S{i + 1} video received")
+            ax.axhline(fair[i + 1] / 1e6, color=line.get_color(), ls=":", lw=1)
+        ax.set_title(cc, fontsize=9); ax.set_ylabel("Mbit/s"); ax.grid(alpha=.3); ax.legend(fontsize=7, loc="upper left")
+    axes[-1, 0].set_xlabel("time (s)")
+    plots.caption(fig, caption("rmcat-6.3", reps, "first replication of each controller; 1 s bins, IP bytes; dotted: each "
+                               "flow's max-min fair share"))
+    rep.figure(fig, "rmcat-6_3", "Three video flows over two bottlenecks, A→B 2 Mbit/s (S1, S2) and C→D 1.5 Mbit/s (S1, S3) "
+               "(RFC 8867 §6.3).")
 
 
 def section(rep: Report, res: Mapping[str, Any], controllers: list[str]) -> tuple[list[Finding], dict[str, pd.DataFrame]]:
-    """The report's §5.9 and §5.11 sections; returns their findings and per-run tables."""
+    """The report's §6.1 and §6.3 sections; returns their findings and per-run tables."""
     refused = {cc: refusal(cc) for cc in controllers}
-    r59, r511 = per_run_59(res["5.9"]), per_run_511(res["5.11"])
-    rep.section("§5.9 Media flows with priority",
-                "§5.4's three flows on 3.5 Mbit/s from 0, 20, 40 s; MEDIA-1 at priority 2, the others at 1; max_rate 2.5 Mbit/s. "
+    r61, r63 = per_run_61(res["6.1"]), per_run_63(res["6.3"])
+    rep.section("§6.1 Media flows with priority",
+                "§5.4's three flows on 3.5 Mbit/s from 0, 20, 40 s; S1 at priority 2, the others at 1; max_rate 2.5 Mbit/s. "
                 "Only controllers with a priority weight run (NADA: RFC 8698's PRIO); for the others the simulator refuses the key: "
                 + "; ".join(f"{cc}: {why}" for cc, why in refused.items() if why) + ".")
-    reps = len(set(res["5.9"]["runs"].replication))
-    _figure_59(rep, res["5.9"], reps)
-    rep.table(_table(r59, ["cc"], ["media1_kbps", "media2_kbps", "media3_kbps", "ratio", "total_util", "qdelay_median_ms"]),
-              "§5.9 per controller: each flow's received rate over 60–119 s (kbit/s), MEDIA-1's over the mean of the other two, "
-              "their use of the capacity, median queueing delay", "{:.2f}", name="case_5_9")
-    rep.section("§5.11 Multiple bottlenecks",
-                "sender — A — B — C — receiver; A→B and B→C 2 Mbit/s, 25 ms each, 300 ms DropTail or FQ-CoDel; a greedy CUBIC "
-                "flow on each bottleneck alone; the media crosses both; only the first congested (one) or both (two); 120 s, "
-                "rates over 20–119 s.")
-    tab = _table(r511, ["queue", "bottlenecks", "cc"], ["media_kbps", "qdelay_median_ms", "qdelay_p95_ms", "frame_delay_p95_ms"])
-    _figure_511(rep, tab, controllers, reps)
-    rep.table(tab,
-              "§5.11 per queue, congested bottlenecks and controller: the media's received rate (kbit/s), its queueing delay "
-              "median / 95th percentile over the whole path, frame delay p95 (ms)", "{:.2f}", name="case_5_11")
-    return findings_59(r59, controllers, refused) + findings_511(r511, controllers), {"case_5_9": r59, "case_5_11": r511}
+    reps = len(set(res["6.1"]["runs"].replication))
+    _figure_61(rep, res["6.1"], reps)
+    rep.table(_table(r61, ["cc"], ["media1_kbps", "media2_kbps", "media3_kbps", "ratio", "total_util", "qdelay_median_ms"]),
+              "§6.1 per controller: each flow's received rate over 60–119 s (kbit/s), S1's over the mean of the other two, "
+              "their use of the capacity, median queueing delay", "{:.2f}", name="case_6_1")
+    rep.section("§6.3 Multiple bottlenecks",
+                "S1 → A → B → C → D → R1, S2 → A → B → R2, S3 → C → D → R3; A→B 2, B→C 8, C→D 1.5 Mbit/s, 300 ms DropTail each; "
+                "one-way delay S1 100 ms, S2 and S3 40 ms; a video and a 20 kbit/s audio flow per source, 0–299 s; 300 s, rates over "
+                f"{WINDOW_63[0]:g}–{WINDOW_63[1]:g} s.")
+    _figure_63(rep, res["6.3"], reps)
+    rep.table(_table(r63, ["cc"], ["video1_kbps", "video2_kbps", "video3_kbps", "util_ab", "util_cd", "jain_ab", "jain_cd",
+                                   "s1_qdelay_median_ms"]),
+              "§6.3 per controller: each video flow's received rate (kbit/s), each bottleneck's use by the media, Jain's index of "
+              "the rates over their max-min fair shares at each bottleneck, S1's median queueing delay (ms)", "{:.2f}",
+              name="case_6_3")
+    return findings_61(r61, controllers, refused) + findings_63(r63, controllers), {"case_6_1": r61, "case_6_3": r63}
