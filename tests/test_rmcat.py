@@ -25,6 +25,11 @@ def test_scenarios_carry_the_rfc_parameters():
     # 300 ms at 1 Mbit/s
     assert s51["links"]["bottleneck"]["queue"] == {"kind": "droptail", "limit": "37500B"}
     assert rmcat.STEPS_51 == [(0.0, 1.0e6), (40.0, 2.5e6), (60.0, 0.6e6), (80.0, 1.0e6)]
+    # §5.3: reference capacity 1 Mbit/s, so 300 ms = 37 500 B each way (not at the 2 Mbit/s start)
+    s53 = rmcat.scenario_53()["links"]["bottleneck"]
+    assert s53["queue"]["limit"] == "37500B" and s53["reverse"]["queue"]["limit"] == "37500B"
+    assert rmcat.STEPS_53_FWD == [(0.0, 2.0e6), (20.0, 1.0e6), (40.0, 0.5e6), (60.0, 2.0e6)]
+    assert rmcat.STEPS_53_BWD == [(0.0, 2.0e6), (35.0, 0.8e6), (70.0, 2.0e6)]
     s54 = rmcat.scenario_54()
     assert [v["start"] for v in s54["traffic"]] == ["0s", "20s", "40s"] and s54["links"]["bottleneck"]["rate"] == "3.5Mbit"
     s55 = rmcat.scenario_55()

@@ -57,7 +57,9 @@ STEPS_51 = [(0.0, 1.0e6), (40.0, 2.5e6), (60.0, 0.6e6), (80.0, 1.0e6)]
 STEPS_52 = [(0.0, 4.0e6), (25.0, 2.0e6), (50.0, 3.5e6), (75.0, 1.0e6), (100.0, 2.0e6)]
 # §5.5: five flows with these one-way propagation delays, starting 10 s apart
 RTT_55_MS = [10, 25, 50, 100, 150]
-# §5.3, forward (sender → receiver) and backward capacities
+# §5.3, forward (sender → receiver) and backward capacities: the reference capacity, 1 Mbit/s, ×
+# the path capacity ratios of RFC 8867's Tables 3 and 4
+REF_53 = 1.0e6
 STEPS_53_FWD = [(0.0, 2.0e6), (20.0, 1.0e6), (40.0, 0.5e6), (60.0, 2.0e6)]
 STEPS_53_BWD = [(0.0, 2.0e6), (35.0, 0.8e6), (70.0, 2.0e6)]
 # our convergence bounds (RFC 8867/8868 state none; docs/media.md): after a rise, a fall
@@ -107,10 +109,12 @@ def scenario_55() -> dict[str, Any]:
 
 
 def scenario_53() -> dict[str, Any]:
-    """§5.3: media both ways; each flow's feedback crosses the other direction's bottleneck."""
-    links = _links({"trace": {"path": "rmcat-5.3-fwd.trace", "data": step_trace(STEPS_53_FWD, 100)}}, queue_300ms(2e6))
+    """§5.3: media both ways; each flow's feedback crosses the other direction's bottleneck. The
+    queues hold 300 ms at the reference capacity, 1 Mbit/s (RFC 8867 §4.2 and §5.3), as §5.1's and
+    §5.2's at theirs."""
+    links = _links({"trace": {"path": "rmcat-5.3-fwd.trace", "data": step_trace(STEPS_53_FWD, 100)}}, queue_300ms(REF_53))
     links["bottleneck"]["reverse"] = {"trace": {"path": "rmcat-5.3-bwd.trace", "data": step_trace(STEPS_53_BWD, 100)},
-                                      "queue": queue_300ms(2e6)}
+                                      "queue": queue_300ms(REF_53)}
     back = {**_video("video_back", stop="99s"), "from": "receiver", "to": "sender"}
     return {"name": "rmcat-5.3", "duration": "100s", "links": links, "traffic": [_video("video", stop="99s"), back]}
 

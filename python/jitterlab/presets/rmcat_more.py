@@ -4,15 +4,15 @@ cellular cases, on the simulator, each with its findings by a stated rule (docs/
 §5.7, parameters as the ns-3 RMCAT model's rmcat-wired suite encodes RFC 8867 (its comments quote the
 draft's traffic timeline): 2 Mbit/s bottleneck, 50 ms one way, 300 ms DropTail; two media flows
 5–299 s; ten short TCP flows, each a sequence of downloads of 30–50 KiB with exponential gaps of mean
-10 s (RFC 8868 §4.1's short-flow model), two of them ON at the start, from 10 s to 290 s; 300 s.
+10 s (RFC 8868 §5.1's short-flow model), two of them ON at the start, from 10 s to 290 s; 300 s.
 Here each short flow's downloads are a Poisson process of rate 1/10 s conditioned on its mean count
 (28 in 280 s): 28 connections whose starts are uniform on [10 s, 290 s] (exactly the process given
 its count), each a new connection (slow start from IW10, as ns-3's fresh BulkSend per download); the
 flow's download size is fixed, the ten flows' sizes spread evenly over 30–50 KiB (mean 40 KiB as
 the uniform draw's); the two ON flows add a download at 10 s.
 
-RFC 8869 §3 (cellular): its cases (varying network load, bad radio coverage, mobility) are defined on a
-system-level LTE simulation (cells, UEs, schedulers) that jitterlab does not have. What this preset
+RFC 8869 §2 (cellular): its cases (§2.1 varying network load, §2.2 bad radio coverage, both with
+mobility) are defined on a system-level LTE simulation (cells, UEs, schedulers) that jitterlab does not have. What this preset
 runs instead, with one media flow of each controller on RFC 8867's path (50 ms, media 150 kbit/s –
 1.5 Mbit/s) whose bottleneck is jitterlab's per-user cellular model (docs/scenarios.md): `low load`
 = the model's calibrated HSPA defaults (3 Mbit/s mean, 45 % of TTIs); `high load` = a loaded cell
@@ -196,7 +196,7 @@ def findings_8869(r: pd.DataFrame, controllers: list[str]) -> list[Finding]:
     for link in MEAN_BPS:
         for cc in controllers:
             a = r[(r.cc == cc) & (r.link == link)]
-            src = "RFC 8869 §3 (cellular: the media should follow the radio link's capacity without a standing queue); bounds ours"
+            src = "RFC 8869 §2 (cellular: the media should follow the radio link's capacity without a standing queue); bounds ours"
             fs.append(Finding(f"RFC 8869 cellular, {link}, {cc}: the media uses ≥ {CELL_USE:.0%} of min(mean capacity, max_rate) "
                               f"and its median queueing delay stays below {CELL_QDELAY_MS:.0f} ms (30–119 s)", src,
                               f"use {F.spread(a.use * 100).show(unit=' %')}; queueing delay {F.spread(a.qdelay_median_ms).show(unit=' ms')}",
