@@ -2,8 +2,8 @@
 Real-Time Media") for the adaptive media controllers GCC, SCReAM and NADA on the simulator, with
 RFC 8868's metrics (jitterlab.rtc_metrics; definitions in docs/media.md).
 
-Cases (parameters from RFC 8867 as the ns-3 RMCAT model encodes them — rmcat-wired test suite):
-sender — router (100 Mbit/s) — receiver, the bottleneck in the router; one-way propagation delay 50 ms, bottleneck DropTail of 300 ms at the case's base capacity, media
+Cases (parameters from RFC 8867's text; docs/media.md, "RFC 8867 parameters used", lists where they still differ):
+sender — router (100 Mbit/s) — receiver, the bottleneck in the router; one-way propagation delay 50 ms, bottleneck DropTail of 300 ms at the case's reference capacity, media
 150 kbit/s – 1.5 Mbit/s starting at 150 kbit/s, 30 fps video, RFC 8888 feedback every 100 ms.
 
 - §5.1 variable available capacity, one flow: 1.0 Mbit/s from 0 s, 2.5 from 40 s, 0.6 from 60 s,
@@ -11,7 +11,8 @@ sender — router (100 Mbit/s) — receiver, the bottleneck in the router; one-w
 - §5.2 variable capacity, two flows: 4.0 / 2.0 / 3.5 / 1.0 / 2.0 Mbit/s from 0 / 25 / 50 / 75 /
   100 s; 125 s; 300 ms DropTail at 2 Mbit/s.
 - §5.3 congested feedback link with bi-directional media: forward 2.0 → 1.0 (20 s) → 0.5 (40 s) →
-  2.0 Mbit/s (60 s), backward 2.0 → 0.8 (35 s) → 2.0 Mbit/s (70 s); a video flow each way; 100 s.
+  2.0 Mbit/s (60 s), backward 2.0 → 0.8 (35 s) → 2.0 Mbit/s (70 s) (the 1 Mbit/s reference × the
+  RFC's ratios; 300 ms queues at 1 Mbit/s); a video flow each way; 100 s.
 - §5.4 competing media flows, same controller: 3 flows starting at 0, 20, 40 s; 3.5 Mbit/s; 120 s.
 - §5.5 RTT fairness: 5 flows, one-way delays 10 / 25 / 50 / 100 / 150 ms, starting at 0 / 10 / 20 /
   30 / 40 s; 4 Mbit/s; 300 s.

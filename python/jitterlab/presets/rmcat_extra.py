@@ -106,6 +106,7 @@ def fair_shares(cap: Mapping[str, float] | None = None, audio_bps: float = AUDIO
 
 
 def scenario_63(cc: str = "gcc", duration_s: int = 300) -> dict[str, Any]:
+    """§6.3's path and flows (the module's docstring); the video flows' controller `cc`."""
     rev = {"rate": "10Mbit", "queue": {"kind": "droptail", "limit": "1000pkt"}}
     links: dict[str, Any] = {k: {"from": a, "to": b, "rate": f"{c / 1e6:g}Mbit", "delay": d, "queue": queue_300ms(c),
                                  "reverse": dict(rev)} for k, (a, b, c, d) in HOPS_63.items()}
@@ -200,7 +201,7 @@ def findings_61(r: pd.DataFrame, controllers: list[str], refused: Mapping[str, s
     src = "RFC 8867 §6.1 (media flows with priority: S1 at priority 2 “approximately twice” S2 and S3 at 1); band ours"
     fs = []
     for cc in controllers:
-        text = f"§6.1 {cc}: S1 (priority 2) settles at about twice the rate of S2 and S3 (priority 1), 60–119 s"
+        text = f"§6.1 {cc}: S1 (priority 2) arrives at a steady-state rate approximately twice that of S2 and S3 (priority 1), 60–119 s"
         why = refused.get(cc)
         if why is not None:
             fs.append(Finding(text, src, f"not run: {why}", "n/a", "the simulator refuses the priority key for this controller"))
