@@ -37,6 +37,10 @@ def test_scenarios_carry_the_rfc_parameters():
     assert [t["start"] for t in s55["traffic"]] == ["0s", "10s", "20s", "30s", "40s"]
     s56 = rmcat.scenario_56()
     assert s56["traffic"][0]["start"] == "5s" and s56["traffic"][1]["cc"] == "cubic"
+    # §5.6's queues: [300 ms, 1000 ms] at 2 Mbit/s = 75 000 B and 250 000 B, and FQ-CoDel
+    q56 = rmcat.sweeps(1)["5.6"].params[1]
+    assert q56.labels == ["droptail", "droptail_1000ms", "fq_codel"]
+    assert [q["links.bottleneck.queue"].get("limit") for q in q56.sets] == ["75000B", "250000B", None]
 
 
 def test_57_carries_the_rfc_parameters():

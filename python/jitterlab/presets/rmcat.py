@@ -17,7 +17,7 @@ sender — router (100 Mbit/s) — receiver, the bottleneck in the router; one-w
 - §5.5 RTT fairness: 5 flows, one-way delays 10 / 25 / 50 / 100 / 150 ms, starting at 0 / 10 / 20 /
   30 / 40 s; 4 Mbit/s; 300 s.
 - §5.6 media against a long TCP flow: 2 Mbit/s; CUBIC bulk from 0 s, media 5–119 s; 120 s; on
-  DropTail (300 ms) and on FQ-CoDel (RFC 8290 defaults).
+  DropTail (300 ms and 1000 ms, the RFC's two sizes) and on FQ-CoDel (RFC 8290 defaults).
 - §5.8 pause and resume: §5.4's three flows all from 0 s, the second paused 40–60 s.
 - §6.2 ECN: "running all the basic test cases with ... ECN ... enabled"; here §5.1's steps behind
   FQ-CoDel with ECN, the media with and without ECT(0) (one basic case, and FQ-CoDel as the marking
@@ -73,6 +73,10 @@ TABLES = ("media_packets", "runs", "rtc_series", "rtc_frames")
 
 
 FQ_CODEL = {"kind": "fq_codel"}
+# §5.6's bottleneck queues: RFC 8867 §5.6 lists [300 ms, 1000 ms] at 2 Mbit/s (250 000 B); FQ-CoDel
+# is ours (§4.2 encourages AQMs such as FQ-CoDel)
+QUEUES_56 = {"droptail": queue_300ms(2e6),
+             "droptail_1000ms": {"kind": "droptail", "limit": f"{int(2e6 * 1.0 / 8)}B"}, "fq_codel": FQ_CODEL}
 
 
 def step_trace(steps: list[tuple[float, float]], end_s: int) -> str:
@@ -184,8 +188,7 @@ def sweeps(reps: int) -> dict[str, Sweep]:
         "5.4": Sweep("rmcat-5.4", scenario_54(), seed=SEED, replications=reps, params=[_cc(3)], tables=TABLES),
         "5.8": Sweep("rmcat-5.8", scenario_58(), seed=SEED, replications=reps, params=[_cc(3)], tables=TABLES),
         "5.6": Sweep("rmcat-5.6", scenario_56(), seed=SEED, replications=reps,
-                     params=[_cc(1), Param("queue", ["droptail", "fq_codel"],
-                                           [{"links.bottleneck.queue": queue_300ms(2e6)}, {"links.bottleneck.queue": FQ_CODEL}])],
+                     params=[_cc(1), Param("queue", list(QUEUES_56), [{"links.bottleneck.queue": dict(q)} for q in QUEUES_56.values()])],
                      tables=TABLES + ("tcp_flows",)),
         **rmcat_more.sweeps(reps, _cc, SEED, TABLES),
         **rmcat_extra.sweeps(reps, _cc, SEED, TABLES),
@@ -453,20 +456,20 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
     rep.table(_table(r55, ["cc"], ["jain", "total_util", "lowest_share", "qdelay_median_ms"]),
               "§5.5 per controller: Jain's index of the five flows over 50–299 s, their total use, the smallest flow's share, "
               "median queueing delay", "{:.3f}", name="case_5_5")
-    rep.section("§5.6 Media against a long TCP flow (CUBIC), DropTail and FQ-CoDel",
+    rep.section("§5.6 Media against a long TCP flow (CUBIC), DropTail (300 ms, 1000 ms) and FQ-CoDel",
                 "2 Mbit/s; CUBIC bulk from 0 s, media 5–119 s; share = media's received IP bits over the capacity, 20–119 s.")
     tab = _table(r56, ["queue", "cc"], ["media_share", "qdelay_median_ms", "qdelay_p95_ms", "frame_delay_p95_ms", "frames_complete",
                                         "freezes_per_min"])
     fig, ax = plots.new(width=7, height=4)
     x = np.arange(len(CONTROLLERS))
-    for j, q in enumerate(["droptail", "fq_codel"]):
+    for j, q in enumerate(QUEUES_56):
         t = tab[tab.queue == q].set_index("cc").loc[CONTROLLERS]
         med = t.media_share_median.to_numpy() * 100
         err = [med - t.media_share_p25.to_numpy() * 100, t.media_share_p75.to_numpy() * 100 - med]
-        ax.bar(x + (j - 0.5) * 0.38, med, 0.38, yerr=err, capsize=3, label=q, color=["#555555", "#bbbbbb"][j], edgecolor="black")
+        ax.bar(x + (j - 1) * 0.27, med, 0.27, yerr=err, capsize=3, label=q, color=["#555555", "#999999", "#dddddd"][j], edgecolor="black")
     ax.axhline(50, color="black", ls=":", lw=1)
     ax.set_xticks(x, CONTROLLERS); ax.set_ylabel("media share of 2 Mbit/s (%)"); ax.set_ylim(0, 100); ax.grid(alpha=.3, axis="y")
-    plots.legend_above(ax, ncol=2)
+    plots.legend_above(ax, ncol=3)
     plots.caption(fig, caption("rmcat-5.6", reps, "bars median, whiskers 25–75th percentile over replications; dotted: half"))
     rep.figure(fig, "rmcat_5_6_share", "Media share beside a CUBIC download, per controller and bottleneck queue (RFC 8867 §5.6).")
     rep.table(tab, "§5.6 per queue and controller: media share, median and 95th-percentile queueing delay (ms), frame delay, "
