@@ -354,15 +354,15 @@ def findings(r51: pd.DataFrame, r53: pd.DataFrame, r54: pd.DataFrame, r56: pd.Da
     for cc in CONTROLLERS:
         a = r54[r54.cc == cc]
         fs.append(Finding(f"§5.4 {cc}: three flows of one controller share 3.5 Mbit/s fairly (Jain ≥ {JAIN_BOUND}, 60–119 s)",
-                          "RFC 8867 §5.4: the flows converge to a fair share; bound ours",
+                          "RFC 8867 §5.4: the flows \"converge to an optimum bit rate to accommodate all the flows\" (read as equal shares); bound ours",
                           F.spread(a.jain).show(fmt="{:.3f}"), F.side(a.jain, JAIN_BOUND, below=False), F.rule_side(f"{JAIN_BOUND}", False)))
     fs.append(F.ordering("§5.6: FQ-CoDel gives each controller a larger share beside CUBIC than a 300 ms DropTail",
                          "RFC 8290 §1 (flow queueing isolates flows)",
                          [(cc, r56[(r56.cc == cc) & (r56.queue == "fq_codel")].media_share * 100,
                            r56[(r56.cc == cc) & (r56.queue == "droptail")].media_share * 100) for cc in CONTROLLERS],
                          expect="above", unit=" %"))
-    for label, r, src in (("§5.2 two flows on a varying capacity (0–124 s)", r52, "RFC 8867 §5.2"),
-                          ("§5.5 five flows with one-way delays 10–150 ms (50–299 s)", r55, "RFC 8867 §5.5 (RTT fairness)")):
+    for label, r, src in (("§5.2 two flows on a varying capacity (0–124 s)", r52, "RFC 8867 §5.2 (it expects adaptation; sharing read as in §5.4)"),
+                          ("§5.5 five flows with one-way delays 10–150 ms (50–299 s)", r55, "RFC 8867 §5.5 (\"how fast and fairly the competing flows converge ... irrespective of the RTT\")")):
         if r is None:
             continue
         for cc in CONTROLLERS:
@@ -375,7 +375,7 @@ def findings(r51: pd.DataFrame, r53: pd.DataFrame, r54: pd.DataFrame, r56: pd.Da
         a = r58[r58.cc == cc]
         fs.append(Finding(f"§5.8 {cc}: a flow resuming after a 20 s pause does not flood the bottleneck (all three flows send at most "
                           f"{RESUME_BOUND:.1f} × the capacity in the 5 s after the resume)",
-                          "RFC 8867 §5.8 (pause and resume); bound ours", F.spread(a.resume_load).show(fmt="{:.2f}"),
+                          "RFC 8867 §5.8 (after the resume the flows \"converge to the same original fair share\"); the no-flood bound ours", F.spread(a.resume_load).show(fmt="{:.2f}"),
                           F.side(a.resume_load, RESUME_BOUND, below=True), F.rule_side(f"{RESUME_BOUND:.1f}", True)))
     for cc in CONTROLLERS:
         a = r56[(r56.cc == cc) & (r56.queue == "fq_codel")]

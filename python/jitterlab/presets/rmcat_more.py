@@ -112,7 +112,8 @@ def findings_57(r: pd.DataFrame, controllers: list[str]) -> list[Finding]:
         a = r[r.cc == cc]
         fs.append(Finding(f"§5.7 {cc}: no media flow starves beside ten short TCP flows (the weaker of the two gets ≥ "
                           f"{STARVE_BPS / 1e3:.0f} kbit/s over 20–299 s)",
-                          "RFC 8867 §5.7 (media against short TCP flows: the media should not starve); bound ours: half an equal "
+                          "RFC 8867 §5.7 (\"avoid flow starvation ... streaming at least at the minimum media bit rate\", 150 kbit/s); bound ours, "
+                          "stricter: half an equal "
                           f"share of what the short flows leave, ({CAP_57 / 1e6:g} − {SHORT_LOAD_BPS / 1e6:.2f}) / 2 Mbit/s",
                           F.spread(a.media_kbps_low).show(unit=" kbit/s"), F.side(a.media_kbps_low, STARVE_BPS / 1e3, below=False),
                           F.rule_side(f"{STARVE_BPS / 1e3:.0f} kbit/s", False)))
