@@ -252,7 +252,8 @@ def _figure_63(rep: Report, res: Mapping[str, Any], reps: int) -> None:
         ax.set_title(cc, fontsize=9); ax.set_ylabel("Mbit/s"); ax.grid(alpha=.3); ax.legend(fontsize=7, loc="upper left")
     axes[-1, 0].set_xlabel("time (s)")
     plots.caption(fig, caption("rmcat-6.3", reps, "first replication of each controller; 1 s bins, IP bytes; dotted: each "
-                               "flow's max-min fair share"))
+                               "flow's max-min fair share (" + ", ".join(f"S{f} {x / 1e6:.3f}" for f, x in fair.items())
+                               + " Mbit/s; S1's line lies under S3's)"))
     rep.figure(fig, "rmcat-6_3", "Three video flows over two bottlenecks, A→B 2 Mbit/s (S1, S2) and C→D 1.5 Mbit/s (S1, S3) "
                "(RFC 8867 §6.3).")
 
