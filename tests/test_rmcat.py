@@ -31,10 +31,18 @@ def test_scenarios_carry_the_rfc_parameters():
     assert rmcat.STEPS_53_FWD == [(0.0, 2.0e6), (20.0, 1.0e6), (40.0, 0.5e6), (60.0, 2.0e6)]
     assert rmcat.STEPS_53_BWD == [(0.0, 2.0e6), (35.0, 0.8e6), (70.0, 2.0e6)]
     s54 = rmcat.scenario_54()
-    assert [v["start"] for v in s54["traffic"]] == ["0s", "20s", "40s"] and s54["links"]["bottleneck"]["rate"] == "3.5Mbit"
+    assert [v["start"] for v in s54["traffic"]] == ["0s", "20s", "40s"] * 2 and s54["links"]["bottleneck"]["rate"] == "3.5Mbit"
+    # RFC 8867 §4.3: each video source has a 20 kbit/s CBR audio beside it (90 B every 20 ms: 50 B of payload);
+    # §5.8 pauses flow ID 2 of Table 5, the second video, and not its audio (ID 5)
+    for sc in (s51, rmcat.scenario_52(), rmcat.scenario_53(), s54, rmcat.scenario_55(), rmcat.scenario_56(), rmcat.scenario_58()):
+        video = [t for t in sc["traffic"] if t["kind"] == "video"]
+        audio = [t for t in sc["traffic"] if t["kind"] == "audio"]
+        assert [(a["from"], a["to"], a["start"], a.get("stop")) for a in audio] == [
+            (v["from"], v["to"], v["start"], v.get("stop")) for v in video], sc["name"]
+        assert all((a["size"], a["interval"]) == ("90B", "20ms") for a in audio) and sc["traffic"][-len(audio):] == audio
     s55 = rmcat.scenario_55()
     assert [s55["links"][f"access{i}"]["delay"] for i in range(5)] == ["10ms", "25ms", "50ms", "100ms", "150ms"]
-    assert [t["start"] for t in s55["traffic"]] == ["0s", "10s", "20s", "30s", "40s"]
+    assert [t["start"] for t in s55["traffic"]] == ["0s", "10s", "20s", "30s", "40s"] * 2
     s56 = rmcat.scenario_56()
     assert s56["traffic"][0]["start"] == "5s" and s56["traffic"][1]["cc"] == "cubic"
     # §5.6's queues: [300 ms, 1000 ms] at 2 Mbit/s = 75 000 B and 250 000 B, and FQ-CoDel
@@ -133,3 +141,21 @@ def test_run_writes_report_figures_and_findings(smoke):
     for r in rows:
         if r["finding"].startswith("§5.1 "):
             assert r["verdict"] == "agrees", r
+
+
+def test_video_ids_pick_the_video_flows():
+    """`with_audio` puts the audio entries after all others, so the first half of a run's media flow
+    ids are the videos': on §5.4 (45 s, all three sources started) the other three carry only 90 B
+    packets every 20 ms (from 0 / 20 / 40 s to the end at 45 s, both ends included: 2251, 1251, 251
+    packets), the videos none."""
+    import jitterlab
+    from jitterlab.presets.rmcat_common import video_ids
+
+    sc = rmcat.scenario_54()
+    sc["duration"] = "45s"
+    m = jitterlab.simulate(sc, seed=1).tables["media_packets"]
+    v = video_ids(m)
+    audio = sorted(set(int(x) for x in m.flow_id.unique()) - set(v))
+    assert len(v) == 3 and len(audio) == 3
+    assert (m[m.flow_id.isin(audio)]["size"] == 90).all() and not (m[m.flow_id.isin(v)]["size"] == 90).any()
+    assert [int((m.flow_id == f).sum()) for f in audio] == [2251, 1251, 251]

@@ -17,8 +17,11 @@ def test_61_carries_the_parameters():
     b = s["links"]["bottleneck"]
     # §5.4's path: 3.5 Mbit/s, 50 ms, 300 ms at 3.5 Mbit/s = 131 250 B; 120 s
     assert (s["duration"], b["rate"], b["delay"], b["queue"]["limit"]) == ("120s", "3.5Mbit", "50ms", "131250B")
-    assert [(t["start"], t["stop"], t["priority"], t["max_rate"], t["cc"]) for t in s["traffic"]] == [
+    assert [(t["start"], t["stop"], t["priority"], t["max_rate"], t["cc"]) for t in s["traffic"][:3]] == [
         ("0s", "119s", 2.0, "2.5Mbit", "nada"), ("20s", "119s", 1.0, "2.5Mbit", "nada"), ("40s", "119s", 1.0, "2.5Mbit", "nada")]
+    # §4.3's audio beside each video, with its timeline, no weight (CBR)
+    assert [(t["kind"], t["start"], t["stop"], "priority" in t) for t in s["traffic"][3:]] == [
+        ("audio", "0s", "119s", False), ("audio", "20s", "119s", False), ("audio", "40s", "119s", False)]
 
 
 def test_61_runs_the_controllers_with_a_priority_weight():
@@ -132,15 +135,15 @@ def test_61_short_run_nada_weights_its_flows():
 
 
 def test_61_equal_weights_miss_the_band():
-    """The same short run with every weight 1: S1 gets 1.19 × the others (docs/media.md), outside
+    """The same short run with every weight 1: S1 gets 1.20 × the others (docs/media.md), outside
     the band, so the weight and not the start order makes §6.1's ratio."""
     sc = X.scenario_61("nada", duration_s=60, starts=(0, 5, 10))
-    for t in sc["traffic"]:
+    for t in sc["traffic"][:3]:
         t["priority"] = 1.0
     res = _run(sc)
     res["runs"]["cc"] = "nada"
     r = X.per_run_61(res, window=(30.0, 59.0))
-    assert f"{r.ratio.median():.2f}" == "1.19" and (r.ratio < X.RATIO_61[0]).all()
+    assert f"{r.ratio.median():.2f}" == "1.20" and (r.ratio < X.RATIO_61[0]).all()
 
 
 def test_docs_numbers_are_the_builds(tmp_path):

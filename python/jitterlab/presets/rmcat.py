@@ -4,7 +4,8 @@ RFC 8868's metrics (jitterlab.rtc_metrics; definitions in docs/media.md).
 
 Cases (parameters from RFC 8867's text; docs/media.md, "RFC 8867 parameters used", lists where they still differ):
 sender — router (100 Mbit/s) — receiver, the bottleneck in the router; one-way propagation delay 50 ms, bottleneck DropTail of 300 ms at the case's reference capacity, media
-150 kbit/s – 1.5 Mbit/s starting at 150 kbit/s, 30 fps video, RFC 8888 feedback every 100 ms.
+150 kbit/s – 1.5 Mbit/s starting at 150 kbit/s, 30 fps video, RFC 8888 feedback every 100 ms; beside
+each video a 20 kbit/s CBR audio flow (RFC 8867 §4.3; rmcat_common.with_audio).
 
 - §5.1 variable available capacity, one flow: 1.0 Mbit/s from 0 s, 2.5 from 40 s, 0.6 from 60 s,
   1.0 from 80 s; 100 s (the steps replayed as a Mahimahi trace).
@@ -45,7 +46,8 @@ from jitterlab.presets import rmcat_extra, rmcat_more, rmcat_published
 from jitterlab.presets.common import Options, caption, flat, run_experiment
 from jitterlab.presets.findings import Finding, write_csv
 # the path and media of every case, shared with rmcat_more (its further cases)
-from jitterlab.presets.rmcat_common import CONTROLLERS, DELAY, MAX_RATE, _frames, _links, _rate_panels, _video, queue_300ms  # noqa: F401
+from jitterlab.presets.rmcat_common import (CONTROLLERS, DELAY, MAX_RATE, _frames, _links, _rate_panels, _video, queue_300ms,  # noqa: F401
+                                             video_ids, with_audio)
 from jitterlab.report import Report
 from jitterlab.sweep import Param, Sweep
 
@@ -93,13 +95,13 @@ def step_trace(steps: list[tuple[float, float]], end_s: int) -> str:
 def scenario_51() -> dict[str, Any]:
     return {"name": "rmcat-5.1", "duration": "100s",
             "links": _links({"trace": {"path": "rmcat-5.1.trace", "data": step_trace(STEPS_51, 100)}}, queue_300ms(1.0e6)),
-            "traffic": [_video("video", stop="99s")]}
+            "traffic": with_audio([_video("video", stop="99s")])}
 
 
 def scenario_52() -> dict[str, Any]:
     return {"name": "rmcat-5.2", "duration": "125s",
             "links": _links({"trace": {"path": "rmcat-5.2.trace", "data": step_trace(STEPS_52, 125)}}, queue_300ms(2e6)),
-            "traffic": [_video(f"video{i}", stop="124s") for i in range(2)]}
+            "traffic": with_audio([_video(f"video{i}", stop="124s") for i in range(2)])}
 
 
 def scenario_55() -> dict[str, Any]:
@@ -109,7 +111,7 @@ def scenario_55() -> dict[str, Any]:
                              for i, d in enumerate(RTT_55_MS)}
     links["bottleneck"] = {"from": "router", "to": "receiver", "rate": "4Mbit", "delay": "0ms", "queue": queue_300ms(4e6),
                            "reverse": {"rate": "10Mbit", "queue": {"kind": "droptail", "limit": "1000pkt"}}}
-    traffic = [{**_video(f"video{i}", f"{10 * i}s", "299s"), "from": f"sender{i}"} for i in range(len(RTT_55_MS))]
+    traffic = with_audio([{**_video(f"video{i}", f"{10 * i}s", "299s"), "from": f"sender{i}"} for i in range(len(RTT_55_MS))])
     return {"name": "rmcat-5.5", "duration": "300s", "links": links, "traffic": traffic}
 
 
@@ -121,7 +123,7 @@ def scenario_53() -> dict[str, Any]:
     links["bottleneck"]["reverse"] = {"trace": {"path": "rmcat-5.3-bwd.trace", "data": step_trace(STEPS_53_BWD, 100)},
                                       "queue": queue_300ms(REF_53)}
     back = {**_video("video_back", stop="99s"), "from": "receiver", "to": "sender"}
-    return {"name": "rmcat-5.3", "duration": "100s", "links": links, "traffic": [_video("video", stop="99s"), back]}
+    return {"name": "rmcat-5.3", "duration": "100s", "links": links, "traffic": with_audio([_video("video", stop="99s"), back])}
 
 
 def scenario_ecn() -> dict[str, Any]:
@@ -150,7 +152,7 @@ def scenario_pam2013(workload: str = "alone") -> dict[str, Any]:
 
 def scenario_54() -> dict[str, Any]:
     return {"name": "rmcat-5.4", "duration": "120s", "links": _links({"rate": "3.5Mbit"}, queue_300ms(3.5e6)),
-            "traffic": [_video(f"video{i}", f"{s}s", "119s") for i, s in enumerate((0, 20, 40))]}
+            "traffic": with_audio([_video(f"video{i}", f"{s}s", "119s") for i, s in enumerate((0, 20, 40))])}
 
 
 def scenario_58() -> dict[str, Any]:
@@ -159,15 +161,15 @@ def scenario_58() -> dict[str, Any]:
     sc["name"] = "rmcat-5.8"
     for t in sc["traffic"]:
         t["start"] = "0s"
-    sc["traffic"][1]["pause"] = [["40s", "60s"]]
+    sc["traffic"][1]["pause"] = [["40s", "60s"]]  # flow ID 2 of RFC 8867's Table 5: the second video
     return sc
 
 
 def scenario_56() -> dict[str, Any]:
     return {"name": "rmcat-5.6", "duration": "120s", "links": _links({"rate": "2Mbit"}, queue_300ms(2e6)),
-            "traffic": [_video("video", "5s", "119s"),
-                        {"kind": "bulk", "name": "tcp", "from": "sender", "to": "receiver", "cc": "cubic", "size": "1GB",
-                         "rcvbuf": "1MB"}]}  # a greedy flow: the window never limits it
+            "traffic": with_audio([_video("video", "5s", "119s"),
+                                   {"kind": "bulk", "name": "tcp", "from": "sender", "to": "receiver", "cc": "cubic", "size": "1GB",
+                                    "rcvbuf": "1MB"}])}  # a greedy flow: the window never limits it
 
 
 def _cc(n_flows: int) -> Param:
@@ -201,7 +203,7 @@ def per_run_51(res) -> pd.DataFrame:
     rows = []
     for _, run in runs.iterrows():
         mr = m[m.run_id == run.run_id]
-        flow = int(mr.flow_id.iloc[0])
+        flow = video_ids(mr)[0]
         conv: dict[str, float] = {}
         for (at, cap), (_, prev) in zip(STEPS_51[1:], STEPS_51[:-1]):
             conv[f"conv_{int(at)}s"] = R.convergence_time(mr, flow, at, cap, cap > prev, MAX_RATE, 30.0)
@@ -234,7 +236,7 @@ def per_run_53(res) -> pd.DataFrame:
     for _, run in runs.iterrows():
         mr = m[m.run_id == run.run_id]
         # media flow ids follow the traffic entries (each followed by its feedback flow): forward first
-        ids = sorted(mr.flow_id.unique())
+        ids = video_ids(mr)
         for fid, steps, dirn in ((ids[0], STEPS_53_FWD, "forward"), (ids[-1], STEPS_53_BWD, "backward")):
             f = mr[mr.flow_id == fid]
             worst_rise, worst_fall = 0.0, 0.0
@@ -258,7 +260,7 @@ def per_run_shared(res, steps: list[tuple[float, float]], start_s: float, end_s:
     rows = []
     for _, run in runs.iterrows():
         mr = m[m.run_id == run.run_id]
-        rates = [R.utilisation(mr, steps, start_s, end_s, flows=[f]) for f in sorted(mr.flow_id.unique())]
+        rates = [R.utilisation(mr, steps, start_s, end_s, flows=[f]) for f in video_ids(mr)]
         rows.append({"run_id": run.run_id, "cc": run.cc, "jain": R.jain_index(rates), "total_util": sum(rates),
                      "lowest_share": min(rates) / max(sum(rates), 1e-12), "qdelay_median_ms": R.queueing_delay(mr).qdelay_ns.median() / 1e6})
     return pd.DataFrame(rows)
@@ -293,7 +295,7 @@ def per_run_58(res) -> pd.DataFrame:
         sent = mr[(mr.send_ns >= 60_000_000_000) & (mr.send_ns < 65_000_000_000)]["size"].sum() * 8 / 5.0
         q = R.queueing_delay(mr)
         p95 = lambda a, b: q[(q.recv_ns >= a * 1e9) & (q.recv_ns < b * 1e9)].qdelay_ns.quantile(0.95) / 1e6
-        rates = [R.utilisation(mr, [(0.0, 3.5e6)], 80.0, 119.0, flows=[f]) for f in sorted(mr.flow_id.unique())]
+        rates = [R.utilisation(mr, [(0.0, 3.5e6)], 80.0, 119.0, flows=[f]) for f in video_ids(mr)]
         rows.append({"run_id": run.run_id, "cc": run.cc, "resume_load": float(sent) / 3.5e6, "qdelay_p95_before_ms": p95(30, 40),
                      "qdelay_p95_resume_ms": p95(60, 70), "jain_after": R.jain_index(rates)})
     return pd.DataFrame(rows)
@@ -304,9 +306,10 @@ def per_run_ecn(res) -> pd.DataFrame:
     rows = []
     for _, run in runs.iterrows():
         mr = m[m.run_id == run.run_id]
+        v = mr[mr.flow_id.isin(video_ids(mr))]  # the ECT(0) flow; its audio sends Not-ECT
         rows.append({"run_id": run.run_id, "cc": run.cc, "ecn": bool(run.ecn), "replication": run.replication,
-                     "loss": float(mr.recv_ns.isna().mean()),
-                     "ce": float(mr.ce.fillna(False).astype(bool).mean()), "qdelay_median_ms": R.queueing_delay(mr).qdelay_ns.median() / 1e6,
+                     "loss": float(v.recv_ns.isna().mean()),
+                     "ce": float(v.ce.fillna(False).astype(bool).mean()), "qdelay_median_ms": R.queueing_delay(mr).qdelay_ns.median() / 1e6,
                      "util": R.utilisation(mr, STEPS_51, 0.0, 99.0), **_frames(res, run.run_id, mr)})
     return pd.DataFrame(rows)
 
@@ -316,7 +319,7 @@ def per_run_54(res) -> pd.DataFrame:
     rows = []
     for _, run in runs.iterrows():
         mr = m[m.run_id == run.run_id]
-        rates = [R.utilisation(mr, [(0.0, 3.5e6)], 60.0, 119.0, flows=[f]) * 3.5e6 for f in sorted(mr.flow_id.unique())]
+        rates = [R.utilisation(mr, [(0.0, 3.5e6)], 60.0, 119.0, flows=[f]) * 3.5e6 for f in video_ids(mr)]
         rows.append({"run_id": run.run_id, "cc": run.cc, "jain": R.jain_index(rates), "total_util": sum(rates) / 3.5e6,
                      "qdelay_median_ms": R.queueing_delay(mr).qdelay_ns.median() / 1e6})
     return pd.DataFrame(rows)

@@ -30,7 +30,7 @@ from jitterlab import rtc_metrics as R
 from jitterlab.presets import findings as F
 from jitterlab.presets.common import caption
 from jitterlab.presets.findings import Finding
-from jitterlab.presets.rmcat_common import _links, _video, queue_300ms
+from jitterlab.presets.rmcat_common import AUDIO_BPS, _links, _video, queue_300ms, video_ids, with_audio
 from jitterlab.report import Report
 from jitterlab.sweep import Param, Sweep
 
@@ -50,9 +50,6 @@ RATIO_61 = (1.6, 2.4)
 HOPS_63 = {"ab": ("A", "B", 2.0e6, "20ms"), "bc": ("B", "C", 8.0e6, "60ms"), "cd": ("C", "D", 1.5e6, "20ms")}
 #: the two bottlenecks and the sources crossing each (B→C, 8 Mbit/s, carries S1 alone)
 SHARED_63 = {"ab": (1, 2), "cd": (1, 3)}
-#: §4.3's audio, 20 kbit/s CBR: 50 B of RTP payload every 20 ms, 90 B on the wire (IP+UDP+RTP 40 B)
-AUDIO_SIZE_B, AUDIO_INTERVAL_S = 90, 0.020
-AUDIO_BPS = AUDIO_SIZE_B * 8 / AUDIO_INTERVAL_S
 WINDOW_63 = (30.0, 299.0)
 #: ours: "full utilization" read as the media received through each bottleneck ≥ 80 % of it
 UTIL_63 = 0.8
@@ -70,7 +67,7 @@ def scenario_61(cc: str = "nada", duration_s: int = 120, starts: tuple[int, ...]
         v = _video(f"video{i}", f"{s}s", f"{duration_s - 1}s")
         traffic.append({**v, "cc": cc, "max_rate": MAX_RATE_61, "priority": w})
     return {"name": "rmcat-6.1", "duration": f"{duration_s}s", "links": _links({"rate": "3.5Mbit"}, queue_300ms(CAP_61)),
-            "traffic": traffic}
+            "traffic": with_audio(traffic)}
 
 
 def refusal(cc: str) -> str | None:
@@ -116,9 +113,7 @@ def scenario_63(cc: str = "gcc", duration_s: int = 300) -> dict[str, Any]:
                   "s3": {"from": "S3", "to": "C", "rate": "100Mbit", "delay": "20ms"}, "r3": {"from": "D", "to": "R3", **edge}})
     stop = f"{duration_s - 1}s"
     video = [{**_video(f"video{i}", "0s", stop), "from": f"S{i}", "to": f"R{i}", "cc": cc} for i in (1, 2, 3)]
-    audio = [{"kind": "audio", "name": f"audio{i}", "from": f"S{i}", "to": f"R{i}", "size": f"{AUDIO_SIZE_B}B",
-              "interval": f"{AUDIO_INTERVAL_S * 1e3:g}ms", "start": "0s", "stop": stop} for i in (1, 2, 3)]
-    return {"name": "rmcat-6.3", "duration": f"{duration_s}s", "links": links, "traffic": video + audio}
+    return {"name": "rmcat-6.3", "duration": f"{duration_s}s", "links": links, "traffic": with_audio(video)}
 
 
 def sweeps(reps: int, cc_param: Any, seed: int, tables: tuple[str, ...]) -> dict[str, Sweep]:
@@ -136,7 +131,7 @@ def per_run_61(res: Mapping[str, Any], window: tuple[float, float] = WINDOW_61) 
     rows = []
     for _, run in runs.iterrows():
         mr = m[m.run_id == run.run_id]
-        rates = [R.utilisation(mr, [(0.0, CAP_61)], a, b, flows=[f]) * CAP_61 for f in sorted(mr.flow_id.unique())]
+        rates = [R.utilisation(mr, [(0.0, CAP_61)], a, b, flows=[f]) * CAP_61 for f in video_ids(mr)]
         rows.append({"run_id": run.run_id, "cc": run.cc, **{f"media{i + 1}_kbps": r / 1e3 for i, r in enumerate(rates)},
                      "ratio": rates[0] / max(float(np.mean(rates[1:])), 1e-9), "total_util": sum(rates) / CAP_61,
                      "qdelay_median_ms": R.queueing_delay(mr).qdelay_ns.median() / 1e6})
@@ -227,9 +222,10 @@ def _figure_61(rep: Report, res: Mapping[str, Any], reps: int) -> None:
     fig, axes = plots.new(width=10, height=max(3.4, 2.6 * len(ccs)), nrows=len(ccs), sharex=True, sharey=True, squeeze=False)
     for ax, cc in zip(axes[:, 0], ccs):
         rid = int(runs[runs.cc == cc].run_id.min())
-        rate = R.media_rate(m[m.run_id == rid], bin_s=0.5, by="send")
+        mr = m[m.run_id == rid]
+        rate = R.media_rate(mr[mr.flow_id.isin(video_ids(mr))], bin_s=0.5, by="send")
         for i, (_, g) in enumerate(rate.groupby("flow_id")):
-            ax.plot(g.t_s, g.rate_bps / 1e6, drawstyle="steps-post", lw=1, label=f"MEDIA-{i + 1} (priority {PRIO_61[i]:g})")
+            ax.plot(g.t_s, g.rate_bps / 1e6, drawstyle="steps-post", lw=1, label=f"S{i + 1} video (priority {PRIO_61[i]:g})")
         ax.axhline(CAP_61 / 1e6, color="black", ls="--", lw=1.5, label="capacity")
         ax.set_title(cc, fontsize=9); ax.set_ylabel("Mbit/s"); ax.grid(alpha=.3); ax.legend(fontsize=7, loc="upper left")
     axes[-1, 0].set_xlabel("time (s)")
@@ -245,7 +241,7 @@ def _figure_63(rep: Report, res: Mapping[str, Any], reps: int) -> None:
     for ax, cc in zip(axes[:, 0], ccs):
         rid = int(runs[runs.cc == cc].run_id.min())
         mr = m[m.run_id == rid]
-        rate = R.media_rate(mr[mr.flow_id.isin(sorted(mr.flow_id.unique())[:3])], bin_s=1.0, by="recv")
+        rate = R.media_rate(mr[mr.flow_id.isin(video_ids(mr))], bin_s=1.0, by="recv")
         for i, (_, g) in enumerate(rate.groupby("flow_id")):
             line, = ax.plot(g.t_s, g.rate_bps / 1e6, drawstyle="steps-post", lw=1, label=f"S{i + 1} video received")
             ax.axhline(fair[i + 1] / 1e6, color=line.get_color(), ls=":", lw=1)

@@ -13,7 +13,7 @@ the uniform draw's); the two ON flows add a download at 10 s.
 
 RFC 8869 §2 (cellular): its cases (§2.1 varying network load, §2.2 bad radio coverage, both with
 mobility) are defined on a system-level LTE simulation (cells, UEs, schedulers) that jitterlab does not have. What this preset
-runs instead, with one media flow of each controller on RFC 8867's path (50 ms, media 150 kbit/s –
+runs instead, with one video flow of each controller (and its audio) on RFC 8867's path (50 ms, media 150 kbit/s –
 1.5 Mbit/s) whose bottleneck is jitterlab's per-user cellular model (docs/scenarios.md): `low load`
 = the model's calibrated HSPA defaults (3 Mbit/s mean, 45 % of TTIs); `high load` = a loaded cell
 (1 Mbit/s mean, 0.5–2 Mbit/s, 15 % of TTIs: three times the users; ours); `trace` = the high-load
@@ -35,7 +35,7 @@ import pandas as pd
 from jitterlab import rtc_metrics as R
 from jitterlab.presets import findings as F
 from jitterlab.presets.findings import Finding
-from jitterlab.presets.rmcat_common import MAX_RATE, _frames, _links, _rate_panels, _video, queue_300ms
+from jitterlab.presets.rmcat_common import MAX_RATE, _frames, _links, _rate_panels, _video, queue_300ms, video_ids, with_audio
 from jitterlab.report import Report
 from jitterlab.sweep import Param, Sweep
 
@@ -80,7 +80,7 @@ def short_flows() -> list[dict[str, Any]]:
 
 def scenario_57() -> dict[str, Any]:
     return {"name": "rmcat-5.7", "duration": "300s", "links": _links({"rate": "2Mbit"}, queue_300ms(CAP_57)),
-            "traffic": [_video(f"video{i}", "5s", "299s") for i in range(2)] + short_flows()}
+            "traffic": with_audio([_video(f"video{i}", "5s", "299s") for i in range(2)] + short_flows())}
 
 
 def per_run_57(res: Mapping[str, Any]) -> pd.DataFrame:
@@ -92,7 +92,7 @@ def per_run_57(res: Mapping[str, Any]) -> pd.DataFrame:
     rows = []
     for _, run in runs.iterrows():
         mr = m[m.run_id == run.run_id]
-        rates = [R.utilisation(mr, [(0.0, CAP_57)], a, b, flows=[f]) * CAP_57 for f in sorted(mr.flow_id.unique())]
+        rates = [R.utilisation(mr, [(0.0, CAP_57)], a, b, flows=[f]) * CAP_57 for f in video_ids(mr)]
         q = R.queueing_delay(mr).qdelay_ns / 1e6
         fr = res["rtc_frames"]
         fd = R.frame_delays(fr[fr.run_id == run.run_id], mr).frame_delay_ns.dropna().astype(float) / 1e6
@@ -163,7 +163,7 @@ def scenario_8869() -> dict[str, Any]:
     """One video flow over RFC 8867's path with the cellular model as the bottleneck (the `link`
     parameter picks the model or the trace); 300 ms DropTail at the low-load mean rate."""
     return {"name": "rmcat-8869", "duration": f"{CELL_DURATION_S}s", "links": _links({"cellular": dict(LOW_LOAD)}, queue_300ms(3.0e6)),
-            "traffic": [_video("video", stop=f"{CELL_DURATION_S - 1}s")]}
+            "traffic": with_audio([_video("video", stop=f"{CELL_DURATION_S - 1}s")])}
 
 
 def link_param() -> Param:
@@ -183,6 +183,7 @@ def per_run_8869(res: Mapping[str, Any]) -> pd.DataFrame:
     rows = []
     for _, run in runs.iterrows():
         mr = m[m.run_id == run.run_id]
+        mr = mr[mr.flow_id.isin(video_ids(mr))]  # the adaptive flow (its audio is 36 kbit/s CBR)
         cap = MEAN_BPS[run.link]
         kbps = R.utilisation(mr, [(0.0, cap)], a, b) * cap / 1e3
         q = R.queueing_delay(mr)
@@ -240,7 +241,7 @@ def section(rep: Report, res: Mapping[str, Any], controllers: list[str]) -> tupl
               "delay median / 95th percentile, frame delay p95 (ms), the short downloads' median completion time (s) and how many "
               "finished — median, 25th, 75th percentile over replications", "{:.2f}", name="case_5_7")
     rep.section("RFC 8869 cellular cases on the cellular model and on a generated trace",
-                "One media flow on RFC 8867's path whose bottleneck is jitterlab's cellular model: low load (the calibrated HSPA "
+                "One video flow (and its 20 kbit/s audio) on RFC 8867's path whose bottleneck is jitterlab's cellular model: low load (the calibrated HSPA "
                 "defaults, 3 Mbit/s mean), high load (1 Mbit/s mean, 15 % of TTIs), the high-load model's channel written as a "
                 f"Mahimahi trace (seed {TRACE_SEED}) and replayed, bad coverage (a cell-edge user: 0.6 Mbit/s mean, block errors "
                 f"30 % / 10 %) and mobility (1.5 Mbit/s mean, σ 0.5, 0.2 s coherence); {CELL_DURATION_S} s, measured over "
