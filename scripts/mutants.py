@@ -271,6 +271,22 @@ MUTANTS = [
      'down_loss_burst = "40ms"     # Fig. 2', 'down_loss_burst = "100ms"    # Fig. 2', ["pytest", "tests/test_calibration.py", "-k", "cellular"]),
     ("pam2013-cellular-rate", "python/jitterlab/presets/links/cellular.pam2013.toml",
      'mean_rate = "2.9Mbit" }', 'mean_rate = "3.0Mbit" }', ["pytest", "tests/test_calibration.py", "-k", "cellular"]),
+    # rmcat's RFC 8867 §6.1 (priority: NADA's weight and the "approximately twice" band) and §6.3
+    # (multiple bottlenecks: the max-min fair shares and the three rules).
+    ("nada-priority-weight", "crates/sim/src/rtc/nada.rs",
+     "let x_offset = x_curr - prio * XREF * rmax / r_ref;", "let x_offset = x_curr - PRIO * XREF * rmax / r_ref;",
+     ["-p", "jitterlab-sim", "--lib", "rtc::nada"]),
+    ("rmcat-61-ratio-band", "python/jitterlab/presets/rmcat_extra.py",
+     "RATIO_61 = (1.6, 2.4)", "RATIO_61 = (1.2, 2.4)", ["pytest", "tests/test_rmcat_extra.py", "-k", "by_hand"]),
+    ("rmcat-63-fair-share-audio", "python/jitterlab/presets/rmcat_extra.py",
+     "left = {k: c - audio_bps * len(SHARED_63[k])", "left = {k: c - audio_bps * 0 * len(SHARED_63[k])",
+     ["pytest", "tests/test_rmcat_extra.py", "-k", "fair_shares"]),
+    ("rmcat-63-utilisation", "python/jitterlab/presets/rmcat_extra.py",
+     "UTIL_63 = 0.8", "UTIL_63 = 0.6", ["pytest", "tests/test_rmcat_extra.py", "-k", "by_hand"]),
+    ("rmcat-63-starvation", "python/jitterlab/presets/rmcat_extra.py",
+     "STARVE_63 = 0.5", "STARVE_63 = 0.4", ["pytest", "tests/test_rmcat_extra.py", "-k", "by_hand"]),
+    ("rmcat-63-jain", "python/jitterlab/presets/rmcat_extra.py",
+     "JAIN_63 = 0.9", "JAIN_63 = 0.8", ["pytest", "tests/test_rmcat_extra.py", "-k", "by_hand"]),
     # The receiver's extra ACKs of Linux 6.18 (tcp/receiver.rs, tcp/sender/transmit.rs): killed by
     # tests/tcp_push_ack.rs.
     ("grow-window-quickack", "crates/sim/src/tcp/receiver.rs",

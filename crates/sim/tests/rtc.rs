@@ -156,6 +156,15 @@ fn bad_input_names_the_key() {
     // TCP's own controllers still pass
     let ok = scenario::run(&small(json!([{"kind": "bulk", "from": "s", "to": "r", "cc": "cubic", "size": "1MB"}])), 1);
     assert!(ok.is_ok(), "{:?}", ok.err());
+    // a priority weight: NADA takes it (RFC 8698's PRIO); GCC and SCReAM have none and refuse it
+    assert!(scenario::run(&small(json!([{"kind": "video", "from": "s", "to": "r", "cc": "nada", "priority": 2.0}])), 1).is_ok());
+    for cc in ["gcc", "scream"] {
+        let e = err(json!([{"kind": "video", "from": "s", "to": "r", "cc": cc, "priority": 2.0}]));
+        assert_eq!(e, format!("traffic[0].priority: cc = \"{cc}\" has no priority weight (nada has one: RFC 8698's PRIO; RFC 8699's coupled control is not modelled)"));
+    }
+    let e = err(json!([{"kind": "video", "from": "s", "to": "r", "cc": "nada", "priority": 0}]));
+    assert_eq!(e, "traffic[0].priority: must be a number > 0 (a weight; 1 is the default), got 0");
+    assert!(err(json!([{"kind": "video", "from": "s", "to": "r", "cc": "nada", "priority": "high"}])).starts_with("traffic[0].priority: expected a number"));
     // an unknown key on an adaptive entry is still refused
     assert!(err(v(json!({"colour": "red"}))).starts_with("traffic[0].colour: unknown key"));
 }

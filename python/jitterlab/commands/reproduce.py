@@ -19,7 +19,11 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         description="Run a preset study on the simulator: its sweeps, every figure and table of the paper, and one "
         "self-contained report.html checking the paper's findings against our numbers. Finished runs are kept in "
         "OUT, so an interrupted reproduce resumes.",
-        epilog="examples:\n  jitterlab reproduce pam2013                    # -> out/pam2013/report.html\n  jitterlab reproduce mitigations --reps 10 --link fixed,cellular\n  jitterlab reproduce pam2013 --link trace:python/jitterlab/examples/traces/cellular-2mbit.down",
+        epilog="examples:\n  jitterlab reproduce pam2013                    # -> out/pam2013/report.html\n  jitterlab reproduce mitigations --reps 10 --link fixed,cellular\n  jitterlab reproduce pam2013 --link trace:python/jitterlab/examples/traces/cellular-2mbit.down"
+        "\n\nrmcat's cases (docs/media.md):\n  RFC 8867 §5.1 and §5.2 (variable capacity), §5.3 (congested feedback link),\n"
+        "  §5.4 (competing media), §5.5 (RTT fairness), §5.6 and §5.7 (media against long and short TCP),\n"
+        "  §5.8 (pause and resume), §6.1 (media flows with priority: the controllers with a priority weight),\n"
+        "  §6.2 ECN (on §5.1), §6.3 (multiple bottlenecks); RFC 8869 cellular; pam2013 (an adaptive call on the PAM 2013 link)",
         formatter_class=options.ExamplesFormatter
     )
     p.add_argument("preset", choices=sorted(PRESETS), help="the study")

@@ -2,31 +2,34 @@
 Real-Time Media") for the adaptive media controllers GCC, SCReAM and NADA on the simulator, with
 RFC 8868's metrics (jitterlab.rtc_metrics; definitions in docs/media.md).
 
-Cases (parameters from RFC 8867 as the ns-3 RMCAT model encodes them — rmcat-wired test suite):
-sender — router (100 Mbit/s) — receiver, the bottleneck in the router; one-way propagation delay 50 ms, bottleneck DropTail of 300 ms at the case's base capacity, media
-150 kbit/s – 1.5 Mbit/s starting at 150 kbit/s, 30 fps video, RFC 8888 feedback every 100 ms.
+Cases (parameters from RFC 8867's text; docs/media.md, "RFC 8867 parameters used", lists where they still differ):
+sender — router (100 Mbit/s) — receiver, the bottleneck in the router; one-way propagation delay 50 ms, bottleneck DropTail of 300 ms at the case's reference capacity, media
+150 kbit/s – 1.5 Mbit/s starting at 150 kbit/s, 30 fps video, RFC 8888 feedback every 100 ms; beside
+each video a 20 kbit/s CBR audio flow (RFC 8867 §4.3; rmcat_common.with_audio).
 
 - §5.1 variable available capacity, one flow: 1.0 Mbit/s from 0 s, 2.5 from 40 s, 0.6 from 60 s,
   1.0 from 80 s; 100 s (the steps replayed as a Mahimahi trace).
 - §5.2 variable capacity, two flows: 4.0 / 2.0 / 3.5 / 1.0 / 2.0 Mbit/s from 0 / 25 / 50 / 75 /
   100 s; 125 s; 300 ms DropTail at 2 Mbit/s.
 - §5.3 congested feedback link with bi-directional media: forward 2.0 → 1.0 (20 s) → 0.5 (40 s) →
-  2.0 Mbit/s (60 s), backward 2.0 → 0.8 (35 s) → 2.0 Mbit/s (70 s); a video flow each way; 100 s.
+  2.0 Mbit/s (60 s), backward 2.0 → 0.8 (35 s) → 2.0 Mbit/s (70 s) (the 1 Mbit/s reference × the
+  RFC's ratios; 300 ms queues at 1 Mbit/s); a video flow each way; 100 s.
 - §5.4 competing media flows, same controller: 3 flows starting at 0, 20, 40 s; 3.5 Mbit/s; 120 s.
 - §5.5 RTT fairness: 5 flows, one-way delays 10 / 25 / 50 / 100 / 150 ms, starting at 0 / 10 / 20 /
   30 / 40 s; 4 Mbit/s; 300 s.
 - §5.6 media against a long TCP flow: 2 Mbit/s; CUBIC bulk from 0 s, media 5–119 s; 120 s; on
-  DropTail (300 ms) and on FQ-CoDel (RFC 8290 defaults).
+  DropTail (300 ms and 1000 ms, the RFC's two sizes) and on FQ-CoDel (RFC 8290 defaults).
 - §5.8 pause and resume: §5.4's three flows all from 0 s, the second paused 40–60 s.
-- ECN: §5.1's steps behind FQ-CoDel with ECN, the media with and without ECT(0) (RFC 8867 lists an
-  ECN case; its exact parameters were not at hand, these are ours).
+- §6.2 ECN: "running all the basic test cases with ... ECN ... enabled"; here §5.1's steps behind
+  FQ-CoDel with ECN, the media with and without ECT(0) (one basic case, and FQ-CoDel as the marking
+  queue: ours).
 
 - This project's question: an adaptive video call on the PAM 2013 cellular link, alone and beside the
   study's 28 MB download.
 - §5.7 (media against short TCP flows) and RFC 8869's cellular cases: presets.rmcat_more.
+- §6.1 (media flows with priority) and §6.3 (multiple bottlenecks): presets.rmcat_extra.
 
-The testbed side, the priority and the multiple-bottleneck cases and RFC 8869's Wi-Fi cases are not
-here yet."""
+The testbed side and RFC 8869's Wi-Fi cases are not here yet."""
 from __future__ import annotations
 
 import sys
@@ -39,15 +42,17 @@ import pandas as pd
 from jitterlab import plots
 from jitterlab import rtc_metrics as R
 from jitterlab.presets import findings as F
-from jitterlab.presets import rmcat_more, rmcat_published
+from jitterlab.presets import rmcat_extra, rmcat_more, rmcat_published
 from jitterlab.presets.common import Options, caption, flat, run_experiment
 from jitterlab.presets.findings import Finding, write_csv
 # the path and media of every case, shared with rmcat_more (its further cases)
-from jitterlab.presets.rmcat_common import CONTROLLERS, DELAY, MAX_RATE, _frames, _links, _rate_panels, _video, queue_300ms  # noqa: F401
+from jitterlab.presets.rmcat_common import (CONTROLLERS, DELAY, MAX_RATE, _frames, _links, _rate_panels, _video, queue_300ms,  # noqa: F401
+                                             video_ids, with_audio)
 from jitterlab.report import Report
 from jitterlab.sweep import Param, Sweep
 
-DESCRIPTION = ("RFC 8867's RMCAT test cases (variable capacity, competing media, media vs long and short TCP) and RFC 8869's "
+DESCRIPTION = ("RFC 8867's RMCAT test cases (variable capacity, competing media, media vs long and short TCP, priority, multiple "
+               "bottlenecks) and RFC 8869's "
                "cellular situations for GCC, SCReAM, NADA, with published results beside")
 SEED = 8867
 STEPS_51 = [(0.0, 1.0e6), (40.0, 2.5e6), (60.0, 0.6e6), (80.0, 1.0e6)]
@@ -55,7 +60,9 @@ STEPS_51 = [(0.0, 1.0e6), (40.0, 2.5e6), (60.0, 0.6e6), (80.0, 1.0e6)]
 STEPS_52 = [(0.0, 4.0e6), (25.0, 2.0e6), (50.0, 3.5e6), (75.0, 1.0e6), (100.0, 2.0e6)]
 # §5.5: five flows with these one-way propagation delays, starting 10 s apart
 RTT_55_MS = [10, 25, 50, 100, 150]
-# §5.3, forward (sender → receiver) and backward capacities
+# §5.3, forward (sender → receiver) and backward capacities: the reference capacity, 1 Mbit/s, ×
+# the path capacity ratios of RFC 8867's Tables 3 and 4
+REF_53 = 1.0e6
 STEPS_53_FWD = [(0.0, 2.0e6), (20.0, 1.0e6), (40.0, 0.5e6), (60.0, 2.0e6)]
 STEPS_53_BWD = [(0.0, 2.0e6), (35.0, 0.8e6), (70.0, 2.0e6)]
 # our convergence bounds (RFC 8867/8868 state none; docs/media.md): after a rise, a fall
@@ -68,6 +75,10 @@ TABLES = ("media_packets", "runs", "rtc_series", "rtc_frames")
 
 
 FQ_CODEL = {"kind": "fq_codel"}
+# §5.6's bottleneck queues: RFC 8867 §5.6 lists [300 ms, 1000 ms] at 2 Mbit/s (250 000 B); FQ-CoDel
+# is ours (§4.2 encourages AQMs such as FQ-CoDel)
+QUEUES_56 = {"droptail": queue_300ms(2e6),
+             "droptail_1000ms": {"kind": "droptail", "limit": f"{int(2e6 * 1.0 / 8)}B"}, "fq_codel": FQ_CODEL}
 
 
 def step_trace(steps: list[tuple[float, float]], end_s: int) -> str:
@@ -84,13 +95,13 @@ def step_trace(steps: list[tuple[float, float]], end_s: int) -> str:
 def scenario_51() -> dict[str, Any]:
     return {"name": "rmcat-5.1", "duration": "100s",
             "links": _links({"trace": {"path": "rmcat-5.1.trace", "data": step_trace(STEPS_51, 100)}}, queue_300ms(1.0e6)),
-            "traffic": [_video("video", stop="99s")]}
+            "traffic": with_audio([_video("video", stop="99s")])}
 
 
 def scenario_52() -> dict[str, Any]:
     return {"name": "rmcat-5.2", "duration": "125s",
             "links": _links({"trace": {"path": "rmcat-5.2.trace", "data": step_trace(STEPS_52, 125)}}, queue_300ms(2e6)),
-            "traffic": [_video(f"video{i}", stop="124s") for i in range(2)]}
+            "traffic": with_audio([_video(f"video{i}", stop="124s") for i in range(2)])}
 
 
 def scenario_55() -> dict[str, Any]:
@@ -100,17 +111,19 @@ def scenario_55() -> dict[str, Any]:
                              for i, d in enumerate(RTT_55_MS)}
     links["bottleneck"] = {"from": "router", "to": "receiver", "rate": "4Mbit", "delay": "0ms", "queue": queue_300ms(4e6),
                            "reverse": {"rate": "10Mbit", "queue": {"kind": "droptail", "limit": "1000pkt"}}}
-    traffic = [{**_video(f"video{i}", f"{10 * i}s", "299s"), "from": f"sender{i}"} for i in range(len(RTT_55_MS))]
+    traffic = with_audio([{**_video(f"video{i}", f"{10 * i}s", "299s"), "from": f"sender{i}"} for i in range(len(RTT_55_MS))])
     return {"name": "rmcat-5.5", "duration": "300s", "links": links, "traffic": traffic}
 
 
 def scenario_53() -> dict[str, Any]:
-    """§5.3: media both ways; each flow's feedback crosses the other direction's bottleneck."""
-    links = _links({"trace": {"path": "rmcat-5.3-fwd.trace", "data": step_trace(STEPS_53_FWD, 100)}}, queue_300ms(2e6))
+    """§5.3: media both ways; each flow's feedback crosses the other direction's bottleneck. The
+    queues hold 300 ms at the reference capacity, 1 Mbit/s (RFC 8867 §4.2 and §5.3), as §5.1's and
+    §5.2's at theirs."""
+    links = _links({"trace": {"path": "rmcat-5.3-fwd.trace", "data": step_trace(STEPS_53_FWD, 100)}}, queue_300ms(REF_53))
     links["bottleneck"]["reverse"] = {"trace": {"path": "rmcat-5.3-bwd.trace", "data": step_trace(STEPS_53_BWD, 100)},
-                                      "queue": queue_300ms(2e6)}
+                                      "queue": queue_300ms(REF_53)}
     back = {**_video("video_back", stop="99s"), "from": "receiver", "to": "sender"}
-    return {"name": "rmcat-5.3", "duration": "100s", "links": links, "traffic": [_video("video", stop="99s"), back]}
+    return {"name": "rmcat-5.3", "duration": "100s", "links": links, "traffic": with_audio([_video("video", stop="99s"), back])}
 
 
 def scenario_ecn() -> dict[str, Any]:
@@ -139,7 +152,7 @@ def scenario_pam2013(workload: str = "alone") -> dict[str, Any]:
 
 def scenario_54() -> dict[str, Any]:
     return {"name": "rmcat-5.4", "duration": "120s", "links": _links({"rate": "3.5Mbit"}, queue_300ms(3.5e6)),
-            "traffic": [_video(f"video{i}", f"{s}s", "119s") for i, s in enumerate((0, 20, 40))]}
+            "traffic": with_audio([_video(f"video{i}", f"{s}s", "119s") for i, s in enumerate((0, 20, 40))])}
 
 
 def scenario_58() -> dict[str, Any]:
@@ -148,15 +161,15 @@ def scenario_58() -> dict[str, Any]:
     sc["name"] = "rmcat-5.8"
     for t in sc["traffic"]:
         t["start"] = "0s"
-    sc["traffic"][1]["pause"] = [["40s", "60s"]]
+    sc["traffic"][1]["pause"] = [["40s", "60s"]]  # flow ID 2 of RFC 8867's Table 5: the second video
     return sc
 
 
 def scenario_56() -> dict[str, Any]:
     return {"name": "rmcat-5.6", "duration": "120s", "links": _links({"rate": "2Mbit"}, queue_300ms(2e6)),
-            "traffic": [_video("video", "5s", "119s"),
-                        {"kind": "bulk", "name": "tcp", "from": "sender", "to": "receiver", "cc": "cubic", "size": "1GB",
-                         "rcvbuf": "1MB"}]}  # a greedy flow: the window never limits it
+            "traffic": with_audio([_video("video", "5s", "119s"),
+                                   {"kind": "bulk", "name": "tcp", "from": "sender", "to": "receiver", "cc": "cubic", "size": "1GB",
+                                    "rcvbuf": "1MB"}])}  # a greedy flow: the window never limits it
 
 
 def _cc(n_flows: int) -> Param:
@@ -177,10 +190,10 @@ def sweeps(reps: int) -> dict[str, Sweep]:
         "5.4": Sweep("rmcat-5.4", scenario_54(), seed=SEED, replications=reps, params=[_cc(3)], tables=TABLES),
         "5.8": Sweep("rmcat-5.8", scenario_58(), seed=SEED, replications=reps, params=[_cc(3)], tables=TABLES),
         "5.6": Sweep("rmcat-5.6", scenario_56(), seed=SEED, replications=reps,
-                     params=[_cc(1), Param("queue", ["droptail", "fq_codel"],
-                                           [{"links.bottleneck.queue": queue_300ms(2e6)}, {"links.bottleneck.queue": FQ_CODEL}])],
+                     params=[_cc(1), Param("queue", list(QUEUES_56), [{"links.bottleneck.queue": dict(q)} for q in QUEUES_56.values()])],
                      tables=TABLES + ("tcp_flows",)),
         **rmcat_more.sweeps(reps, _cc, SEED, TABLES),
+        **rmcat_extra.sweeps(reps, _cc, SEED, TABLES),
     }
 
 
@@ -190,7 +203,7 @@ def per_run_51(res) -> pd.DataFrame:
     rows = []
     for _, run in runs.iterrows():
         mr = m[m.run_id == run.run_id]
-        flow = int(mr.flow_id.iloc[0])
+        flow = video_ids(mr)[0]
         conv: dict[str, float] = {}
         for (at, cap), (_, prev) in zip(STEPS_51[1:], STEPS_51[:-1]):
             conv[f"conv_{int(at)}s"] = R.convergence_time(mr, flow, at, cap, cap > prev, MAX_RATE, 30.0)
@@ -223,7 +236,7 @@ def per_run_53(res) -> pd.DataFrame:
     for _, run in runs.iterrows():
         mr = m[m.run_id == run.run_id]
         # media flow ids follow the traffic entries (each followed by its feedback flow): forward first
-        ids = sorted(mr.flow_id.unique())
+        ids = video_ids(mr)
         for fid, steps, dirn in ((ids[0], STEPS_53_FWD, "forward"), (ids[-1], STEPS_53_BWD, "backward")):
             f = mr[mr.flow_id == fid]
             worst_rise, worst_fall = 0.0, 0.0
@@ -247,7 +260,7 @@ def per_run_shared(res, steps: list[tuple[float, float]], start_s: float, end_s:
     rows = []
     for _, run in runs.iterrows():
         mr = m[m.run_id == run.run_id]
-        rates = [R.utilisation(mr, steps, start_s, end_s, flows=[f]) for f in sorted(mr.flow_id.unique())]
+        rates = [R.utilisation(mr, steps, start_s, end_s, flows=[f]) for f in video_ids(mr)]
         rows.append({"run_id": run.run_id, "cc": run.cc, "jain": R.jain_index(rates), "total_util": sum(rates),
                      "lowest_share": min(rates) / max(sum(rates), 1e-12), "qdelay_median_ms": R.queueing_delay(mr).qdelay_ns.median() / 1e6})
     return pd.DataFrame(rows)
@@ -282,7 +295,7 @@ def per_run_58(res) -> pd.DataFrame:
         sent = mr[(mr.send_ns >= 60_000_000_000) & (mr.send_ns < 65_000_000_000)]["size"].sum() * 8 / 5.0
         q = R.queueing_delay(mr)
         p95 = lambda a, b: q[(q.recv_ns >= a * 1e9) & (q.recv_ns < b * 1e9)].qdelay_ns.quantile(0.95) / 1e6
-        rates = [R.utilisation(mr, [(0.0, 3.5e6)], 80.0, 119.0, flows=[f]) for f in sorted(mr.flow_id.unique())]
+        rates = [R.utilisation(mr, [(0.0, 3.5e6)], 80.0, 119.0, flows=[f]) for f in video_ids(mr)]
         rows.append({"run_id": run.run_id, "cc": run.cc, "resume_load": float(sent) / 3.5e6, "qdelay_p95_before_ms": p95(30, 40),
                      "qdelay_p95_resume_ms": p95(60, 70), "jain_after": R.jain_index(rates)})
     return pd.DataFrame(rows)
@@ -293,9 +306,10 @@ def per_run_ecn(res) -> pd.DataFrame:
     rows = []
     for _, run in runs.iterrows():
         mr = m[m.run_id == run.run_id]
+        v = mr[mr.flow_id.isin(video_ids(mr))]  # the ECT(0) flow; its audio sends Not-ECT
         rows.append({"run_id": run.run_id, "cc": run.cc, "ecn": bool(run.ecn), "replication": run.replication,
-                     "loss": float(mr.recv_ns.isna().mean()),
-                     "ce": float(mr.ce.fillna(False).astype(bool).mean()), "qdelay_median_ms": R.queueing_delay(mr).qdelay_ns.median() / 1e6,
+                     "loss": float(v.recv_ns.isna().mean()),
+                     "ce": float(v.ce.fillna(False).astype(bool).mean()), "qdelay_median_ms": R.queueing_delay(mr).qdelay_ns.median() / 1e6,
                      "util": R.utilisation(mr, STEPS_51, 0.0, 99.0), **_frames(res, run.run_id, mr)})
     return pd.DataFrame(rows)
 
@@ -305,7 +319,7 @@ def per_run_54(res) -> pd.DataFrame:
     rows = []
     for _, run in runs.iterrows():
         mr = m[m.run_id == run.run_id]
-        rates = [R.utilisation(mr, [(0.0, 3.5e6)], 60.0, 119.0, flows=[f]) * 3.5e6 for f in sorted(mr.flow_id.unique())]
+        rates = [R.utilisation(mr, [(0.0, 3.5e6)], 60.0, 119.0, flows=[f]) * 3.5e6 for f in video_ids(mr)]
         rows.append({"run_id": run.run_id, "cc": run.cc, "jain": R.jain_index(rates), "total_util": sum(rates) / 3.5e6,
                      "qdelay_median_ms": R.queueing_delay(mr).qdelay_ns.median() / 1e6})
     return pd.DataFrame(rows)
@@ -343,15 +357,15 @@ def findings(r51: pd.DataFrame, r53: pd.DataFrame, r54: pd.DataFrame, r56: pd.Da
     for cc in CONTROLLERS:
         a = r54[r54.cc == cc]
         fs.append(Finding(f"§5.4 {cc}: three flows of one controller share 3.5 Mbit/s fairly (Jain ≥ {JAIN_BOUND}, 60–119 s)",
-                          "RFC 8867 §5.4: the flows converge to a fair share; bound ours",
+                          "RFC 8867 §5.4: the flows \"converge to an optimum bit rate to accommodate all the flows\" (read as equal shares); bound ours",
                           F.spread(a.jain).show(fmt="{:.3f}"), F.side(a.jain, JAIN_BOUND, below=False), F.rule_side(f"{JAIN_BOUND}", False)))
     fs.append(F.ordering("§5.6: FQ-CoDel gives each controller a larger share beside CUBIC than a 300 ms DropTail",
                          "RFC 8290 §1 (flow queueing isolates flows)",
                          [(cc, r56[(r56.cc == cc) & (r56.queue == "fq_codel")].media_share * 100,
                            r56[(r56.cc == cc) & (r56.queue == "droptail")].media_share * 100) for cc in CONTROLLERS],
                          expect="above", unit=" %"))
-    for label, r, src in (("§5.2 two flows on a varying capacity (0–124 s)", r52, "RFC 8867 §5.2"),
-                          ("§5.5 five flows with one-way delays 10–150 ms (50–299 s)", r55, "RFC 8867 §5.5 (RTT fairness)")):
+    for label, r, src in (("§5.2 two flows on a varying capacity (0–124 s)", r52, "RFC 8867 §5.2 (it expects adaptation; sharing read as in §5.4)"),
+                          ("§5.5 five flows with one-way delays 10–150 ms (50–299 s)", r55, "RFC 8867 §5.5 (\"how fast and fairly the competing flows converge ... irrespective of the RTT\")")):
         if r is None:
             continue
         for cc in CONTROLLERS:
@@ -364,7 +378,7 @@ def findings(r51: pd.DataFrame, r53: pd.DataFrame, r54: pd.DataFrame, r56: pd.Da
         a = r58[r58.cc == cc]
         fs.append(Finding(f"§5.8 {cc}: a flow resuming after a 20 s pause does not flood the bottleneck (all three flows send at most "
                           f"{RESUME_BOUND:.1f} × the capacity in the 5 s after the resume)",
-                          "RFC 8867 §5.8 (pause and resume); bound ours", F.spread(a.resume_load).show(fmt="{:.2f}"),
+                          "RFC 8867 §5.8 (after the resume the flows \"converge to the same original fair share\"); the no-flood bound ours", F.spread(a.resume_load).show(fmt="{:.2f}"),
                           F.side(a.resume_load, RESUME_BOUND, below=True), F.rule_side(f"{RESUME_BOUND:.1f}", True)))
     for cc in CONTROLLERS:
         a = r56[(r56.cc == cc) & (r56.queue == "fq_codel")]
@@ -372,7 +386,7 @@ def findings(r51: pd.DataFrame, r53: pd.DataFrame, r54: pd.DataFrame, r56: pd.Da
                           "RFC 8290 §1 (flow queueing isolates flows); band ours",
                           F.spread(a.media_share * 100).show(fmt="{:.0f}", unit=" %"), F.in_range(a.media_share, 0.35, 0.65),
                           F.rule_range("35 %", "65 %"), role="held-out"))
-    fs.append(F.ordering("ECN: with ECT(0) media behind FQ-CoDel the media loses fewer packets than without (marks replace drops)",
+    fs.append(F.ordering("§6.2 ECN: with ECT(0) media behind FQ-CoDel the media loses fewer packets than without (marks replace drops)",
                          "RFC 3168 §5 / RFC 8290 §4.1.2 (an ECT packet is marked where it would be dropped)",
                          [(cc, recn[(recn.cc == cc) & ~recn.ecn].loss * 100, recn[(recn.cc == cc) & recn.ecn].loss * 100) for cc in CONTROLLERS],
                          expect="above", unit=" %", fmt="{:.2f}"))
@@ -445,20 +459,20 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
     rep.table(_table(r55, ["cc"], ["jain", "total_util", "lowest_share", "qdelay_median_ms"]),
               "§5.5 per controller: Jain's index of the five flows over 50–299 s, their total use, the smallest flow's share, "
               "median queueing delay", "{:.3f}", name="case_5_5")
-    rep.section("§5.6 Media against a long TCP flow (CUBIC), DropTail and FQ-CoDel",
+    rep.section("§5.6 Media against a long TCP flow (CUBIC), DropTail (300 ms, 1000 ms) and FQ-CoDel",
                 "2 Mbit/s; CUBIC bulk from 0 s, media 5–119 s; share = media's received IP bits over the capacity, 20–119 s.")
     tab = _table(r56, ["queue", "cc"], ["media_share", "qdelay_median_ms", "qdelay_p95_ms", "frame_delay_p95_ms", "frames_complete",
                                         "freezes_per_min"])
     fig, ax = plots.new(width=7, height=4)
     x = np.arange(len(CONTROLLERS))
-    for j, q in enumerate(["droptail", "fq_codel"]):
+    for j, q in enumerate(QUEUES_56):
         t = tab[tab.queue == q].set_index("cc").loc[CONTROLLERS]
         med = t.media_share_median.to_numpy() * 100
         err = [med - t.media_share_p25.to_numpy() * 100, t.media_share_p75.to_numpy() * 100 - med]
-        ax.bar(x + (j - 0.5) * 0.38, med, 0.38, yerr=err, capsize=3, label=q, color=["#555555", "#bbbbbb"][j], edgecolor="black")
+        ax.bar(x + (j - 1) * 0.27, med, 0.27, yerr=err, capsize=3, label=q, color=["#555555", "#999999", "#dddddd"][j], edgecolor="black")
     ax.axhline(50, color="black", ls=":", lw=1)
     ax.set_xticks(x, CONTROLLERS); ax.set_ylabel("media share of 2 Mbit/s (%)"); ax.set_ylim(0, 100); ax.grid(alpha=.3, axis="y")
-    plots.legend_above(ax, ncol=2)
+    plots.legend_above(ax, ncol=3)
     plots.caption(fig, caption("rmcat-5.6", reps, "bars median, whiskers 25–75th percentile over replications; dotted: half"))
     rep.figure(fig, "rmcat_5_6_share", "Media share beside a CUBIC download, per controller and bottleneck queue (RFC 8867 §5.6).")
     rep.table(tab, "§5.6 per queue and controller: media share, median and 95th-percentile queueing delay (ms), frame delay, "
@@ -469,7 +483,7 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
     rep.table(_table(r58, ["cc"], ["resume_load", "qdelay_p95_before_ms", "qdelay_p95_resume_ms", "jain_after"]),
               "§5.8 per controller: the three flows' sending rate in 60–65 s over the capacity, 95th-percentile queueing delay "
               "in 30–40 s and in 60–70 s, Jain's index over 80–119 s", "{:.3f}", name="case_5_8")
-    rep.section("ECN: §5.1's capacity steps behind FQ-CoDel, media with and without ECT(0)",
+    rep.section("§6.2 ECN: §5.1's capacity steps behind FQ-CoDel, media with and without ECT(0)",
                 "FQ-CoDel marks ECT packets where it would drop them (RFC 8290). NADA and SCReAM take CE as a congestion signal "
                 "(RFC 8698 §4.2's p_mark, RFC 8298's BETA_ECN); GCC (the draft) does not read ECN and reacts to the delay alone.")
     rep.table(_table(recn, ["cc", "ecn"], ["loss", "ce", "qdelay_median_ms", "util", "frame_delay_p95_ms", "frames_complete"]),
@@ -485,6 +499,8 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
     fs = findings(r51, r53, r54, r56, recn, r52, r55, r58)
     more, more_runs = rmcat_more.section(rep, res, CONTROLLERS)
     fs += more
+    extra, extra_runs = rmcat_extra.section(rep, res, CONTROLLERS)
+    fs += extra
     fs += rmcat_published.findings(rmcat_published.use_of_1mbit_steps(res["5.1"], STEPS_51), r51, r54, r56, recn)
     for cc in CONTROLLERS:
         a = rpam[(rpam.cc == cc) & (rpam.workload == "bulk")]
@@ -494,7 +510,7 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
                           F.side(a.frame_delay_p95_ms, 400.0, below=False), F.rule_side("400 ms", False), role="held-out"))
     write_csv(fs, opt.out / "findings.csv")
     for name, df in (("case_5_1", r51), ("case_5_2", r52), ("case_5_3", r53), ("case_5_4", r54), ("case_5_5", r55), ("case_5_6", r56),
-                     ("case_5_8", r58), ("case_ecn", recn), ("case_pam2013", rpam), *more_runs.items()):
+                     ("case_5_8", r58), ("case_ecn", recn), ("case_pam2013", rpam), *more_runs.items(), *extra_runs.items()):
         df.to_csv(opt.out / f"{name}_per_run.csv", index=False)
     rep.section("Findings", "Each statement with its source, our value (median [25th–75th percentile] over replications) and a "
                 "verdict by the rule in its row. The RFCs define the metrics but give no bounds for convergence or fairness; "

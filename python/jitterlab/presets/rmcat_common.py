@@ -39,6 +39,29 @@ def _video(name: str, start: str = "0s", stop: str | None = None) -> dict[str, A
     return v
 
 
+#: RFC 8867 §4.3's audio beside each video source: 20 kbit/s CBR, here 50 B of RTP payload every
+#: 20 ms (90 B on the wire with IP+UDP+RTP's 40 B: 36 kbit/s)
+AUDIO_SIZE_B, AUDIO_INTERVAL_S = 90, 0.020
+AUDIO_BPS = AUDIO_SIZE_B * 8 / AUDIO_INTERVAL_S
+
+
+def with_audio(traffic: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The traffic with, after all its entries, one audio flow per video entry (same endpoints,
+    start and stop): the video entries keep their indexes (traffic[i]) and, as media flow ids
+    follow the entries, the videos' ids come before the audios' (`video_ids`)."""
+    keep = ("from", "to", "start", "stop")
+    audio = [{"kind": "audio", "name": t["name"].replace("video", "audio"), **{k: t[k] for k in keep if k in t},
+              "size": f"{AUDIO_SIZE_B}B", "interval": f"{AUDIO_INTERVAL_S * 1e3:g}ms"} for t in traffic if t["kind"] == "video"]
+    return traffic + audio
+
+
+def video_ids(mr: pd.DataFrame) -> list[int]:
+    """The video flows' ids in one run of a case built `with_audio`: the first half of its media
+    flow ids (one audio flow per video flow, after them all)."""
+    ids = sorted(int(x) for x in mr.flow_id.unique())
+    return ids[:len(ids) // 2]
+
+
 def _frames(res, run_id: int, mr: pd.DataFrame) -> dict[str, float]:
     """Frame delay (capture to complete) median and 95th percentile, shown share, freezes per minute."""
     fr = res["rtc_frames"]
@@ -57,7 +80,8 @@ def _rate_panels(rep: Report, res, title: str, name: str, steps: list[tuple[floa
     fig, axes = plots.new(width=10, height=7, nrows=len(CONTROLLERS), sharex=True, sharey=True)
     for ax, cc in zip(axes, CONTROLLERS):
         rid = int(runs[runs.cc == cc].run_id.min())
-        rate = R.media_rate(m[m.run_id == rid], bin_s=0.5, by="send")
+        mr = m[m.run_id == rid]
+        rate = R.media_rate(mr[mr.flow_id.isin(video_ids(mr))], bin_s=0.5, by="send")
         for i, (fid, g) in enumerate(rate.groupby("flow_id")):
             ax.plot(g.t_s, g.rate_bps / 1e6, drawstyle="steps-post", lw=1, label=f"flow {fid} sent")
         if steps:

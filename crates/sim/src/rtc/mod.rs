@@ -75,6 +75,11 @@ pub trait Controller {
     /// Age beyond which the sender discards its RTP queue and asks the encoder for a key frame;
     /// None: never (the queue only drains).
     fn queue_discard(&self) -> Option<Time> { None }
+    /// Takes the flow's priority weight (a scenario's `priority`, > 0; 1 is the default); false
+    /// when the controller has no such weight, and the scenario then refuses the key. NADA has one:
+    /// RFC 8698 §4.3 eq. 5's PRIO. GCC (draft-ietf-rmcat-gcc-02) and SCReAM (RFC 8298) have none;
+    /// RFC 8699's coupled congestion control would give them weighted shares, and is not modelled.
+    fn set_priority(&mut self, _weight: f64) -> bool { false }
     /// One controller-specific number for the `rtc_series` table (GCC: the delay-based estimate
     /// A_hat; SCReAM: cwnd in bytes; NADA: the reference rate r_ref); NaN when none.
     fn state(&self) -> f64 { f64::NAN }

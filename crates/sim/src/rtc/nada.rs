@@ -11,7 +11,8 @@
 //! - §4.2 rmode: accelerated ramp-up (0) while no loss or mark and d_tilde < QEPS over LOGWIN.
 //! - §4.3 accelerated ramp-up (eq. 3–4): γ = min(GAMMA_MAX, QBOUND/(rtt + DELTA + DFILT)),
 //!   r_ref = max(r_ref, (1 + γ)·r_recv).
-//! - §4.3 gradual update (eq. 5–7): x_offset = x_curr − PRIO·XREF·RMAX/r_ref, x_diff = x_curr −
+//! - §4.3 gradual update (eq. 5–7): x_offset = x_curr − PRIO·XREF·RMAX/r_ref (PRIO the flow's
+//!   priority weight, a scenario's `priority`, default 1.0 as in Figure 3), x_diff = x_curr −
 //!   x_prev, r_ref −= KAPPA·(δ/TAU)·(x_offset/TAU)·r_ref + KAPPA·ETA·(x_diff/TAU)·r_ref.
 //! - §4.4 (eq. 8–9): r_vin = max(RMIN, r_ref − BETA_V·8·buffer·FPS) for the encoder, r_send =
 //!   min(RMAX, r_ref + BETA_S·8·buffer·FPS) for the pacer, so a backlog in the sender drains.
@@ -23,6 +24,7 @@ use super::{Controller, FeedbackInfo, Limits};
 use crate::time::Time;
 
 // RFC 8698 §4.1, Figure 3 (times in ms)
+/// The default priority weight (Figure 3); a flow's own comes from `set_priority`.
 pub const PRIO: f64 = 1.0;
 pub const XREF: f64 = 10.0;
 pub const KAPPA: f64 = 0.5;
@@ -52,9 +54,11 @@ pub fn x_curr(d_tilde: f64, p_mark: f64, p_loss: f64, lossy: bool) -> f64 {
     d + DMARK * (p_mark / PMRREF).powi(2) + DLOSS * (p_loss / PLRREF).powi(2)
 }
 
-/// Eq. 5–7: the gradual update of r_ref over `delta_ms`.
-pub fn gradual(r_ref: f64, x_curr: f64, x_prev: f64, delta_ms: f64, rmax: f64) -> f64 {
-    let x_offset = x_curr - PRIO * XREF * rmax / r_ref;
+/// Eq. 5–7: the gradual update of r_ref over `delta_ms`, for priority weight `prio`. At
+/// equilibrium x_curr = prio·XREF·RMAX/r_ref, so flows that see one queue (one x_curr) settle at
+/// rates in the ratio of their weights.
+pub fn gradual(r_ref: f64, x_curr: f64, x_prev: f64, delta_ms: f64, rmax: f64, prio: f64) -> f64 {
+    let x_offset = x_curr - prio * XREF * rmax / r_ref;
     let x_diff = x_curr - x_prev;
     r_ref - KAPPA * (delta_ms / TAU) * (x_offset / TAU) * r_ref - KAPPA * ETA * (x_diff / TAU) * r_ref
 }
@@ -67,6 +71,7 @@ pub fn ramp_up(r_ref: f64, r_recv: f64, rtt_ms: f64) -> f64 {
 
 pub struct Nada {
     limits: Limits,
+    prio: f64,
     r_ref: f64,
     d_base_ns: Option<i128>,
     recent: VecDeque<f64>,
@@ -89,6 +94,7 @@ impl Nada {
     pub fn new(limits: Limits) -> Nada {
         Nada {
             limits,
+            prio: PRIO,
             r_ref: limits.start_bps,
             d_base_ns: None,
             recent: VecDeque::new(),
@@ -163,7 +169,7 @@ impl Controller for Nada {
             // would (eq. 3–4's bound). Without it the derivative term turns the end of a loss
             // episode (x_curr falling by DLOSS·(p_loss/PLRREF)², hundreds of ms) into a jump to
             // RMAX, and a deep buffer into an oscillation between RMIN and RMAX.
-            let g = gradual(self.r_ref, x, self.x_prev, delta, self.limits.max_bps);
+            let g = gradual(self.r_ref, x, self.x_prev, delta, self.limits.max_bps, self.prio);
             g.min(self.r_ref.max(ramp_up(0.0, r_recv, self.rtt_ms)))
         };
         self.r_ref = self.r_ref.clamp(self.limits.min_bps, self.limits.max_bps);
@@ -173,6 +179,10 @@ impl Controller for Nada {
     fn pacing_rate(&self) -> f64 {
         // eq. 9 gives the sending rate; the pacer's burst allowance is libwebrtc's factor on it
         (self.r_ref + BETA_S * 8.0 * self.buffer_bytes as f64 * FPS).min(self.limits.max_bps) * super::PACING_FACTOR
+    }
+    fn set_priority(&mut self, weight: f64) -> bool {
+        self.prio = weight;
+        true
     }
     fn state(&self) -> f64 { self.r_ref }
 }
@@ -185,13 +195,26 @@ mod tests {
     fn reference_rate_by_hand() {
         // r_ref = 1 Mbit/s, RMAX = 1.5 Mbit/s: x_offset = 20 − 1·10·1.5 = 5 ms; x_diff = 0;
         // r_ref −= 0.5·(100/500)·(5/500)·1e6 = 1000 → 999 000
-        assert!((gradual(1e6, 20.0, 20.0, 100.0, 1.5e6) - 999_000.0).abs() < 1e-6);
+        assert!((gradual(1e6, 20.0, 20.0, 100.0, 1.5e6, PRIO) - 999_000.0).abs() < 1e-6);
         // x rising by 10 ms: also −0.5·2·(10/500)·1e6 = −20 000 → 979 000
-        assert!((gradual(1e6, 20.0, 10.0, 100.0, 1.5e6) - 979_000.0).abs() < 1e-6);
+        assert!((gradual(1e6, 20.0, 10.0, 100.0, 1.5e6, PRIO) - 979_000.0).abs() < 1e-6);
         // below the reference (x = 10 < 15): r_ref grows: + 0.5·0.2·(5/500)·1e6 = +1000
-        assert!((gradual(1e6, 10.0, 10.0, 100.0, 1.5e6) - 1_001_000.0).abs() < 1e-6);
+        assert!((gradual(1e6, 10.0, 10.0, 100.0, 1.5e6, PRIO) - 1_001_000.0).abs() < 1e-6);
         // equilibrium: x_curr = XREF·RMAX/r_ref, i.e. 15 ms at 1 Mbit/s
-        assert!((gradual(1e6, 15.0, 15.0, 100.0, 1.5e6) - 1e6).abs() < 1e-6);
+        assert!((gradual(1e6, 15.0, 15.0, 100.0, 1.5e6, PRIO) - 1e6).abs() < 1e-6);
+    }
+
+    #[test]
+    fn priority_weight_by_hand() {
+        // PRIO 2 at 1 Mbit/s, RMAX 1.5 Mbit/s: the reference is 2·10·1.5 = 30 ms, so x = 30 ms holds
+        assert!((gradual(1e6, 30.0, 30.0, 100.0, 1.5e6, 2.0) - 1e6).abs() < 1e-6);
+        // x = 20 ms: x_offset = 20 − 30 = −10 → r_ref += 0.5·(100/500)·(10/500)·1e6 = 2000
+        assert!((gradual(1e6, 20.0, 20.0, 100.0, 1.5e6, 2.0) - 1_002_000.0).abs() < 1e-6);
+        // one queue (x = 15 ms) holds PRIO 1 at 1 Mbit/s and PRIO 2 at 2 Mbit/s: rates 1 : 2
+        assert!((gradual(1e6, 15.0, 15.0, 100.0, 1.5e6, 1.0) - 1e6).abs() < 1e-6);
+        assert!((gradual(2e6, 15.0, 15.0, 100.0, 1.5e6, 2.0) - 2e6).abs() < 1e-6);
+        let mut n = Nada::new(Limits { min_bps: 150e3, max_bps: 1.5e6, start_bps: 150e3 });
+        assert!(n.set_priority(2.0) && n.prio == 2.0);
     }
 
     #[test]

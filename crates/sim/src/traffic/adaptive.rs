@@ -1,7 +1,8 @@
 //! Adaptive media: an `audio` or `video` entry with `cc` (docs/media.md). Keys: `cc`, `min_rate`,
 //! `max_rate`, `start_rate`, `frame_interval` (video) or `interval` (audio), `mtu`, `key_interval`
 //! (video), `feedback` ("rfc8888" | "twcc"), `feedback_interval`, `feedback_via` (a channel the
-//! feedback must cross), `pause` (windows without frames); shared keys: [`super::kind::endpoints`].
+//! feedback must cross), `pause` (windows without frames), `priority` (the controller's priority
+//! weight, > 0: NADA's PRIO; refused for a controller without one); shared keys: [`super::kind::endpoints`].
 use super::kind::{endpoints, Build, Cost, Entry, Path};
 use crate::config::{ConfigError, Params};
 use crate::media::RTP_OVERHEAD;
@@ -68,6 +69,15 @@ pub fn build(p: &mut Params, b: &mut Build, kind: &str) -> Result<(), ConfigErro
     }
     let pauses = parse_pauses(p, e.start, e.stop)?;
     let limits = Limits { min_bps: min as f64, max_bps: max as f64, start_bps: start_rate as f64 };
+    let mut controller = factory(&limits);
+    if let Some(w) = p.f64_opt("priority")? {
+        if !(w.is_finite() && w > 0.0) {
+            return Err(p.err("priority", format!("must be a number > 0 (a weight; 1 is the default), got {w}")));
+        }
+        if !controller.set_priority(w) {
+            return Err(p.err("priority", format!("cc = {cc:?} has no priority weight (nada has one: RFC 8698's PRIO; RFC 8699's coupled control is not modelled)")));
+        }
+    }
     let flow = b.add_flow(&e.name, kind);
     let fb_flow = b.add_flow(&format!("{}.feedback", e.name), "feedback");
     let src_id = b.sim.next_agent_id();
@@ -84,7 +94,7 @@ pub fn build(p: &mut Params, b: &mut Build, kind: &str) -> Result<(), ConfigErro
         interval,
         mtu: mtu as u32,
         ecn: e.ecn,
-        controller: factory(&limits),
+        controller,
         encoder: Encoder::new(video, limits.start_bps, key_interval, rng),
         pauses,
     };
