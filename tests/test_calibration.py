@@ -12,10 +12,8 @@ def measured():
     return calibration.measure(jobs=2)
 
 
-#: Rows this build does not meet (docs/calibration.md, "Downlink rate": the link was fitted before
-#: CUBIC's look-ahead became Linux's). Exactly these: a new miss fails, and so does a listed row
-#: that agrees again, so the entry goes when the link is refitted.
-KNOWN_MISSES = {"Fig. 3: bulk download, median one-way delay"}
+#: Rows this build does not meet: none (a new miss fails).
+KNOWN_MISSES: set[str] = set()
 
 
 def test_every_calibration_row_agrees(measured):
