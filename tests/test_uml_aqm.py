@@ -1,6 +1,6 @@
 """The simulator's queue disciplines against Linux 6.1's own (user-mode Linux, scripts/uml_aqm.py)
 on the mitigations study's fixed path. The kernel comparison needs /usr/bin/linux.uml and root
-(about 11 minutes: 7 disciplines x 3 downloads of 8 MB); without them it is skipped with the
+(about 12 minutes: 8 disciplines x 3 downloads of 8 MB); without them it is skipped with the
 reason. The measurement code is tested everywhere against hand-made kernel output."""
 import importlib.util
 import json
@@ -84,7 +84,13 @@ _reason = U.skip_reason()
 
 #: Disciplines the measured table (docs/mitigations.md) shows outside the rule, with the size of the
 #: miss there; they are expected to fail until the cause is found (see the doc).
-KNOWN_MISS: dict = {}
+KNOWN_MISS = {
+    "red": "the kernel's goodput 8.9 % below the simulator's: its window collapses after the slow start's overshoot",
+    "cake": "the kernel's goodput 3.4 % below, within UML's own rate noise",
+    "cake_flowblind": "the kernel's goodput 3.3 % below (2.1 % in another boot), within UML's own rate noise",
+    "cake_root": "the kernel's goodput 3.8 % below, as under HTB",
+    "pie": "the simulator's audio median 10.2 % below the kernel's (7.2 % in another boot): its PIE drops 3-4x as often",
+}
 
 
 @pytest.fixture(scope="module")

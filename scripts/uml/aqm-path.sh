@@ -11,7 +11,7 @@
 # download through pfifo (the path's timing fidelity). Results: OUT (one JSON, aqm_flows.py combine).
 # Run as root (scripts/uml_aqm.py does this and compares the simulator):
 #   linux.uml mem=1024M rootfstype=hostfs rootflags=/ rw init=$PWD/scripts/uml/aqm-path.sh \
-#     OUT=/tmp/uml-aqm.json DISCS="pfifo codel" SIZE=8000000 REPS=3 con=null con0=fd:0,fd:1 </dev/null
+#     OUT=/tmp/uml-aqm.json DISCS=pfifo,codel SIZE=8000000 REPS=3 con=null con0=fd:0,fd:1 </dev/null
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t tmpfs tmp /run
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -19,7 +19,8 @@ PY=/usr/bin/python3
 OUT=${OUT:-/tmp/uml-aqm.json}
 SIZE=${SIZE:-8000000}
 PRE=${PRE:-2}
-DISCS=${DISCS:-"pfifo red codel fq_codel pie cake cake_flowblind"}
+# comma-separated: the kernel's command line splits its arguments at spaces
+DISCS=$(echo "${DISCS:-pfifo,red,codel,fq_codel,pie,cake,cake_flowblind,cake_root}" | tr , ' ')
 LONE=${LONE-1}
 REPS=${REPS:-3}
 # HTB's bucket: tc's default (rate/HZ + MTU, with UML's 1 ns clock one MTU) loses rate whenever UML's
@@ -53,8 +54,9 @@ for n in rtr dly; do ip netns exec $n sysctl -qw net.ipv4.ip_forward=1; done
 ip netns exec srv sysctl -qw net.ipv4.tcp_no_metrics_save=1
 ip netns exec dly tc qdisc add dev d1 root netem delay 20ms limit 10000
 ip netns exec dly tc qdisc add dev d0 root netem delay 20ms limit 10000
-bottleneck() {  # $1: the child's tc arguments
+bottleneck() {  # $1: the child's tc arguments; $2 = root: the discipline alone, without HTB
   ip netns exec rtr tc qdisc del dev r1 root 2>/dev/null
+  if [ "$2" = root ]; then ip netns exec rtr tc qdisc add dev r1 root handle 10: $1; return; fi
   ip netns exec rtr tc qdisc add dev r1 root handle 1: htb default 1
   ip netns exec rtr tc class add dev r1 parent 1: classid 1:1 htb rate "$(wire $RATE_KBIT)" ceil "$(wire $RATE_KBIT)" \
     burst $HTB_BURST cburst $HTB_BURST
@@ -71,18 +73,24 @@ child() {
     red) echo "red limit 750000 min 7500 max 22500 avpkt 1500 burst 55 probability 0.1 bandwidth $(wire $RATE_KBIT)" ;;
     cake) echo "cake bandwidth $(wire $CAKE_KBIT) memlimit 750000" ;;
     cake_flowblind) echo "cake bandwidth $(wire $CAKE_KBIT) memlimit 750000 besteffort flowblind" ;;
+    cake_root) echo "cake bandwidth $(wire $CAKE_KBIT) memlimit 750000" ;;  # the root qdisc, no HTB
   esac
 }
 run() {  # $1: name, $2: child discipline, $3: audio (1/0)
   D=$W/$1; mkdir -p "$D"
-  bottleneck "$(child "$2")"
+  case $2 in *_root) bottleneck "$(child "$2")" root ;; *) bottleneck "$(child "$2")" ;; esac
   echo "{\"tc\": \"$(child "$2")\", \"htb_rate\": \"$(wire $RATE_KBIT)\", \"htb_burst\": $HTB_BURST}" > "$D/setup.json"
   ip netns exec srv cat /proc/net/snmp /proc/net/netstat > "$D/mib0.txt"
-  ip netns exec cli $PY "$HERE/aqm_flows.py" recv "$D/recv.json" 300 &
+  ip netns exec cli $PY "$HERE/aqm_flows.py" recv "$D/recv.json" 120 &
   RP=$!
-  sleep 0.5
+  sleep 1
   if [ "$3" = 1 ]; then PRE_S=$PRE; else PRE_S=-1; fi
-  ip netns exec srv $PY "$HERE/aqm_flows.py" send 10.0.3.2 "$SIZE" "$PRE_S" 1 > "$D/send.json"
+  ip netns exec srv $PY "$HERE/aqm_flows.py" send 10.0.3.2 "$SIZE" "$PRE_S" 1 > "$D/send.json" &
+  SP=$!
+  # SS=1: the sender's tcp_info (ss -ti) every 0.2 s, for a diagnosis (it costs UML some CPU)
+  while [ -n "$SS" ] && kill -0 $SP 2>/dev/null; do
+    { date +%s.%N; ip netns exec srv ss -tinH dst 10.0.3.2 dport = 5001; } >> "$D/ss.txt"; sleep 0.2; done
+  wait $SP
   wait $RP
   ip netns exec rtr tc -s -j qdisc show dev r1 > "$D/qdisc.json"
   ip netns exec rtr tc -s -j class show dev r1 > "$D/class.json"
@@ -104,6 +112,6 @@ for r in $(seq 1 $REPS); do for d in $DISCS; do run "$d-$r" "$d" 1; done; done
 $PY -c "import json,sys; d='$W'; json.dump({'date': open(d+'/date.txt').read().strip(), 'kernel': open(d+'/uname.txt').read().strip(),
  'sysctl': open(d+'/sysctl.txt').read().split('\n'), 'rtt_ms': json.load(open(d+'/ping.txt')), 'log': open(d+'/log.txt').read(),
  'size': $SIZE, 'reps': $REPS, 'pre_s': $PRE, 'htb_burst': $HTB_BURST, 'rate_kbit': $RATE_KBIT, 'cake_kbit': $CAKE_KBIT}, open(d+'/meta.json','w'))"
-$PY "$HERE/aqm_flows.py" combine $W "$OUT"
+$PY "$HERE/aqm_flows.py" combine $W "$OUT" && rm -rf "$W"
 echo o > /proc/sysrq-trigger
 poweroff -f

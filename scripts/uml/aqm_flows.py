@@ -92,10 +92,16 @@ def send(dst: str, size: int, pre_s: float, post_s: float) -> None:
     if pre_s >= 0:  # a negative PRE_S: the download alone
         th.start()
     time.sleep(max(pre_s, 0.0))
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, b"cubic")
-    t_conn = time.time_ns()
-    s.connect((dst, TCP_PORT))
+    for _ in range(100):  # the receiver's Python may still be starting (UML on a busy host)
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, b"cubic")
+        t_conn = time.time_ns()
+        try:
+            s.connect((dst, TCP_PORT))
+            break
+        except ConnectionRefusedError:
+            s.close()
+            time.sleep(0.1)
     chunk, left = b"\0" * (1 << 16), size
     while left > 0:
         left -= s.send(chunk[:min(left, len(chunk))])
