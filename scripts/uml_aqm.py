@@ -7,11 +7,12 @@ and the audio's OWD median over the download (the study's overlap window); besid
 90th percentile, the audio's loss and the bottleneck's drops. The rule (issue 26): goodput within
 3 %, audio median within 10 %.
 
-  python scripts/uml_aqm.py [--kernel JSON | --uml-out JSON] [--discs pfifo,codel,...] [--doc]
+  python scripts/uml_aqm.py [--kernel JSON | --summary JSON | --uml-out JSON] [--discs pfifo,...] [--doc]
 
-Without --kernel it boots user-mode Linux (root; `flock /tmp/jitterlab-testbed.lock`, ~4 min) and
-keeps its JSON at --uml-out; --doc writes the table into docs/mitigations.md (between the
-uml-aqm markers). Exit status 1 when a discipline misses the rule, 2 on bad input."""
+Without --kernel or --summary it boots user-mode Linux (root, under the testbed lock, ~12 min) and
+keeps its JSON at --uml-out; --doc writes the table into docs/mitigations.md (between the uml-aqm
+markers) and the kernel's side to docs/data/uml-aqm.json, from which `--summary` (and
+tests/test_uml_aqm.py) recompute the simulator's side with the current build. Exit status 1 when a discipline misses the rule, 2 on bad input."""
 from __future__ import annotations
 
 import argparse
@@ -48,6 +49,7 @@ UML = "/usr/bin/linux.uml"
 MODULES = Path("/usr/lib/uml/modules")
 DOC = ROOT / "docs" / "mitigations.md"
 BEGIN, END = "<!-- uml-aqm:begin -->", "<!-- uml-aqm:end -->"
+SUMMARY = ROOT / "docs" / "data" / "uml-aqm.json"  # the kernel's side of the table's run
 
 #: The simulator's side of each discipline: the study's keys (presets/mitigations_catalog.py) with
 #: the 500-packet limit; RED as Linux's sch_red runs it (bytes of 1500-B packets, w = 2^-9 from
@@ -164,7 +166,7 @@ def fidelity(k: Mapping[str, Any]) -> dict[str, float]:
     """UML's timing on the path: the idle round trip of 80-byte UDP probes (path: 40 ms + two
     0.2 ms serialisations at the bottleneck, plus the probes' own Python in UML), and the rate a
     lone download got from the HTB class (IP bytes of 1500-B packets, first to last byte)."""
-    rtt = np.array(k["rtt_ms"], dtype=float)
+    rtt = np.array(k.get("rtt_ms") or [np.nan], dtype=float)
     out = {"rtt_p50_ms": float(np.median(rtt)), "rtt_p90_ms": float(np.percentile(rtt, 90)), "rtt_max_ms": float(rtt.max()),
            "rtt_probes": int(len(rtt))}
     lone = k["runs"].get("lone")
@@ -185,23 +187,36 @@ def _runs_of(k: Mapping[str, Any], disc: str) -> list[Mapping[str, Any]]:
 KEYS = ("goodput_Mbps", "owd_p50_ms", "owd_p90_ms", "loss_pct", "drops", "retransmits", "timeouts")
 
 
-def compare(k: Mapping[str, Any], discs: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
-    """One row per discipline the kernel ran: the medians over its repetitions of the kernel's
-    numbers and of the simulator's (for the kernel's run i, PHASES runs from its TCP start on,
-    PHASE_STEP_S apart, seed 100 i + j),
-    the relative differences of the medians (sim / kernel − 1) and whether the rule holds."""
-    rows = []
+def summarize(k: Mapping[str, Any], discs: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """The kernel's side of a UML run (aqm-path.sh's JSON), as docs/data/uml-aqm.json keeps it:
+    kernel, date, size, `fidelity`, and per discipline its tc arguments and `kernel_side` per run."""
     size = int(k["size"])
+    out: dict[str, Any] = {"kernel": k.get("kernel", "?"), "date": k.get("date", "?"), "size": size, "fidelity": fidelity(k),
+                           "tc": {}, "runs": {}}
     for d in discs or DISCS:
         runs = _runs_of(k, d)
-        if not runs:
+        if runs:
+            out["tc"][d] = runs[0]["setup"]["tc"]
+            out["runs"][d] = [kernel_side(r, size) for r in runs]
+    return out
+
+
+def compare(s: Mapping[str, Any], discs: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
+    """One row per discipline of a `summarize`d kernel run: the medians over its repetitions of
+    the kernel's numbers and of the simulator's (for the kernel's run i, PHASES runs from its TCP
+    start on, PHASE_STEP_S apart, seed 100 i + j), the relative differences of the medians
+    (sim / kernel − 1) and whether the rule holds."""
+    rows = []
+    size = int(s["size"])
+    for d in discs or DISCS:
+        kn = s["runs"].get(d)
+        if not kn:
             rows.append({"disc": d, "missing": True})
             continue
-        kn = [kernel_side(run, size) for run in runs]
         sm = [sim_side(d, round(x["tcp_start_s"], 3) + j * PHASE_STEP_S, size, seed=100 * (i + 1) + j)
               for i, x in enumerate(kn) for j in range(PHASES)]
         med = lambda xs, c: float(np.median([x[c] for x in xs]))  # noqa: E731
-        row = {"disc": d, "tc": runs[0]["setup"]["tc"], "reps": len(runs), "kernel": {c: med(kn, c) for c in KEYS},
+        row = {"disc": d, "tc": s["tc"][d], "reps": len(kn), "kernel": {c: med(kn, c) for c in KEYS},
                "sim": {c: med(sm, c) for c in KEYS}, "kernel_runs": kn, "sim_runs": sm}
         row["goodput_diff"] = row["sim"]["goodput_Mbps"] / row["kernel"]["goodput_Mbps"] - 1
         row["owd_diff"] = row["sim"]["owd_p50_ms"] / row["kernel"]["owd_p50_ms"] - 1
@@ -211,7 +226,8 @@ def compare(k: Mapping[str, Any], discs: tuple[str, ...] | None = None) -> list[
 
 
 def table(k: Mapping[str, Any], rows: list[dict[str, Any]]) -> str:
-    f = fidelity(k)
+    """The table docs/mitigations.md shows, from a `summarize`d kernel run and its `compare` rows."""
+    f = k["fidelity"]
     lines = [f"Kernel: user-mode Linux {k['kernel']}, run {k['date']}, {max((r.get('reps', 0) for r in rows), default=0)} downloads per "
              f"discipline; simulator: this build, {PHASES} downloads per kernel run, from its start on {PHASE_STEP_S * 1e3:.0f} ms apart. "
              f"Idle round trip (30 UDP probes, path 40.5 ms): median {f['rtt_p50_ms']:.2f} ms, 90th percentile "
@@ -252,38 +268,45 @@ def write_doc(text: str, cmd: str, note: str = "") -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--kernel", type=Path, help="a JSON of aqm-path.sh (no UML run)")
+    src = ap.add_mutually_exclusive_group()
+    src.add_argument("--kernel", type=Path, help="a JSON of aqm-path.sh (no UML run)")
+    src.add_argument("--summary", type=Path, help=f"a kept kernel side ({SUMMARY.relative_to(ROOT)}; no UML run)")
     ap.add_argument("--uml-out", type=Path, default=Path("/tmp/uml-aqm.json"), help="where the UML run's JSON goes")
     ap.add_argument("--discs", default=",".join(DISCS), help="comma-separated, of " + ", ".join(DISCS))
-    ap.add_argument("--doc", action="store_true", help="write the table into docs/mitigations.md")
+    ap.add_argument("--doc", action="store_true", help=f"write the table into docs/mitigations.md and the kernel side to {SUMMARY.relative_to(ROOT)}")
     a = ap.parse_args(argv)
     discs = tuple(x.strip() for x in a.discs.split(",") if x.strip())
     bad = [d for d in discs if d not in DISCS]
     if bad:
         print(f"--discs: unknown discipline {bad[0]!r} (known: {', '.join(DISCS)})", file=sys.stderr)
         return 2
-    if a.kernel is not None:
+    for opt, path, what in (("--kernel", a.kernel, "a JSON of aqm-path.sh"), ("--summary", a.summary, "a kept kernel side")):
+        if path is None:
+            continue
         try:
-            k = json.loads(a.kernel.read_text())
-            k["runs"], k["size"]
-        except (OSError, ValueError, KeyError) as e:
-            print(f"--kernel {a.kernel}: not a JSON of aqm-path.sh ({type(e).__name__}: {e})", file=sys.stderr)
+            k = json.loads(path.read_text())
+            s = summarize(k, discs) if opt == "--kernel" else k
+            s["runs"], s["size"], s["fidelity"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            print(f"{opt} {path}: not {what} ({type(e).__name__}: {e})", file=sys.stderr)
             return 2
-    else:
+    if a.kernel is None and a.summary is None:
         why = skip_reason()
         if why:
             print(f"uml_aqm: cannot run user-mode Linux: {why}", file=sys.stderr)
             return 2
-        k = run_uml(a.uml_out, discs)
-    rows = compare(k, discs)
-    text = table(k, rows)
+        s = summarize(run_uml(a.uml_out, discs), discs)
+    rows = compare(s, discs)
+    text = table(s, rows)
     print(text)
     if a.doc:
         cmd = "python scripts/uml_aqm.py" + (f" --discs {a.discs}" if discs != DISCS else "")
-        if a.kernel is None:
+        if a.kernel is None and a.summary is None:
             write_doc(text, f"{cmd} --doc")
         else:
-            write_doc(text, f"{cmd} --kernel JSON --doc", f", JSON the kernel's side of a run of `{cmd}` ({k['date']})")
+            write_doc(text, f"{cmd} --summary {SUMMARY.relative_to(ROOT)} --doc", f" (the kernel's side kept from `{cmd} --doc`, run {s['date']})")
+        if a.summary is None:
+            SUMMARY.write_text(json.dumps(s, indent=1) + "\n")
     return 0 if all(r.get("ok") for r in rows) else 1
 
 

@@ -52,12 +52,13 @@ def test_compare_takes_the_median_over_repetitions(monkeypatch):
     runs = {f"codel-{i + 1}": _run(10**9, 10**9 + round(8e6 * 8 / g * 1e9), audio, 2000) for i, g in enumerate((3.2e6, 3.0e6, 2.0e6))}
     fake = {c: 1.0 for c in U.KEYS} | {"goodput_Mbps": 3.1, "owd_p50_ms": 20.0}
     monkeypatch.setattr(U, "sim_side", lambda d, start, size, seed=1: dict(fake))
-    (row,) = U.compare({"size": 8_000_000, "runs": runs}, ("codel",))
+    k = {"size": 8_000_000, "runs": runs, "rtt_ms": [40.0]}
+    (row,) = U.compare(U.summarize(k, ("codel",)), ("codel",))
     assert row["reps"] == 3 and row["kernel"]["goodput_Mbps"] == pytest.approx(3.0)
     assert row["goodput_diff"] == pytest.approx(3.1 / 3.0 - 1) and row["owd_diff"] == pytest.approx(0.0)
     assert row["ok"] is False
     fake["goodput_Mbps"] = 3.09
-    assert U.compare({"size": 8_000_000, "runs": runs}, ("codel",))[0]["ok"] is True
+    assert U.compare(U.summarize(k, ("codel",)), ("codel",))[0]["ok"] is True
 
 
 def test_red_weight_is_what_tc_derives_from_burst_55():
@@ -74,10 +75,21 @@ def test_red_weight_is_what_tc_derives_from_burst_55():
 
 
 @pytest.mark.parametrize("args, msg", [(["--discs", "codel,sfq"], "--discs: unknown discipline 'sfq'"),
-                                       (["--kernel", "/nonexistent.json"], "--kernel /nonexistent.json: not a JSON")])
+                                       (["--kernel", "/nonexistent.json"], "--kernel /nonexistent.json: not a JSON"),
+                                       (["--summary", "/nonexistent.json"], "--summary /nonexistent.json: not a kept kernel side")])
 def test_bad_input_is_one_line_and_status_2(args, msg):
     p = subprocess.run([sys.executable, str(ROOT / "scripts" / "uml_aqm.py"), *args], capture_output=True, text=True)
     assert p.returncode == 2 and p.stderr.startswith(msg) and p.stderr.count("\n") == 1, p.stderr
+
+
+def test_doc_table_is_this_build():
+    """docs/mitigations.md's kernel table: the simulator's side recomputed with this build from the
+    kernel's side kept in docs/data/uml-aqm.json (`uml_aqm.py --summary docs/data/uml-aqm.json --doc`
+    regenerates it after a model change)."""
+    s = json.loads(U.SUMMARY.read_text())
+    text = U.table(s, U.compare(s))
+    doc = U.DOC.read_text()
+    assert text in doc.split(U.BEGIN, 1)[1].split(U.END, 1)[0], "docs/mitigations.md: the uml-aqm table is not this build's"
 
 
 _reason = U.skip_reason()
@@ -96,7 +108,7 @@ KNOWN_MISS = {
 @pytest.fixture(scope="module")
 def uml(tmp_path_factory):
     out = tmp_path_factory.mktemp("uml") / "uml-aqm.json"
-    return U.compare(U.run_uml(out))
+    return U.compare(U.summarize(U.run_uml(out)))
 
 
 @pytest.mark.skipif(_reason is not None, reason=_reason or "")
