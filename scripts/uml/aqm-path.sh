@@ -7,8 +7,9 @@
 # each way (netem, after the bottleneck, where a packet's socket is long orphaned, so TSQ at srv
 # sees only its own veth). Offloads off (MTU-sized frames, MSS 1448). Per discipline: audio (80-B
 # IP packets every 20 ms, aqm_flows.py) from srv to cli, and PRE s later a CUBIC download of SIZE
-# bytes beside it (UML's own TCP, tcp_no_metrics_save = 1), REPS times in turn; before the runs 30 idle UDP round trips and a lone
-# download through pfifo (the path's timing fidelity). Results: OUT (one JSON, aqm_flows.py combine).
+# bytes beside it (UML's own TCP, tcp_no_metrics_save = 1), REPS times in turn; before the runs
+# 30 idle UDP round trips and a lone download through pfifo (the path's timing fidelity). Results:
+# OUT (one JSON, aqm_flows.py combine).
 # Run as root (scripts/uml_aqm.py does this and compares the simulator):
 #   linux.uml mem=1024M rootfstype=hostfs rootflags=/ rw init=$PWD/scripts/uml/aqm-path.sh \
 #     OUT=/tmp/uml-aqm.json DISCS=pfifo,codel SIZE=8000000 REPS=3 con=null con0=fd:0,fd:1 </dev/null
