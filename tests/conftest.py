@@ -44,8 +44,19 @@ def testbed_skip_reason() -> str | None:
 
 #: the trace that ships with jitterlab (`jitterlab trace generate`: examples/traces/cellular-2mbit.toml)
 SHIPPED_TRACE = ROOT / "python" / "jitterlab" / "examples" / "traces" / "cellular-2mbit.down"
-#: Mahimahi's UMTS trace, in ../shared beside a checkout when there is one (GPL data: not shipped)
-UMTS = ROOT.parent / "shared" / "traces" / "TMobile-UMTS-driving.down"
+#: Mahimahi's traces (GPL data: not shipped): Debian's mahimahi-traces package, which
+#: scripts/install-references.sh installs (the validation scenarios name this directory), else
+#: ../shared/traces beside a checkout (the same files)
+MAHIMAHI = Path("/usr/share/mahimahi/traces")
+
+
+def mahimahi_trace(name: str) -> Path:
+    """Mahimahi's trace `name` from Debian's package, else from ../shared (that path when neither has it)."""
+    shared = ROOT.parent / "shared" / "traces" / name
+    return MAHIMAHI / name if (MAHIMAHI / name).is_file() or not shared.is_file() else shared
+
+
+UMTS = mahimahi_trace("TMobile-UMTS-driving.down")
 
 
 def umts_or_shipped() -> Path:
