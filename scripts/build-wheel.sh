@@ -15,4 +15,7 @@ if c=$(git -C "$root" rev-parse HEAD 2>/dev/null); then
   [ -z "$(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null)" ] || c="$c-dirty"
   printf '%s\n' "$c" > "$commit_file"
 fi
-PATH="$root/.venv/bin:$PATH" "$root/.venv/bin/maturin" build --profile dist --zig --compatibility manylinux2014 --out "$out"
+# scripts/bootstrap.sh builds the virtualenv's module with this very line: the same environment
+# (no caller's virtualenv or Python settings) lets cargo reuse one build for the other.
+env -u VIRTUAL_ENV -u CONDA_PREFIX -u PYO3_PYTHON -u PYTHONHOME PATH="$root/.venv/bin:$PATH" \
+  "$root/.venv/bin/maturin" build --profile dist --zig --compatibility manylinux2014 --out "$out"

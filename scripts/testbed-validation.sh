@@ -4,7 +4,8 @@
 # n = 1, 2, 6 web flows x IW3/IW10, each TCP case also with a 20 kB receive-buffer budget.
 # Writes OUT/table.md (the table of docs/validation.md) and OUT/table.json; SEEDS testbed runs per
 # case (default 3; ~6 min per seed). Needs root; the testbed lock keeps runs from overlapping.
-# Then the PAM 2013 trace comparisons of issue 11 (skipped without ../shared/traces).
+# Then the PAM 2013 trace comparisons of issue 11 (skipped without Debian's mahimahi-traces, which
+# scripts/install-references.sh installs).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="${1:-$root/out/validation-testbed}"
@@ -18,9 +19,10 @@ run() { flock "$lock" "$@"; }
 run "$py" "$root/scripts/testbed_validation.py" "$out" --seeds "$seeds"
 jl="$root/.venv/bin/jitterlab"
 sc="$root/scenarios/testbed"
-if [ -f "$root/../shared/traces/TMobile-UMTS-driving.down" ]; then
+umts=/usr/share/mahimahi/traces/TMobile-UMTS-driving.down
+if [ -f "$umts" ]; then
   run "$jl" compare "$sc/umts-bulk.toml" --json "$out/umts-bulk.json"
   run "$jl" compare "$sc/umts-web.toml" --json "$out/umts-web.json"
 else
-  echo "skipping the trace comparisons: $root/../shared/traces/TMobile-UMTS-driving.down is absent" >&2
+  echo "skipping the trace comparisons: $umts is absent (scripts/install-references.sh)" >&2
 fi

@@ -8,6 +8,18 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+#: Files whose tests run the testbed in real time (marked `realtime`, with the two tests that carry
+#: the mark themselves): `run-tests` runs them alone, after the CPU-bound rest ran on every core, so
+#: that no other test steals the CPU a delay line measures.
+REALTIME_FILES = {"test_bbr_testbed.py", "test_testbed_aqm.py", "test_testbed_rtc.py", "test_testbed_runs.py"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.name in REALTIME_FILES:
+            item.add_marker(pytest.mark.realtime)
+
+
 @pytest.fixture
 def root() -> Path:
     return ROOT
@@ -44,8 +56,19 @@ def testbed_skip_reason() -> str | None:
 
 #: the trace that ships with jitterlab (`jitterlab trace generate`: examples/traces/cellular-2mbit.toml)
 SHIPPED_TRACE = ROOT / "python" / "jitterlab" / "examples" / "traces" / "cellular-2mbit.down"
-#: Mahimahi's UMTS trace, in ../shared beside a checkout when there is one (GPL data: not shipped)
-UMTS = ROOT.parent / "shared" / "traces" / "TMobile-UMTS-driving.down"
+#: Mahimahi's traces (GPL data: not shipped): Debian's mahimahi-traces package, which
+#: scripts/install-references.sh installs (the validation scenarios name this directory), else
+#: ../shared/traces beside a checkout (the same files)
+MAHIMAHI = Path("/usr/share/mahimahi/traces")
+
+
+def mahimahi_trace(name: str) -> Path:
+    """Mahimahi's trace `name` from Debian's package, else from ../shared (that path when neither has it)."""
+    shared = ROOT.parent / "shared" / "traces" / name
+    return MAHIMAHI / name if (MAHIMAHI / name).is_file() or not shared.is_file() else shared
+
+
+UMTS = mahimahi_trace("TMobile-UMTS-driving.down")
 
 
 def umts_or_shipped() -> Path:

@@ -66,6 +66,7 @@ def test_simulate_and_analyze_tables_concatenate_without_casting(sim_and_capture
         pa.concat_tables([a, b], promote_options="default")
 
 
+@pytest.mark.realtime
 def test_testbed_tables_concatenate_with_the_simulators(sim_and_capture, tmp_path):
     import test_testbed_runs
 

@@ -5,13 +5,12 @@ import csv
 import numpy as np
 import pytest
 
-from conftest import ROOT, run_cli, trace_mean_bps, umts_or_shipped
+from conftest import ROOT, UMTS, run_cli, trace_mean_bps, umts_or_shipped
 from jitterlab.presets import findings as F
 
 # numpy's linear percentiles of 1..5: p05 1.2, p25 2, p50 3, p75 4, p95 4.8
 V = [1.0, 2.0, 3.0, 4.0, 5.0]
-UMTS = ROOT.parent / "shared" / "traces" / "TMobile-UMTS-driving.down"
-TRACE = umts_or_shipped()  # Mahimahi's UMTS trace from ../shared, else the shipped one
+TRACE = umts_or_shipped()  # Mahimahi's UMTS trace (Debian's package or ../shared), else the shipped one
 
 
 def test_spread_is_numpy_linear_percentiles_without_nan():
@@ -212,7 +211,7 @@ def test_pam2013_on_a_trace_link_side_by_side(tmp_path):
     trace = list(csv.DictReader((tmp_path / label / "findings.csv").open()))
     assert [r["finding"] for r in fixed] == [r["finding"] for r in trace]
     rate = {r["finding"]: r["measured"] for r in trace}["Link: downlink capacity 2.7–5 Mbit/s (slides)"]
-    # the trace's mean: 1504-byte opportunities over its period (UMTS: 2.02 Mbit/s, shared/traces/README.md)
+    # the trace's mean: 1504-byte opportunities over its period (UMTS: 2.02 Mbit/s, Mahimahi's README)
     assert rate.startswith(f"{mean / 1e6:.2f} Mbit/s"), (rate, mean)
     assert {r["finding"]: r["measured"] for r in fixed}["Link: downlink capacity 2.7–5 Mbit/s (slides)"] == "3.15 Mbit/s mean"
     assert (tmp_path / "figures" / label / "fig4_web_cdf.png").exists()

@@ -616,6 +616,7 @@ def test_realtime_tests_rerun_once_then_skip_naming_the_figure():
     assert len(calls) == 2
 
 
+@pytest.mark.realtime
 def test_every_testbed_run_records_its_accuracy(tmp_path):
     from conftest import testbed_skip_reason
 

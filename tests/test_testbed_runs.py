@@ -260,7 +260,7 @@ def test_sweep_with_testbed_backend(tmp_path):
     assert len(early) >= 2 * 124 and early.recv_ns.notna().all()
 
 
-TRACE = umts_or_shipped()  # Mahimahi's UMTS trace from ../shared, else the shipped one
+TRACE = umts_or_shipped()  # Mahimahi's UMTS trace (Debian's package or ../shared), else the shipped one
 
 
 @pytest.fixture(scope="module")

@@ -43,7 +43,7 @@ def _traces_or_skip(tv):
         path = sc.split('down_trace = "', 1)[1].split('"', 1)[0]
         f = (ROOT / "scenarios/testbed" / path).resolve()
         if not f.exists():
-            pytest.skip(f"needs the Mahimahi trace {f} (../shared/traces)")
+            pytest.skip(f"needs the Mahimahi trace {f} (Debian's mahimahi-traces: scripts/install-references.sh)")
 
 
 def test_trace_table_is_the_builds(tv, root):

@@ -249,9 +249,13 @@ fn small_packets_share_an_opportunity_and_leftovers_are_lost_when_the_queue_empt
 
 #[test]
 fn real_umts_trace_matches_mahimahi() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces/TMobile-UMTS-driving.down");
-    let Ok(text) = std::fs::read_to_string(path) else {
-        eprintln!("skipped: {path} is absent (Mahimahi's traces are not part of the project)");
+    // Debian's mahimahi-traces (scripts/install-references.sh), else ../shared beside the checkout
+    let paths = [
+        "/usr/share/mahimahi/traces/TMobile-UMTS-driving.down",
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces/TMobile-UMTS-driving.down"),
+    ];
+    let Some(text) = paths.iter().find_map(|p| std::fs::read_to_string(p).ok()) else {
+        eprintln!("skipped: {paths:?} are absent (Mahimahi's traces are not part of the project)");
         return;
     };
     let tr = Trace::parse(&text).unwrap();

@@ -309,7 +309,10 @@ mod tests {
     #[test]
     fn departures_identical_to_mahimahi_rationalize() {
         let mut schedules: Vec<(String, Vec<u64>)> = vec![];
-        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/TMobile-UMTS-driving.down");
+        // Debian's mahimahi-traces (scripts/install-references.sh), else ../shared beside the checkout
+        let deb = std::path::PathBuf::from("/usr/share/mahimahi/traces/TMobile-UMTS-driving.down");
+        let shared = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/TMobile-UMTS-driving.down");
+        let p = if deb.is_file() { deb } else { shared };
         match std::fs::read_to_string(&p) {
             Ok(t) => schedules.push(("TMobile-UMTS-driving.down".into(), t.lines().filter_map(|l| l.trim().parse().ok()).collect())),
             Err(e) => eprintln!("skipping the real trace: {} unreadable ({e})", p.display()),
