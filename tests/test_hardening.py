@@ -556,9 +556,12 @@ def test_shipped_files_use_accepted_units():
 
     # a scenario whose trace is not here (no ../shared beside the clone) runs on the shipped trace
     files = [f for f in SHIPPED if isinstance(f, Path)]
-    links = sorted(ROOT.glob("python/jitterlab/presets/links/*.toml"))
-    assert {p.stem for p in links} >= {"fixed", "cellular"}
-    for sc in [*(scenario.with_overrides(scenario.load(f), trace_fallback(f)) for f in files), *(pam2013.base_scenario(p.stem) for p in links)]:
+    # each link file, as it is and with the pam2013 study's overlay (links/<name>.pam2013.toml) over it
+    links = sorted(p.stem for p in ROOT.glob("python/jitterlab/presets/links/*.toml") if "." not in p.stem)
+    assert set(links) >= {"fixed", "cellular"}
+    studied = [pam2013.load_link(n, study=True) for n in links]
+    for sc in [*(scenario.with_overrides(scenario.load(f), trace_fallback(f)) for f in files),
+               *(pam2013.base_scenario(n) for n in links), *(pam2013.base_scenario(ln) for ln in studied)]:
         assert _native.estimate_json(scenario.to_json(sc))["events"] > 0
 
 
