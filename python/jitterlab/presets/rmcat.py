@@ -46,7 +46,7 @@ from jitterlab.presets import rmcat_extra, rmcat_more, rmcat_published
 from jitterlab.presets.common import Options, caption, flat, run_experiment
 from jitterlab.presets.findings import Finding, write_csv
 # the path and media of every case, shared with rmcat_more (its further cases)
-from jitterlab.presets.rmcat_common import (CONTROLLERS, DELAY, MAX_RATE, _frames, _links, _rate_panels, _video, queue_300ms,  # noqa: F401
+from jitterlab.presets.rmcat_common import (CONTROLLERS, DELAY, MAX_RATE, _frames, _links, _rate_panels, _video, quartile_table, queue_300ms,  # noqa: F401
                                              video_ids, with_audio)
 from jitterlab.report import Report
 from jitterlab.sweep import Param, Sweep
@@ -394,12 +394,7 @@ def findings(r51: pd.DataFrame, r53: pd.DataFrame, r54: pd.DataFrame, r56: pd.Da
 
 
 def _table(df: pd.DataFrame, keys: list[str], cols: list[str]) -> pd.DataFrame:
-    g = df.groupby(keys)
-    out = g[cols].median().add_suffix("_median")
-    for c in cols:
-        out[f"{c}_p25"] = g[c].quantile(0.25)
-        out[f"{c}_p75"] = g[c].quantile(0.75)
-    return out.reset_index()
+    return quartile_table(df, keys, cols, sort=True)  # these sections' tables list their groups sorted
 
 
 def run(out: str | Path, reps: int | None = None, jobs: int | None = None, executor: str = "local",

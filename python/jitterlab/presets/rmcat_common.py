@@ -91,3 +91,14 @@ def _rate_panels(rep: Report, res, title: str, name: str, steps: list[tuple[floa
     axes[-1].set_xlabel("time (s)"); axes[0].legend(fontsize=7, loc="upper left")
     plots.caption(fig, caption(name, reps, note + "; first replication of each controller; 0.5 s bins, IP bytes"))
     rep.figure(fig, name.replace(".", "_"), title)
+
+
+def quartile_table(df: pd.DataFrame, keys: list[str], cols: list[str], sort: bool = False) -> pd.DataFrame:
+    """Per group of `keys` (in order of appearance unless `sort`): each column's median and 25th / 75th
+    percentiles over the runs, as the report's tables show them."""
+    g = df.groupby(keys, sort=sort)
+    out = g[cols].median().add_suffix("_median")
+    for c in cols:
+        out[f"{c}_p25"] = g[c].quantile(0.25)
+        out[f"{c}_p75"] = g[c].quantile(0.75)
+    return out.reset_index()

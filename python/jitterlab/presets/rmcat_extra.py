@@ -30,7 +30,7 @@ from jitterlab import rtc_metrics as R
 from jitterlab.presets import findings as F
 from jitterlab.presets.common import caption
 from jitterlab.presets.findings import Finding
-from jitterlab.presets.rmcat_common import AUDIO_BPS, _links, _video, queue_300ms, video_ids, with_audio
+from jitterlab.presets.rmcat_common import AUDIO_BPS, _links, _video, quartile_table, queue_300ms, video_ids, with_audio
 from jitterlab.report import Report
 from jitterlab.sweep import Param, Sweep
 
@@ -207,15 +207,6 @@ def findings_61(r: pd.DataFrame, controllers: list[str], refused: Mapping[str, s
     return fs
 
 
-def _table(df: pd.DataFrame, keys: list[str], cols: list[str]) -> pd.DataFrame:
-    g = df.groupby(keys, sort=False)
-    out = g[cols].median().add_suffix("_median")
-    for c in cols:
-        out[f"{c}_p25"] = g[c].quantile(0.25)
-        out[f"{c}_p75"] = g[c].quantile(0.75)
-    return out.reset_index()
-
-
 def _figure_61(rep: Report, res: Mapping[str, Any], reps: int) -> None:
     m, runs = res["media_packets"], res["runs"]
     ccs = list(dict.fromkeys(runs.cc))
@@ -264,7 +255,7 @@ def section(rep: Report, res: Mapping[str, Any], controllers: list[str]) -> tupl
                 + "; ".join(f"{cc}: {why}" for cc, why in refused.items() if why) + ".")
     reps = len(set(res["6.1"]["runs"].replication))
     _figure_61(rep, res["6.1"], reps)
-    rep.table(_table(r61, ["cc"], ["media1_kbps", "media2_kbps", "media3_kbps", "ratio", "total_util", "qdelay_median_ms"]),
+    rep.table(quartile_table(r61, ["cc"], ["media1_kbps", "media2_kbps", "media3_kbps", "ratio", "total_util", "qdelay_median_ms"]),
               "§6.1 per controller: each flow's received rate over 60–119 s (kbit/s), S1's over the mean of the other two, "
               "their use of the capacity, median queueing delay", "{:.2f}", name="case_6_1")
     rep.section("§6.3 Multiple bottlenecks",
@@ -272,7 +263,7 @@ def section(rep: Report, res: Mapping[str, Any], controllers: list[str]) -> tupl
                 "one-way delay S1 100 ms, S2 and S3 40 ms; a video and a 20 kbit/s audio flow per source, 0–299 s; 300 s, rates over "
                 f"{WINDOW_63[0]:g}–{WINDOW_63[1]:g} s.")
     _figure_63(rep, res["6.3"], reps)
-    rep.table(_table(r63, ["cc"], ["video1_kbps", "video2_kbps", "video3_kbps", "util_ab", "util_cd", "jain_ab", "jain_cd",
+    rep.table(quartile_table(r63, ["cc"], ["video1_kbps", "video2_kbps", "video3_kbps", "util_ab", "util_cd", "jain_ab", "jain_cd",
                                    "s1_qdelay_median_ms"]),
               "§6.3 per controller: each video flow's received rate (kbit/s), each bottleneck's use by the media, Jain's index of "
               "the rates over their max-min fair shares at each bottleneck, S1's median queueing delay (ms)", "{:.2f}",

@@ -35,7 +35,7 @@ import pandas as pd
 from jitterlab import rtc_metrics as R
 from jitterlab.presets import findings as F
 from jitterlab.presets.findings import Finding
-from jitterlab.presets.rmcat_common import MAX_RATE, _frames, _links, _rate_panels, _video, queue_300ms, video_ids, with_audio
+from jitterlab.presets.rmcat_common import MAX_RATE, _frames, _links, _rate_panels, _video, quartile_table, queue_300ms, video_ids, with_audio
 from jitterlab.report import Report
 from jitterlab.sweep import Param, Sweep
 
@@ -217,15 +217,6 @@ def sweeps(reps: int, cc_param: Any, seed: int, tables: tuple[str, ...]) -> dict
             "8869": Sweep("rmcat-8869", scenario_8869(), seed=seed, replications=reps, params=[cc_param(1), link_param()], tables=tables)}
 
 
-def _table(df: pd.DataFrame, keys: list[str], cols: list[str]) -> pd.DataFrame:
-    g = df.groupby(keys, sort=False)
-    out = g[cols].median().add_suffix("_median")
-    for c in cols:
-        out[f"{c}_p25"] = g[c].quantile(0.25)
-        out[f"{c}_p75"] = g[c].quantile(0.75)
-    return out.reset_index()
-
-
 def section(rep: Report, res: Mapping[str, Any], controllers: list[str]) -> tuple[list[Finding], dict[str, pd.DataFrame]]:
     """The report's §5.7 and RFC 8869 sections; returns their findings and per-run tables."""
     r57, r8869 = per_run_57(res["5.7"]), per_run_8869(res["8869"])
@@ -235,7 +226,7 @@ def section(rep: Report, res: Mapping[str, Any], controllers: list[str]) -> tupl
                 f"10 s; their offered load {SHORT_LOAD_BPS / 1e3:.0f} kbit/s. Rates over 20–299 s.")
     _rate_panels(rep, res["5.7"], "Two media flows beside ten short TCP flows on 2 Mbit/s (RFC 8867 §5.7).", "rmcat-5.7",
                  [(0.0, CAP_57)], len(set(res["5.7"]["runs"].replication)), "media 5–299 s; short flows 10–290 s", end_s=300.0)
-    rep.table(_table(r57, ["cc"], ["media_kbps_low", "media_kbps_high", "jain", "qdelay_median_ms", "qdelay_p95_ms",
+    rep.table(quartile_table(r57, ["cc"], ["media_kbps_low", "media_kbps_high", "jain", "qdelay_median_ms", "qdelay_p95_ms",
                                    "frame_delay_p95_ms", "short_completion_median_s", "short_done"]),
               "§5.7 per controller: the weaker and the stronger media flow's received rate (kbit/s), Jain's index, queueing "
               "delay median / 95th percentile, frame delay p95 (ms), the short downloads' median completion time (s) and how many "
@@ -252,7 +243,7 @@ def section(rep: Report, res: Mapping[str, Any], controllers: list[str]) -> tupl
     _rate_panels(rep, on_trace, "Media rate over the generated high-load cellular trace against its capacity (RFC 8869).",
                  "rmcat-8869-trace", trace_steps(), len(set(tr.replication)), f"capacity: the trace's, 1 s bins (seed {TRACE_SEED})",
                  end_s=float(CELL_DURATION_S))
-    rep.table(_table(r8869, ["link", "cc"], ["media_kbps", "use", "qdelay_median_ms", "qdelay_p95_ms", "frame_delay_p95_ms",
+    rep.table(quartile_table(r8869, ["link", "cc"], ["media_kbps", "use", "qdelay_median_ms", "qdelay_p95_ms", "frame_delay_p95_ms",
                                              "frames_complete"]),
               "RFC 8869 cellular per link and controller: received media rate (kbit/s), its use of min(mean capacity, max_rate), "
               "queueing delay median / 95th percentile, frame delay p95 (ms), complete frames", "{:.2f}", name="case_8869")
