@@ -250,6 +250,9 @@ def test_smoke_run_writes_every_output(smoke):
         assert (out / f).is_file() and (out / f).stat().st_size > 0, f
     rk = pd.read_csv(out / "ranking.csv")
     assert list(rk.mitigation.sort_values()) == sorted(m.name for m in mit.MITIGATIONS)
+    # each finding says which link's runs it judges (the links' rows share their statements)
+    fd = pd.read_csv(out / "findings.csv")
+    assert set(fd.link) == set(rk.link) and len(fd) == len(fd.drop_duplicates(["link", "finding"]))
     av = mit.availability().set_index("mitigation")
     for _, r in rk.iterrows():
         if av.loc[r.mitigation, "available"]:

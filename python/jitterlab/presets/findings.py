@@ -405,8 +405,12 @@ def with_sources(findings: Sequence[Finding], by_prefix: Sequence[tuple[str, str
     return out
 
 
-def write_csv(findings: Sequence[Finding], path: str | Path, reference: str | None = None) -> Path:
-    """findings.csv; with `reference` (e.g. "ns2") one more column of that name holds each row's `reference`."""
+def write_csv(findings: Sequence[Finding], path: str | Path, reference: str | None = None,
+              links: Sequence[str] | None = None) -> Path:
+    """findings.csv; with `reference` (e.g. "ns2") one more column of that name holds each row's `reference`;
+    with `links` (one per finding) a first column `link` says which link's runs a row judges."""
+    if links is not None and len(links) != len(findings):
+        raise ValueError(f"{len(links)} links for {len(findings)} findings")
     from jitterlab import _io
 
     path = Path(path)
@@ -415,9 +419,10 @@ def write_csv(findings: Sequence[Finding], path: str | Path, reference: str | No
     def write(tmp: Path) -> None:
         with tmp.open("w", newline="", encoding="utf-8") as f:
             w = csv.writer(f)
-            w.writerow(COLUMNS + ((reference,) if reference else ()))
-            for x in findings:
-                w.writerow([x.rule_text() if c == "rule" else getattr(x, c) for c in COLUMNS] + ([x.reference] if reference else []))
+            w.writerow((("link",) if links is not None else ()) + COLUMNS + ((reference,) if reference else ()))
+            for i, x in enumerate(findings):
+                w.writerow(([links[i]] if links is not None else []) + [x.rule_text() if c == "rule" else getattr(x, c) for c in COLUMNS]
+                           + ([x.reference] if reference else []))
 
     _io.write_atomic(path, write)  # complete under its final name, or absent
     return path

@@ -414,7 +414,7 @@ def _adaptive_section(rep: Report, out: Path, vx: pd.DataFrame, audio_rank: pd.D
               name="adaptive_metrics")
     A.figure(rep, vrk, audio_rank, reps)
     fs = {ln.label: A.findings(vx, vrk, ln.label, audio_rank) for ln in lns}
-    write_csv([f for v in fs.values() for f in v], out / "adaptive_findings.csv")
+    write_csv([f for v in fs.values() for f in v], out / "adaptive_findings.csv", links=[k for k, v in fs.items() for _ in v])
     rep.text("Findings about the adaptive call, each verdict by the rule in its row:")
     rep.findings(fs)
 
@@ -503,7 +503,7 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
     for ln in lns:
         by_link[ln.label] = findings(x, ln.label)
     allf = [f for fs in by_link.values() for f in fs]
-    write_csv(allf, opt.out / "findings.csv")
+    write_csv(allf, opt.out / "findings.csv", links=[k for k, fs in by_link.items() for _ in fs])
     rep.section("Findings", "Statements about the mitigations, each with what we measured (median [25th–75th percentile] over replications) "
                 "and a verdict computed by the rule in its row.")
     rep.findings(by_link)
