@@ -102,3 +102,20 @@ def test_delay_above_propagation_by_hand():
                           "send_ns": [(r if r is not pd.NA else 0) - d for r, d in zip(recv, owd)]})
     d50, d95 = T.delay_above_propagation(media, 50.0, 20.0, 119.0)
     assert d50 == pytest.approx(49.5) and d95 == pytest.approx(94.05)
+
+
+def test_docs_56_table_is_the_builds(tmp_path):
+    """docs/media.md's §5.6 table against the published results ('Published results') from the
+    current build: the §5.6 sweep with 5 replications, its rows as `markdown_56` renders them."""
+    from pathlib import Path
+
+    from jitterlab.presets import rmcat_published_tcp as T
+    from jitterlab.presets.common import Options, run_experiment
+
+    opt = Options(tmp_path, 2, "local", None, False)
+    r56 = rmcat.per_run_56(run_experiment(rmcat.sweeps(5)["5.6"], "5.6", opt))
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "media.md").read_text()
+    rows = T.markdown_56(T.table_56(r56))
+    assert len(rows) == 9
+    for row in rows:
+        assert row in doc, f"docs/media.md's §5.6 published table is stale: {row!r} (regenerate: ./jitterlab reproduce rmcat --reps 5)"

@@ -116,3 +116,11 @@ def table_56(r56: pd.DataFrame) -> pd.DataFrame:
                          "published": words, "source": source, "our_reading": _share_rule(kind)[1],
                          "verdict": _verdict(a.media_share, kind)})
     return pd.DataFrame(rows)
+
+
+def markdown_56(tab: pd.DataFrame) -> list[str]:
+    """docs/media.md's rows of `table_56` (controller, queue, share %, median and 95th-percentile
+    delay above propagation in ms, verdict), as `reproduce rmcat` writes them to
+    case_5_6_published.csv."""
+    return [f"| {r.controller} | {r.queue} | {r.share_pct} | {r.delay_median_ms} | {r.delay_p95_ms} | {r.verdict} |"
+            for r in tab.itertuples()]
