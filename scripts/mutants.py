@@ -263,6 +263,8 @@ MUTANTS = [
      "STARVE_SHARE = 0.5", "STARVE_SHARE = 0.4", ["pytest", "tests/test_rmcat.py", "-k", "57"]),
     ("rmcat-published-full-use", "python/jitterlab/presets/rmcat_published.py",
      "FULL_USE = 0.80", "FULL_USE = 0.60", ["pytest", "tests/test_rmcat_more.py"]),
+    ("rmcat-published-tcp-substantial", "python/jitterlab/presets/rmcat_published_tcp.py",
+     "SUBSTANTIAL = 0.25", "SUBSTANTIAL = 0.20", ["pytest", "tests/test_rmcat_more.py"]),
     # The pam2013 study's refit of the cellular link (links/cellular.pam2013.toml, issue 25).
     ("pam2013-study-link-overlay", "python/jitterlab/presets/pam2013_scenario.py",
      "_link_table(fs) if study and fs.is_file() else {}", "_link_table(fs) if fs.is_file() else {}",

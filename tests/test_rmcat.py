@@ -114,7 +114,8 @@ def test_run_writes_report_figures_and_findings(smoke):
         assert (out / "figures" / f).exists()
     rows = list(csv.DictReader((out / "findings.csv").open(encoding="utf-8")))
     # … + §5.7 (2 per controller) + RFC 8869 (5 situations) + §6.1 (1 each) + §6.3 (3 rules each) + published
-    assert len(rows) == 4 * 3 + 3 + 3 + 3 + 3 + 3 + 1 + 3 + 1 + 3 + 2 * 3 + 5 * 3 + 3 + 3 * 3 + 8
+    # published: 7 (rmcat_published) + 3 controllers × 3 §5.6 queues + SCReAM's 0.4 s cap (rmcat_published_tcp)
+    assert len(rows) == 4 * 3 + 3 + 3 + 3 + 3 + 3 + 1 + 3 + 1 + 3 + 2 * 3 + 5 * 3 + 3 + 3 * 3 + 7 + 3 * 3 + 1
     # §5.7's short flows all ran: 10 × 28 + 2 downloads in every run, most finished
     import pandas as pd
 
@@ -141,6 +142,22 @@ def test_run_writes_report_figures_and_findings(smoke):
     for r in rows:
         if r["finding"].startswith("§5.1 "):
             assert r["verdict"] == "agrees", r
+
+
+def test_56_against_published_verdicts(smoke):
+    """The §5.6 comparison on the smoke run (its two replications are the first two of the
+    documented five): a table of 3 controllers × 3 queues, FQ-CoDel gives every controller the
+    published share, the DropTail queues give none of them (docs/media.md, 'Published results';
+    tests/test_rmcat_more.py checks its numbers against five replications), and SCReAM's share
+    falls from the 300 ms to the 1000 ms DropTail as its 0.4 s cap predicts."""
+    import pandas as pd
+
+    out, _ = smoke
+    t = pd.read_csv(out / "case_5_6_published.csv")
+    assert len(t) == 9
+    assert (t[t.queue == "FQ-CoDel"].verdict == "agrees").all() and (t[t.queue != "FQ-CoDel"].verdict == "disagrees").all()
+    rows = list(csv.DictReader((out / "findings.csv").open(encoding="utf-8")))
+    assert [x["verdict"] for x in rows if "QDELAY_TARGET_HI" in x["finding"]] == ["agrees"]
 
 
 def test_video_ids_pick_the_video_flows():
