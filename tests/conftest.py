@@ -11,7 +11,8 @@ ROOT = Path(__file__).resolve().parents[1]
 #: Files whose tests run the testbed in real time (marked `realtime`, with the two tests that carry
 #: the mark themselves): `run-tests` runs them alone, after the CPU-bound rest ran on every core, so
 #: that no other test steals the CPU a delay line measures.
-REALTIME_FILES = {"test_bbr_testbed.py", "test_testbed_aqm.py", "test_testbed_rtc.py", "test_testbed_runs.py"}
+REALTIME_FILES = {"test_bbr_testbed.py", "test_testbed_aqm.py", "test_testbed_rtc.py", "test_testbed_runs.py",
+                  "test_rmcat_testbed_run.py"}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

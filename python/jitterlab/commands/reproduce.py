@@ -49,8 +49,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="mitigations only: the adaptive video call's congestion controller (gcc, the default; scream; nada)")
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--testbed", action="store_true",
-                   help="mitigations only (needs root): also run each mitigation the testbed can run with real Linux TCP, "
-                   "beside the simulator's numbers with the difference")
+                   help="mitigations and rmcat (needs root): also run on the testbed, with real Linux TCP, each mitigation "
+                   "(mitigations) or RFC 8867 §5.1 and §5.6 per controller (rmcat, ~17 min), beside the simulator's numbers")
     return p
 
 
@@ -65,8 +65,8 @@ def run(args: argparse.Namespace) -> int:
     mod = get(args.preset)
     extra: dict[str, Any] = {}
     if args.testbed:
-        if args.preset != "mitigations":
-            raise UserError(f"--testbed: only the mitigations preset has a testbed column, not {args.preset}")
+        if args.preset not in ("mitigations", "rmcat"):
+            raise UserError(f"--testbed: only the mitigations and rmcat presets have a testbed column, not {args.preset}")
         extra["testbed"] = True
     if args.cc is not None:
         if args.preset != "mitigations":

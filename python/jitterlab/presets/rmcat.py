@@ -29,7 +29,8 @@ each video a 20 kbit/s CBR audio flow (RFC 8867 §4.3; rmcat_common.with_audio).
 - §5.7 (media against short TCP flows) and RFC 8869's cellular cases: presets.rmcat_more.
 - §6.1 (media flows with priority) and §6.3 (multiple bottlenecks): presets.rmcat_extra.
 
-The testbed side and RFC 8869's Wi-Fi cases are not here yet."""
+§5.1 and §5.6 on real Linux beside the simulator: presets.rmcat_testbed (`--testbed`, root).
+RFC 8869's Wi-Fi cases are not here."""
 from __future__ import annotations
 
 import sys
@@ -399,7 +400,7 @@ def _table(df: pd.DataFrame, keys: list[str], cols: list[str]) -> pd.DataFrame:
 
 
 def run(out: str | Path, reps: int | None = None, jobs: int | None = None, executor: str = "local",
-        scheduler: str | None = None, progress: bool = True) -> Path:
+        scheduler: str | None = None, progress: bool = True, testbed: bool = False) -> Path:
     reps = reps or 5
     opt = Options(Path(out), jobs, executor, scheduler, progress)
     if progress:
@@ -519,6 +520,10 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
                 "verdict by the rule in its row. The RFCs define the metrics but give no bounds for convergence or fairness; "
                 "the bounds marked 'ours' are stated here and in docs/media.md. OUT/findings.csv has every row.")
     rep.findings({"rmcat": fs})
+    if testbed:  # §5.1 and §5.6 on real Linux beside the simulator (root; ~17 min of real time)
+        from jitterlab.presets import rmcat_testbed
+
+        rmcat_testbed.section(rep, opt.out, progress)
     path = rep.write()
     if progress:
         print(f"rmcat: report {path}", file=sys.stderr)
