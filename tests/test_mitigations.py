@@ -328,9 +328,9 @@ def test_cc_flag_names_a_known_controller_for_mitigations_only(tmp_path):
     assert p.returncode == 2 and "--cc: only the mitigations preset" in p.stderr and "Traceback" not in p.stderr
 
 
-def test_testbed_flag_only_for_mitigations(tmp_path):
+def test_testbed_flag_only_for_mitigations_and_rmcat(tmp_path):
     p = run_cli("reproduce", "rwnd", "--testbed", "--out", str(tmp_path), "--quiet")
-    assert p.returncode == 2 and "--testbed: only the mitigations preset" in p.stderr and "Traceback" not in p.stderr
+    assert p.returncode == 2 and "--testbed: only the mitigations and rmcat presets" in p.stderr and "Traceback" not in p.stderr
 
 
 def test_testbed_column_knows_what_it_cannot_run():

@@ -71,3 +71,33 @@ def test_compare_and_findings_by_hand():
     # 25 ms < 100 → agrees; 0.59 < 0.60 → disagrees
     assert [f.verdict for f in fs] == ["disagrees", "disagrees", "agrees", "disagrees"]
     assert fs[0].measured == "11.0 s" and fs[1].measured == "inf s" and fs[2].measured == "25 ms"
+
+
+def _doc_script():
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("rmcat_testbed_doc", Path(__file__).resolve().parents[1] / "scripts" / "rmcat_testbed_doc.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_doc_table_is_the_stored_run_and_its_sim_side_this_builds(tmp_path):
+    """docs/media.md's §5.1/§5.6 testbed table is the stored run (docs/data/rmcat-testbed.csv)
+    rendered, and every simulator cell in it is what this build gives for the row's scenario (the
+    median of its SIM_REPS runs); the testbed's cells are that day's measurement."""
+    mod = _doc_script()
+    df = pd.read_csv(mod.DATA)
+    assert mod.doc_block(mod.DOC.read_text()) == mod.render(df), "regenerate: python scripts/rmcat_testbed_doc.py docs/data/rmcat-testbed.csv --doc"
+    by = {(c, cc, q): sc for c, cc, q, sc in T.cases(tmp_path)}
+    ran = df[df.status == "ran"]
+    assert len(ran) >= 6, ran[["case", "cc", "queue", "status"]]
+    for _, r in ran.iterrows():
+        case = str(r.case)
+        sc = by[(case, r.cc, r.queue)]
+        ss = [sim.simulate(sc, seed=rmcat.SEED + k, run_id=k) for k in range(T.SIM_REPS)]
+        per = T.per_run(case, T.tables(ss, r.cc, r.queue))
+        for c in T.COLUMNS[case]:
+            want = float(np.median(per[c]))
+            assert (np.isnan(want) and np.isnan(r[f"sim_{c}"])) or r[f"sim_{c}"] == pytest.approx(want, rel=1e-9), (case, r.cc, r.queue, c)

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""docs/media.md's table of RFC 8867 §5.1 and §5.6 on real Linux beside the simulator.
+
+    flock /tmp/jitterlab-testbed.lock jitterlab reproduce rmcat --testbed --out OUT   # root, ~20 min
+    python scripts/rmcat_testbed_doc.py OUT/testbed.csv [--doc]
+
+keeps the run's rows in docs/data/rmcat-testbed.csv and, with --doc, writes the table between the
+`rmcat-testbed` markers in docs/media.md. The testbed's side is a measurement of that day's
+machine; the simulator's side is recomputed by tests/test_rmcat_testbed.py against the build.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "docs" / "media.md"
+DATA = ROOT / "docs" / "data" / "rmcat-testbed.csv"
+BLOCK = "rmcat-testbed"
+MINUS = "\u2212"
+#: per case the columns shown: (csv column, label, format)
+SHOW = {"5.1": (("conv_40s", "rise 40 s (s)", "{:.1f}"), ("conv_60s", "drop 60 s (s)", "{:.1f}"), ("conv_80s", "rise 80 s (s)", "{:.1f}"),
+                ("qdelay_median_ms", "qdelay median (ms)", "{:.0f}"), ("util_2_5", "use of 2.5 Mbit/s", "{:.2f}")),
+        "5.6": (("media_share", "media share", "{:.2f}"), ("delay_median_ms", "delay above propagation (ms)", "{:.0f}"),
+                ("frame_delay_p95_ms", "frame delay p95 (ms)", "{:.0f}"))}
+
+
+def _cell(sim: float, tb: float, fmt: str) -> str:
+    if pd.isna(tb) and pd.isna(sim):
+        return "n/a"
+    s = f"{fmt.format(sim)} → {fmt.format(tb)}"
+    return s.replace("nan", "not reached").replace("-", MINUS)
+
+
+def render(df: pd.DataFrame) -> list[str]:
+    lines: list[str] = []
+    for case, cols in SHOW.items():
+        d = df[df.case.astype(str) == case]
+        if not len(d):
+            continue
+        lines += [f"**§{case}** (simulator, median of 3 runs → real Linux, one run)", "",
+                  "| controller | queue | " + " | ".join(c[1] for c in cols) + " | run |",
+                  "|---|---|" + "---|" * (len(cols) + 1)]
+        for _, r in d.iterrows():
+            if r.status != "ran":
+                lines.append(f"| {r.cc} | {r.queue} | " + " | ".join("" for _ in cols) + f" | {r.status} |")
+                continue
+            cells = [_cell(r[f"sim_{c}"], r[f"testbed_{c}"], f) for c, _, f in cols]
+            dist = r.get("disturbed")
+            lines.append(f"| {r.cc} | {r.queue} | " + " | ".join(cells) + f" | {'disturbed: ' + str(dist) if isinstance(dist, str) and dist else 'undisturbed'} |")
+        lines.append("")
+    return lines[:-1]
+
+
+def doc_block(text: str) -> list[str] | None:
+    m = re.search(rf"<!-- {BLOCK}:begin -->\n(.*?)<!-- {BLOCK}:end -->", text, re.S)
+    return None if m is None else m.group(1).splitlines()[1:]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("csv", type=Path, help="OUT/testbed.csv of `jitterlab reproduce rmcat --testbed`")
+    ap.add_argument("--doc", action="store_true")
+    a = ap.parse_args()
+    df = pd.read_csv(a.csv)
+    if a.csv.resolve() != DATA.resolve():
+        DATA.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(a.csv, DATA)
+    lines = render(df)
+    if not a.doc:
+        print("\n".join(lines))
+        return 0
+    text = DOC.read_text()
+    head = (f"<!-- generated {dt.date.today().isoformat()} by `python scripts/rmcat_testbed_doc.py OUT/testbed.csv --doc` "
+            "(kept as docs/data/rmcat-testbed.csv) -->")
+    pat = re.compile(rf"(<!-- {BLOCK}:begin -->\n).*?(<!-- {BLOCK}:end -->)", re.S)
+    if not pat.search(text):
+        sys.exit(f"docs/media.md: no '<!-- {BLOCK}:begin -->' marker")
+    DOC.write_text(pat.sub(lambda m: m.group(1) + "\n".join([head, *lines]) + "\n" + m.group(2), text))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
