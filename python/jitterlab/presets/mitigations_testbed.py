@@ -6,8 +6,10 @@ cellular link's opportunities replayed by the userspace link), beside the
 simulator on the same scenario, with the difference (testbed − simulator).
 
 Real time is expensive, so the scenario is shortened: audio + an 8 MB CUBIC download from 4 s, 30 s
-in all (about 45 s per mitigation and link); one testbed run per mitigation against the median of
-`SIM_REPS` simulator runs. A mitigation the testbed cannot honour (moderation after the SYN,
+in all (about 45 s per run); `TB_REPS` testbed runs per mitigation and link (seeds SEED, SEED + 1,
+…) against the simulator's runs of the same seeds, each backend's mean with its 95 % Student-t
+interval over the runs, and the seed-paired difference (testbed − simulator) with its interval
+(`ranks.paired_interval`). A mitigation the testbed cannot honour (moderation after the SYN,
 the paced IW, DCTCP on this kernel) is a row with the planner's or the kernel's reason. Run it under
 a lock shared by every testbed run on the machine (`flock /tmp/jitterlab-testbed.lock jitterlab reproduce mitigations --testbed`)
 where other testbed runs may overlap."""
@@ -29,7 +31,9 @@ from jitterlab.report import Report
 BULK = "8MB"
 DURATION = "30s"
 START = "4s"
-SIM_REPS = 3
+#: testbed runs per mitigation and link, and the simulator's runs beside them (the same seeds)
+TB_REPS = 3
+COLS = ("owd_p50_ms", "owd_p99_ms", "loss40_pct", "mos_best", "goodput_Mbps")
 
 
 def scenario(link: str | pam2013.Link = "fixed") -> dict[str, Any]:
@@ -67,6 +71,21 @@ def _metrics(media: pd.DataFrame, runs: pd.DataFrame, tcp: pd.DataFrame) -> dict
             "goodput_Mbps": float(np.nanmedian(tc.goodput_bps)) / 1e6 if len(tc) else np.nan}
 
 
+def compare(sim_runs: list[dict[str, float]], tb_runs: list[dict[str, float]]) -> dict[str, float]:
+    """Per metric: each backend's mean over its runs with its 95 % interval, and the difference
+    testbed − simulator paired by seed (run k of each) with its interval."""
+    from jitterlab.presets.ranks import paired_interval
+
+    out: dict[str, float] = {}
+    for c in COLS:
+        s = np.array([r[c] for r in sim_runs], dtype=float)
+        t = np.array([r[c] for r in tb_runs], dtype=float)
+        for name, v in (("sim", s), ("testbed", t), ("diff", t - s[:len(t)])):
+            _, mean, lo, hi = paired_interval(v)
+            out[f"{name}_{c}"], out[f"{name}_{c}_lo"], out[f"{name}_{c}_hi"] = mean, lo, hi
+    return out
+
+
 def section(rep: Report, out: Path, x: pd.DataFrame | None = None, progress: bool = True,
             links: list[pam2013.Link] | None = None) -> pd.DataFrame | None:
     """Adds the testbed section to `rep` and writes OUT/testbed.csv (one row per link and
@@ -76,9 +95,10 @@ def section(rep: Report, out: Path, x: pd.DataFrame | None = None, progress: boo
     from jitterlab.testbed.net import TestbedError, require_root
 
     rep.section("Real Linux beside the simulator (testbed)",
-                f"Each link, audio + an {BULK} CUBIC download from {START} ({DURATION} in all), per mitigation: one testbed run "
+                f"Each link, audio + an {BULK} CUBIC download from {START} ({DURATION} in all), per mitigation: {TB_REPS} testbed runs "
                 f"(real Linux TCP and sockets in namespaces; queue disciplines other than drop-tail are the simulator's own code in "
-                f"the userspace link) and the median of {SIM_REPS} simulator runs of the same scenario; difference = testbed − simulator.")
+                f"the userspace link) and {TB_REPS} simulator runs of the same scenario and seeds; each backend's mean with its 95 % "
+                "interval, and the difference testbed − simulator paired by seed with its interval.")
     try:
         require_root()
     except TestbedError as e:
@@ -88,7 +108,6 @@ def section(rep: Report, out: Path, x: pd.DataFrame | None = None, progress: boo
         return None
     avail = mit.availability().set_index("mitigation")
     rows = []
-    cols = ("owd_p50_ms", "owd_p99_ms", "loss40_pct", "mos_best", "goodput_Mbps")
     from jitterlab import scenario as _scn
 
     for ln in links or [pam2013.load_link("fixed")]:
@@ -103,22 +122,24 @@ def section(rep: Report, out: Path, x: pd.DataFrame | None = None, progress: boo
             if reason is not None:
                 rows.append({**row, "status": f"the testbed cannot run it: {reason}"})
                 continue
-            if progress:
-                print(f"mitigations: testbed run for {m.name} on the {ln.label} link ({DURATION})", file=sys.stderr)
             slug = re.sub(r"[^A-Za-z0-9]+", "-", m.name).strip("-").lower()
-            try:
-                tb = testbed.run(sc, seed=mit.SEED, out=out / "testbed" / ln.label / slug)
-            except TestbedError as e:
-                rows.append({**row, "status": f"the testbed run failed: {e}"})
+            tb, disturbed = [], 0
+            for k in range(TB_REPS):
+                if progress:
+                    print(f"mitigations: testbed run {k + 1}/{TB_REPS} for {m.name} on the {ln.label} link ({DURATION})", file=sys.stderr)
+                try:
+                    r = testbed.run(sc, seed=mit.SEED + k, run_id=k, out=out / "testbed" / ln.label / slug / f"seed{mit.SEED + k}")
+                except TestbedError as e:
+                    tb = []
+                    rows.append({**row, "status": f"the testbed run failed: {e}"})
+                    break
+                disturbed += bool((r.testbed.get("accuracy") or {}).get("disturbed"))
+                tb.append(_metrics(r.media_packets, r.runs, r.tcp_flows))
+            if not tb:
                 continue
-            t = _metrics(tb.media_packets, tb.runs, tb.tcp_flows)
-            ss = [sim.simulate(sc, seed=mit.SEED + k, run_id=k) for k in range(SIM_REPS)]
-            s = _metrics(pd.concat([r.media_packets for r in ss], ignore_index=True), pd.concat([r.runs for r in ss], ignore_index=True),
-                         pd.concat([r.tcp_flows for r in ss], ignore_index=True))
-            row["status"] = "ran"
-            for c in cols:
-                row[f"sim_{c}"], row[f"testbed_{c}"], row[f"diff_{c}"] = s[c], t[c], t[c] - s[c]
-            rows.append(row)
+            ss = [sim.simulate(sc, seed=mit.SEED + k, run_id=k) for k in range(TB_REPS)]
+            rows.append({**row, **compare([_metrics(x.media_packets, x.runs, x.tcp_flows) for x in ss], tb),
+                         "status": "ran", "runs": TB_REPS, "disturbed_runs": disturbed})
     df = pd.DataFrame(rows)
     rep.table(df, "Simulator and real Linux per link and mitigation (shortened bulk workload)", "{:.2f}", name="testbed")
     return df

@@ -166,7 +166,6 @@ def section(rep: Report, out: Path, progress: bool = True, controllers: Sequence
         row["disturbed"] = str((tb.testbed.get("accuracy") or {}).get("disturbed") or "")
         rows.append(row)
     df = pd.DataFrame(rows)
-    df.to_csv(out / "testbed.csv", index=False)
     rep.table(df, "Simulator (median of its runs) and real Linux (one run) per case, controller and queue", "{:.2f}", name="testbed")
     fs = findings(df)
     if fs:
