@@ -180,3 +180,34 @@ fn cobalt_drops_in_bursts_as_linux() {
     assert_eq!(burst_drops(60, 30, 150), 60);
     assert_eq!(burst_drops(60, 40, 200), 61);
 }
+
+/// autorate-ingress behind the bottleneck, on `[access]`'s ingress link (cpe → client): bursty
+/// video of 3 × 1400 B every 10 ms (3.36 Mbit/s) crosses a 100 Mbit/s bottleneck, so each frame
+/// arrives as 3 packets 0.112 ms apart after a 9.776 ms gap. The inter-arrival average settles
+/// near 9.5 ms (up by 1/4 on the gap, down by 1/256 on the short ones), below the gap, so every
+/// frame's first packet closes a window of 3 packets over exactly 10 ms: 420 000 B/s. The peak
+/// climbs to it from the configured 1 Mbit/s and the shaper follows at 15/16 of it, 3.15 Mbit/s:
+/// what reaches the client over 2..10 s. Without the key the shaper stays at its 1 Mbit/s.
+#[test]
+fn autorate_ingress_on_the_receivers_ingress_follows_the_arrivals() {
+    let run = |autorate: bool| {
+        let v = json!({
+            "name": "t", "duration": "10s",
+            "access": {"core_rate": "100Mbit", "core_delay": "1ms", "down_rate": "100Mbit", "down_delay": "5ms",
+                       "ingress_rate": "1Gbit", "ingress_delay": "0ms",
+                       "ingress_queue": {"kind": "cake", "bandwidth": "1Mbit", "autorate_ingress": autorate}},
+            "traffic": [{"kind": "video", "from": "server", "to": "client", "rate": "3.36Mbit", "frame_interval": "10ms", "packet_size": "1400B"}],
+        });
+        let t = scenario::run(&v, 1).unwrap();
+        let names: Vec<&str> = t.channels.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["core", "core.rev", "bottleneck", "bottleneck.rev", "ingress", "ingress.rev"]);
+        let m = &t.media;
+        let (lo, hi) = (2_000_000_000i64, 10_000_000_000i64);
+        let bytes: u64 = (0..m.recv_ns.len()).filter(|&i| m.recv_ns[i] != NULL_NS && m.recv_ns[i] >= lo && m.recv_ns[i] < hi).map(|i| m.size[i] as u64).sum();
+        bytes as f64 * 8.0 / 8.0
+    };
+    let r = run(true);
+    assert!((r / (420_000.0 * 8.0 * 15.0 / 16.0) - 1.0).abs() < 0.01, "{r}");
+    let r = run(false);
+    assert!((r / 1e6 - 1.0).abs() < 0.01, "{r}");
+}
