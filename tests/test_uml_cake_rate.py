@@ -52,3 +52,21 @@ def test_bad_input_is_one_line_and_status_2(tmp_path):
     r = subprocess.run([sys.executable, str(ROOT / "scripts" / "uml_cake_rate.py"), "--runs", str(tmp_path / "none"), "--out", str(tmp_path / "o.json")],
                        capture_output=True, text=True)
     assert r.returncode == 2 and "not a directory" in r.stderr
+
+
+spec2 = importlib.util.spec_from_file_location("uml_cake_autorate", ROOT / "scripts" / "uml_cake_autorate.py")
+A = importlib.util.module_from_spec(spec2)
+spec2.loader.exec_module(A)
+
+
+def test_autorate_converter_reads_tshark_times_exactly_and_tcs_estimate():
+    # 19 significant digits: a float would round the last ones
+    assert A._ns("1795764595.175651198") == 1_795_764_595_175_651_198
+    assert A._ns("12.5") == 12_500_000_000
+    assert A._estimate([{"kind": "cake", "options": {"bandwidth": 671057}, "capacity_estimate": 715795}]) == 715795
+    assert A._estimate([{"kind": "pfifo"}]) is None
+
+
+def test_autorate_converter_bad_input_is_one_line_and_status_2(tmp_path):
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "uml_cake_autorate.py"), str(tmp_path)], capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.strip().count("\n") == 0 and "not cake-autorate.sh's output" in r.stderr
