@@ -4,7 +4,10 @@ cellular link"): the mitigations study's bulk workload (audio + a 28 MB CUBIC do
 on the cellular preset, per seed, with FQ-CoDel as the radio's queue, CAKE shaped at 2565 kbit as
 the radio's own queue (`access.down_queue`) and in front of the radio (`access.core_queue`, as the
 study deploys it), and CoDel and COBALT alone (unshaped CAKE, `isolation = "flowblind"`) as the
-radio's queue. Prints
+radio's queue; and, to show what the shaper's headroom buys, the same CAKE in front of the radio at
+100 % of the radio's minimum rate (2700 kbit) and at 95 % of its mean (2850 kbit), rates the study
+does not deploy; and CAKE as tc-cake(8) offers it for cellular links, `autorate-ingress` on the
+mobile's ingress behind the radio (`access.ingress_*`). Prints
 a Markdown table: the download's goodput, the queue's CoDel-law drops, the audio's median OWD.
 Usage: scripts/cake-cellular.py [SEEDS] (default 1,2,3)."""
 import sys
@@ -16,12 +19,21 @@ from jitterlab.presets import mitigations as mit
 from jitterlab.presets import pam2013
 
 CAKE = {"kind": "cake", "memlimit": mit.CAKE_MEM, "bandwidth": "2565kbit"}
+DEPLOYED = "CAKE 2565 kbit, in front of the radio"
 SETUPS = {
     "FQ-CoDel, the radio's queue": {"access.down_queue": {"kind": "fq_codel", "limit": mit.BUFFER}},
     "CAKE 2565 kbit, the radio's queue": {"access.down_queue": CAKE},
     "CAKE 2565 kbit, in front of the radio": {"access.core_queue": CAKE},
     "CoDel, the radio's queue": {"access.down_queue": {"kind": "codel", "limit": mit.BUFFER}},
     "COBALT alone (CAKE flowblind, unshaped), the radio's queue": {"access.down_queue": {"kind": "cake", "memlimit": mit.CAKE_MEM, "isolation": "flowblind"}},
+    "CAKE 2700 kbit (the radio's minimum), in front of the radio": {"access.core_queue": {**CAKE, "bandwidth": "2700kbit"}},
+    "CAKE 2850 kbit (95 % of the radio's mean), in front of the radio": {"access.core_queue": {**CAKE, "bandwidth": "2850kbit"}},
+    # tc-cake(8)'s answer for cellular links: autorate-ingress, which estimates the rate arriving at
+    # CAKE, so behind the radio on the mobile's own ingress (`ingress`: downlink of the bottleneck);
+    # 2565 kbit is only its first estimate
+    "CAKE autorate-ingress (first estimate 2565 kbit), behind the radio on the mobile's ingress": {
+        "access.ingress_rate": "1Gbit", "access.ingress_delay": "0ms",
+        "access.ingress_queue": {**CAKE, "ingress": True, "autorate_ingress": True}},
 }
 
 

@@ -190,8 +190,17 @@ fn channels(v: &Value) -> (Vec<Chan>, f64, f64, f64) {
         let qd = queue_bytes(a.get("down_queue"));
         let od = is_opp(a, "down_");
         let ou = if capacity(a, "up_").is_some() { is_opp(a, "up_") } else { od };
-        link(&mut out, router, client, down, capacity(a, "up_").or(down), qd, a.get("up_queue").map(|q| queue_bytes(Some(q))).unwrap_or(qd), (od, ou));
+        // with `ingress_*` keys the bottleneck ends at the cpe node, and an ingress link follows
+        let ingress = ["ingress_rate", "ingress_trace", "ingress_cellular", "ingress_delay", "ingress_queue"].iter().any(|k| a.get(k).is_some());
+        let to = if ingress { s(a, "cpe").unwrap_or("cpe") } else { client };
+        link(&mut out, router, to, down, capacity(a, "up_").or(down), qd, a.get("up_queue").map(|q| queue_bytes(Some(q))).unwrap_or(qd), (od, ou));
         mark_txdone(&mut out, a.get("down_queue"), a.get("up_queue").or(a.get("down_queue")));
+        if ingress {
+            let qi = queue_bytes(a.get("ingress_queue"));
+            let oi = is_opp(a, "ingress_");
+            link(&mut out, to, client, capacity(a, "ingress_"), None, qi, queue_bytes(None), (oi, oi));
+            mark_txdone(&mut out, a.get("ingress_queue"), None);
+        }
     }
     if let Some(d) = v.get("dumbbell") {
         let pairs = d.get("pairs").and_then(Value::as_u64).unwrap_or(1);

@@ -63,8 +63,9 @@ CAKE_MEM = "750kB"  # 500 × 1500 B: the other queues' 500 packets
 
 def cake_bandwidth_bps(ln: pam2013.Link) -> float:
     """CAKE's shaper rate as deployed on link ``ln``: `CAKE_SHARE` of the fixed rate; on the
-    cellular model (whose rate varies; CAKE's own answer there, autorate-ingress, is not modelled)
-    `CAKE_SHARE` of the model's minimum rate, a rate the link always has; on a trace, of its mean."""
+    cellular model (whose rate varies) `CAKE_SHARE` of the model's minimum rate, a rate the link always
+    has (CAKE's own answer there, autorate-ingress behind the radio, left the queue in the radio:
+    docs/mitigations.md, "CAKE on the cellular link"); on a trace, of its mean."""
     from jitterlab import _native
 
     acc = ln.access
@@ -102,7 +103,7 @@ MITIGATIONS: tuple[Mitigation, ...] = (
     Mitigation("CoDel", "network", "CoDel, target 5 ms, interval 100 ms (RFC 8289 defaults)", _q("codel"), "codel"),
     Mitigation("FQ-CoDel", "network", "FQ-CoDel, 1024 flow queues, quantum 1514 B (RFC 8290 defaults)", _q("fq_codel"), "fq_codel"),
     Mitigation("CAKE", "network", "CAKE as deployed: its shaper at 95 % of the link's rate (fixed link: of its rate, as the bottleneck's "
-               "queue; cellular: of the model's minimum rate, autorate-ingress not being modelled, in front of the radio on the core "
+               "queue; cellular: of the model's minimum rate (autorate-ingress behind the radio left the queue in the radio), in front of the radio on the core "
                "link, the radio keeping its own buffer), its defaults otherwise (COBALT, triple isolation), memory "
                "limit 750 kB = the other queues' 500 packets of 1500 B", queue="cake", per_link=_cake_shaped),
     Mitigation("CAKE unshaped", "network", "CAKE without its shaper (`bandwidth unlimited`, its default; the link's rate limits), "

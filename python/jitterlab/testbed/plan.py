@@ -294,6 +294,9 @@ def _topology(sc: dict[str, Any], exp: dict[str, Any], seed: int) -> tuple[list[
         raise ScenarioError("dumbbell: the testbed builds one topology per run; give [access] or [dumbbell], not both")
     if "access" in sc:
         a = sc["access"]
+        ing = sorted(k for k in a if k.startswith("ingress_") or k == "cpe")
+        if ing:
+            raise ScenarioError(f"access.{ing[0]}: the testbed does not build the receiver's ingress link (cpe → client) yet")
         s, r, c = a.get("server", "server"), a.get("router", "router"), a.get("client", "client")
         core_q, down_q = "access.core_queue", "access.down_queue"
         up_q = "access.up_queue" if "up_queue" in a else "access.down_queue"

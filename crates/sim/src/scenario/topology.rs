@@ -246,11 +246,30 @@ fn parse_access(mut a: Params) -> Result<Vec<LinkDef>, ConfigError> {
     let core_rev = plain_reverse(&core);
     let down = parse_dir(&mut a, &Keys { prefix: "down_", queue: None }, None)?;
     let up = parse_dir(&mut a, &Keys { prefix: "up_", queue: None }, Some(&down))?;
+    // The receiver's own ingress behind the bottleneck (a CPE's or the host's ingress qdisc, as
+    // CAKE's autorate-ingress runs): `ingress_*` keys add a node `cpe` between the bottleneck and
+    // the client; its reverse has no queue of its own.
+    let ingress = if ["ingress_rate", "ingress_trace", "ingress_cellular", "ingress_delay", "ingress_queue"].iter().any(|k| a.has(k)) {
+        let cpe = a.str_opt("cpe")?.unwrap_or_else(|| "cpe".into());
+        let fwd = parse_dir(&mut a, &Keys { prefix: "ingress_", queue: None }, None)?;
+        Some((cpe, fwd))
+    } else {
+        None
+    };
     a.finish()?;
-    Ok(vec![
-        LinkDef { name: "core".into(), from: server, to: router.clone(), fwd: core, rev: core_rev },
-        LinkDef { name: "bottleneck".into(), from: router, to: client, fwd: down, rev: up },
-    ])
+    let mut links = vec![LinkDef { name: "core".into(), from: server, to: router.clone(), fwd: core, rev: core_rev }];
+    match ingress {
+        None => links.push(LinkDef { name: "bottleneck".into(), from: router, to: client, fwd: down, rev: up }),
+        Some((cpe, fwd)) => {
+            if cpe == client || cpe == router {
+                return Err(ConfigError::new("access.cpe", format!("must differ from the router and the client, got {cpe:?}")));
+            }
+            let rev = Dir { queue: None, ..plain_reverse(&fwd) };
+            links.push(LinkDef { name: "bottleneck".into(), from: router, to: cpe.clone(), fwd: down, rev: up });
+            links.push(LinkDef { name: "ingress".into(), from: cpe, to: client, fwd, rev });
+        }
+    }
+    Ok(links)
 }
 
 fn parse_dumbbell(mut d: Params) -> Result<Vec<LinkDef>, ConfigError> {

@@ -65,9 +65,11 @@ pub fn read_params(p: &mut Params) -> Result<CakeParams, ConfigError> {
         return Err(p.err("diffserv", msg));
     }
     let ingress = p.bool_or("ingress", false)?;
+    // tc's `autorate-ingress`: `bandwidth` (if any) is only the first estimate
+    let autorate = p.bool_or("autorate_ingress", false)?;
     let memlimit = p.bytes_opt("memlimit")?;
     if memlimit == Some(0) {
         return Err(p.err("memlimit", "must be > 0"));
     }
-    Ok(CakeParams { rate_bytes, overhead, mpu: mpu as u32, framing, rtt, target, flow_mode, ingress, memlimit })
+    Ok(CakeParams { rate_bytes, overhead, mpu: mpu as u32, framing, rtt, target, flow_mode, ingress, memlimit, autorate })
 }

@@ -15,11 +15,13 @@
 //!   decaying list while their COBALT state relaxes; quantum from the rate (rate/4096 bytes, within
 //!   300..1514).
 //! - **COBALT** per flow ([`super::cobalt`]): CoDel marks ECT packets / drops others, BLUE drops.
+//! - **autorate-ingress** ([`autorate`]): the shaper follows 15/16 of the peak rate of the
+//!   traffic arriving at CAKE (for a CAKE behind a variable-rate bottleneck).
 //! - **Memory limit**: above it, CAKE drops the head of the flow with the largest backlog, one
 //!   packet at a time (`cake_drop`), and tells that flow's BLUE it overflowed.
 //!
 //! Differences from Linux, on purpose: one tin (`diffserv = "besteffort"`: packets carry no DSCP),
-//! no ACK filter, no NAT lookup, no GSO splitting (packets are never aggregates), no autorate;
+//! no ACK filter, no NAT lookup, no GSO splitting (packets are never aggregates);
 //! memory is charged by packet size (Linux charges `skb->truesize`, typically 1.5–2× the size);
 //! flows and hosts are hashed from the simulator's flow id and node ids; sizes are IP sizes, so
 //! `overhead` adds to the IP length (as tc's `overhead N`, which first strips the MAC header).
@@ -36,12 +38,14 @@ use crate::packet::{PacketPool, PktId};
 use crate::rng::Rng;
 use crate::time::Time;
 
+mod autorate;
 mod config;
 mod hash;
 mod shaper;
 #[cfg(test)]
 mod tests;
 
+pub use autorate::{ewma, Autorate};
 pub use config::{build, read_params};
 pub use shaper::rate_fixed_point;
 
@@ -101,11 +105,14 @@ pub struct CakeParams {
     pub ingress: bool,
     /// `memlimit` in bytes, None = Linux's automatic limit.
     pub memlimit: Option<u64>,
+    /// tc's `autorate-ingress`: the shaper follows the arriving traffic's rate (`bandwidth` is
+    /// the first estimate).
+    pub autorate: bool,
 }
 
 impl Default for CakeParams {
     fn default() -> Self {
-        CakeParams { rate_bytes: 0, overhead: 0, mpu: 0, framing: Framing::None, rtt: DEFAULT_RTT, target: DEFAULT_TARGET, flow_mode: FLOW_TRIPLE, ingress: false, memlimit: None }
+        CakeParams { rate_bytes: 0, overhead: 0, mpu: 0, framing: Framing::None, rtt: DEFAULT_RTT, target: DEFAULT_TARGET, flow_mode: FLOW_TRIPLE, ingress: false, memlimit: None, autorate: false }
     }
 }
 
@@ -185,39 +192,25 @@ pub struct Cake {
     pub ways: WayStats,
     /// Times the shaper held a packet back (Linux `overlimits`).
     pub overlimits: u64,
+    autorate: Autorate,
 }
 
 impl Cake {
     pub fn new(params: CakeParams, mut rng: Rng) -> Self {
-        let (rate_ns, rate_shft) = rate_fixed_point(params.rate_bytes);
-        // Linux cake_set_rate: quantum rate/4096 within [300, 1514] when shaped, else 1514; CoDel
-        // target stretched to 1.5 MTU times at low rates and the interval by as much.
-        let flow_quantum = if params.rate_bytes == 0 { 1514 } else { (params.rate_bytes >> 12).clamp(300, 1514) as u32 };
-        let byte_target_ns = (MTU * rate_ns) >> rate_shft;
-        let target_ns = params.target.0;
-        let target = (byte_target_ns * 3 / 2).max(target_ns);
-        let interval = (params.rtt.0 + target - target_ns).max(target * 2);
-        let cparams = CobaltParams { interval, target, mtu_time: byte_target_ns, p_inc: P_INC, p_dec: P_DEC };
-        // Linux cake_reconfigure: four RTTs at the rate, at least 4 MiB, unless configured; never
-        // above max(limit · MTU, memlimit).
-        let mut buffer_limit = match (params.memlimit, params.rate_bytes) {
-            (Some(m), _) => m,
-            (None, 0) => u32::MAX as u64,
-            (None, r) => ((r as u128 * (params.rtt.0 / 1000) as u128 / 250_000) as u64).max(4 << 20),
-        };
-        buffer_limit = buffer_limit.min((PKT_LIMIT * MTU).max(params.memlimit.unwrap_or(0)));
+        let r = rates(&params);
         let mut quantum_div = vec![65535u32; CAKE_QUEUES + 1];
         for (i, q) in quantum_div.iter_mut().enumerate().skip(1) {
             *q = 65535 / i as u32;
         }
         let salt = [rng.next_u64(), rng.next_u64(), rng.next_u64()];
+        let autorate = Autorate { avg_peak_bandwidth: params.rate_bytes, ..Default::default() };
         Cake {
             params,
-            cparams,
-            rate_ns,
-            rate_shft,
-            flow_quantum,
-            buffer_limit,
+            cparams: r.cparams,
+            rate_ns: r.rate_ns,
+            rate_shft: r.rate_shft,
+            flow_quantum: r.flow_quantum,
+            buffer_limit: r.buffer_limit,
             buffer_used: 0,
             flows: (0..CAKE_QUEUES).map(|_| Flow::default()).collect(),
             tags: vec![0; CAKE_QUEUES],
@@ -236,7 +229,15 @@ impl Cake {
             stats: QueueStats::default(),
             ways: WayStats::default(),
             overlimits: 0,
+            autorate,
         }
+    }
+
+    /// Linux `cake_reconfigure` at a new shaper rate (bytes/s; autorate-ingress).
+    fn set_rate(&mut self, rate_bytes: u64) {
+        self.params.rate_bytes = rate_bytes;
+        let r = rates(&self.params);
+        (self.cparams, self.rate_ns, self.rate_shft, self.flow_quantum, self.buffer_limit) = (r.cparams, r.rate_ns, r.rate_shft, r.flow_quantum, r.buffer_limit);
     }
 
     pub fn cobalt_params(&self) -> &CobaltParams { &self.cparams }
@@ -381,6 +382,37 @@ impl Cake {
     }
 }
 
+
+/// What `cake_set_rate` and `cake_reconfigure` derive from the rate and the keys.
+struct Rates {
+    cparams: CobaltParams,
+    rate_ns: u64,
+    rate_shft: u32,
+    flow_quantum: u32,
+    buffer_limit: u64,
+}
+
+fn rates(params: &CakeParams) -> Rates {
+    let (rate_ns, rate_shft) = rate_fixed_point(params.rate_bytes);
+    // Linux cake_set_rate: quantum rate/4096 within [300, 1514] when shaped, else 1514; CoDel
+    // target stretched to 1.5 MTU times at low rates and the interval by as much.
+    let flow_quantum = if params.rate_bytes == 0 { 1514 } else { (params.rate_bytes >> 12).clamp(300, 1514) as u32 };
+    let byte_target_ns = (MTU * rate_ns) >> rate_shft;
+    let target_ns = params.target.0;
+    let target = (byte_target_ns * 3 / 2).max(target_ns);
+    let interval = (params.rtt.0 + target - target_ns).max(target * 2);
+    let cparams = CobaltParams { interval, target, mtu_time: byte_target_ns, p_inc: P_INC, p_dec: P_DEC };
+    // Linux cake_reconfigure: four RTTs at the rate, at least 4 MiB, unless configured; never
+    // above max(limit · MTU, memlimit).
+    let mut buffer_limit = match (params.memlimit, params.rate_bytes) {
+        (Some(m), _) => m,
+        (None, 0) => u32::MAX as u64,
+        (None, r) => ((r as u128 * (params.rtt.0 / 1000) as u128 / 250_000) as u64).max(4 << 20),
+    };
+    buffer_limit = buffer_limit.min((PKT_LIMIT * MTU).max(params.memlimit.unwrap_or(0)));
+    Rates { cparams, rate_ns, rate_shft, flow_quantum, buffer_limit }
+}
+
 impl Qdisc for Cake {
     fn enqueue(&mut self, id: PktId, pool: &mut PacketPool, now: Time, dropped: &mut Vec<QueuedDrop>) -> Verdict {
         let (size, flow, src, dst) = {
@@ -401,6 +433,12 @@ impl Qdisc for Cake {
         self.pkts += 1;
         self.bytes += size as u64;
         self.buffer_used += size as u64;
+        // autorate-ingress: the arrivals' rate sets the shaper (kernel: before the flow lists)
+        if self.params.autorate {
+            if let Some(r) = self.autorate.on_arrival(know, size as u64) {
+                self.set_rate(r);
+            }
+        }
 
         match self.flows[idx].set {
             FlowSet::None | FlowSet::Decaying => {

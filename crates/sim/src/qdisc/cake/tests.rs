@@ -372,3 +372,42 @@ fn builder_and_validation() {
     let c = read_params(&mut p).unwrap();
     assert_eq!((c.rate_bytes, c.overhead), (0, -4));
 }
+
+/// autorate-ingress, by hand from sch_cake.c's arithmetic: `cake_ewma(avg, x, s)` is
+/// avg − avg>>s plus x>>s; the inter-arrival is capped at 1 s; a window closes when an arrival is
+/// later than the average; the shaper then goes to 15/16 of the peak. First estimate 500 000 B/s.
+#[test]
+fn autorate_ingress_follows_the_arriving_rate_as_linux() {
+    let mut h = cake(CakeParams { rate_bytes: 500_000, autorate: true, ..Default::default() });
+    let ms = |x: u64| Time(x * 1_000_000);
+    let at = |h: &mut Harness<Cake>, t: Time, size: u32| offer(h, t, 1, 1, 2, size, Ecn::NotEct);
+    // 1000 B at 1 s: interval 1 s (capped) > avg 0 → avg = 1e9 >> 2 = 250 ms; a gap: window
+    // [0, 1 s] at 1000 B/s < peak → peak = 500000 − 1953 + 3 = 498050; rate = 498050·15 >> 4.
+    at(&mut h, ms(1000), 1000);
+    assert_eq!((h.q.autorate.avg_packet_interval, h.q.capacity_estimate()), (250_000_000, 498_050));
+    assert_eq!(h.q.params.rate_bytes, 466_921);
+    // the shaper and COBALT follow the new rate (cake_reconfigure → cake_set_rate)
+    let (ns, sh) = rate_fixed_point(466_921);
+    assert_eq!((h.q.rate_ns, h.q.rate_shft, h.q.cobalt_params().mtu_time), (ns, sh, (1514 * ns) >> sh));
+    // 1500 B 1 ms later: 1 ms < avg → avg = 250e6 − 976562 + 3906 = 249027344; no window
+    at(&mut h, ms(1001), 1500);
+    assert_eq!((h.q.autorate.avg_packet_interval, h.q.autorate.avg_window_bytes), (249_027_344, 1500));
+    assert_eq!(h.q.params.rate_bytes, 466_921);
+    // 3000 B at 2.002 s: capped 1 s > avg → avg = 249027344 − 62256836 + 250e6 = 436770508; a gap:
+    // 4500 B over [1, 2.002 s] = 4491 B/s → peak = 498050 − 1945 + 17 = 496122 → rate 465114
+    at(&mut h, ms(2002), 3000);
+    assert_eq!((h.q.autorate.avg_packet_interval, h.q.capacity_estimate(), h.q.params.rate_bytes), (436_770_508, 496_122, 465_114));
+    assert_eq!((h.q.autorate.avg_window_bytes, h.q.autorate.avg_window_begin), (0, 2_002_000_000));
+    // From no estimate (bandwidth unlimited) the peak rises by a quarter of a faster window:
+    // 1000 B/s → peak 250, rate 250·15 >> 4 = 234 B/s.
+    let mut h = cake(CakeParams { autorate: true, ..Default::default() });
+    at(&mut h, ms(1000), 1000);
+    assert_eq!((h.q.capacity_estimate(), h.q.params.rate_bytes), (250, 234));
+    // without the key the estimate stays the configured rate
+    let mut h = cake(CakeParams { rate_bytes: 500_000, ..Default::default() });
+    at(&mut h, ms(1000), 1000);
+    assert_eq!((h.q.capacity_estimate(), h.q.params.rate_bytes), (500_000, 500_000));
+    let mut p = params(json!({"bandwidth": "4Mbit", "autorate_ingress": true}));
+    assert!(read_params(&mut p).unwrap().autorate);
+    assert!(!read_params(&mut params(json!({}))).unwrap().autorate);
+}
