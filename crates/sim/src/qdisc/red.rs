@@ -396,9 +396,14 @@ impl RedParams {
                 Action::Enqueue
             }
         };
-        // bfifo_enqueue: backlog + len ≤ limit (bytes); pfifo: qlen < limit.
+        // A packet RED keeps meets the child: bfifo_enqueue takes it while backlog + len ≤ limit
+        // (bytes), pfifo while qlen < limit. One RED drops never reaches the child.
         let over = if self.queue_in_bytes { q + size as u64 > self.limit } else { q >= self.limit };
-        if over { Action::Drop(DropReason::Overlimit) } else { action }
+        match action {
+            Action::Drop(_) => action,
+            _ if over => Action::Drop(DropReason::Overlimit),
+            _ => action,
+        }
     }
 }
 

@@ -459,7 +459,8 @@ fn linux_qcount_states_and_forced_region() {
 }
 
 /// The child bfifo refuses when backlog + size > limit: with a 3000-B limit and 1250-B packets
-/// the third (2500 + 1250 = 3750 B) is refused, where ns-2's q ≥ limit test still takes it.
+/// the third (2500 + 1250 = 3750 B) is refused, where ns-2's q ≥ limit test still takes it; a
+/// packet RED itself drops is RED's drop.
 #[test]
 fn linux_limit_is_bfifos() {
     for (linux, kept) in [(true, 2), (false, 3)] {
@@ -470,6 +471,13 @@ fn linux_limit_is_bfifos() {
         assert_eq!(v[kept], Verdict::Dropped(DropReason::Overlimit));
         h.check();
     }
+    // A packet RED drops never reaches the child: above max_th with the bfifo full it is RED's
+    // (forced) drop, as sch_red counts it.
+    let mut h = Harness::new(red(RedConfig { limit: Size::Bytes(3000), ..linux_cfg() }, 10e6, 36));
+    h.offer(Time::ZERO, 1, 1250, Ecn::NotEct);
+    h.offer(Time::ZERO, 1, 1250, Ecn::NotEct);
+    h.q.vars_mut().ave = 22_600.0;
+    assert_eq!(h.offer(Time::ZERO, 1, 1250, Ecn::NotEct), Verdict::Dropped(DropReason::Forced));
 }
 
 /// `idle_decay = false` (RED as HTB's child): an arrival after an idle period moves the average
