@@ -44,6 +44,10 @@ GOODPUT_TOL, OWD_TOL = 0.03, 0.10
 #: millisecond (pfifo: audio OWD median 883-1008 ms for starts 1 ms apart), which a kernel run's
 #: measured start does not pin down, so the simulator's side is a median over phases too.
 PHASES, PHASE_STEP_S = 10, 0.002
+#: Debian's user-mode Linux 6.1 is built with CONFIG_HZ=100: sch_pie's tupdate is
+#: usecs_to_jiffies(15 ms) = 2 jiffies = 20 ms there (tests/test_uml_aqm.py reads the binary's config).
+UML_HZ = 100
+PIE_TUPDATE_MS = -(-15_000 * UML_HZ // 1_000_000) * 1000 // UML_HZ
 LOCK = "/tmp/jitterlab-testbed.lock"
 UML = "/usr/bin/linux.uml"
 MODULES = Path("/usr/lib/uml/modules")
@@ -52,16 +56,19 @@ BEGIN, END = "<!-- uml-aqm:begin -->", "<!-- uml-aqm:end -->"
 SUMMARY = ROOT / "docs" / "data" / "uml-aqm.json"  # the kernel's side of the table's run
 
 #: The simulator's side of each discipline: the study's keys (presets/mitigations_catalog.py) with
-#: the 500-packet limit; RED as Linux's sch_red runs it (bytes of 1500-B packets, w = 2^-9 from
-#: tc's burst 55, forced drops above max_th, no gentle region, the gap between drops uniform on
-#: [1, 1/p_b]: wait off, use_mark_p off, no byte-scaled probability).
+#: the 500-packet limit; RED as Linux's sch_red runs it under HTB (`rules = "linux"`: red.h's
+#: red_action, no q > 1 guard, bytes of 1500-B packets, w = 2^-9 from tc's burst 55, no gentle
+#: region; `idle_decay = false`: HTB never dequeues an empty class, so sch_red never starts an idle
+#: period); PIE as Linux's sch_pie (`rules = "linux"`: de-randomised drops, the safeguard on the
+#: current delay; tupdate 20 ms: usecs_to_jiffies(15 ms) at the UML kernel's HZ = 100; mtu 1500: the
+#: kernel compares frame bytes with psched_mtu = 1514, the simulator IP bytes).
 QUEUES: Mapping[str, dict[str, Any]] = {
     "pfifo": {"kind": "droptail", "limit": "500pkt"},
     "red": {"kind": "red", "limit": "500pkt", "queue_in_bytes": True, "mean_pktsize": 1500, "thresh": 5, "maxthresh": 15,
-            "q_weight": 2.0 ** -9, "linterm": 10, "gentle": False, "wait": False, "use_mark_p": False},
+            "q_weight": 2.0 ** -9, "linterm": 10, "rules": "linux", "idle_decay": False},
     "codel": {"kind": "codel", "limit": "500pkt"},
     "fq_codel": {"kind": "fq_codel", "limit": "500pkt"},
-    "pie": {"kind": "pie", "limit": "500pkt"},
+    "pie": {"kind": "pie", "limit": "500pkt", "rules": "linux", "tupdate": f"{PIE_TUPDATE_MS}ms", "mtu": 1500},
     "cake": {"kind": "cake", "memlimit": "750kB", "bandwidth": f"{CAKE_KBIT}kbit"},
     "cake_flowblind": {"kind": "cake", "memlimit": "750kB", "bandwidth": f"{CAKE_KBIT}kbit", "isolation": "flowblind"},
     # the kernel's CAKE as the root qdisc, without the HTB above it (its own shaper is the bottleneck
@@ -134,13 +141,14 @@ def kernel_side(run: Mapping[str, Any], size: int) -> dict[str, float]:
             "drops": int(child["drops"]), "tcp_start_s": (t0 - first_send) / 1e9}
 
 
-def scenario(disc: str, start_s: float, size: int = SIZE) -> dict[str, Any]:
+def scenario(disc: str, start_s: float, size: int = SIZE, queue: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The simulator's copy of aqm-path.sh's path: server -> router (veth: 10 Gbit/s, no delay),
-    the bottleneck at RATE_KBIT with the discipline and 20 ms, 20 ms back (ACKs, unshaped)."""
+    the bottleneck at RATE_KBIT with the discipline (QUEUES[disc], or `queue`) and 20 ms, 20 ms
+    back (ACKs, unshaped)."""
     return {
         "name": f"uml-aqm-{disc}", "duration": "60s",
         "access": {"server": "server", "router": "router", "client": "client", "core_rate": "10Gbit", "core_delay": "0ms",
-                   "down_rate": f"{RATE_KBIT}kbit", "down_delay": "20ms", "down_queue": dict(QUEUES[disc]),
+                   "down_rate": f"{RATE_KBIT}kbit", "down_delay": "20ms", "down_queue": dict(queue or QUEUES[disc]),
                    "up_rate": "10Gbit", "up_delay": "20ms", "up_queue": {"kind": "droptail", "limit": "1000pkt"}},
         "traffic": [{"kind": "audio", "name": "audio", "from": "server", "to": "client", "size": "80B", "interval": "20ms"},
                     {"kind": "bulk", "name": "bulk", "from": "server", "to": "client", "cc": "cubic", "size": f"{size}B",
@@ -148,9 +156,9 @@ def scenario(disc: str, start_s: float, size: int = SIZE) -> dict[str, Any]:
     }
 
 
-def sim_side(disc: str, start_s: float, size: int = SIZE, seed: int = 1) -> dict[str, float]:
+def sim_side(disc: str, start_s: float, size: int = SIZE, seed: int = 1, queue: Mapping[str, Any] | None = None) -> dict[str, float]:
     """The simulator's numbers on `scenario`, measured as `kernel_side` measures the kernel's."""
-    res = simulate(scenario(disc, start_s, size), seed=seed)
+    res = simulate(scenario(disc, start_s, size, queue), seed=seed)
     t = M.tcp_summary(res.tcp_flows, per="run").iloc[0]
     m, r = res.media_packets, res.runs.iloc[0]
     w = m[(m.send_ns >= r.tcp_start_ns) & (m.send_ns <= r.tcp_end_ns)]
@@ -201,7 +209,8 @@ def summarize(k: Mapping[str, Any], discs: tuple[str, ...] | None = None) -> dic
     return out
 
 
-def compare(s: Mapping[str, Any], discs: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
+def compare(s: Mapping[str, Any], discs: tuple[str, ...] | None = None,
+            queues: Mapping[str, Mapping[str, Any]] | None = None) -> list[dict[str, Any]]:
     """One row per discipline of a `summarize`d kernel run: the medians over its repetitions of
     the kernel's numbers and of the simulator's (for the kernel's run i, PHASES runs from its TCP
     start on, PHASE_STEP_S apart, seed 100 i + j), the relative differences of the medians
@@ -213,7 +222,8 @@ def compare(s: Mapping[str, Any], discs: tuple[str, ...] | None = None) -> list[
         if not kn:
             rows.append({"disc": d, "missing": True})
             continue
-        sm = [sim_side(d, round(x["tcp_start_s"], 3) + j * PHASE_STEP_S, size, seed=100 * (i + 1) + j)
+        q = (queues or {}).get(d)
+        sm = [sim_side(d, round(x["tcp_start_s"], 3) + j * PHASE_STEP_S, size, seed=100 * (i + 1) + j, queue=q)
               for i, x in enumerate(kn) for j in range(PHASES)]
         med = lambda xs, c: float(np.median([x[c] for x in xs]))  # noqa: E731
         row = {"disc": d, "tc": s["tc"][d], "reps": len(kn), "kernel": {c: med(kn, c) for c in KEYS},
@@ -256,14 +266,44 @@ def table(k: Mapping[str, Any], rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def write_doc(text: str, cmd: str, note: str = "") -> None:
+#: The rules the RED and PIE rows rest on, one at a time (docs/mitigations.md, "What misses"):
+#: (discipline, what the simulator runs, the keys replaced in QUEUES[discipline]; None drops one).
+VARIANTS: tuple[tuple[str, str, Mapping[str, Any]], ...] = (
+    ("red", "ns-2's rules (`wait`, `use_mark_p`, `gentle` off), idle decay", {"rules": None, "idle_decay": None, "wait": False, "use_mark_p": False, "gentle": False}),
+    ("red", "Linux's decision (`rules = \"linux\"`), idle decay", {"idle_decay": None}),
+    ("red", "Linux's decision, `idle_decay = false` (the table's)", {}),
+    ("pie", "RFC 8033's rules, tupdate 15 ms, mtu 1514", {"rules": None, "tupdate": None, "mtu": None}),
+    ("pie", "RFC 8033's rules, tupdate 20 ms, mtu 1500", {"rules": None}),
+    ("pie", "Linux's rules (`rules = \"linux\"`), tupdate 15 ms", {"tupdate": None}),
+    ("pie", "Linux's rules, tupdate 30 ms", {"tupdate": "30ms"}),
+    ("pie", "Linux's rules, tupdate 20 ms, mtu 1500 (the table's)", {}),
+)
+VBEGIN, VEND = "<!-- uml-aqm-variants:begin -->", "<!-- uml-aqm-variants:end -->"
+
+
+def variants_table(s: Mapping[str, Any]) -> str:
+    """`VARIANTS` against the kept kernel side: the medians as `compare` takes them."""
+    lines = ["| discipline | simulator's keys | goodput (Mbit/s) | Δ | audio OWD median (ms) | Δ | drops | retransmits | audio loss (%) |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for d, what, change in VARIANTS:
+        if d not in s["runs"]:
+            continue
+        q = {k: v for k, v in {**QUEUES[d], **change}.items() if v is not None}
+        (r,) = compare(s, (d,), {d: q})
+        k, m = r["kernel"], r["sim"]
+        lines.append(f"| {d} | {what} | {m['goodput_Mbps']:.3f} | {100 * r['goodput_diff']:+.1f} % | {m['owd_p50_ms']:.1f} | "
+                     f"{100 * r['owd_diff']:+.1f} % | {m['drops']:.0f} | {m['retransmits']:.0f} | {m['loss_pct']:.2f} |")
+    return "\n".join(lines)
+
+
+def write_doc(text: str, cmd: str, note: str = "", begin: str = BEGIN, end: str = END) -> None:
     doc = DOC.read_text()
-    if BEGIN not in doc or END not in doc:
-        raise SystemExit(f"{DOC}: no {BEGIN} … {END} markers")
+    if begin not in doc or end not in doc:
+        raise SystemExit(f"{DOC}: no {begin} … {end} markers")
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d")
-    block = f"{BEGIN}\n<!-- generated {stamp} by `{cmd}`{note} -->\n{text}\n{END}"
-    head, rest = doc.split(BEGIN, 1)
-    DOC.write_text(head + block + rest.split(END, 1)[1])
+    block = f"{begin}\n<!-- generated {stamp} by `{cmd}`{note} -->\n{text}\n{end}"
+    head, rest = doc.split(begin, 1)
+    DOC.write_text(head + block + rest.split(end, 1)[1])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -302,9 +342,12 @@ def main(argv: list[str] | None = None) -> int:
     if a.doc:
         cmd = "python scripts/uml_aqm.py" + (f" --discs {a.discs}" if discs != DISCS else "")
         if a.kernel is None and a.summary is None:
-            write_doc(text, f"{cmd} --doc")
+            gen = (f"{cmd} --doc", "")
         else:
-            write_doc(text, f"{cmd} --summary {SUMMARY.relative_to(ROOT)} --doc", f" (the kernel's side kept from `{cmd} --doc`, run {s['date']})")
+            gen = (f"{cmd} --summary {SUMMARY.relative_to(ROOT)} --doc", f" (the kernel's side kept from `{cmd} --doc`, run {s['date']})")
+        write_doc(text, *gen)
+        if {"red", "pie"} & set(discs):
+            write_doc(variants_table(s), *gen, begin=VBEGIN, end=VEND)
         if a.summary is None:
             SUMMARY.write_text(json.dumps(s, indent=1) + "\n")
     return 0 if all(r.get("ok") for r in rows) else 1

@@ -116,7 +116,7 @@ impl Qdisc for FqPie {
         let idx = self.bucket(flow);
         let pie = &self.params.pie;
         let f = &mut self.flows[idx];
-        pie.advance(&mut f.vars, now);
+        pie.advance(&mut f.vars, now, f.bytes);
         if self.pkts as u64 >= self.params.limit {
             self.stats.on_drop_arrival(size, DropReason::Overlimit);
             return Verdict::Dropped(DropReason::Overlimit);
@@ -155,7 +155,7 @@ impl Qdisc for FqPie {
                 self.drr.retire(idx);
                 continue;
             };
-            self.params.pie.advance(&mut f.vars, now);
+            self.params.pie.advance(&mut f.vars, now, f.bytes);
             f.bytes -= size as u64;
             self.drr.charge(idx, size as i64);
             self.pkts -= 1;
