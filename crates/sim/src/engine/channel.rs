@@ -108,8 +108,11 @@ impl Core {
         };
         let depart = start + tx;
         c.free_at = depart;
-        // The empty dequeue the link makes when this packet leaves, unless one queues behind it.
-        c.idle_at = Some((depart, 0));
+        // The empty dequeue the link makes when this packet leaves, unless one queues behind it;
+        // none to make when it would change nothing (`Sim::run` reads `free_at` for those links).
+        if !self.noop_idle[ch as usize] {
+            c.idle_at = Some((depart, 0));
+        }
         let arrive = c.arrival(depart);
         let from = c.from;
         self.tx_complete(from, id, depart);
