@@ -106,7 +106,7 @@ impl EventQueue {
         s
     }
     /// Schedules `ev` at `t` under the sequence number `seq` drawn earlier with [`Self::reserve`].
-    #[inline]
+    #[inline(always)]
     pub fn push_reserved(&mut self, t: Time, seq: u64, ev: Ev) {
         let (tag, a, b) = ev.pack();
         let e = Entry { t: t.0, s: seq << TAG_BITS | tag, a, b };
