@@ -43,5 +43,9 @@ fn main() {
     println!("  wall (engine, build to tables) {wall:.3} s");
     println!("  events {events} ({:.2} per delivered packet), {:.2} M events/s", events as f64 / delivered as f64, events as f64 / wall / 1e6);
     println!("  delivered packets {delivered}, {:.1} ns per delivered packet", wall * 1e9 / delivered as f64);
-    println!("  tables fingerprint {:016x}", fp.finish());
+    if nofp {
+        println!("  tables fingerprint not computed (nofp)");
+    } else {
+        println!("  tables fingerprint {:016x}", fp.finish());
+    }
 }
