@@ -248,7 +248,7 @@ impl Core {
         let id = self.pool.insert(pkt);
         if src == dst {
             // Loopback: deliver through an immediate zero-delay event so hooks never nest.
-            self.events.push(self.now, Ev::Arrive(u32::MAX, id));
+            self.events.push(self.now, Ev::Arrive(src, id));
             // No link to leave: the packet is complete at once.
             self.tx_complete(src, id, self.now);
             return;
@@ -557,8 +557,7 @@ impl Sim {
                     }
                 }
             }
-            Ev::Arrive(ch, id) => {
-                let node = if ch == u32::MAX { self.core.pool.get(id).src } else { self.core.chans[ch as usize].to };
+            Ev::Arrive(node, id) => {
                 let dst = self.core.pool.get(id).dst;
                 if node == dst {
                     let pkt = self.core.pool.remove(id);

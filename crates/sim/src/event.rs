@@ -11,7 +11,7 @@
 //!
 //! Entries are 24 bytes: the time, the sequence number with the kind of event in its low 3 bits
 //! (unique numbers make the kind irrelevant to the order), and two 32-bit operands.
-use crate::packet::{AgentId, ChanId, PktId};
+use crate::packet::{AgentId, ChanId, NodeId, PktId};
 use crate::time::Time;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -20,8 +20,9 @@ pub enum Ev {
     TxDone(ChanId),
     /// The qdisc watchdog of an idle channel (see [`crate::qdisc::Qdisc::next_wakeup`]).
     Wakeup(ChanId),
-    /// A packet reaches the far end of a channel.
-    Arrive(ChanId, PktId),
+    /// A packet reaches a node (the far end of the channel it crossed, or its own node when it
+    /// was sent to itself): the node is in the event, so its arrival reads nothing of the channel.
+    Arrive(NodeId, PktId),
     /// Timer slot `slot` (an agent's timer key, see `engine::TimerSlot`); stale unless the slot
     /// still expects an event under this entry's (time, sequence number).
     Timer(u32),
