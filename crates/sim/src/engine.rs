@@ -248,7 +248,7 @@ impl Core {
         let id = self.pool.insert(pkt);
         if src == dst {
             // Loopback: deliver through an immediate zero-delay event so hooks never nest.
-            self.events.push(self.now, Ev::Arrive(u32::MAX, id));
+            self.events.push(self.now, Ev::Arrive(src, id));
             // No link to leave: the packet is complete at once.
             self.tx_complete(src, id, self.now);
             return;
@@ -525,7 +525,10 @@ impl Sim {
         }
         // The TxDone events left out would have run too, each an empty dequeue at its own time
         // (nothing after them can observe the order), and the clock ends at the last of them.
-        let last = self.core.chans.iter().filter_map(|c| c.idle_at.map(|(t, _)| t)).max().max(self.quiet_through(Time(u64::MAX)));
+        // A FIFO link whose empty dequeue changes nothing keeps no idle_at: its last departure.
+        let core = &self.core;
+        let idle = |(i, c): (usize, &Channel)| if core.fifo[i] && core.noop_idle[i] { (c.free_at > Time::ZERO).then_some(c.free_at) } else { c.idle_at.map(|(t, _)| t) };
+        let last = core.chans.iter().enumerate().filter_map(idle).max().max(self.quiet_through(Time(u64::MAX)));
         if let Some(t) = last {
             self.core.settle_until(t);
             self.core.now = self.core.now.max(t);
@@ -554,8 +557,7 @@ impl Sim {
                     }
                 }
             }
-            Ev::Arrive(ch, id) => {
-                let node = if ch == u32::MAX { self.core.pool.get(id).src } else { self.core.chans[ch as usize].to };
+            Ev::Arrive(node, id) => {
                 let dst = self.core.pool.get(id).dst;
                 if node == dst {
                     let pkt = self.core.pool.remove(id);

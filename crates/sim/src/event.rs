@@ -11,7 +11,7 @@
 //!
 //! Entries are 24 bytes: the time, the sequence number with the kind of event in its low 3 bits
 //! (unique numbers make the kind irrelevant to the order), and two 32-bit operands.
-use crate::packet::{AgentId, ChanId, PktId};
+use crate::packet::{AgentId, ChanId, NodeId, PktId};
 use crate::time::Time;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -20,8 +20,9 @@ pub enum Ev {
     TxDone(ChanId),
     /// The qdisc watchdog of an idle channel (see [`crate::qdisc::Qdisc::next_wakeup`]).
     Wakeup(ChanId),
-    /// A packet reaches the far end of a channel.
-    Arrive(ChanId, PktId),
+    /// A packet reaches a node (the far end of the channel it crossed, or its own node when it
+    /// was sent to itself): the node is in the event, so its arrival reads nothing of the channel.
+    Arrive(NodeId, PktId),
     /// Timer slot `slot` (an agent's timer key, see `engine::TimerSlot`); stale unless the slot
     /// still expects an event under this entry's (time, sequence number).
     Timer(u32),
@@ -84,6 +85,11 @@ pub type Key = (Time, u64);
 pub struct EventQueue {
     heap: Vec<Entry>,
     seq: u64,
+    /// The root was popped and not yet refilled: `heap[0]` is not an event. Most pops are
+    /// followed by a push (a packet's next hop, a hook's packet or timer), which then drops into
+    /// the root and sinks, usually a level or two since new events are mostly early, instead of a
+    /// pop walking a hole down to a leaf and a push climbing back (same order: the keys are unique).
+    hole: bool,
 }
 
 impl EventQueue {
@@ -101,10 +107,15 @@ impl EventQueue {
         s
     }
     /// Schedules `ev` at `t` under the sequence number `seq` drawn earlier with [`Self::reserve`].
-    #[inline]
+    #[inline(always)]
     pub fn push_reserved(&mut self, t: Time, seq: u64, ev: Ev) {
         let (tag, a, b) = ev.pack();
         let e = Entry { t: t.0, s: seq << TAG_BITS | tag, a, b };
+        if self.hole {
+            self.hole = false;
+            self.sink_from_root(e);
+            return;
+        }
         let k = e.key();
         // Sift up with a hole.
         let mut i = self.heap.len();
@@ -123,63 +134,105 @@ impl EventQueue {
         }
         h[i] = e;
     }
-    /// Removes the earliest event: its time, sequence number and kind.
+    /// Puts `e` in the empty root and sinks it below every smaller child. The smaller child is
+    /// picked without a branch (a compare's result added to the index): which child is smaller is
+    /// a coin toss for the branch predictor, and its misses cost more than the compares.
+    #[inline(always)]
+    fn sink_from_root(&mut self, e: Entry) {
+        let k = e.key();
+        let h = &mut self.heap[..];
+        let n = h.len();
+        let mut i = 0;
+        let mut c = 1;
+        while c + 1 < n {
+            // SAFETY: c + 1 < n = h.len(), and i < c.
+            unsafe {
+                c += (h.get_unchecked(c + 1).key() < h.get_unchecked(c).key()) as usize;
+                if k <= h.get_unchecked(c).key() {
+                    break;
+                }
+                *h.get_unchecked_mut(i) = *h.get_unchecked(c);
+            }
+            i = c;
+            c = 2 * c + 1;
+        }
+        if c + 1 == n && h[c].key() < k {
+            // A lone last child, smaller than `e`.
+            h[i] = h[c];
+            i = c;
+        }
+        h[i] = e;
+    }
+    /// Refills an empty root with the last entry (a pop's second half).
+    #[inline]
+    fn fill_hole(&mut self) {
+        if !self.hole {
+            return;
+        }
+        self.hole = false;
+        let Some(last) = self.heap.pop() else { return };
+        let n = self.heap.len();
+        if n == 0 {
+            return;
+        }
+        let h = &mut self.heap[..];
+        // Floyd's variant (as std's BinaryHeap::pop): walk the hole down to a leaf along the
+        // smaller children, one comparison per level, then sift the last entry up from there.
+        // The last entry is usually late (a far timer), so it rarely climbs far.
+        let mut i = 0;
+        let mut c = 1;
+        while c + 1 < n {
+            // SAFETY: c + 1 < n = h.len(), and i < c (i is a parent of c), so every index is in
+            // bounds; this loop is among the hottest of the simulator and the checks cost a third.
+            unsafe {
+                c += (h.get_unchecked(c + 1).key() < h.get_unchecked(c).key()) as usize;
+                *h.get_unchecked_mut(i) = *h.get_unchecked(c);
+            }
+            i = c;
+            c = 2 * c + 1;
+        }
+        if c + 1 == n {
+            h[i] = h[c];
+            i = c;
+        }
+        let k = last.key();
+        while i > 0 {
+            let p = (i - 1) / 2;
+            // SAFETY: p < i < n = h.len().
+            unsafe {
+                if h.get_unchecked(p).key() <= k {
+                    break;
+                }
+                *h.get_unchecked_mut(i) = *h.get_unchecked(p);
+            }
+            i = p;
+        }
+        h[i] = last;
+    }
+    /// Removes the earliest event: its time, sequence number and kind. Its slot stays empty until
+    /// the next push fills it or the next pop refills it.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, u64, Ev)> {
-        let last = self.heap.pop()?;
-        let n = self.heap.len();
-        let top = if n == 0 {
-            last
-        } else {
-            let h = &mut self.heap[..];
-            let top = h[0];
-            // Floyd's variant (as std's BinaryHeap::pop): walk the hole down to a leaf along the
-            // smaller children, one comparison per level, then sift the last entry up from there.
-            // The last entry is usually late (a far timer), so it rarely climbs far.
-            let mut i = 0;
-            let mut c = 1;
-            while c + 1 < n {
-                // SAFETY: c + 1 < n = h.len(), and i < c (i is a parent of c), so every index is in
-                // bounds; this loop is the hottest of the simulator and the checks cost a third.
-                unsafe {
-                    c += (h.get_unchecked(c + 1).key() < h.get_unchecked(c).key()) as usize;
-                    *h.get_unchecked_mut(i) = *h.get_unchecked(c);
-                }
-                i = c;
-                c = 2 * c + 1;
-            }
-            if c + 1 == n {
-                h[i] = h[c];
-                i = c;
-            }
-            let k = last.key();
-            while i > 0 {
-                let p = (i - 1) / 2;
-                // SAFETY: p < i < n = h.len().
-                unsafe {
-                    if h.get_unchecked(p).key() <= k {
-                        break;
-                    }
-                    *h.get_unchecked_mut(i) = *h.get_unchecked(p);
-                }
-                i = p;
-            }
-            h[i] = last;
-            top
-        };
+        self.fill_hole();
+        let top = *self.heap.first()?;
+        self.hole = true;
         Some((Time(top.t), top.s >> TAG_BITS, Ev::unpack(top.s & ((1 << TAG_BITS) - 1), top.a, top.b)))
     }
     /// Removes the earliest event if it is due at or before `until`.
     #[inline]
     pub fn pop_until(&mut self, until: Time) -> Option<(Time, u64, Ev)> {
+        self.fill_hole();
         if self.heap.first()?.t > until.0 {
             return None;
         }
         self.pop()
     }
-    pub fn peek_time(&self) -> Option<Time> { self.heap.first().map(|e| Time(e.t)) }
-    pub fn len(&self) -> usize { self.heap.len() }
-    pub fn is_empty(&self) -> bool { self.heap.is_empty() }
+    pub fn peek_time(&mut self) -> Option<Time> {
+        self.fill_hole();
+        self.heap.first().map(|e| Time(e.t))
+    }
+    pub fn len(&self) -> usize { self.heap.len() - self.hole as usize }
+    pub fn is_empty(&self) -> bool { self.len() == 0 }
 }
 
 #[cfg(test)]
@@ -232,5 +285,47 @@ mod tests {
         seqs.sort();
         let got: Vec<_> = std::iter::from_fn(|| q.pop().map(|(t, s, _)| (t, s))).collect();
         assert_eq!(got, seqs);
+    }
+
+    /// Pops and pushes interleaved as the engine makes them (a pop leaves the root empty, a push
+    /// may fill it, reserved numbers pushed late): every pop returns the least (time, seq) of the
+    /// events pushed and not yet popped, checked against a sorted set, and `len` counts them.
+    #[test]
+    fn interleaved_pops_and_pushes_come_out_in_order() {
+        let mut q = EventQueue::default();
+        let mut want = std::collections::BTreeSet::new();
+        let mut reserved = vec![];
+        let mut x = 99u64;
+        let mut now = 0;
+        for step in 0..20_000 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let r = x >> 33;
+            match r % 7 {
+                0..=2 => {
+                    let t = Time(now + (r >> 3) % 50);
+                    let s = q.push(t, Ev::Timer(step));
+                    want.insert((t, s));
+                }
+                3 => reserved.push((Time(now + (r >> 3) % 9), q.reserve())),
+                4 => {
+                    if let Some((t, s)) = reserved.pop() {
+                        q.push_reserved(t, s, Ev::Sample);
+                        want.insert((t, s));
+                    }
+                }
+                _ => {
+                    let got = q.pop().map(|(t, s, _)| (t, s));
+                    assert_eq!(got, want.pop_first(), "step {step}");
+                    if let Some((t, _)) = got {
+                        now = t.0;
+                    }
+                }
+            }
+            assert_eq!(q.len(), want.len());
+        }
+        while let Some(w) = want.pop_first() {
+            assert_eq!(q.pop().map(|(t, s, _)| (t, s)), Some(w));
+        }
+        assert!(q.pop().is_none() && q.is_empty());
     }
 }

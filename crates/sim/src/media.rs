@@ -80,7 +80,19 @@ impl CbrSource {
 
 impl Agent for CbrSource {
     fn name(&self) -> &str { &self.name }
-    fn start(&mut self, ctx: &mut Ctx) { self.schedule_next(ctx); }
+    fn start(&mut self, ctx: &mut Ctx) {
+        // The media table's rows this source will write, reserved at once so that the columns
+        // grow without copies; capped at 2^16 rows (2.4 MB), as `stop` may lie far beyond the run
+        // and the columns keep their capacity when handed over. Capacity only, no row changes.
+        let (interval, per_slot) = match self.pattern {
+            Pattern::Audio { interval, .. } => (interval, 1),
+            Pattern::Video { per_frame, frame_interval, paced: true, .. } => (Time(frame_interval.0 / per_frame.max(1) as u64), 1),
+            Pattern::Video { per_frame, frame_interval, paced: false, .. } => (frame_interval, per_frame as u64),
+        };
+        let slots = self.stop.0.saturating_sub(self.start.0) / interval.0.max(1) + 1;
+        ctx.tables().media.reserve(slots.saturating_mul(per_slot).min(1 << 16) as usize);
+        self.schedule_next(ctx);
+    }
     fn on_packet(&mut self, _pkt: Packet, _ctx: &mut Ctx) {}
     fn on_timer(&mut self, _key: u32, ctx: &mut Ctx) {
         match self.pattern {

@@ -34,6 +34,16 @@ impl MediaTable {
     }
     pub fn len(&self) -> usize { self.flow_id.len() }
     pub fn is_empty(&self) -> bool { self.flow_id.is_empty() }
+    /// Room for `n` more rows in every column.
+    pub fn reserve(&mut self, n: usize) {
+        self.flow_id.reserve(n);
+        self.seq.reserve(n);
+        self.send_ns.reserve(n);
+        self.recv_ns.reserve(n);
+        self.size.reserve(n);
+        self.lost_where.reserve(n);
+        self.ce.reserve(n);
+    }
 }
 
 /// `queue_samples`.

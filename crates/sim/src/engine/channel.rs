@@ -108,12 +108,15 @@ impl Core {
         };
         let depart = start + tx;
         c.free_at = depart;
-        // The empty dequeue the link makes when this packet leaves, unless one queues behind it.
-        c.idle_at = Some((depart, 0));
+        // The empty dequeue the link makes when this packet leaves, unless one queues behind it;
+        // none to make when it would change nothing (`Sim::run` reads `free_at` for those links).
+        if !self.noop_idle[ch as usize] {
+            c.idle_at = Some((depart, 0));
+        }
         let arrive = c.arrival(depart);
-        let from = c.from;
+        let (from, to) = (c.from, c.to);
         self.tx_complete(from, id, depart);
-        self.events.push(arrive, Ev::Arrive(ch, id));
+        self.events.push(arrive, Ev::Arrive(to, id));
     }
 
     /// Makes the deferred empty dequeue of `ch` if the TxDone it stands for would have run before
@@ -323,7 +326,8 @@ impl Core {
             return;
         }
         let arrive = c.arrival(depart);
-        self.events.push(arrive, Ev::Arrive(ch, id));
+        let to = c.to;
+        self.events.push(arrive, Ev::Arrive(to, id));
     }
 
     /// Schedules the TX completion of packet `id` at `at` if it is leaving its source node `node`
