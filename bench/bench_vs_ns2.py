@@ -110,7 +110,11 @@ def run_jitterlab(sweep_path: str, out: str) -> int:
     subprocess.run([os.path.join(ROOT, ".venv", "bin", "jitterlab"), "sweep", sweep_path, "--out", out, "--jobs", "1", "--quiet"], check=True)
     import pyarrow.parquet as pq
 
-    t = pq.read_table(os.path.join(out, "tcp_flows.parquet"), columns=["bytes_acked"])
+    # ParquetFile, not pq.read_table: that imports pandas (through pyarrow.dataset) into this
+    # process, and with it numpy.ma, which `split`'s closing summary would then find loaded where
+    # a fresh `jitterlab sweep` imports it itself
+    with pq.ParquetFile(os.path.join(out, "tcp_flows.parquet")) as f:
+        t = f.read(columns=["bytes_acked"])
     return int(sum(t.column("bytes_acked").to_pylist())) // 960
 
 
