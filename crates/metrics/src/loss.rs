@@ -696,7 +696,7 @@ mod tests {
         for run in 0..2i64 {
             for flow in 1..3i64 {
                 for i in 0..40i64 {
-                    let owd = [5, 5, 30, 70, 5, 120, 5, 45, 5, 5][(i * (flow + run) as i64 % 10) as usize];
+                    let owd = [5, 5, 30, 70, 5, 120, 5, 45, 5, 5][(i * (flow + run) % 10) as usize];
                     let lost = (i + flow) % 7 == 0;
                     rows.push((run, flow, i, 20 * i, (!lost).then_some(20 * i + owd)));
                 }
