@@ -21,6 +21,7 @@ go to docs/performance.md (bench/perfpage.py), each beside the ns-2 run of the s
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import shutil
@@ -110,7 +111,11 @@ def run_jitterlab(sweep_path: str, out: str) -> int:
     subprocess.run([os.path.join(ROOT, ".venv", "bin", "jitterlab"), "sweep", sweep_path, "--out", out, "--jobs", "1", "--quiet"], check=True)
     import pyarrow.parquet as pq
 
-    t = pq.read_table(os.path.join(out, "tcp_flows.parquet"), columns=["bytes_acked"])
+    # ParquetFile, not pq.read_table: that imports pandas (through pyarrow.dataset) into this
+    # process, and with it numpy.ma, which `split`'s closing summary would then find loaded where
+    # a fresh `jitterlab sweep` imports it itself
+    with pq.ParquetFile(os.path.join(out, "tcp_flows.parquet")) as f:
+        t = f.read(columns=["bytes_acked"])
     return int(sum(t.column("bytes_acked").to_pylist())) // 960
 
 
@@ -198,7 +203,11 @@ def main() -> None:
     ap.add_argument("--no-split", action="store_true", help="skip the in-process split of jitterlab's time by stage")
     ap.add_argument("--no-ns2", action="store_true", help="run jitterlab only (profiling its side)")
     ap.add_argument("--sweep", default=None, help="time this sweep file of the same points instead of the generated one (its duration wins)")
+    ap.add_argument("--split-only", nargs=2, metavar=("SWEEP", "OUT"), help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.split_only:  # the split, in this fresh process: its stages as JSON on the last line
+        print(json.dumps(split(*a.split_only)))
+        return
     work = a.keep or tempfile.mkdtemp(prefix="vs-ns2-")
     os.makedirs(work, exist_ok=True)
     sw = os.path.join(work, "vs-ns2.toml")
@@ -235,7 +244,11 @@ def main() -> None:
             print("ns-2: skipped (--no-ns2)" if a.no_ns2 else "ns-2: skipped (`ns` not found on PATH; Debian/Ubuntu: apt-get install ns2)")
         if not a.no_split:
             clean(os.path.join(work, "split"))
-            acc = split(sw, os.path.join(work, "split"))
+            # in a fresh process: this one imported the presets (and with them numpy.ma, pandas…) to
+            # write the sweep file, which a `jitterlab sweep` process never loads
+            got = subprocess.run([sys.executable, __file__, "--split-only", sw, os.path.join(work, "split")], check=True,
+                                 capture_output=True, text=True)
+            acc = json.loads(got.stdout.strip().splitlines()[-1])
             tot = sum(acc.values())
             print(f"jitterlab's CPU time by stage (the same sweep in one process, plus a fresh process's imports; {tot:.2f} s):")
             for k, v in acc.items():

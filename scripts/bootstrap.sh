@@ -58,3 +58,10 @@ PY
   "$py" -c "import jitterlab._native" || { log "native module does not import"; exit 1; }
   touch "$stamp"
 fi
+
+# The package's bytecode, compiled here: the package is this checkout's sources (not installed by
+# pip, which compiles a wheel's), and with PYTHONDONTWRITEBYTECODE=1 (set on this project's
+# machines) every process would compile jitterlab's modules again: ~0.05 s of CPU each, a sixth of
+# `jitterlab sweep`'s start and of every spawned worker's (docs/performance.md, issue 31). A file
+# edited since is compiled in memory on import, as without this step. Quiet; only stale files.
+"$py" -m compileall -q -j 0 "$root/python/jitterlab" >/dev/null

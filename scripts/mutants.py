@@ -331,6 +331,10 @@ MUTANTS = [
      "us | if s.ce { CE_BIT } else { 0 }", "us", ["-p", "jitterlab-testbed", "--lib", "rtc"]),
     ("rtc-wire-us-resolution", "crates/testbed/src/rtc.rs",
      "Time::from_us((w & !CE_BIT) as u64)", "Time::from_ms((w & !CE_BIT) as u64)", ["-p", "jitterlab-testbed", "--lib", "rtc"]),
+    # The E-model's late loss at several jitter buffers in one pass (crates/metrics/src/loss.rs,
+    # burst_stats_jbs): a packet is lost to the buffer only past base + JB, as lost_mask says.
+    ("emodel-late-loss-fused", "crates/metrics/src/loss.rs",
+     "let l = owd.is_none_or(|d| d > limit[j]);", "let l = owd.is_none_or(|d| d >= limit[j]);", ["-p", "jitterlab-metrics", "--lib", "burst_stats"]),
 ]
 
 

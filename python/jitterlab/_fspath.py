@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 
 #: Packages whose exceptions are a storage backend's: fsspec and the clients its filesystems drive
@@ -187,6 +186,8 @@ def read_parquet(p: Path | FsPath, columns: list[str] | None = None) -> pa.Table
     """Parquet file `p` (only `columns` when given), read through `ParquetFile`: `pq.read_table`
     goes through pyarrow.dataset, whose import imports pandas (0.2 s of CPU in a process that
     needs no pandas, such as `jitterlab sweep` reading its media table for the summary)."""
+    import pyarrow.parquet as pq  # not at import: ~25 ms of a process that reads no Parquet (a sweep's workers)
+
     if isinstance(p, FsPath):
         with p.fs.open(p.path, "rb") as f, pq.ParquetFile(f) as pf:
             return pf.read(columns=columns)
@@ -196,6 +197,8 @@ def read_parquet(p: Path | FsPath, columns: list[str] | None = None) -> pa.Table
 
 def parquet_schema(p: Path | FsPath) -> pa.Schema:
     """The Arrow schema of a Parquet file, from its footer."""
+    import pyarrow.parquet as pq  # not at import (see read_parquet)
+
     if isinstance(p, FsPath):
         with p.fs.open(p.path, "rb") as f:
             return pq.ParquetFile(f).schema_arrow
@@ -204,6 +207,8 @@ def parquet_schema(p: Path | FsPath) -> pa.Schema:
 
 def parquet_rows(p: Path | FsPath) -> int:
     """Rows of a Parquet file, from its footer."""
+    import pyarrow.parquet as pq  # not at import (see read_parquet)
+
     if isinstance(p, FsPath):
         with p.fs.open(p.path, "rb") as f:
             return int(pq.ParquetFile(f).metadata.num_rows)

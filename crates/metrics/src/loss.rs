@@ -449,6 +449,55 @@ pub fn burst_stats(m: &Media, lost: &[bool], w: Window) -> Vec<BurstStats> {
         .collect()
 }
 
+/// [`burst_stats`] of [`lost_mask`] for each JB of `jbs_ns` (`Some(jb)` for every one), in one
+/// pass over the rows: the E-model at several buffers walked the rows and allocated a mask once a
+/// buffer (6 on a sweep's closing summary: most of its E-model time). Flattened stream-major
+/// (`k = stream * jbs_ns.len() + j`); each entry equals the unfused computation for its JB.
+pub fn burst_stats_jbs(m: &Media, bases: &[Base], jbs_ns: &[i64], w: Window) -> Vec<BurstStats> {
+    let nj = jbs_ns.len();
+    let mut out = Vec::with_capacity(m.streams.len() * nj);
+    // per JB: packets, lost, from received, received to lost, from lost, lost to received
+    let mut c = vec![[0u64; 6]; nj];
+    let mut limit = vec![i64::MAX; nj];
+    let mut prev: Vec<Option<bool>> = vec![None; nj];
+    for (s, b) in m.streams.iter().zip(bases) {
+        c.iter_mut().for_each(|x| *x = [0; 6]);
+        prev.iter_mut().for_each(|p| *p = None);
+        for (l, &jb) in limit.iter_mut().zip(jbs_ns) {
+            *l = b.owd_ns.map_or(i64::MAX, |base| base.saturating_add(jb));
+        }
+        if let Some(bd) = m.bounds(s, w) {
+            for r in s.lo..s.hi {
+                if !m.in_bounds(r, bd) {
+                    continue;
+                }
+                let owd = m.owd(r);
+                for j in 0..nj {
+                    let l = owd.is_none_or(|d| d > limit[j]);
+                    let x = &mut c[j];
+                    x[0] += 1;
+                    x[1] += l as u64;
+                    match prev[j] {
+                        Some(false) => {
+                            x[2] += 1;
+                            x[3] += l as u64;
+                        }
+                        Some(true) => {
+                            x[4] += 1;
+                            x[5] += (!l) as u64;
+                        }
+                        None => {}
+                    }
+                    prev[j] = Some(l);
+                }
+            }
+        }
+        let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+        out.extend(c.iter().map(|x| BurstStats { packets: x[0], lost: x[1], p: ratio(x[3], x[2]), q: ratio(x[5], x[4]) }));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -638,5 +687,37 @@ mod tests {
         let m = cbr(&[Some(1); 3]).media(&[(None, None)]);
         let lost = lost_mask(&m, &base_delay(&m, MS).unwrap(), None);
         assert_eq!(burst_stats(&m, &lost, Window::All)[0].burst_r(), 1.0);
+    }
+
+    #[test]
+    fn burst_stats_jbs_equal_one_mask_a_jb() {
+        // two runs, two flows each; late and lost packets, a gap in seq; run 1 without TCP times
+        let mut rows = Vec::new();
+        for run in 0..2i64 {
+            for flow in 1..3i64 {
+                for i in 0..40i64 {
+                    let owd = [5, 5, 30, 70, 5, 120, 5, 45, 5, 5][(i * (flow + run) % 10) as usize];
+                    let lost = (i + flow) % 7 == 0;
+                    rows.push((run, flow, i, 20 * i, (!lost).then_some(20 * i + owd)));
+                }
+            }
+        }
+        rows.push((1, 9, 0, 0, None)); // a stream with nothing received: no base delay
+        let m = Fx::new(&rows).media(&[(Some(100), Some(600)), (None, None)]);
+        let bases = base_delay(&m, 100 * MS).unwrap();
+        let jbs = [0, 20 * MS, 40 * MS, 60 * MS, 150 * MS];
+        for w in [Window::All, Window::Overlap, Window::Absolute { lo: 200 * MS, hi: 500 * MS }] {
+            let fused = burst_stats_jbs(&m, &bases, &jbs, w);
+            assert_eq!(fused.len(), m.streams.len() * jbs.len());
+            for (j, &jb) in jbs.iter().enumerate() {
+                let one = burst_stats(&m, &lost_mask(&m, &bases, Some(jb)), w);
+                for (si, b) in one.iter().enumerate() {
+                    assert_eq!(fused[si * jbs.len() + j], *b, "{w:?} jb {jb} stream {si}");
+                }
+            }
+        }
+        // the fixture reaches every branch: late packets at one JB and not at a larger one, bursts
+        let all = burst_stats_jbs(&m, &bases, &jbs, Window::All);
+        assert!(all[0].lost > all[jbs.len() - 1].lost && all.iter().any(|b| b.q > 0.0 && b.p > 0.0));
     }
 }

@@ -438,11 +438,12 @@ impl MediaSet {
                 let ns = m.streams.len();
                 let nj = jbs_ns.len();
                 let mut cols = vec![vec![f64::NAN; ns * nj]; 6];
+                // every buffer's loss in one pass over the rows (k = stream * nj + j)
+                let bs = loss::burst_stats_jbs(m, &bases, &jbs_ns, w);
                 for (j, &jb) in jbs_ns.iter().enumerate() {
-                    let lost = loss::lost_mask(m, &bases, Some(jb));
-                    let bs = loss::burst_stats(m, &lost, w);
-                    for (si, (b, st)) in bases.iter().zip(&bs).enumerate() {
+                    for (si, b) in bases.iter().enumerate() {
                         let k = si * nj + j;
+                        let st = &bs[k];
                         let base_ms = b.owd_ns.map_or(f64::NAN, |v| v as f64 / 1e6);
                         let ta = base_ms + jb as f64 / 1e6 + codec_delay_ms;
                         let ppl = st.ppl();

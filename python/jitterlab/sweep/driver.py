@@ -178,6 +178,8 @@ def _run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None, execu
             getattr(it, "close", lambda: None)()  # the executor stops its runs now, not when collected
             raise
     client_s, run_s, cpu_s, peak_rss = acc["client_s"], acc["run_s"], acc["cpu_s"], acc["peak_rss"]
+    if inline and todo:  # the runs were done in this process, whose receipts carry no peak (`execute`)
+        peak_rss = max(peak_rss, _peak_rss())
     t_collect = time.perf_counter()
     # from the receipts (a failed run's error.txt starts with the same line): no scan of OUT/runs/
     fails = sorted(acc["fails"], key=lambda r: r["run_id"])

@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from jitterlab import _fspath, _io
 from jitterlab.sweep.spec import SWEEP_FORMAT, RunSpec, Sweep, SweepError
@@ -150,6 +149,8 @@ def _native_part(buf: bytes) -> bool:
 def _decode_part(buf: pa.Buffer) -> pa.Table:
     """A pack part (a table's Parquet or Arrow IPC file image), used in place where it can be."""
     if _is_parquet(buf):
+        import pyarrow.parquet as pq  # not at import: a worker that only stores runs reads no Parquet
+
         return pq.read_table(pa.BufferReader(buf))
     return pa.ipc.open_file(buf).read_all()
 
