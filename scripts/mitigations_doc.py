@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import argparse
 import csv
-import datetime as dt
-import re
 import sys
 import tempfile
 from pathlib import Path
+
+from jitterlab import _docblock
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "mitigations.md"
@@ -96,26 +96,13 @@ def run_study(out: Path, reps: int) -> None:
 
 
 def doc_blocks(text: str) -> dict[str, list[str]]:
-    """The table lines between each block's markers in the doc (the generated-by line left out)."""
-    got = {}
-    for name in BLOCKS:
-        m = re.search(rf"<!-- {name}:begin -->\n(.*?)<!-- {name}:end -->", text, re.S)
-        if m:
-            got[name] = [ln for ln in m.group(1).splitlines() if ln.startswith("|")]
-    return got
+    """The table lines of each block in the doc (the generated-by line left out)."""
+    return {name: lines for name in BLOCKS if (lines := _docblock.read(text, name)) is not None}
 
 
 def write_doc(blocks: dict[str, list[str]], reps: int) -> None:
-    text = DOC.read_text()
-    today = dt.date.today().isoformat()
     for name, lines in blocks.items():
-        head = f"<!-- generated {today} by `python scripts/mitigations_doc.py --reps {reps} --doc` (`jitterlab reproduce mitigations --reps {reps}`) -->"
-        body = "\n".join([head, *lines]) + "\n"
-        pat = re.compile(rf"(<!-- {name}:begin -->\n).*?(<!-- {name}:end -->)", re.S)
-        if not pat.search(text):
-            sys.exit(f"docs/mitigations.md: no '<!-- {name}:begin -->' marker")
-        text = pat.sub(lambda m, body=body: m.group(1) + body + m.group(2), text)
-    DOC.write_text(text)
+        _docblock.write(DOC, name, lines, f"python scripts/mitigations_doc.py --reps {reps} --doc")
 
 
 def main() -> int:

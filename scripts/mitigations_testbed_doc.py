@@ -13,14 +13,13 @@ recomputes the simulator's side against the build.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import math
-import re
-import shutil
 import sys
 from pathlib import Path
 
 import pandas as pd
+
+from jitterlab import _docblock
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "mitigations.md"
@@ -57,8 +56,7 @@ def render(df: pd.DataFrame) -> list[str]:
 
 
 def doc_block(text: str) -> list[str] | None:
-    m = re.search(rf"<!-- {BLOCK}:begin -->\n(.*?)<!-- {BLOCK}:end -->", text, re.S)
-    return None if m is None else m.group(1).splitlines()[1:]
+    return _docblock.read(text, BLOCK)
 
 
 def main() -> int:
@@ -66,21 +64,11 @@ def main() -> int:
     ap.add_argument("csv", type=Path, help="OUT/testbed.csv of `jitterlab reproduce mitigations --testbed`")
     ap.add_argument("--doc", action="store_true")
     a = ap.parse_args()
-    df = pd.read_csv(a.csv)
-    if a.csv.resolve() != DATA.resolve():
-        DATA.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(a.csv, DATA)
-    lines = render(df)
+    lines = _docblock.keep_and_write(a.csv, DATA, DOC, BLOCK, lambda p: render(pd.read_csv(p)),
+                                     f"python {Path(__file__).relative_to(ROOT)} OUT/testbed.csv --doc",
+                                     a.doc)
     if not a.doc:
         print("\n".join(lines))
-        return 0
-    text = DOC.read_text()
-    head = (f"<!-- generated {dt.date.today().isoformat()} by `python scripts/mitigations_testbed_doc.py OUT/testbed.csv --doc` "
-            "(kept as docs/data/mitigations-testbed.csv) -->")
-    pat = re.compile(rf"(<!-- {BLOCK}:begin -->\n).*?(<!-- {BLOCK}:end -->)", re.S)
-    if not pat.search(text):
-        sys.exit(f"docs/mitigations.md: no '<!-- {BLOCK}:begin -->' marker")
-    DOC.write_text(pat.sub(lambda m: m.group(1) + "\n".join([head, *lines]) + "\n" + m.group(2), text))
     return 0
 
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import argparse
 import csv
-import datetime as dt
-import re
 import sys
 import tempfile
 from pathlib import Path
+
+from jitterlab import _docblock
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "media.md"
@@ -95,19 +95,11 @@ def run_study(out: Path, reps: int) -> None:
 
 def doc_block(text: str) -> list[str] | None:
     """The block's lines in the doc (the generated-by line left out)."""
-    m = re.search(rf"<!-- {BLOCK}:begin -->\n(.*?)<!-- {BLOCK}:end -->", text, re.S)
-    return None if m is None else m.group(1).splitlines()[1:]
+    return _docblock.read(text, BLOCK)
 
 
 def write_doc(lines: list[str], reps: int) -> None:
-    text = DOC.read_text()
-    head = (f"<!-- generated {dt.date.today().isoformat()} by `python scripts/rmcat_doc.py --reps {reps} --doc` "
-            f"(`jitterlab reproduce rmcat --reps {reps}`) -->")
-    body = "\n".join([head, *lines]) + "\n"
-    pat = re.compile(rf"(<!-- {BLOCK}:begin -->\n).*?(<!-- {BLOCK}:end -->)", re.S)
-    if not pat.search(text):
-        sys.exit(f"docs/media.md: no '<!-- {BLOCK}:begin -->' marker")
-    DOC.write_text(pat.sub(lambda m: m.group(1) + body + m.group(2), text))
+    _docblock.write(DOC, BLOCK, lines, f"python scripts/rmcat_doc.py --reps {reps} --doc")
 
 
 def main() -> int:

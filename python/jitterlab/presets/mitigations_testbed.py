@@ -68,7 +68,8 @@ def _metrics(media: pd.DataFrame, runs: pd.DataFrame, tcp: pd.DataFrame) -> dict
     tc = M.tcp_summary(tcp, per="run")
     return {"owd_p50_ms": float(np.median(pct["p50_s"])) * 1e3, "owd_p99_ms": float(np.median(pct["p99_s"])) * 1e3,
             "loss40_pct": float(np.median(jl.loss_rate)) * 100, "mos_best": float(np.median(bj.mos)) if len(bj) else np.nan,
-            "goodput_Mbps": float(np.nanmedian(tc.goodput_bps)) / 1e6 if len(tc) else np.nan}
+            # an unfinished download has no goodput: NaN, left out of the run's mean
+            "goodput_Mbps": float(np.median(gp)) / 1e6 if len(gp := tc.goodput_bps.dropna()) else np.nan}
 
 
 def compare(sim_runs: list[dict[str, float]], tb_runs: list[dict[str, float]]) -> dict[str, float]:
