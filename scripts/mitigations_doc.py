@@ -11,10 +11,8 @@ against this build, so the tables cannot go stale silently.
 """
 from __future__ import annotations
 
-import argparse
 import csv
 import sys
-import tempfile
 from pathlib import Path
 
 from jitterlab import _docblock
@@ -100,27 +98,8 @@ def doc_blocks(text: str) -> dict[str, list[str]]:
     return {name: lines for name in BLOCKS if (lines := _docblock.read(text, name)) is not None}
 
 
-def write_doc(blocks: dict[str, list[str]], reps: int) -> None:
-    for name, lines in blocks.items():
-        _docblock.write(DOC, name, lines, f"python scripts/mitigations_doc.py --reps {reps} --doc")
-
-
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--reps", type=int, default=REPS)
-    ap.add_argument("--out", type=Path, help="the study's output directory (kept; default: a temporary one)")
-    ap.add_argument("--doc", action="store_true", help="write the blocks into docs/mitigations.md")
-    a = ap.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        out = a.out or Path(tmp)
-        run_study(out, a.reps)
-        blocks = render(out, a.reps)
-    if a.doc:
-        write_doc(blocks, a.reps)
-    else:
-        for lines in blocks.values():
-            print("\n".join(lines) + "\n")
-    return 0
+    return _docblock.study_main(__doc__.splitlines()[0], DOC, "scripts/mitigations_doc.py", REPS, run_study, render)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ recomputes the simulator's side against the build.
 """
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 from pathlib import Path
@@ -60,16 +59,8 @@ def doc_block(text: str) -> list[str] | None:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("csv", type=Path, help="OUT/testbed.csv of `jitterlab reproduce mitigations --testbed`")
-    ap.add_argument("--doc", action="store_true")
-    a = ap.parse_args()
-    lines = _docblock.keep_and_write(a.csv, DATA, DOC, BLOCK, lambda p: render(pd.read_csv(p)),
-                                     f"python {Path(__file__).relative_to(ROOT)} OUT/testbed.csv --doc",
-                                     a.doc)
-    if not a.doc:
-        print("\n".join(lines))
-    return 0
+    return _docblock.kept_run_main(__doc__.splitlines()[0], "OUT/testbed.csv of `jitterlab reproduce mitigations --testbed`", DATA, DOC,
+                                   BLOCK, lambda p: render(pd.read_csv(p)), str(Path(__file__).relative_to(ROOT)))
 
 
 if __name__ == "__main__":

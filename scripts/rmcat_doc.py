@@ -10,10 +10,8 @@ tests/test_rmcat_doc.py runs the same and checks the doc's block against this bu
 """
 from __future__ import annotations
 
-import argparse
 import csv
 import sys
-import tempfile
 from pathlib import Path
 
 from jitterlab import _docblock
@@ -98,25 +96,9 @@ def doc_block(text: str) -> list[str] | None:
     return _docblock.read(text, BLOCK)
 
 
-def write_doc(lines: list[str], reps: int) -> None:
-    _docblock.write(DOC, BLOCK, lines, f"python scripts/rmcat_doc.py --reps {reps} --doc")
-
-
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--reps", type=int, default=REPS)
-    ap.add_argument("--out", type=Path, help="the study's output directory (kept; default: a temporary one)")
-    ap.add_argument("--doc", action="store_true", help="write the block into docs/media.md")
-    a = ap.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        out = a.out or Path(tmp)
-        run_study(out, a.reps)
-        lines = render(out)
-    if a.doc:
-        write_doc(lines, a.reps)
-    else:
-        print("\n".join(lines))
-    return 0
+    return _docblock.study_main(__doc__.splitlines()[0], DOC, "scripts/rmcat_doc.py", REPS, run_study,
+                                lambda out, reps: {BLOCK: render(out)})
 
 
 if __name__ == "__main__":

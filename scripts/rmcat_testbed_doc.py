@@ -10,7 +10,6 @@ machine; the simulator's side is recomputed by tests/test_rmcat_testbed.py again
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -62,16 +61,8 @@ def doc_block(text: str) -> list[str] | None:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("csv", type=Path, help="OUT/testbed.csv of `jitterlab reproduce rmcat --testbed`")
-    ap.add_argument("--doc", action="store_true")
-    a = ap.parse_args()
-    lines = _docblock.keep_and_write(a.csv, DATA, DOC, BLOCK, lambda p: render(pd.read_csv(p)),
-                                     f"python {Path(__file__).relative_to(ROOT)} OUT/testbed.csv --doc",
-                                     a.doc)
-    if not a.doc:
-        print("\n".join(lines))
-    return 0
+    return _docblock.kept_run_main(__doc__.splitlines()[0], "OUT/testbed.csv of `jitterlab reproduce rmcat --testbed`", DATA, DOC,
+                                   BLOCK, lambda p: render(pd.read_csv(p)), str(Path(__file__).relative_to(ROOT)))
 
 
 if __name__ == "__main__":

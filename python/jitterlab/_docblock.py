@@ -47,3 +47,43 @@ def keep_and_write(csv: Path, data: Path, doc: Path, name: str, render: Callable
     if to_doc:
         write(doc, name, lines, command)
     return lines
+
+
+def study_main(description: str, doc: Path, script: str, default_reps: int, run_study: Callable[[Path, int], None],
+               blocks: Callable[[Path, int], dict[str, list[str]]]) -> int:
+    """The command line of a script that runs a study and renders its blocks: `--reps N`,
+    `--out DIR` (kept; a temporary directory by default), `--doc` (write them into `doc`, else print)."""
+    import argparse
+    import tempfile
+
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--reps", type=int, default=default_reps)
+    ap.add_argument("--out", type=Path, help="the study's output directory (kept; default: a temporary one)")
+    ap.add_argument("--doc", action="store_true", help=f"write the blocks into {doc.parent.name}/{doc.name}")
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        out = a.out or Path(tmp)
+        run_study(out, a.reps)
+        got = blocks(out, a.reps)
+    for name, lines in got.items():
+        if a.doc:
+            write(doc, name, lines, f"python {script} --reps {a.reps} --doc")
+        else:
+            print("\n".join(lines) + "\n")
+    return 0
+
+
+def kept_run_main(description: str, what: str, data: Path, doc: Path, name: str, render: Callable[[Path], list[str]],
+                  script: str) -> int:
+    """The command line of a script that keeps a measured run's CSV (`what`) as `data` and renders
+    it as block `name` of `doc` (`--doc`; else prints it)."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("csv", type=Path, help=what)
+    ap.add_argument("--doc", action="store_true")
+    a = ap.parse_args()
+    lines = keep_and_write(a.csv, data, doc, name, render, f"python {script} OUT/testbed.csv --doc", a.doc)
+    if not a.doc:
+        print("\n".join(lines))
+    return 0

@@ -81,6 +81,24 @@ impl Entry {
 /// The (time, sequence number) an event runs under; ordered as the queue orders events.
 pub type Key = (Time, u64);
 
+/// Puts `e` into the hole at index `i` of the heap `h` and moves it up past every larger parent.
+#[inline(always)]
+fn sift_up(h: &mut [Entry], mut i: usize, e: Entry) {
+    let k = e.key();
+    while i > 0 {
+        let p = (i - 1) / 2;
+        // SAFETY: p < i < h.len() (callers pass an index inside `h`, and i only moves to parents).
+        unsafe {
+            if h.get_unchecked(p).key() <= k {
+                break;
+            }
+            *h.get_unchecked_mut(i) = *h.get_unchecked(p);
+        }
+        i = p;
+    }
+    h[i] = e;
+}
+
 #[derive(Default, Debug)]
 pub struct EventQueue {
     heap: Vec<Entry>,
@@ -116,23 +134,9 @@ impl EventQueue {
             self.sink_from_root(e);
             return;
         }
-        let k = e.key();
-        // Sift up with a hole.
-        let mut i = self.heap.len();
+        let i = self.heap.len();
         self.heap.push(e);
-        let h = &mut self.heap[..];
-        while i > 0 {
-            let p = (i - 1) / 2;
-            // SAFETY: p < i < h.len() (i starts at the new last index and only moves to parents).
-            unsafe {
-                if h.get_unchecked(p).key() <= k {
-                    break;
-                }
-                *h.get_unchecked_mut(i) = *h.get_unchecked(p);
-            }
-            i = p;
-        }
-        h[i] = e;
+        sift_up(&mut self.heap[..], i, e);
     }
     /// Puts `e` in the empty root and sinks it below every smaller child. The smaller child is
     /// picked without a branch (a compare's result added to the index): which child is smaller is
@@ -195,19 +199,7 @@ impl EventQueue {
             h[i] = h[c];
             i = c;
         }
-        let k = last.key();
-        while i > 0 {
-            let p = (i - 1) / 2;
-            // SAFETY: p < i < n = h.len().
-            unsafe {
-                if h.get_unchecked(p).key() <= k {
-                    break;
-                }
-                *h.get_unchecked_mut(i) = *h.get_unchecked(p);
-            }
-            i = p;
-        }
-        h[i] = last;
+        sift_up(h, i, last);
     }
     /// Removes the earliest event: its time, sequence number and kind. Its slot stays empty until
     /// the next push fills it or the next pop refills it.
