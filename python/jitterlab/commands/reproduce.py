@@ -67,7 +67,12 @@ def run(args: argparse.Namespace) -> int:
     if args.testbed:
         if args.preset not in ("mitigations", "rmcat"):
             raise UserError(f"--testbed: only the mitigations and rmcat presets have a testbed column, not {args.preset}")
-        extra["testbed"] = True
+        if args.preset == "rmcat":  # its column is a section the study adds (rmcat_testbed imports rmcat)
+            from jitterlab.presets import rmcat_testbed
+
+            extra["sections"] = [rmcat_testbed.section]
+        else:
+            extra["testbed"] = True
     if args.cc is not None:
         if args.preset != "mitigations":
             raise UserError(f"--cc: only the mitigations preset has an adaptive call to choose a controller for, not {args.preset}")

@@ -124,7 +124,8 @@ def section(rep: Report, out: Path, x: pd.DataFrame | None = None, progress: boo
                 rows.append({**row, "status": f"the testbed cannot run it: {reason}"})
                 continue
             slug = re.sub(r"[^A-Za-z0-9]+", "-", m.name).strip("-").lower()
-            tb, disturbed = [], 0
+            tb: list[dict[str, float]] = []
+            disturbed = 0
             for k in range(TB_REPS):
                 if progress:
                     print(f"mitigations: testbed run {k + 1}/{TB_REPS} for {m.name} on the {ln.label} link ({DURATION})", file=sys.stderr)

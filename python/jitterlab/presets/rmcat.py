@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -400,7 +400,11 @@ def _table(df: pd.DataFrame, keys: list[str], cols: list[str]) -> pd.DataFrame:
 
 
 def run(out: str | Path, reps: int | None = None, jobs: int | None = None, executor: str = "local",
-        scheduler: str | None = None, progress: bool = True, testbed: bool = False) -> Path:
+        scheduler: str | None = None, progress: bool = True,
+        sections: Sequence[Callable[[Report, Path, bool], Any]] = ()) -> Path:
+    """Runs the cases into OUT and writes report.html, findings.csv and each case's tables;
+    `sections(report, OUT, progress)` add theirs before the report is written (e.g.
+    rmcat_testbed.section, `--testbed`)."""
     reps = reps or 5
     opt = Options(Path(out), jobs, executor, scheduler, progress)
     if progress:
@@ -520,10 +524,8 @@ def run(out: str | Path, reps: int | None = None, jobs: int | None = None, execu
                 "verdict by the rule in its row. The RFCs define the metrics but give no bounds for convergence or fairness; "
                 "the bounds marked 'ours' are stated here and in docs/media.md. OUT/findings.csv has every row.")
     rep.findings({"rmcat": fs})
-    if testbed:  # §5.1 and §5.6 on real Linux beside the simulator (root; ~17 min of real time)
-        from jitterlab.presets import rmcat_testbed
-
-        rmcat_testbed.section(rep, opt.out, progress)
+    for add in sections:
+        add(rep, opt.out, progress)
     path = rep.write()
     if progress:
         print(f"rmcat: report {path}", file=sys.stderr)
