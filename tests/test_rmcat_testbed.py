@@ -101,3 +101,20 @@ def test_doc_table_is_the_stored_run_and_its_sim_side_this_builds(tmp_path):
         for c in T.COLUMNS[case]:
             want = float(np.median(per[c]))
             assert (np.isnan(want) and np.isnan(r[f"sim_{c}"])) or r[f"sim_{c}"] == pytest.approx(want, rel=1e-9), (case, r.cc, r.queue, c)
+
+
+def test_reproduce_testbed_hands_rmcat_its_section(tmp_path, monkeypatch):
+    """`jitterlab reproduce rmcat --testbed` runs the study with rmcat_testbed.section added to its
+    report (and plain `reproduce rmcat` with none), without running anything here."""
+    import argparse
+
+    from jitterlab.commands import reproduce
+
+    got = []
+    monkeypatch.setattr(rmcat, "run", lambda out, **kw: got.append(kw) or (tmp_path / "report.html"))
+    ap = argparse.ArgumentParser()
+    reproduce.add_parser(ap.add_subparsers(dest="cmd"))
+    for argv, want in ((["rmcat", "--testbed"], [T.section]), (["rmcat"], None)):
+        args = ap.parse_args(["reproduce", *argv, "--out", str(tmp_path), "--quiet"])
+        reproduce.run(args)
+        assert got[-1].get("sections") == want, got[-1]
