@@ -49,6 +49,7 @@ def test_doc_table_is_the_stored_run_and_its_sim_side_this_builds():
     by = {m.name: m for m in mit.MITIGATIONS}
     ran = df[df.status == "ran"]
     assert len(ran) >= 8, ran[["link", "mitigation", "status"]]
+    assert (ran.runs == T.TB_REPS).all(), "the kept run was made with another TB_REPS: rerun the column"
     for _, r in ran.iterrows():
         ln = pam2013.load_link(r.link)
         sc = scn.with_overrides(T.scenario(ln), by[r.mitigation].keys(ln))

@@ -71,6 +71,9 @@ def test_compare_and_findings_by_hand():
     # 25 ms < 100 → agrees; 0.59 < 0.60 → disagrees
     assert [f.verdict for f in fs] == ["disagrees", "disagrees", "agrees", "disagrees"]
     assert fs[0].measured == "11.0 s" and fs[1].measured == "inf s" and fs[2].measured == "25 ms"
+    # on the bound is not below it (the rule is strict, as the simulator's rows)
+    at = dict(row, testbed_qdelay_median_ms=100.0, testbed_util_2_5=0.60)
+    assert [f.verdict for f in T.findings(pd.DataFrame([at]))][2:] == ["disagrees", "disagrees"]
 
 
 def _doc_script():

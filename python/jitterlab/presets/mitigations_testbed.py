@@ -87,25 +87,35 @@ def compare(sim_runs: list[dict[str, float]], tb_runs: list[dict[str, float]]) -
     return out
 
 
+def skipped(rep: Report, preset: str, progress: bool) -> bool:
+    """Whether the testbed cannot run here (root, namespaces): then one line in the report's
+    current section and on stderr says why, for any preset's testbed column."""
+    from jitterlab.testbed.net import TestbedError, require_root
+
+    try:
+        require_root()
+    except TestbedError as e:
+        rep.text(f"Skipped: {e}.")
+        if progress:
+            print(f"{preset}: testbed column skipped: {e}", file=sys.stderr)
+        return True
+    return False
+
+
 def section(rep: Report, out: Path, x: pd.DataFrame | None = None, progress: bool = True,
             links: list[pam2013.Link] | None = None) -> pd.DataFrame | None:
     """Adds the testbed section to `rep` and writes OUT/testbed.csv (one row per link and
     mitigation); a clean skip (one line in the report and on stderr) where the testbed cannot run
     at all."""
     from jitterlab import sim, testbed
-    from jitterlab.testbed.net import TestbedError, require_root
+    from jitterlab.testbed.net import TestbedError
 
     rep.section("Real Linux beside the simulator (testbed)",
                 f"Each link, audio + an {BULK} CUBIC download from {START} ({DURATION} in all), per mitigation: {TB_REPS} testbed runs "
                 f"(real Linux TCP and sockets in namespaces; queue disciplines other than drop-tail are the simulator's own code in "
                 f"the userspace link) and {TB_REPS} simulator runs of the same scenario and seeds; each backend's mean with its 95 % "
                 "interval, and the difference testbed − simulator paired by seed with its interval.")
-    try:
-        require_root()
-    except TestbedError as e:
-        rep.text(f"Skipped: {e}.")
-        if progress:
-            print(f"mitigations: testbed column skipped: {e}", file=sys.stderr)
+    if skipped(rep, "mitigations", progress):
         return None
     avail = mit.availability().set_index("mitigation")
     rows = []

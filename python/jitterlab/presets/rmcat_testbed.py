@@ -134,19 +134,14 @@ def section(rep: Report, out: Path, progress: bool = True, controllers: Sequence
     the report and on stderr) where the testbed cannot run."""
     from jitterlab import sim, testbed
     from jitterlab.presets import mitigations_testbed
-    from jitterlab.testbed.net import TestbedError, require_root
+    from jitterlab.testbed.net import TestbedError
 
     rep.section("Real Linux beside the simulator (testbed)",
                 f"RFC 8867 §5.1 and §5.6 ({', '.join(QUEUES)}) per controller: one testbed run (the controller's code over UDP "
                 f"sockets in namespaces, real Linux CUBIC; queues other than drop-tail are the simulator's own code in the userspace link) "
                 f"and the median of {SIM_REPS} simulator runs of the same scenario ([access] form); difference = (testbed − simulator) "
                 "/ simulator.")
-    try:
-        require_root()
-    except TestbedError as e:
-        rep.text(f"Skipped: {e}.")
-        if progress:
-            print(f"rmcat: testbed column skipped: {e}", file=sys.stderr)
+    if mitigations_testbed.skipped(rep, "rmcat", progress):
         return None
     rows = []
     for case, cc, q, sc in cases(out / "testbed", controllers):
