@@ -286,6 +286,9 @@ MUTANTS = [
      "(f.capture_ns >= f.w0)", "(f.capture_ns >= 0)", ["pytest", "tests/test_mitigations_adaptive.py"]),
     ("mitigations-adaptive-rescued", "python/jitterlab/presets/mitigations_adaptive.py",
      "RESCUED_PCT = 95.0", "RESCUED_PCT = 93.0", ["pytest", "tests/test_mitigations_adaptive.py"]),
+    # Retransmissions against the kernel's own disciplines (issue 26).
+    ("uml-retransmission-ratio", "scripts/uml_aqm.py",
+     "RETX_MAX = 1.25", "RETX_MAX = 1.5", ["pytest", "tests/test_uml_aqm.py", "-k", "retransmission"]),
     # rmcat's §5.7 starvation bound and the reading of a published word (issue 27).
     ("rmcat-57-starvation-share", "python/jitterlab/presets/rmcat_more.py",
      "STARVE_SHARE = 0.5", "STARVE_SHARE = 0.4", ["pytest", "tests/test_rmcat.py", "-k", "57"]),

@@ -8,6 +8,7 @@ import importlib.util
 import json
 import os
 import subprocess
+import unittest.mock as um
 import sys
 
 import numpy as np
@@ -96,16 +97,46 @@ def test_bad_input_is_one_line_and_status_2(args, msg):
     assert p.returncode == 2 and p.stderr.startswith(msg) and p.stderr.count("\n") == 1, p.stderr
 
 
-def test_doc_table_is_this_build():
+@pytest.fixture(scope="module")
+def kept():
+    """The kernel's side kept in docs/data/uml-aqm.json and the simulator's, recomputed with this build."""
+    s = json.loads(U.SUMMARY.read_text())
+    return s, U.compare(s)
+
+
+def test_doc_table_is_this_build(kept):
     """docs/mitigations.md's kernel table: the simulator's side recomputed with this build from the
     kernel's side kept in docs/data/uml-aqm.json (`uml_aqm.py --summary docs/data/uml-aqm.json --doc`
     regenerates it after a model change)."""
-    s = json.loads(U.SUMMARY.read_text())
-    text = U.table(s, U.compare(s))
+    s, rows = kept
+    text = U.table(s, rows)
     doc = U.DOC.read_text()
     assert text in doc.split(U.BEGIN, 1)[1].split(U.END, 1)[0], "docs/mitigations.md: the uml-aqm table is not this build's"
     variants = U.variants_table(s)
     assert variants in doc.split(U.VBEGIN, 1)[1].split(U.VEND, 1)[0], "docs/mitigations.md: the variants table is not this build's"
+
+
+def test_retransmissions_as_the_kernels(kept):
+    """Through each of Linux's own disciplines the simulator's download retransmits at most RETX_MAX
+    times as often as the kernel's (median over the kept runs; issue 26 found 1.3-3.4x through the same
+    queue code), and the kept runs do retransmit (a ratio over nothing would pass anything)."""
+    _, rows = kept
+    for r in rows:
+        assert r["kernel"]["retransmits"] >= 20, (r["disc"], r["kernel"]["retransmits"])
+        assert r["retx_ratio"] <= U.RETX_MAX, (r["disc"], r["kernel"]["retransmits"], r["sim"]["retransmits"])
+
+
+def test_retransmission_ratio_by_hand():
+    s = {"size": 1, "tc": {"red": "red"}, "runs": {"red": [dict.fromkeys(U.KEYS, 2.0) | {"tcp_start_s": 1.0, "retransmits": 40.0}]}}
+    sim = dict.fromkeys(U.KEYS, 2.0) | {"retransmits": 50.0}
+
+    with um.patch.object(U, "sim_side", lambda *a, **k: sim):
+        (row,) = U.compare(s, discs=("red",))
+    assert row["retx_ratio"] == 1.25 and row["retx_ratio"] <= U.RETX_MAX
+    sim["retransmits"] = 51.0
+    with um.patch.object(U, "sim_side", lambda *a, **k: sim):
+        (row,) = U.compare(s, discs=("red",))
+    assert row["retx_ratio"] > U.RETX_MAX
 
 
 def test_red_collapses_as_the_kernels():
@@ -155,5 +186,6 @@ def test_discipline_agrees_with_linux(uml, disc):
     kn, sm = row["kernel"], row["sim"]
     assert abs(row["goodput_diff"]) <= U.GOODPUT_TOL, (disc, kn["goodput_Mbps"], sm["goodput_Mbps"])
     assert abs(row["owd_diff"]) <= U.OWD_TOL, (disc, kn["owd_p50_ms"], sm["owd_p50_ms"])
+    assert row["retx_ratio"] <= U.RETX_MAX, (disc, kn["retransmits"], sm["retransmits"])
     assert json.dumps(row)  # the row is what --doc writes
     assert np.isfinite(kn["owd_p90_ms"]) and np.isfinite(sm["owd_p90_ms"])
