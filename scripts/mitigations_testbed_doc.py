@@ -26,7 +26,8 @@ DATA = ROOT / "docs" / "data" / "mitigations-testbed.csv"
 BLOCK = "mitigations-testbed"
 MINUS = "\u2212"
 SHOW = (("owd_p50_ms", "audio OWD median (ms)", "{:.1f}"), ("owd_p99_ms", "OWD p99 (ms)", "{:.0f}"),
-        ("loss40_pct", "loss, 40 ms JB (%)", "{:.1f}"), ("mos_best", "MOS, best JB", "{:.2f}"), ("goodput_Mbps", "goodput (Mbit/s)", "{:.2f}"))
+        ("loss40_pct", "loss, 40 ms JB (%)", "{:.1f}"), ("mos_best", "MOS, best JB", "{:.2f}"), ("goodput_Mbps", "goodput (Mbit/s)", "{:.2f}"),
+        ("retransmits", "retransmitted segments", "{:.0f}"))
 
 
 def _f(x: float, fmt: str, sign: bool = False) -> str:

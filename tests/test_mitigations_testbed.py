@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _run(p50, gp=3.0):
-    return {"owd_p50_ms": p50, "owd_p99_ms": 50.0, "loss40_pct": 1.0, "mos_best": 4.0, "goodput_Mbps": gp}
+    return {"owd_p50_ms": p50, "owd_p99_ms": 50.0, "loss40_pct": 1.0, "mos_best": 4.0, "goodput_Mbps": gp, "retransmits": 40.0}
 
 
 def test_compare_by_hand():

@@ -33,7 +33,7 @@ DURATION = "30s"
 START = "4s"
 #: testbed runs per mitigation and link, and the simulator's runs beside them (the same seeds)
 TB_REPS = 3
-COLS = ("owd_p50_ms", "owd_p99_ms", "loss40_pct", "mos_best", "goodput_Mbps")
+COLS = ("owd_p50_ms", "owd_p99_ms", "loss40_pct", "mos_best", "goodput_Mbps", "retransmits")
 
 
 def scenario(link: str | pam2013.Link = "fixed") -> dict[str, Any]:
@@ -69,7 +69,9 @@ def _metrics(media: pd.DataFrame, runs: pd.DataFrame, tcp: pd.DataFrame) -> dict
     return {"owd_p50_ms": float(np.median(pct["p50_s"])) * 1e3, "owd_p99_ms": float(np.median(pct["p99_s"])) * 1e3,
             "loss40_pct": float(np.median(jl.loss_rate)) * 100, "mos_best": float(np.median(bj.mos)) if len(bj) else np.nan,
             # an unfinished download has no goodput: NaN, left out of the run's mean
-            "goodput_Mbps": float(np.median(gp)) / 1e6 if len(gp := tc.goodput_bps.dropna()) else np.nan}
+            "goodput_Mbps": float(np.median(gp)) / 1e6 if len(gp := tc.goodput_bps.dropna()) else np.nan,
+            # the download's retransmitted segments (the simulator's count; Linux's tcpi_total_retrans)
+            "retransmits": float(tcp["retransmits"].sum())}
 
 
 def compare(sim_runs: list[dict[str, float]], tb_runs: list[dict[str, float]]) -> dict[str, float]:
