@@ -58,3 +58,5 @@ def test_doc_table_is_the_stored_run_and_its_sim_side_this_builds():
         for c in T.COLS:
             want = float(np.nanmean([x[c] for x in runs]))
             assert r[f"sim_{c}"] == pytest.approx(want, rel=1e-9, nan_ok=True), (r.link, r.mitigation, c)
+        for c, v in T.sim_retransmits(sc).items():
+            assert r[c] == pytest.approx(v, rel=1e-9), (r.link, r.mitigation, c)
