@@ -80,3 +80,6 @@ def test_cake_cellular_doc_table_is_this_build():
         assert gp == [round(r["goodput_Mbps"], 2) for r in rs], (name, cells[1], rs)
         assert [int(x) for x in cells[2].split("/")] == [r["drops"] for r in rs], (name, cells[2], rs)
         assert ("unfinished" in cells[1]) == (not all(r["finished"] for r in rs))
+        # the audio's median OWD: one value, or the seeds' range
+        lo, hi = min(r["owd_p50_ms"] for r in rs), max(r["owd_p50_ms"] for r in rs)
+        assert cells[3] == (f"{lo:.1f}" if lo == hi else f"{lo:.1f}–{hi:.1f}"), (name, cells[3], rs)
