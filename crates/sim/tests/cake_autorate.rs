@@ -220,3 +220,28 @@ fn build_errors_name_the_key() {
     let e = err(v);
     assert!(e.contains("access.down_queue.autorate.pinger") && e.contains("do not cross"), "{e}");
 }
+
+/// Two CAKEs with autorate between the same pinger and reflector: the one the replies cross is the
+/// download's, the one on the requests' way the upload's, and their shared settings must agree; a
+/// second CAKE in the same direction is refused.
+#[test]
+fn one_controller_per_pinger_and_reflector() {
+    let t = |reflectors: u64| json!({"pinger": "c", "reflector": "s", "min": "1Mbit", "base": "2Mbit", "max": "3Mbit", "reflectors": reflectors});
+    let v = |rev: Value, second: Value| json!({
+        "name": "t", "duration": "2s",
+        "links": {
+            "a": {"from": "s", "to": "r", "rate": "100Mbit", "delay": "5ms", "queue": {"kind": "cake", "autorate": t(6)},
+                  "reverse": {"queue": {"kind": "cake", "autorate": rev}}},
+            "b": {"from": "r", "to": "c", "rate": "10Mbit", "delay": "5ms", "queue": second},
+        },
+        "traffic": [{"kind": "audio", "from": "s", "to": "c"}],
+    });
+    let mut b = scenario::build(&v(t(6), json!({"kind": "droptail", "limit": "100pkt"})), 1).unwrap();
+    b.sim.run_until(b.duration);
+    let p = pinger(&b.sim);
+    assert!(p.ctl.dl.is_some() && p.ctl.ul.is_some());
+    let e = scenario::build(&v(t(4), json!({"kind": "droptail", "limit": "100pkt"})), 1).err().unwrap().to_string();
+    assert!(e.contains("links.a.reverse.queue") && e.contains("differ"), "{e}");
+    let e = scenario::build(&v(t(6), json!({"kind": "cake", "autorate": t(6)})), 1).err().unwrap().to_string();
+    assert!(e.contains("links.b.queue") && e.contains("a second CAKE"), "{e}");
+}
