@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Where CAKE's cost on the cellular link comes from (issue 26; docs/mitigations.md, "CAKE on the
 cellular link"): the mitigations study's bulk workload (audio + a 28 MB CUBIC download from 10 s)
-on the cellular preset, per seed, with FQ-CoDel as the radio's queue, CAKE shaped at 2565 kbit as
-the radio's own queue (`access.down_queue`) and in front of the radio (`access.core_queue`, as the
-study deploys it), and CoDel and COBALT alone (unshaped CAKE, `isolation = "flowblind"`) as the
+on the cellular preset, per seed, with FQ-CoDel as the radio's queue; CAKE in front of the radio
+(`access.core_queue`) with its shaper set by cake-autorate (as the study deploys it:
+`mitigations.cake_autorate_table`, the model's 2.7 Mbit/s minimum as min and base, its 5 Mbit/s
+maximum as max); CAKE shaped at a fixed 2565 kbit as the radio's own queue (`access.down_queue`)
+and in front of the radio (the study's extra row "CAKE fixed shaper"), and CoDel and COBALT alone (unshaped CAKE, `isolation = "flowblind"`) as the
 radio's queue; and, to show what the shaper's headroom buys, the same CAKE in front of the radio at
 100 % of the radio's minimum rate (2700 kbit) and at 95 % of its mean (2850 kbit), rates the study
 does not deploy; and CAKE as tc-cake(8) offers it for cellular links, `autorate-ingress` on the
@@ -19,9 +21,11 @@ from jitterlab.presets import mitigations as mit
 from jitterlab.presets import pam2013
 
 CAKE = {"kind": "cake", "memlimit": mit.CAKE_MEM, "bandwidth": "2565kbit"}
-DEPLOYED = "CAKE 2565 kbit, in front of the radio"
+DEPLOYED = "CAKE with cake-autorate (2700 / 2700 / 5000 kbit), in front of the radio"
+AUTORATE = mit.cake_autorate_table(pam2013.load_link("cellular"))
 SETUPS = {
     "FQ-CoDel, the radio's queue": {"access.down_queue": {"kind": "fq_codel", "limit": mit.BUFFER}},
+    DEPLOYED: {"access.core_queue": {"kind": "cake", "memlimit": mit.CAKE_MEM, "autorate": AUTORATE}},
     "CAKE 2565 kbit, the radio's queue": {"access.down_queue": CAKE},
     "CAKE 2565 kbit, in front of the radio": {"access.core_queue": CAKE},
     "CoDel, the radio's queue": {"access.down_queue": {"kind": "codel", "limit": mit.BUFFER}},

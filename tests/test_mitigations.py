@@ -178,23 +178,30 @@ def test_cake_cost_finding_pairs_replications(ratio, verdict):
 
 def test_cake_is_shaped_as_deployed():
     """95 % of the link's rate: the fixed link's calibrated 3.15 Mbit/s → 2992 kbit (kbit rounded
-    down); 95 % of the cellular
-    model's 2.7 Mbit/s minimum → 2565 kbit, in front of the radio; the unshaped variant keeps CAKE's default (no
-    bandwidth key); DualPI2 at tc-dualpi2(8)'s 1 ms step with RFC 9332's 1-packet minimum."""
+    down); on the cellular model cake-autorate between its 2.7 Mbit/s minimum (min and base) and its
+    5 Mbit/s maximum, in front of the radio, and as an extra row the fixed shaper at 95 % of the
+    minimum → 2565 kbit; the unshaped variant keeps CAKE's default (no bandwidth key); DualPI2 at
+    tc-dualpi2(8)'s 1 ms step with RFC 9332's 1-packet minimum."""
     by = {m.name: m for m in mit.MITIGATIONS}
     from jitterlab.presets import pam2013
 
     fixed, cell = pam2013.load_link("fixed"), pam2013.load_link("cellular")
     assert fixed.mean_bps == 3.15e6  # docs/calibration.md
     assert by["CAKE"].keys(fixed)["access.down_queue"]["bandwidth"] == "2992kbit"
-    # on the cellular model in front of the radio (the core link's queue); the radio keeps its buffer
-    assert by["CAKE"].keys(cell) == {"access.core_queue": {"kind": "cake", "memlimit": "750kB", "bandwidth": "2565kbit"}}
+    # on the cellular model in front of the radio (the core link's queue), set by cake-autorate
+    # between the model's 2.7 and 5 Mbit/s (min = base); the radio keeps its buffer
+    auto = {"pinger": "mobile", "reflector": "server", "min": "2700kbit", "base": "2700kbit", "max": "5000kbit"}
+    assert by["CAKE"].keys(cell) == {"access.core_queue": {"kind": "cake", "memlimit": "750kB", "autorate": auto}}
+    assert by["CAKE"].keys(fixed) == by["CAKE fixed shaper"].keys(fixed)
+    # the fixed shaper an extra row: 95 % of the model's minimum
+    assert by["CAKE fixed shaper"].keys(cell) == {"access.core_queue": {"kind": "cake", "memlimit": "750kB", "bandwidth": "2565kbit"}}
     assert "bandwidth" not in by["CAKE unshaped"].keys(fixed)["access.down_queue"]
     q = by["DualPI2 + DCTCP"].keys(fixed)["access.down_queue"]
     assert (q["step_thresh"], q["min_qlen_step"]) == ("1ms", 1)
-    sw = mit.sweeps(1, cell, ["DropTail", "CAKE", "IW3", "BBR"])
+    sw = mit.sweeps(1, cell, ["DropTail", "CAKE", "CAKE fixed shaper", "IW3", "BBR"])
     mp = sw["bulk"].params[-1]
-    assert mp.sets[mp.labels.index("CAKE")]["access.core_queue"]["bandwidth"] == "2565kbit"
+    assert mp.sets[mp.labels.index("CAKE")]["access.core_queue"]["autorate"] == auto
+    assert mp.sets[mp.labels.index("CAKE fixed shaper")]["access.core_queue"]["bandwidth"] == "2565kbit"
     # the mixed workload: a sender's mitigation applies to the download and the page
     mx = sw["mixed"].params[-1]
     assert mx.sets[mx.labels.index("IW3")] == {"traffic[1].iw": 3, "traffic[2].iw": 3}
@@ -205,7 +212,7 @@ def test_availability_comes_from_the_registry():
     a = mit.availability(BUILT).set_index("mitigation")
     assert list(a.index) == [m.name for m in mit.MITIGATIONS]
     off = set(a.index[~a.available])
-    assert off == {"CAKE", "CAKE unshaped", "DualPI2 + CUBIC", "DualPI2 + DCTCP", "DualPI2 + DCTCP, 2-pkt step"}
+    assert off == {"CAKE", "CAKE fixed shaper", "CAKE unshaped", "DualPI2 + CUBIC", "DualPI2 + DCTCP", "DualPI2 + DCTCP, 2-pkt step"}
     assert a.loc["CAKE", "status"] == "not available in this build (queue kind 'cake' not in the simulator's registry)"
     assert "congestion control 'dctcp'" in a.loc["DualPI2 + DCTCP", "status"]
     # the L4S pieces registered: only DCTCP's congestion control still missing

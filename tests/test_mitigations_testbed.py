@@ -60,3 +60,17 @@ def test_doc_table_is_the_stored_run_and_its_sim_side_this_builds():
             assert r[f"sim_{c}"] == pytest.approx(want, rel=1e-9, nan_ok=True), (r.link, r.mitigation, c)
         for c, v in T.sim_retransmits(sc).items():
             assert r[c] == pytest.approx(v, rel=1e-9), (r.link, r.mitigation, c)
+
+
+def test_the_testbed_refuses_cake_autorate():
+    """The cellular link's CAKE is set by cake-autorate, the simulator's controller (probes, timers):
+    the testbed says so instead of running the CAKE at its base rate; the fixed shaper it can plan."""
+    from jitterlab.presets import mitigations as study
+    from jitterlab.testbed.plan import plan
+
+    cell = pam2013.load_link("cellular")
+    base = study.sweeps(1, cell, [mit.BASELINE])["bulk"].scenario
+    by = {m.name: m for m in mit.MITIGATIONS}
+    why = T.why_not(scn.with_overrides(scn.load(base), by["CAKE"].keys(cell)))
+    assert why is not None and why.startswith("access.core_queue.autorate: the testbed does not run cake-autorate"), why
+    plan(scn.with_overrides(scn.load(base), by["CAKE fixed shaper"].keys(cell)))

@@ -134,7 +134,7 @@ fn write_tmp(t: &Tables, node_names: &[String], dir: &Path) -> io::Result<Vec<(S
                     payload_len: h.len,
                 })?;
             }
-            Body::Raw => {}
+            Body::Raw | Body::Probe { .. } => {}
         }
     }
     for (_, (_, w)) in writers.drain() {

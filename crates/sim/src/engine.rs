@@ -181,6 +181,8 @@ impl<'a> Ctx<'a> {
             }
         }
     }
+    /// The discipline of channel `ch` (a controller reads its counters and sets a shaper's rate).
+    pub fn queue_mut(&mut self, ch: ChanId) -> &mut dyn Qdisc { self.core.chans[ch as usize].qdisc.as_mut() }
     /// This agent's random stream.
     pub fn rng(&mut self) -> &mut Rng { &mut self.core.agent_rng[self.me as usize] }
     pub fn tables(&mut self) -> &mut Tables { &mut self.core.tables }

@@ -6,6 +6,7 @@
 //! returns the same [`record::Tables`] bit for bit. Time is integer nanoseconds ([`Time`]); events at
 //! the same instant run in the order they were decided ([`event::EventQueue`]); every component
 //! draws from its own named random stream ([`rng::Rng::stream`]).
+pub mod cake_autorate;
 pub mod cellular;
 pub mod config;
 pub mod engine;

@@ -82,6 +82,9 @@ pub enum Body {
     Tcp(TcpHeader),
     /// Filler traffic with no transport semantics.
     Raw,
+    /// An ICMP-like echo request or reply of the cake-autorate controller (`crate::cake_autorate`),
+    /// numbered so that its reply finds the request's send time.
+    Probe { seq: u64 },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -42,7 +42,7 @@ from jitterlab.presets.mitigations_catalog import (BASELINE, BUDGET, BUFFER, BUL
                                                    DUALPI2_STEP, HOST, JBS, LINKS, MITIGATIONS, MIXED_BULK, MIXED_DURATION,
                                                    MIXED_PAGE_FLOWS, MIXED_PAGE_START, RED, REPS, SEED, STACK, START, TABLES,
                                                    WEB_TOTAL, WORKLOADS, Mitigation, _cake_shaped, _q, _tcp, availability,
-                                                   cake_bandwidth_bps)
+                                                   cake_autorate_table, cake_bandwidth_bps)
 
 DESCRIPTION = "Mitigations (AQMs, L4S, RWND moderation, IW3, paced IW, BBR) ranked by the call's MOS gain and the downloads' cost"
 RANK_RULE = ("per link and replication, a mitigation's MOS gain is the mean over the 8 workloads of its call-level MOS (E-model, "
@@ -305,7 +305,7 @@ def findings(x: pd.DataFrame, link: str) -> list[Finding]:
                              "AQM literature (RFC 7567 §2: AQM to control queueing delay)",
                              [(m, vals(m, "owd_p50_ms", "bulk"), vals(BASELINE, "owd_p50_ms", "bulk")) for m in aqms], expect="below", unit=" ms"))
     if "FQ-CoDel" in have:
-        others = [m for m in aqms if m not in ("FQ-CoDel", "CAKE", "CAKE unshaped")]  # CAKE queues per flow too
+        others = [m for m in aqms if m not in ("FQ-CoDel", "CAKE", "CAKE fixed shaper", "CAKE unshaped")]  # CAKE queues per flow too
         fs.append(F.ordering("Flow queueing protects the sparse audio flow: FQ-CoDel's MOS gain (mean over workloads) is above every single-queue AQM's",
                              "RFC 8290 §1 (sparse flows get priority)",
                              [(m, gains_per_replication(lx, "FQ-CoDel"), gains_per_replication(lx, m)) for m in others],
@@ -331,7 +331,7 @@ def findings(x: pd.DataFrame, link: str) -> list[Finding]:
         rel = ((g["CAKE"] / g["FQ-CoDel"] - 1.0) * 100.0).to_numpy(float)
         sp = F.spread(rel)
         fs.append(Finding("CAKE as deployed (shaped) costs the bulk download at most 5 % against FQ-CoDel",
-                          "issue 26 (CAKE unshaped halved the download); tc-cake(8) on the shaper", sp.show(fmt="{:+.1f}", unit=" %"),
+                          "issue 26 (CAKE unshaped halved the download); tc-cake(8) on the shaper; cake-autorate on the cellular link", sp.show(fmt="{:+.1f}", unit=" %"),
                           F.side(sp, -5.0, below=False), F.rule_side("−5 %", False), role="held-out"))
     costs = [(m, vals(m, "completion_change_pct", web=True)) for m in (aqms + ["RWND after SYN", "RWND from SYN", "IW3", "paced IW", "BBR"]) if m in have]
     if costs:

@@ -93,6 +93,32 @@ def _cake_shaped(ln: pam2013.Link) -> dict[str, Any]:
     return {cake_queue_key(ln): {"kind": "cake", "memlimit": CAKE_MEM, "bandwidth": f"{int(round(cake_bandwidth_bps(ln) / 1e3))}kbit"}}
 
 
+def cake_autorate_table(ln: pam2013.Link) -> dict[str, Any] | None:
+    """cake-autorate's `autorate` table on link ``ln`` (None where its rate does not vary): on the
+    cellular model min = base = the model's `min_rate` (README v3.2.2: the minimum is "the lowest
+    possible observed bufferbloat-free bandwidth", the baseline "likely optimally either the minimum
+    bandwidth or somewhere close thereto"), max = its `max_rate` ("the maximum bandwidth the
+    connection can provide"); the script runs on the mobile's side and pings reflectors on the
+    Internet (the server); every other setting is defaults.sh's."""
+    cell = ln.access.get("down_cellular")
+    if not (isinstance(cell, dict) and "min_rate" in cell and "max_rate" in cell):
+        return None
+    from jitterlab import _native
+
+    kbit = lambda k: f"{int(_native.parse_rate_bps(str(cell[k])) // 1000)}kbit"  # noqa: E731
+    return {"pinger": ln.access.get("client", "client"), "reflector": ln.access.get("server", "server"),
+            "min": kbit("min_rate"), "base": kbit("min_rate"), "max": kbit("max_rate")}
+
+
+def _cake_deployed(ln: pam2013.Link) -> dict[str, Any]:
+    """CAKE as deployed on ``ln``: with cake-autorate where the rate varies (the cellular model),
+    else the fixed shaper (`_cake_shaped`)."""
+    t = cake_autorate_table(ln)
+    if t is None:
+        return _cake_shaped(ln)
+    return {cake_queue_key(ln): {"kind": "cake", "memlimit": CAKE_MEM, "autorate": t}}
+
+
 def _q(kind: str, **kw: Any) -> dict[str, Any]:
     return {"access.down_queue": {"kind": kind, "limit": BUFFER, **kw}}
 
@@ -102,10 +128,14 @@ MITIGATIONS: tuple[Mitigation, ...] = (
     Mitigation("RED", "network", "RED, thresholds 5 / 15 packets, w 0.002, max_p 0.1, gentle (the rwnd preset's)", _q("red", **{k: v for k, v in RED.items() if k not in ("kind", "limit")}), "red"),
     Mitigation("CoDel", "network", "CoDel, target 5 ms, interval 100 ms (RFC 8289 defaults)", _q("codel"), "codel"),
     Mitigation("FQ-CoDel", "network", "FQ-CoDel, 1024 flow queues, quantum 1514 B (RFC 8290 defaults)", _q("fq_codel"), "fq_codel"),
-    Mitigation("CAKE", "network", "CAKE as deployed: its shaper at 95 % of the link's rate (fixed link: of its rate, as the bottleneck's "
-               "queue; cellular: of the model's minimum rate (autorate-ingress behind the radio left the queue in the radio), in front of the radio on the core "
-               "link, the radio keeping its own buffer), its defaults otherwise (COBALT, triple isolation), memory "
-               "limit 750 kB = the other queues' 500 packets of 1500 B", queue="cake", per_link=_cake_shaped),
+    Mitigation("CAKE", "network", "CAKE as deployed: fixed link: its shaper at 95 % of the link's rate, as the bottleneck's queue; "
+               "cellular: its shaper set by cake-autorate (lynxthecat/cake-autorate v3.2.2's rules and defaults; min = base = the "
+               "model's minimum rate, max = its maximum; probes from the mobile to the server), in front of the radio on the core "
+               "link, the radio keeping its own buffer; its defaults otherwise (COBALT, triple isolation), memory "
+               "limit 750 kB = the other queues' 500 packets of 1500 B", queue="cake", per_link=_cake_deployed),
+    Mitigation("CAKE fixed shaper", "network", "an extra row: CAKE with a fixed shaper at 95 % of the link's rate (the cellular "
+               "model's minimum rate, in front of the radio), as the study deployed it before cake-autorate; on the fixed link "
+               "the same scenario as CAKE", queue="cake", per_link=_cake_shaped),
     Mitigation("CAKE unshaped", "network", "CAKE without its shaper (`bandwidth unlimited`, its default; the link's rate limits), "
                "which its documentation does not recommend at a bottleneck it does not own: an extra row",
                {"access.down_queue": {"kind": "cake", "memlimit": CAKE_MEM}}, "cake"),

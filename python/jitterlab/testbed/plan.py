@@ -208,6 +208,10 @@ def _x_queue(q: dict, key: str, table: dict | None = None) -> Queue:
     else:
         limit, unit = int(q.get("limit_bytes", 1000 * 1500)), "B"
     params = {k: v for k, v in q.items() if k not in ("kind", "limit_pkts", "limit_bytes")}
+    if "autorate" in params:
+        # the controller is the simulator's agent (probes, timers), not part of the discipline
+        raise ScenarioError(f"{key}.autorate: the testbed does not run cake-autorate (the simulator's controller, "
+                            "crates/sim/src/cake_autorate.rs); give the CAKE a fixed bandwidth")
     return Queue(kind, limit, unit, params, key, table)
 
 

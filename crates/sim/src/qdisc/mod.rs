@@ -190,6 +190,9 @@ pub trait Qdisc {
     /// pool, before its dequeue is made.
     /// Asked once, when the run starts. Default: false.
     fn fifo_departures(&self) -> bool { false }
+    /// The discipline as CAKE, whose shaper rate a controller may set (`crate::cake_autorate`).
+    fn as_cake(&self) -> Option<&cake::Cake> { None }
+    fn as_cake_mut(&mut self) -> Option<&mut cake::Cake> { None }
     fn backlog_pkts(&self) -> usize;
     fn backlog_bytes(&self) -> u64;
     fn stats(&self) -> &QueueStats;

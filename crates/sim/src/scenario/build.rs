@@ -182,6 +182,8 @@ pub fn build_with(v: &Value, seed: u64, reg: Registries) -> Result<Built, Config
     }
     b.check_weights()?;
     let stacks = std::mem::take(&mut b.stacks);
+    // after the traffic, so that no entry's flow or agent id moves
+    crate::cake_autorate::attach(&mut sim)?;
     root.finish()?;
     Ok(Built { sim, name, duration, stacks })
 }

@@ -71,5 +71,22 @@ pub fn read_params(p: &mut Params) -> Result<CakeParams, ConfigError> {
     if memlimit == Some(0) {
         return Err(p.err("memlimit", "must be > 0"));
     }
-    Ok(CakeParams { rate_bytes, overhead, mpu: mpu as u32, framing, rtt, target, flow_mode, ingress, memlimit, autorate })
+    // cake-autorate: the controller sets the shaper, from its base rate (the script's start)
+    let mut rate_bytes = rate_bytes;
+    let controller = match p.table_opt("autorate")? {
+        None => None,
+        Some(mut t) => {
+            let c = crate::cake_autorate::read_config(&mut t, overhead, framing == Framing::Atm)?;
+            t.finish()?;
+            if p.has("bandwidth") {
+                return Err(p.err("bandwidth", "not with autorate: the controller sets the shaper, starting at autorate.base"));
+            }
+            if autorate {
+                return Err(p.err("autorate_ingress", "not with autorate: one of the two sets the shaper"));
+            }
+            rate_bytes = c.base_kbps as u64 * 125;
+            Some(c)
+        }
+    };
+    Ok(CakeParams { rate_bytes, overhead, mpu: mpu as u32, framing, rtt, target, flow_mode, ingress, memlimit, autorate, controller })
 }

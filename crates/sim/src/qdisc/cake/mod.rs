@@ -108,11 +108,13 @@ pub struct CakeParams {
     /// tc's `autorate-ingress`: the shaper follows the arriving traffic's rate (`bandwidth` is
     /// the first estimate).
     pub autorate: bool,
+    /// `autorate = { … }`: cake-autorate sets the shaper (`crate::cake_autorate`), from its base rate.
+    pub controller: Option<crate::cake_autorate::Config>,
 }
 
 impl Default for CakeParams {
     fn default() -> Self {
-        CakeParams { rate_bytes: 0, overhead: 0, mpu: 0, framing: Framing::None, rtt: DEFAULT_RTT, target: DEFAULT_TARGET, flow_mode: FLOW_TRIPLE, ingress: false, memlimit: None, autorate: false }
+        CakeParams { rate_bytes: 0, overhead: 0, mpu: 0, framing: Framing::None, rtt: DEFAULT_RTT, target: DEFAULT_TARGET, flow_mode: FLOW_TRIPLE, ingress: false, memlimit: None, autorate: false, controller: None }
     }
 }
 
@@ -240,6 +242,12 @@ impl Cake {
         (self.cparams, self.rate_ns, self.rate_shft, self.flow_quantum, self.buffer_limit) = (r.cparams, r.rate_ns, r.rate_shft, r.flow_quantum, r.buffer_limit);
     }
 
+    /// `tc qdisc change … cake bandwidth`: the shaper's new rate (bytes/s), as cake-autorate sets it
+    /// (`cake_change` → `cake_reconfigure`; the next send time already set stays).
+    pub fn set_shaper_rate(&mut self, rate_bytes: u64) { self.set_rate(rate_bytes) }
+    /// The cake-autorate controller this CAKE's `autorate` table asks for.
+    pub fn autorate_config(&self) -> Option<&crate::cake_autorate::Config> { self.params.controller.as_ref() }
+    pub fn rate_bytes(&self) -> u64 { self.params.rate_bytes }
     pub fn cobalt_params(&self) -> &CobaltParams { &self.cparams }
     pub fn flow_quantum(&self) -> u32 { self.flow_quantum }
     pub fn buffer_limit(&self) -> u64 { self.buffer_limit }
@@ -512,6 +520,8 @@ impl Qdisc for Cake {
             None
         }
     }
+    fn as_cake(&self) -> Option<&Cake> { Some(self) }
+    fn as_cake_mut(&mut self) -> Option<&mut Cake> { Some(self) }
     fn backlog_pkts(&self) -> usize { self.pkts }
     fn backlog_bytes(&self) -> u64 { self.bytes }
     fn stats(&self) -> &QueueStats { &self.stats }
