@@ -23,15 +23,17 @@ from jitterlab.presets import pam2013
 CAKE = {"kind": "cake", "memlimit": mit.CAKE_MEM, "bandwidth": "2565kbit"}
 DEPLOYED = "CAKE with cake-autorate (2700 / 2700 / 5000 kbit), in front of the radio"
 AUTORATE = mit.cake_autorate_table(pam2013.load_link("cellular"))
+#: CAKE in front of the radio is a middlebox's queue, not the server's own (docs/mitigations.md)
+NET = {"access.core_queue_at": "network"}
 SETUPS = {
     "FQ-CoDel, the radio's queue": {"access.down_queue": {"kind": "fq_codel", "limit": mit.BUFFER}},
-    DEPLOYED: {"access.core_queue": {"kind": "cake", "memlimit": mit.CAKE_MEM, "autorate": AUTORATE}},
+    DEPLOYED: {"access.core_queue": {"kind": "cake", "memlimit": mit.CAKE_MEM, "autorate": AUTORATE}, **NET},
     "CAKE 2565 kbit, the radio's queue": {"access.down_queue": CAKE},
-    "CAKE 2565 kbit, in front of the radio": {"access.core_queue": CAKE},
+    "CAKE 2565 kbit, in front of the radio": {"access.core_queue": CAKE, **NET},
     "CoDel, the radio's queue": {"access.down_queue": {"kind": "codel", "limit": mit.BUFFER}},
     "COBALT alone (CAKE flowblind, unshaped), the radio's queue": {"access.down_queue": {"kind": "cake", "memlimit": mit.CAKE_MEM, "isolation": "flowblind"}},
-    "CAKE 2700 kbit (the radio's minimum), in front of the radio": {"access.core_queue": {**CAKE, "bandwidth": "2700kbit"}},
-    "CAKE 2850 kbit (95 % of the radio's mean), in front of the radio": {"access.core_queue": {**CAKE, "bandwidth": "2850kbit"}},
+    "CAKE 2700 kbit (the radio's minimum), in front of the radio": {"access.core_queue": {**CAKE, "bandwidth": "2700kbit"}, **NET},
+    "CAKE 2850 kbit (95 % of the radio's mean), in front of the radio": {"access.core_queue": {**CAKE, "bandwidth": "2850kbit"}, **NET},
     # tc-cake(8)'s answer for cellular links: autorate-ingress, which estimates the rate arriving at
     # CAKE, so behind the radio on the mobile's own ingress (`ingress`: downlink of the bottleneck);
     # 2565 kbit is only its first estimate

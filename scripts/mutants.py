@@ -294,6 +294,14 @@ MUTANTS = [
      "(f.capture_ns >= f.w0)", "(f.capture_ns >= 0)", ["pytest", "tests/test_mitigations_adaptive.py"]),
     ("mitigations-adaptive-rescued", "python/jitterlab/presets/mitigations_adaptive.py",
      "RESCUED_PCT = 95.0", "RESCUED_PCT = 93.0", ["pytest", "tests/test_mitigations_adaptive.py"]),
+    # Where a link's queue sits for TCP Small Queues (queue_at: the host's own qdisc or the network's).
+    ("queue-at-network-parse", "crates/sim/src/scenario/topology.rs",
+     'let network_queue = if given { at == "network" }', 'let network_queue = if given { at == "host" }',
+     ["-p", "jitterlab-sim", "--test", "queue_at"]),
+    ("queue-at-completion-at-handover", "crates/sim/src/engine.rs",
+     "        if self.chans[ch as usize].network_queue {\n            // The node's own interface",
+     "        if false {\n            // The node's own interface",
+     ["-p", "jitterlab-sim", "--test", "queue_at"]),
     # Retransmissions against the kernel's own disciplines (issue 26).
     ("uml-retransmission-ratio", "scripts/uml_aqm.py",
      "RETX_MAX = 1.25", "RETX_MAX = 1.5", ["pytest", "tests/test_uml_aqm.py", "-k", "retransmission"]),

@@ -191,10 +191,12 @@ def test_cake_is_shaped_as_deployed():
     # on the cellular model in front of the radio (the core link's queue), set by cake-autorate
     # between the model's 2.7 and 5 Mbit/s (min = base); the radio keeps its buffer
     auto = {"pinger": "mobile", "reflector": "server", "min": "2700kbit", "base": "2700kbit", "max": "5000kbit"}
-    assert by["CAKE"].keys(cell) == {"access.core_queue": {"kind": "cake", "memlimit": "750kB", "autorate": auto}}
+    assert by["CAKE"].keys(cell) == {"access.core_queue": {"kind": "cake", "memlimit": "750kB", "autorate": auto},
+                                     "access.core_queue_at": "network"}
     assert by["CAKE"].keys(fixed) == by["CAKE fixed shaper"].keys(fixed)
     # the fixed shaper an extra row: 95 % of the model's minimum
-    assert by["CAKE fixed shaper"].keys(cell) == {"access.core_queue": {"kind": "cake", "memlimit": "750kB", "bandwidth": "2565kbit"}}
+    assert by["CAKE fixed shaper"].keys(cell) == {"access.core_queue": {"kind": "cake", "memlimit": "750kB", "bandwidth": "2565kbit"},
+                                                  "access.core_queue_at": "network"}
     assert "bandwidth" not in by["CAKE unshaped"].keys(fixed)["access.down_queue"]
     q = by["DualPI2 + DCTCP"].keys(fixed)["access.down_queue"]
     assert (q["step_thresh"], q["min_qlen_step"]) == ("1ms", 1)

@@ -6,14 +6,15 @@ from jitterlab.presets import mitigations as mit
 from jitterlab.presets import pam2013
 
 
-def test_fixed_cake_on_the_cellular_link_costs_only_its_shaper():
+def test_fixed_cake_on_the_cellular_link_costs_its_headroom_and_cobalts_drops():
     """The study's bulk workload on the cellular link, 6 seeds: CAKE with a fixed shaper at 2565 kbit
-    in front of the radio (the extra row "CAKE fixed shaper") delivers at least 98 % of what its
-    shaper lets through — (2565 − 32 kbit/s of audio) · 1448/1500 payload per 1500-byte segment =
-    2.445 Mbit/s — in every run, so COBALT costs the download nothing beyond the shaper's 5 %
-    headroom below the radio's minimum rate (as the radio's own queue it got less:
-    docs/mitigations.md gives each seed's goodput). Against FQ-CoDel on the radio, which gets more,
-    that headroom is the whole cost."""
+    in front of the radio (the extra row "CAKE fixed shaper"), a middlebox's queue
+    (`core_queue_at = "network"`), never lets the download past what its shaper lets through —
+    (2565 − 32 kbit/s of audio) · 1448/1500 payload per 1500-byte segment = 2.445 Mbit/s — and the
+    queue forms in CAKE, where COBALT drops (at least 100 per 28 MB download: the testbed's Linux
+    retransmits about 50 in its 30 s runs through the same code, docs/mitigations.md); FQ-CoDel on
+    the radio gets more. As the server's own qdisc (`"host"`) TCP Small Queues would keep CAKE's
+    queue at two segments and COBALT would hardly drop: the row would not be CAKE in a network."""
     cell = pam2013.load_link("cellular")
     base = mit.sweeps(1, cell, [mit.BASELINE])["bulk"].scenario
     by = {m.name: m for m in mit.MITIGATIONS}
@@ -21,13 +22,19 @@ def test_fixed_cake_on_the_cellular_link_costs_only_its_shaper():
     for seed in range(1, 7):
         g = {}
         for m in ("CAKE fixed shaper", "FQ-CoDel"):
-            f = sim.simulate(base, seed=seed, overrides=by[m].keys(cell)).tcp_flows.iloc[0]
+            r = sim.simulate(base, seed=seed, overrides=by[m].keys(cell))
+            f = r.tcp_flows.iloc[0]
             assert f.bytes_acked == f["size"], f"{m}, seed {seed}: the download did not finish"
             g[m] = f.bytes_acked * 8 / ((f.end_ns - f.syn_ns) / 1e9)
-        assert g["CAKE fixed shaper"] >= 0.98 * ceiling, (seed, g)
-        # and not above the shaper (a CAKE that no longer shapes would pass the bound above)
-        assert g["CAKE fixed shaper"] <= ceiling * 1.005, (seed, g)
+            if m == "CAKE fixed shaper":
+                core = r.channels.set_index("name").loc["core"]
+                assert core.drops_codel >= 100, (seed, core.drops_codel)
+        # not above the shaper (a CAKE that no longer shapes would pass)
+        assert 0.9 * ceiling <= g["CAKE fixed shaper"] <= ceiling * 1.005, (seed, g)
         assert g["FQ-CoDel"] > g["CAKE fixed shaper"], (seed, g)
+    host = {**by["CAKE fixed shaper"].keys(cell), "access.core_queue_at": "host"}
+    core = sim.simulate(base, seed=1, overrides=host).channels.set_index("name").loc["core"]
+    assert core.drops_codel < 30, core.drops_codel
 
 
 def test_cake_autorate_on_the_cellular_link_finishes_within_5_percent_of_fq_codel():

@@ -382,3 +382,24 @@ def test_jittered_droptail_leaving_the_router_queues_before_its_jitter():
     sc = {**ACCESS, "access": {**ACCESS["access"], "down_jitter": {"dist": "exponential", "mean": "5ms"}, "down_burst": "1600B"}}
     with pytest.raises(ScenarioError, match=r"^access\.down_burst: "):
         plan(sc)
+
+
+def test_queue_at_is_where_the_testbed_puts_the_queue():
+    """A kernel qdisc sits on the sending host's own interface (`queue_at = "host"`: its TCP Small
+    Queues count it), the userspace link beside it in the network (`"network"`): a TCP sender's
+    first link is planned only where the scenario says the testbed puts its queue."""
+    bulk = {"kind": "bulk", "from": "server", "to": "client", "size": "1MB"}
+
+    def sc(core_queue, at=None):
+        a = {**ACCESS["access"], "core_queue": core_queue, **({"core_queue_at": at} if at else {})}
+        return {**ACCESS, "access": a, "traffic": [*ACCESS["traffic"], bulk]}
+    codel = {"kind": "codel"}
+    with pytest.raises(ScenarioError, match=r'^access\.core_queue_at: .*give access\.core_queue_at = .network.'):
+        plan(sc(codel))
+    assert plan(sc(codel, "network")).channel("server", "router").userspace
+    fifo = {"kind": "droptail", "limit": "100pkt"}
+    assert not plan(sc(fifo)).channel("server", "router").userspace
+    with pytest.raises(ScenarioError, match=r'^access\.core_queue_at: .*give access\.core_queue_at = .host.'):
+        plan(sc(fifo, "network"))
+    # without a TCP sender on the server its queue's place does not matter
+    plan({**sc(codel), "traffic": ACCESS["traffic"]})

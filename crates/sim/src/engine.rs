@@ -263,6 +263,10 @@ impl Core {
         let ch = self.route[at as usize * self.route_n + dst as usize];
         // Routes are checked when the scenario is built; a missing one is a broken invariant.
         assert!(ch != u32::MAX, "no route from node {at} to node {dst}");
+        if self.chans[ch as usize].network_queue {
+            // The node's own interface hands the packet over at once (Channel::network_queue).
+            self.tx_complete(at, id, self.now);
+        }
         self.enqueue(ch, id);
     }
 
@@ -358,6 +362,7 @@ impl Sim {
             overhead: 0,
             shaper: false,
             bucket: None,
+            network_queue: false,
             delay: s.delay,
             qdisc: s.qdisc,
             opp: s.trace.map(OppLink::new),

@@ -237,6 +237,10 @@ pub struct Channel {
     /// HTB's token bucket (`burst`): the link is a shaper whose next packet may leave as soon as the
     /// tokens are ≥ 0 again (None: each packet waits its full serialisation time).
     pub bucket: Option<TokenBucket>,
+    /// The queue is a middlebox's in front of the link (`queue_at = "network"`), not the sending
+    /// node's own qdisc: a packet leaving its source node is complete for TCP Small Queues when the
+    /// link takes it (the node's own interface is fast), not when the queue releases it.
+    pub network_queue: bool,
     pub delay: Time,
     pub qdisc: Box<dyn Qdisc>,
     /// Opportunity-driven serialiser (trace or cellular model); None: fixed rate.

@@ -89,8 +89,16 @@ def cake_queue_key(ln: pam2013.Link) -> str:
     return "access.core_queue" if isinstance(cell, dict) else "access.down_queue"
 
 
+def _at(ln: pam2013.Link) -> dict[str, Any]:
+    """On the core link CAKE is a middlebox's queue in front of the RNC, not the server's own qdisc
+    (`core_queue_at = "network"`): the server's TCP Small Queues do not see it, as in a network
+    (and in the testbed, whose userspace link runs it beside the server)."""
+    return {"access.core_queue_at": "network"} if cake_queue_key(ln) == "access.core_queue" else {}
+
+
 def _cake_shaped(ln: pam2013.Link) -> dict[str, Any]:
-    return {cake_queue_key(ln): {"kind": "cake", "memlimit": CAKE_MEM, "bandwidth": f"{int(round(cake_bandwidth_bps(ln) / 1e3))}kbit"}}
+    return {cake_queue_key(ln): {"kind": "cake", "memlimit": CAKE_MEM, "bandwidth": f"{int(round(cake_bandwidth_bps(ln) / 1e3))}kbit"},
+            **_at(ln)}
 
 
 def cake_autorate_table(ln: pam2013.Link) -> dict[str, Any] | None:
@@ -116,7 +124,7 @@ def _cake_deployed(ln: pam2013.Link) -> dict[str, Any]:
     t = cake_autorate_table(ln)
     if t is None:
         return _cake_shaped(ln)
-    return {cake_queue_key(ln): {"kind": "cake", "memlimit": CAKE_MEM, "autorate": t}}
+    return {cake_queue_key(ln): {"kind": "cake", "memlimit": CAKE_MEM, "autorate": t}, **_at(ln)}
 
 
 def _q(kind: str, **kw: Any) -> dict[str, Any]:

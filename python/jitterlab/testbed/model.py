@@ -58,6 +58,9 @@ class Channel:
     #: userspace link (the simulator's drop-tail at the rate), so that its jitter comes after its
     #: queue as in the simulator; a kernel HTB there would queue after the delay step (set by plan)
     jitter_after_queue: bool = False
+    #: the scenario's `queue_at`: "host" (the sending node's own qdisc, which its TCP Small Queues
+    #: count) or "network" (a middlebox's in front of the link)
+    queue_at: str = "host"
 
     @property
     def userspace(self) -> bool:

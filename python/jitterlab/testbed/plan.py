@@ -289,7 +289,7 @@ def _topology(sc: dict[str, Any], exp: dict[str, Any], seed: int) -> tuple[list[
                     capacity_key=f"{prefix}{'rate' if kind == 'rate' else kind}", overhead=int(cap.get("overhead_bytes") or 0),
                     jitter=_jitter_secs(e.get("jitter")), loss=float(e.get("loss") or 0.0), reorder=bool(e.get("reorder")),
                     key_prefix=prefix, loss_burst_ns=e.get("loss_burst_ns"), sim_name=e["channel"],
-                    burst=e.get("burst_bytes"))
+                    burst=e.get("burst_bytes"), queue_at=e.get("queue_at", "host"))
         if kind != "rate":
             c.opportunities_ms, _period = _native.channel_opportunities(_scn.to_json(sc), seed, e["channel"])
         return c
@@ -327,6 +327,8 @@ def _topology(sc: dict[str, Any], exp: dict[str, Any], seed: int) -> tuple[list[
         delay_router = "r1"
     else:
         raise ScenarioError("access: the testbed needs an [access] or [dumbbell] topology")
+    # hosts that send TCP data: their TCP Small Queues count what waits in their own qdisc
+    senders = {t.get("from") for t in sc.get("traffic", []) if t.get("kind") in ("bulk", "web", "ftp")} & set(hosts)
     for l in links:
         for ch in (l.fwd, l.rev):
             if ch.jitter and ch.capacity == "rate" and ch.queue.in_kernel and ch.src == delay_router:
@@ -338,6 +340,12 @@ def _topology(sc: dict[str, Any], exp: dict[str, Any], seed: int) -> tuple[list[
                                         f"testbed's userspace link (so that the jitter follows the queue), which has no token "
                                         f"bucket; drop `burst` or the jitter")
                 ch.jitter_after_queue = True
+            if ch.src in senders and ch.userspace != (ch.queue_at == "network"):
+                # a kernel qdisc sits on the host's own interface (its TSQ counts what waits there);
+                # the userspace link sits beside it, in the network (TSQ sees none of it)
+                where = "in its userspace link, in the network" if ch.userspace else "on the host's own interface"
+                raise ScenarioError(f"{ch.key_prefix}queue_at: the testbed runs {ch.name}'s queue {where}; give "
+                                    f"{ch.key_prefix}queue_at = {'network' if ch.userspace else 'host'!r} (got {ch.queue_at!r})")
             if ch.userspace and delay_router not in (ch.src, ch.dst):
                 what = f"a {ch.capacity}-driven link" if ch.capacity != "rate" else f"a {ch.queue.kind} queue (the simulator's, in userspace)"
                 raise ScenarioError(f"{ch.userspace_key}: the testbed runs {what} only on a channel "

@@ -114,8 +114,10 @@ impl Core {
             c.idle_at = Some((depart, 0));
         }
         let arrive = c.arrival(depart);
-        let (from, to) = (c.from, c.to);
-        self.tx_complete(from, id, depart);
+        let (from, to, host) = (c.from, c.to, !c.network_queue);
+        if host {
+            self.tx_complete(from, id, depart);
+        }
         self.events.push(arrive, Ev::Arrive(to, id));
     }
 
@@ -230,7 +232,9 @@ impl Core {
     }
 
     pub(super) fn drop_pkt(&mut self, id: PktId, ch: ChanId, _why: DropReason) {
-        self.tx_complete(self.chans[ch as usize].from, id, self.now);
+        if !self.chans[ch as usize].network_queue {
+            self.tx_complete(self.chans[ch as usize].from, id, self.now);
+        }
         self.account_drop(id, ch);
     }
 
@@ -311,7 +315,9 @@ impl Core {
     /// after the propagation delay and jitter (FIFO kept unless `reorder`).
     #[inline(always)]
     pub(super) fn transmitted(&mut self, ch: ChanId, id: PktId, size: u32, depart: Time) {
-        self.tx_complete(self.chans[ch as usize].from, id, depart.max(self.now));
+        if !self.chans[ch as usize].network_queue {
+            self.tx_complete(self.chans[ch as usize].from, id, depart.max(self.now));
+        }
         let c = &mut self.chans[ch as usize];
         c.tx_pkts += 1;
         c.tx_bytes += size as u64;

@@ -262,6 +262,7 @@ fn add_channel(sim: &mut Sim, dir: Dir, name: String, (a, b): (NodeId, NodeId), 
     let id = sim.add_channel(ChannelSpec { name, from: a, to: b, rate, delay: dir.delay, qdisc: q, trace, jitter: dir.jitter, reorder: dir.reorder, loss: dir.loss, sampled: is_sampled });
     sim.channel_mut(id).overhead = overhead;
     sim.channel_mut(id).shaper = dir.shaper;
+    sim.channel_mut(id).network_queue = dir.network_queue;
     sim.channel_mut(id).bucket = dir.burst.map(|b| TokenBucket::new(rate.tx_time(b)));
     if let (Capacity::Cellular(p), Some(o)) = (&dir.capacity, sim.channel_mut(id).opp.as_mut()) {
         if p.iub_cycle_ms > 0 {

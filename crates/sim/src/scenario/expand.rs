@@ -113,6 +113,7 @@ fn dir_json(d: &Dir, channel: &str) -> Value {
         "reorder": d.reorder,
         "shaper": d.shaper,
         "burst_bytes": d.burst,
+        "queue_at": if d.network_queue { "network" } else { "host" },
     })
 }
 

@@ -27,6 +27,9 @@ pub(crate) struct Dir {
     pub(crate) shaper: bool,
     /// HTB's token-bucket burst in bytes (`Channel::bucket`); None: none.
     pub(crate) burst: Option<u64>,
+    /// `queue_at = "network"`: the queue is a middlebox's in front of the link, not the sending
+    /// node's own (`Channel::network_queue`).
+    pub(crate) network_queue: bool,
 }
 
 impl Clone for Params {
@@ -192,13 +195,16 @@ fn parse_dir(p: &mut Params, k: &Keys, inherit: Option<&Dir>) -> Result<Dir, Con
             return Err(p.err(&k.k("burst"), "must be > 0 B (leave it out for no token bucket)"));
         }
     }
-    Ok(Dir { capacity, capacity_path, delay, queue, queue_path, jitter, loss, loss_burst, reorder, shaper, burst })
+    let given = p.has(&k.k("queue_at"));
+    let at = p.choice(&k.k("queue_at"), &["host", "network"], Some("host"))?;
+    let network_queue = if given { at == "network" } else { inherit.is_some_and(|d| d.network_queue) };
+    Ok(Dir { capacity, capacity_path, delay, queue, queue_path, jitter, loss, loss_burst, reorder, shaper, burst, network_queue })
 }
 
 /// The reverse direction of a link with no reverse table: same capacity, delay and queue settings,
 /// no jitter, loss or reordering.
 fn plain_reverse(d: &Dir) -> Dir {
-    Dir { capacity: d.capacity.clone(), capacity_path: d.capacity_path.clone(), delay: d.delay, queue: d.queue.as_ref().map(clone_params), queue_path: d.queue_path.clone(), jitter: None, loss: 0.0, loss_burst: None, reorder: false, shaper: d.shaper, burst: d.burst }
+    Dir { capacity: d.capacity.clone(), capacity_path: d.capacity_path.clone(), delay: d.delay, queue: d.queue.as_ref().map(clone_params), queue_path: d.queue_path.clone(), jitter: None, loss: 0.0, loss_burst: None, reorder: false, shaper: d.shaper, burst: d.burst, network_queue: d.network_queue }
 }
 
 /// The reverse direction inherits the forward queue's settings (its own instance, same path in errors).
@@ -299,7 +305,7 @@ fn parse_dumbbell(mut d: Params) -> Result<Vec<LinkDef>, ConfigError> {
     };
     d.finish()?;
     let mut out = vec![];
-    let same = |x: &Dir, delay: Time| Dir { capacity: x.capacity.clone(), capacity_path: x.capacity_path.clone(), delay, queue: x.queue.as_ref().map(clone_params), queue_path: x.queue_path.clone(), jitter: x.jitter.clone(), loss: x.loss, loss_burst: x.loss_burst, reorder: x.reorder, shaper: x.shaper, burst: x.burst };
+    let same = |x: &Dir, delay: Time| Dir { capacity: x.capacity.clone(), capacity_path: x.capacity_path.clone(), delay, queue: x.queue.as_ref().map(clone_params), queue_path: x.queue_path.clone(), jitter: x.jitter.clone(), loss: x.loss, loss_burst: x.loss_burst, reorder: x.reorder, shaper: x.shaper, burst: x.burst, network_queue: x.network_queue };
     for i in 1..=n {
         let delay = delays.as_ref().map(|v| v[(i - 1) as usize]).unwrap_or(acc.delay);
         out.push(LinkDef { name: format!("s{i}"), from: format!("s{i}"), to: "r1".into(), fwd: same(&acc, delay), rev: same(&acc, delay) });
