@@ -70,30 +70,28 @@ impl Core {
     fn enqueue_fifo(&mut self, ch: ChanId, id: PktId) {
         let now = self.now;
         self.settle_fifo(ch, now);
-        let size = self.pool.get(id).size;
-        let c = &mut self.chans[ch as usize];
+        // One borrow of the channel for the whole path (each `self.chans[ch]` is a bounds check).
+        let Core { chans, pool, scratch, noop_idle, .. } = self;
+        let size = pool.get(id).size;
+        let c = &mut chans[ch as usize];
         let idle = c.free_at <= now;
         let start = if idle && c.qdisc.pass_idle(size, now) {
             now
         } else {
-            let verdict = c.qdisc.enqueue(id, &mut self.pool, now, &mut self.scratch);
-            self.drop_scratch(ch);
-            if let Verdict::Dropped(why) = verdict {
-                self.drop_pkt(id, ch, why);
-                return;
+            let verdict = c.qdisc.enqueue(id, pool, now, scratch);
+            if !scratch.is_empty() || matches!(verdict, Verdict::Dropped(_)) {
+                return self.fifo_refused(ch, id, verdict);
             }
-            let c = &mut self.chans[ch as usize];
             if idle {
                 // What start_tx does on an idle link: the packet is dequeued at once.
-                let got = c.qdisc.dequeue(&mut self.pool, now, &mut self.scratch);
-                assert!(got == Some(id) && self.scratch.is_empty(), "queue discipline {} broke its fifo_departures promise", c.qdisc.kind());
+                let got = c.qdisc.dequeue(pool, now, scratch);
+                assert!(got == Some(id) && scratch.is_empty(), "queue discipline {} broke its fifo_departures promise", c.qdisc.kind());
                 now
             } else {
                 c.fifo_starts.push_back((c.free_at, size));
                 c.free_at
             }
         };
-        let c = &mut self.chans[ch as usize];
         if start == now {
             c.tx_pkts += 1;
             c.tx_bytes += size as u64;
@@ -110,13 +108,27 @@ impl Core {
         c.free_at = depart;
         // The empty dequeue the link makes when this packet leaves, unless one queues behind it;
         // none to make when it would change nothing (`Sim::run` reads `free_at` for those links).
-        if !self.noop_idle[ch as usize] {
+        if !noop_idle[ch as usize] {
             c.idle_at = Some((depart, 0));
         }
         let arrive = c.arrival(depart);
         let (from, to) = (c.from, c.to);
         self.tx_complete(from, id, depart);
         self.events.push(arrive, Ev::Arrive(to, id));
+    }
+
+    /// A FIFO discipline refused the packet `enqueue_fifo` offered (or, against its promise,
+    /// dropped others to make room): accounts the drops; a packet it kept takes the ordinary
+    /// FIFO path from its verdict on.
+    #[cold]
+    #[inline(never)]
+    fn fifo_refused(&mut self, ch: ChanId, id: PktId, verdict: Verdict) {
+        self.drop_scratch(ch);
+        if let Verdict::Dropped(why) = verdict {
+            self.drop_pkt(id, ch, why);
+            return;
+        }
+        panic!("queue discipline {} broke its fifo_departures promise (dropped a queued packet at enqueue)", self.chans[ch as usize].qdisc.kind());
     }
 
     /// Makes the deferred empty dequeue of `ch` if the TxDone it stands for would have run before
