@@ -105,11 +105,6 @@ pub struct Core {
     agent_rng: Vec<Rng>,
     sample_every: Option<Time>,
     scratch: Vec<QueuedDrop>,
-    /// Per channel: its discipline's `empty_dequeue_is_noop`, asked when the run starts.
-    noop_idle: Vec<bool>,
-    /// Per channel: departures computed at enqueue (a fixed-rate, lossless link in front of a
-    /// FIFO discipline; see `channel.rs`), asked when the run starts.
-    fifo: Vec<bool>,
     /// Per flow id: the agent told when a packet of that flow sent from the agent's node leaves the
     /// node's first link (TX completion, for TCP Small Queues); u32::MAX: nobody.
     tx_watch: Vec<AgentId>,
@@ -313,8 +308,6 @@ impl Sim {
                 agent_rng: vec![],
                 sample_every: None,
                 scratch: vec![],
-                noop_idle: vec![],
-                fifo: vec![],
                 tx_watch: vec![],
                 txw: vec![],
                 hook: AgentId::MAX,
@@ -346,8 +339,6 @@ impl Sim {
 
     pub fn add_channel(&mut self, s: ChannelSpec) -> ChanId {
         let rng = Rng::stream(self.core.seed, &format!("channel:{}", s.name));
-        self.core.noop_idle.push(false);
-        self.core.fifo.push(false);
         self.core.chans.push(Channel {
             name: s.name,
             from: s.from,
@@ -368,6 +359,8 @@ impl Sim {
             tx_memo: (0, 0, Time::ZERO),
             wakeup: None,
             fifo_starts: VecDeque::new(),
+            fifo: false,
+            noop_idle: false,
             free_at: Time::ZERO,
             last_arrival: Time::ZERO,
             rng,
@@ -485,8 +478,10 @@ impl Sim {
             return;
         }
         self.started = true;
-        self.core.noop_idle = self.core.chans.iter().map(|c| c.qdisc.empty_dequeue_is_noop()).collect();
-        self.core.fifo = self.core.chans.iter().map(|c| c.fifo_departures()).collect();
+        for c in &mut self.core.chans {
+            c.noop_idle = c.qdisc.empty_dequeue_is_noop();
+            c.fifo = c.fifo_departures();
+        }
         if self.core.route_n != self.core.nodes.len() || self.core.route.is_empty() {
             self.compute_routes();
         }
@@ -527,8 +522,8 @@ impl Sim {
         // (nothing after them can observe the order), and the clock ends at the last of them.
         // A FIFO link whose empty dequeue changes nothing keeps no idle_at: its last departure.
         let core = &self.core;
-        let idle = |(i, c): (usize, &Channel)| if core.fifo[i] && core.noop_idle[i] { (c.free_at > Time::ZERO).then_some(c.free_at) } else { c.idle_at.map(|(t, _)| t) };
-        let last = core.chans.iter().enumerate().filter_map(idle).max().max(self.quiet_through(Time(u64::MAX)));
+        let idle = |c: &Channel| if c.fifo && c.noop_idle { (c.free_at > Time::ZERO).then_some(c.free_at) } else { c.idle_at.map(|(t, _)| t) };
+        let last = core.chans.iter().filter_map(idle).max().max(self.quiet_through(Time(u64::MAX)));
         if let Some(t) = last {
             self.core.settle_until(t);
             self.core.now = self.core.now.max(t);

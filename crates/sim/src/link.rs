@@ -265,6 +265,11 @@ pub struct Channel {
     /// [`crate::qdisc::Qdisc::fifo_departures`]): the (start, bytes) of each accepted packet whose
     /// dequeue is still to be made, in order, and when the last one leaves the wire.
     pub(crate) fifo_starts: std::collections::VecDeque<(Time, u32)>,
+    /// Departures computed at enqueue (a fixed-rate, lossless link in front of a FIFO
+    /// discipline; see engine/channel.rs), asked when the run starts.
+    pub(crate) fifo: bool,
+    /// The discipline's `empty_dequeue_is_noop`, asked when the run starts.
+    pub(crate) noop_idle: bool,
     pub(crate) free_at: Time,
     pub(crate) last_arrival: Time,
     pub(crate) rng: Rng,

@@ -71,7 +71,7 @@ impl Core {
         let now = self.now;
         self.settle_fifo(ch, now);
         // One borrow of the channel for the whole path (each `self.chans[ch]` is a bounds check).
-        let Core { chans, pool, scratch, noop_idle, .. } = self;
+        let Core { chans, pool, scratch, .. } = self;
         let size = pool.get(id).size;
         let c = &mut chans[ch as usize];
         let idle = c.free_at <= now;
@@ -108,7 +108,7 @@ impl Core {
         c.free_at = depart;
         // The empty dequeue the link makes when this packet leaves, unless one queues behind it;
         // none to make when it would change nothing (`Sim::run` reads `free_at` for those links).
-        if !noop_idle[ch as usize] {
+        if !c.noop_idle {
             c.idle_at = Some((depart, 0));
         }
         let arrive = c.arrival(depart);
@@ -135,13 +135,13 @@ impl Core {
     /// the event being dispatched (see `Channel::idle_at`).
     #[inline(always)]
     pub(super) fn settle(&mut self, ch: ChanId) {
-        if self.fifo[ch as usize] {
+        if self.chans[ch as usize].fifo {
             return self.settle_fifo(ch, self.now);
         }
         let c = &mut self.chans[ch as usize];
         if let Some(k) = c.idle_at {
             if k < (self.now, self.cur) {
-                if self.noop_idle[ch as usize] {
+                if c.noop_idle {
                     // The deferred empty dequeue would change nothing: only the link goes idle.
                     c.idle_at = None;
                     c.busy = false;
@@ -155,7 +155,7 @@ impl Core {
     /// Settles every channel whose deferred TxDone is due at or before `until` (end of a run).
     pub(super) fn settle_until(&mut self, until: Time) {
         for ch in 0..self.chans.len() {
-            if self.fifo[ch] {
+            if self.chans[ch].fifo {
                 self.settle_fifo(ch as ChanId, until);
                 continue;
             }
@@ -170,7 +170,7 @@ impl Core {
         let c = &mut self.chans[ch as usize];
         let Some((t, _)) = c.idle_at.take() else { return };
         c.busy = false;
-        if self.noop_idle[ch as usize] {
+        if c.noop_idle {
             return;
         }
         let got = c.qdisc.dequeue(&mut self.pool, t, &mut self.scratch);
@@ -180,7 +180,7 @@ impl Core {
 
 
     pub(super) fn enqueue(&mut self, ch: ChanId, id: PktId) {
-        if self.fifo[ch as usize] {
+        if self.chans[ch as usize].fifo {
             return self.enqueue_fifo(ch, id);
         }
         let now = self.now;
