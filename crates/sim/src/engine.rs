@@ -555,29 +555,33 @@ impl Sim {
             Ev::Arrive(node, id) => {
                 let dst = self.core.pool.get(id).dst;
                 if node == dst {
-                    let pkt = self.core.pool.remove(id);
-                    if self.core.tapped[node as usize] {
-                        self.core.tables.taps.push(crate::record::TapRecord { node, t_ns: self.core.now.ns() as i64, outgoing: false, pkt: pkt.clone() });
+                    // Accounted in place; the packet leaves the pool only for the hook, so that
+                    // it is copied once (into the hook's argument), not out and then again.
+                    let core = &mut self.core;
+                    let pkt = core.pool.get(id);
+                    if core.tapped[node as usize] {
+                        core.tables.taps.push(crate::record::TapRecord { node, t_ns: core.now.ns() as i64, outgoing: false, pkt: pkt.clone() });
                     }
-                    let c = self.core.tables.counters_mut(pkt.flow);
+                    let c = core.tables.counters_mut(pkt.flow);
                     c.delivered_pkts += 1;
                     c.delivered_bytes += pkt.size as u64;
                     if pkt.ecn == Ecn::Ce {
                         c.ce_delivered += 1;
                     }
-                    self.core.tables.delivered_pkts += 1;
-                    self.core.tables.delivered_bytes += pkt.size as u64;
+                    core.tables.delivered_pkts += 1;
+                    core.tables.delivered_bytes += pkt.size as u64;
                     if let Body::Media { row, .. } = pkt.body {
-                        let m = &mut self.core.tables.media;
+                        let m = &mut core.tables.media;
                         let r = row as usize;
                         // duplicates (none today) would keep the first copy
                         if m.recv_ns[r] == NULL_NS {
-                            m.recv_ns[r] = self.core.now.ns() as i64;
+                            m.recv_ns[r] = core.now.ns() as i64;
                             m.ce[r] = pkt.ecn == Ecn::Ce;
                         }
                     }
                     let a = pkt.dst_agent;
                     self.before_hook(a);
+                    let pkt = self.core.pool.remove(id);
                     let mut ctx = Ctx { core: &mut self.core, me: a };
                     self.agents[a as usize].on_packet(pkt, &mut ctx);
                     self.after_hook(a);
