@@ -235,8 +235,7 @@ impl Core {
         c.sent_bytes += pkt.size as u64;
         self.tables.sent_pkts += 1;
         self.tables.sent_bytes += pkt.size as u64;
-        let src = pkt.src;
-        let dst = pkt.dst;
+        let (src, dst, size) = (pkt.src, pkt.dst, pkt.size);
         if self.tapped[src as usize] {
             self.tables.taps.push(crate::record::TapRecord { node: src, t_ns: self.now.ns() as i64, outgoing: true, pkt: pkt.clone() });
         }
@@ -248,15 +247,15 @@ impl Core {
             self.tx_complete(src, id, self.now);
             return;
         }
-        self.forward(src, dst, id);
+        self.forward(src, dst, id, size);
     }
 
-    /// Sends packet `id`, at node `at` and addressed to `dst`, on its next hop.
-    fn forward(&mut self, at: NodeId, dst: NodeId, id: PktId) {
+    /// Sends packet `id` of `size` bytes, at node `at` and addressed to `dst`, on its next hop.
+    fn forward(&mut self, at: NodeId, dst: NodeId, id: PktId, size: u32) {
         let ch = self.route[at as usize * self.route_n + dst as usize];
         // Routes are checked when the scenario is built; a missing one is a broken invariant.
         assert!(ch != u32::MAX, "no route from node {at} to node {dst}");
-        self.enqueue(ch, id);
+        self.enqueue(ch, id, size);
     }
 
     fn sample_queues(&mut self) {
@@ -553,7 +552,7 @@ impl Sim {
                 }
             }
             Ev::Arrive(node, id) => {
-                let dst = self.core.pool.get(id).dst;
+                let (dst, size) = { let p = self.core.pool.get(id); (p.dst, p.size) };
                 if node == dst {
                     // Accounted in place; the packet leaves the pool only for the hook, so that
                     // it is copied once (into the hook's argument), not out and then again.
@@ -586,7 +585,7 @@ impl Sim {
                     self.agents[a as usize].on_packet(pkt, &mut ctx);
                     self.after_hook(a);
                 } else {
-                    self.core.forward(node, dst, id);
+                    self.core.forward(node, dst, id, size);
                 }
             }
             Ev::Timer(slot) => {

@@ -67,12 +67,11 @@ impl Core {
     }
 
     /// `enqueue` on a FIFO channel: the packet's start, departure and arrival are fixed now.
-    fn enqueue_fifo(&mut self, ch: ChanId, id: PktId) {
+    fn enqueue_fifo(&mut self, ch: ChanId, id: PktId, size: u32) {
         let now = self.now;
         self.settle_fifo(ch, now);
         // One borrow of the channel for the whole path (each `self.chans[ch]` is a bounds check).
         let Core { chans, pool, scratch, .. } = self;
-        let size = pool.get(id).size;
         let c = &mut chans[ch as usize];
         let idle = c.free_at <= now;
         let start = if idle && c.qdisc.pass_idle(size, now) {
@@ -179,9 +178,10 @@ impl Core {
     }
 
 
-    pub(super) fn enqueue(&mut self, ch: ChanId, id: PktId) {
+    /// Offers packet `id` of `size` bytes to channel `ch`.
+    pub(super) fn enqueue(&mut self, ch: ChanId, id: PktId, size: u32) {
         if self.chans[ch as usize].fifo {
-            return self.enqueue_fifo(ch, id);
+            return self.enqueue_fifo(ch, id, size);
         }
         let now = self.now;
         // Mahimahi's read_packet(): rationalize(now) — use every opportunity stamped <= now —
@@ -196,7 +196,6 @@ impl Core {
         if !c.busy && c.opp.is_none() {
             // Idle fixed-rate link: a discipline that would hand the packet straight back lets it
             // through without queueing (same state, same stats; see Qdisc::pass_idle).
-            let size = self.pool.get(id).size;
             if c.qdisc.pass_idle(size, now) {
                 self.launch(ch, id, size, true);
                 return;
