@@ -196,7 +196,18 @@ impl<'a> Ctx<'a> {
 }
 
 impl Core {
+    /// The slot of timer `key` of `agent`, made on its first use.
+    #[inline(always)]
     fn timer_slot(&mut self, agent: AgentId, key: u32) -> u32 {
+        match self.timer_slot[agent as usize].get(key as usize) {
+            Some(&s) if s != u32::MAX => s,
+            _ => self.new_timer_slot(agent, key),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn new_timer_slot(&mut self, agent: AgentId, key: u32) -> u32 {
         let keys = &mut self.timer_slot[agent as usize];
         if keys.len() <= key as usize {
             keys.resize(key as usize + 1, u32::MAX);
