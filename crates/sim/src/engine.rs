@@ -269,7 +269,19 @@ impl Core {
         self.enqueue(ch, id, size);
     }
 
+    /// Hands every discipline the passes the engine made for it (see `Qdisc::idle_pass_max`),
+    /// before its `stats()` are read.
+    fn hand_over_passes(&mut self) {
+        for c in &mut self.chans {
+            if c.passes.0 > 0 {
+                c.qdisc.count_passes(c.passes.0, c.passes.1);
+                c.passes = (0, 0);
+            }
+        }
+    }
+
     fn sample_queues(&mut self) {
+        self.hand_over_passes();
         for ch in 0..self.chans.len() {
             if self.chans[ch].sampled {
                 self.settle(ch as ChanId);
@@ -371,6 +383,8 @@ impl Sim {
             fifo_starts: VecDeque::new(),
             fifo: false,
             noop_idle: false,
+            pass_max: None,
+            passes: (0, 0),
             free_at: Time::ZERO,
             last_arrival: Time::ZERO,
             rng,
@@ -491,6 +505,7 @@ impl Sim {
         for c in &mut self.core.chans {
             c.noop_idle = c.qdisc.empty_dequeue_is_noop();
             c.fifo = c.fifo_departures();
+            c.pass_max = if c.fifo { c.qdisc.idle_pass_max() } else { None };
         }
         if self.core.route_n != self.core.nodes.len() || self.core.route.is_empty() {
             self.compute_routes();
@@ -517,6 +532,7 @@ impl Sim {
         self.core.settle_until(until);
         self.quiet_through(until);
         self.core.now = self.core.now.max(until);
+        self.core.hand_over_passes();
     }
 
     /// Runs until no event is left (beware: periodic sources never stop on their own).
@@ -538,6 +554,7 @@ impl Sim {
             self.core.settle_until(t);
             self.core.now = self.core.now.max(t);
         }
+        self.core.hand_over_passes();
     }
 
     #[inline]
@@ -639,6 +656,7 @@ impl Sim {
             let mut ctx = Ctx { core: &mut self.core, me: a as AgentId };
             self.agents[a].finish(&mut ctx);
         }
+        self.core.hand_over_passes();
         let core = &mut self.core;
         let names: Vec<String> = core.nodes.iter().map(|n| n.name.clone()).collect();
         core.tables.nodes = names.clone();

@@ -270,6 +270,10 @@ pub struct Channel {
     pub(crate) fifo: bool,
     /// The discipline's `empty_dequeue_is_noop`, asked when the run starts.
     pub(crate) noop_idle: bool,
+    /// On a FIFO link, the discipline's `idle_pass_max` (asked when the run starts), and the
+    /// (packets, bytes) passed since the count was last handed to it.
+    pub(crate) pass_max: Option<u64>,
+    pub(crate) passes: (u64, u64),
     pub(crate) free_at: Time,
     pub(crate) last_arrival: Time,
     pub(crate) rng: Rng,
