@@ -557,7 +557,9 @@ impl Sim {
         self.core.hand_over_passes();
     }
 
-    #[inline]
+    /// Inlined into the event loop (the native module's build left it out of line: a call and
+    /// its spills every event).
+    #[inline(always)]
     fn dispatch(&mut self, ev: Ev) {
         match ev {
             Ev::TxDone(ch) => match &self.core.chans[ch as usize].opp {
