@@ -176,6 +176,13 @@ MUTANTS = [
      "let queued = w.wakes && self.hook != a;", "let queued = w.wakes && self.hook != a && false;", ["-p", "jitterlab-sim", "--test", "engine_events"]),
     ("txc-queue-after-hook", "crates/sim/src/engine/txc.rs",
      ".filter(|c| wakes && !c.queued)", ".filter(|c| false && wakes && !c.queued)", ["-p", "jitterlab-sim", "--test", "engine_events"]),
+    # An idle FIFO link's own passes of an empty DropTail (Qdisc::idle_pass_max): each counted, and
+    # the count handed to the discipline when run_until returns; killed by tests/engine_events.rs
+    # (the queue's counters after each run_until, by hand).
+    ("fifo-pass-uncounted", "crates/sim/src/engine/channel.rs",
+     "c.passes.0 += 1;", "c.passes.0 += 0;", ["-p", "jitterlab-sim", "--test", "engine_events"]),
+    ("fifo-pass-kept-at-run-until", "crates/sim/src/engine.rs",
+     "self.core.now = self.core.now.max(until);\n        self.core.hand_over_passes();", "self.core.now = self.core.now.max(until);", ["-p", "jitterlab-sim", "--test", "engine_events"]),
     # The Iub gate (iub_cycle): twice the last cycle's bytes, at least one opportunity, kept while backlogged; overshoot allowed.
     ("iub-growth", "crates/sim/src/link.rs",
      "self.grant = (2 * last).max(", "self.grant = (4 * last).max(", ["-p", "jitterlab-sim", "--test", "cellular"]),

@@ -105,11 +105,6 @@ pub struct Core {
     agent_rng: Vec<Rng>,
     sample_every: Option<Time>,
     scratch: Vec<QueuedDrop>,
-    /// Per channel: its discipline's `empty_dequeue_is_noop`, asked when the run starts.
-    noop_idle: Vec<bool>,
-    /// Per channel: departures computed at enqueue (a fixed-rate, lossless link in front of a
-    /// FIFO discipline; see `channel.rs`), asked when the run starts.
-    fifo: Vec<bool>,
     /// Per flow id: the agent told when a packet of that flow sent from the agent's node leaves the
     /// node's first link (TX completion, for TCP Small Queues); u32::MAX: nobody.
     tx_watch: Vec<AgentId>,
@@ -203,7 +198,18 @@ impl<'a> Ctx<'a> {
 }
 
 impl Core {
+    /// The slot of timer `key` of `agent`, made on its first use.
+    #[inline(always)]
     fn timer_slot(&mut self, agent: AgentId, key: u32) -> u32 {
+        match self.timer_slot[agent as usize].get(key as usize) {
+            Some(&s) if s != u32::MAX => s,
+            _ => self.new_timer_slot(agent, key),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn new_timer_slot(&mut self, agent: AgentId, key: u32) -> u32 {
         let keys = &mut self.timer_slot[agent as usize];
         if keys.len() <= key as usize {
             keys.resize(key as usize + 1, u32::MAX);
@@ -242,8 +248,7 @@ impl Core {
         c.sent_bytes += pkt.size as u64;
         self.tables.sent_pkts += 1;
         self.tables.sent_bytes += pkt.size as u64;
-        let src = pkt.src;
-        let dst = pkt.dst;
+        let (src, dst, size) = (pkt.src, pkt.dst, pkt.size);
         if self.tapped[src as usize] {
             self.tables.taps.push(crate::record::TapRecord { node: src, t_ns: self.now.ns() as i64, outgoing: true, pkt: pkt.clone() });
         }
@@ -255,11 +260,11 @@ impl Core {
             self.tx_complete(src, id, self.now);
             return;
         }
-        self.forward(src, dst, id);
+        self.forward(src, dst, id, size);
     }
 
-    /// Sends packet `id`, at node `at` and addressed to `dst`, on its next hop.
-    fn forward(&mut self, at: NodeId, dst: NodeId, id: PktId) {
+    /// Sends packet `id` of `size` bytes, at node `at` and addressed to `dst`, on its next hop.
+    fn forward(&mut self, at: NodeId, dst: NodeId, id: PktId, size: u32) {
         let ch = self.route[at as usize * self.route_n + dst as usize];
         // Routes are checked when the scenario is built; a missing one is a broken invariant.
         assert!(ch != u32::MAX, "no route from node {at} to node {dst}");
@@ -267,10 +272,22 @@ impl Core {
             // The node's own interface hands the packet over at once (Channel::network_queue).
             self.tx_complete(at, id, self.now);
         }
-        self.enqueue(ch, id);
+        self.enqueue(ch, id, size);
+    }
+
+    /// Hands every discipline the passes the engine made for it (see `Qdisc::idle_pass_max`),
+    /// before its `stats()` are read.
+    fn hand_over_passes(&mut self) {
+        for c in &mut self.chans {
+            if c.passes.0 > 0 {
+                c.qdisc.count_passes(c.passes.0, c.passes.1);
+                c.passes = (0, 0);
+            }
+        }
     }
 
     fn sample_queues(&mut self) {
+        self.hand_over_passes();
         for ch in 0..self.chans.len() {
             if self.chans[ch].sampled {
                 self.settle(ch as ChanId);
@@ -319,8 +336,6 @@ impl Sim {
                 agent_rng: vec![],
                 sample_every: None,
                 scratch: vec![],
-                noop_idle: vec![],
-                fifo: vec![],
                 tx_watch: vec![],
                 txw: vec![],
                 hook: AgentId::MAX,
@@ -352,8 +367,6 @@ impl Sim {
 
     pub fn add_channel(&mut self, s: ChannelSpec) -> ChanId {
         let rng = Rng::stream(self.core.seed, &format!("channel:{}", s.name));
-        self.core.noop_idle.push(false);
-        self.core.fifo.push(false);
         self.core.chans.push(Channel {
             name: s.name,
             from: s.from,
@@ -375,6 +388,10 @@ impl Sim {
             tx_memo: (0, 0, Time::ZERO),
             wakeup: None,
             fifo_starts: VecDeque::new(),
+            fifo: false,
+            noop_idle: false,
+            pass_max: None,
+            passes: (0, 0),
             free_at: Time::ZERO,
             last_arrival: Time::ZERO,
             rng,
@@ -492,8 +509,11 @@ impl Sim {
             return;
         }
         self.started = true;
-        self.core.noop_idle = self.core.chans.iter().map(|c| c.qdisc.empty_dequeue_is_noop()).collect();
-        self.core.fifo = self.core.chans.iter().map(|c| c.fifo_departures()).collect();
+        for c in &mut self.core.chans {
+            c.noop_idle = c.qdisc.empty_dequeue_is_noop();
+            c.fifo = c.fifo_departures();
+            c.pass_max = if c.fifo { c.qdisc.idle_pass_max() } else { None };
+        }
         if self.core.route_n != self.core.nodes.len() || self.core.route.is_empty() {
             self.compute_routes();
         }
@@ -519,6 +539,7 @@ impl Sim {
         self.core.settle_until(until);
         self.quiet_through(until);
         self.core.now = self.core.now.max(until);
+        self.core.hand_over_passes();
     }
 
     /// Runs until no event is left (beware: periodic sources never stop on their own).
@@ -534,15 +555,18 @@ impl Sim {
         // (nothing after them can observe the order), and the clock ends at the last of them.
         // A FIFO link whose empty dequeue changes nothing keeps no idle_at: its last departure.
         let core = &self.core;
-        let idle = |(i, c): (usize, &Channel)| if core.fifo[i] && core.noop_idle[i] { (c.free_at > Time::ZERO).then_some(c.free_at) } else { c.idle_at.map(|(t, _)| t) };
-        let last = core.chans.iter().enumerate().filter_map(idle).max().max(self.quiet_through(Time(u64::MAX)));
+        let idle = |c: &Channel| if c.fifo && c.noop_idle { (c.free_at > Time::ZERO).then_some(c.free_at) } else { c.idle_at.map(|(t, _)| t) };
+        let last = core.chans.iter().filter_map(idle).max().max(self.quiet_through(Time(u64::MAX)));
         if let Some(t) = last {
             self.core.settle_until(t);
             self.core.now = self.core.now.max(t);
         }
+        self.core.hand_over_passes();
     }
 
-    #[inline]
+    /// Inlined into the event loop (the native module's build left it out of line: a call and
+    /// its spills every event).
+    #[inline(always)]
     fn dispatch(&mut self, ev: Ev) {
         match ev {
             Ev::TxDone(ch) => match &self.core.chans[ch as usize].opp {
@@ -565,36 +589,40 @@ impl Sim {
                 }
             }
             Ev::Arrive(node, id) => {
-                let dst = self.core.pool.get(id).dst;
+                let (dst, size) = { let p = self.core.pool.get(id); (p.dst, p.size) };
                 if node == dst {
-                    let pkt = self.core.pool.remove(id);
-                    if self.core.tapped[node as usize] {
-                        self.core.tables.taps.push(crate::record::TapRecord { node, t_ns: self.core.now.ns() as i64, outgoing: false, pkt: pkt.clone() });
+                    // Accounted in place; the packet leaves the pool only for the hook, so that
+                    // it is copied once (into the hook's argument), not out and then again.
+                    let core = &mut self.core;
+                    let pkt = core.pool.get(id);
+                    if core.tapped[node as usize] {
+                        core.tables.taps.push(crate::record::TapRecord { node, t_ns: core.now.ns() as i64, outgoing: false, pkt: pkt.clone() });
                     }
-                    let c = self.core.tables.counters_mut(pkt.flow);
+                    let c = core.tables.counters_mut(pkt.flow);
                     c.delivered_pkts += 1;
                     c.delivered_bytes += pkt.size as u64;
                     if pkt.ecn == Ecn::Ce {
                         c.ce_delivered += 1;
                     }
-                    self.core.tables.delivered_pkts += 1;
-                    self.core.tables.delivered_bytes += pkt.size as u64;
+                    core.tables.delivered_pkts += 1;
+                    core.tables.delivered_bytes += pkt.size as u64;
                     if let Body::Media { row, .. } = pkt.body {
-                        let m = &mut self.core.tables.media;
+                        let m = &mut core.tables.media;
                         let r = row as usize;
                         // duplicates (none today) would keep the first copy
                         if m.recv_ns[r] == NULL_NS {
-                            m.recv_ns[r] = self.core.now.ns() as i64;
+                            m.recv_ns[r] = core.now.ns() as i64;
                             m.ce[r] = pkt.ecn == Ecn::Ce;
                         }
                     }
                     let a = pkt.dst_agent;
                     self.before_hook(a);
+                    let pkt = self.core.pool.remove(id);
                     let mut ctx = Ctx { core: &mut self.core, me: a };
                     self.agents[a as usize].on_packet(pkt, &mut ctx);
                     self.after_hook(a);
                 } else {
-                    self.core.forward(node, dst, id);
+                    self.core.forward(node, dst, id, size);
                 }
             }
             Ev::Timer(slot) => {
@@ -637,6 +665,7 @@ impl Sim {
             let mut ctx = Ctx { core: &mut self.core, me: a as AgentId };
             self.agents[a].finish(&mut ctx);
         }
+        self.core.hand_over_passes();
         let core = &mut self.core;
         let names: Vec<String> = core.nodes.iter().map(|n| n.name.clone()).collect();
         core.tables.nodes = names.clone();

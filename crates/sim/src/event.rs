@@ -167,12 +167,16 @@ impl EventQueue {
         }
         h[i] = e;
     }
-    /// Refills an empty root with the last entry (a pop's second half).
-    #[inline]
+    /// Refills an empty root with the last entry (a pop's second half); checked inline, since
+    /// most pops find the root already filled by a push.
+    #[inline(always)]
     fn fill_hole(&mut self) {
-        if !self.hole {
-            return;
+        if self.hole {
+            self.refill_root();
         }
+    }
+    #[inline(never)]
+    fn refill_root(&mut self) {
         self.hole = false;
         let Some(last) = self.heap.pop() else { return };
         let n = self.heap.len();
@@ -204,20 +208,17 @@ impl EventQueue {
     /// Removes the earliest event: its time, sequence number and kind. Its slot stays empty until
     /// the next push fills it or the next pop refills it.
     #[inline]
-    pub fn pop(&mut self) -> Option<(Time, u64, Ev)> {
-        self.fill_hole();
-        let top = *self.heap.first()?;
-        self.hole = true;
-        Some((Time(top.t), top.s >> TAG_BITS, Ev::unpack(top.s & ((1 << TAG_BITS) - 1), top.a, top.b)))
-    }
+    pub fn pop(&mut self) -> Option<(Time, u64, Ev)> { self.pop_until(Time(u64::MAX)) }
     /// Removes the earliest event if it is due at or before `until`.
-    #[inline]
+    #[inline(always)]
     pub fn pop_until(&mut self, until: Time) -> Option<(Time, u64, Ev)> {
         self.fill_hole();
-        if self.heap.first()?.t > until.0 {
+        let top = *self.heap.first()?;
+        if top.t > until.0 {
             return None;
         }
-        self.pop()
+        self.hole = true;
+        Some((Time(top.t), top.s >> TAG_BITS, Ev::unpack(top.s & ((1 << TAG_BITS) - 1), top.a, top.b)))
     }
     pub fn peek_time(&mut self) -> Option<Time> {
         self.fill_hole();

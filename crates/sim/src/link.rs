@@ -269,6 +269,15 @@ pub struct Channel {
     /// [`crate::qdisc::Qdisc::fifo_departures`]): the (start, bytes) of each accepted packet whose
     /// dequeue is still to be made, in order, and when the last one leaves the wire.
     pub(crate) fifo_starts: std::collections::VecDeque<(Time, u32)>,
+    /// Departures computed at enqueue (a fixed-rate, lossless link in front of a FIFO
+    /// discipline; see engine/channel.rs), asked when the run starts.
+    pub(crate) fifo: bool,
+    /// The discipline's `empty_dequeue_is_noop`, asked when the run starts.
+    pub(crate) noop_idle: bool,
+    /// On a FIFO link, the discipline's `idle_pass_max` (asked when the run starts), and the
+    /// (packets, bytes) passed since the count was last handed to it.
+    pub(crate) pass_max: Option<u64>,
+    pub(crate) passes: (u64, u64),
     pub(crate) free_at: Time,
     pub(crate) last_arrival: Time,
     pub(crate) rng: Rng,

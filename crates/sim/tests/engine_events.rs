@@ -144,6 +144,26 @@ fn run_to_the_end_stops_at_the_last_arrival_with_the_links_idle() {
     assert_eq!(t.events, 2 + 5 * 2);
 }
 
+#[test]
+fn a_fifo_links_counted_passes_reach_its_queue_stats_at_the_end_of_each_run_until() {
+    // Audio (80 B every 20 ms) over an idle 100 Mbit/s DropTail link: each packet passes the
+    // empty queue, counted by the engine (Qdisc::idle_pass_max) and handed to the discipline when
+    // run_until returns. Sent by 490 ms: 0, 20, ..., 480 ms = 25 packets; by 990 ms, 50.
+    let v = json!({
+        "duration": "1s",
+        "links": {"l": {"from": "a", "to": "b", "rate": "100Mbit", "delay": "1ms", "queue": {"kind": "droptail", "limit": "10pkt"}}},
+        "traffic": [{"kind": "audio", "from": "a", "to": "b"}],
+    });
+    let mut b = scenario::build(&v, 1).unwrap();
+    let ch = b.sim.channel_id("l").unwrap();
+    for (until_ms, n) in [(490, 25), (990, 50)] {
+        b.sim.run_until(jitterlab_sim::Time::from_ms(until_ms));
+        let st = b.sim.channel(ch).qdisc.stats().clone();
+        assert_eq!((st.arrived_pkts, st.enqueued_pkts, st.dequeued_pkts, st.dequeued_bytes), (n, n, n, 80 * n), "by {until_ms} ms");
+        st.check(0, 0).unwrap();
+    }
+}
+
 /// TX completions (engine/txc.rs) are queued as events only while the sender would act on one;
 /// the others are handed over quietly before its next hook. Checked against the same agent
 /// asking for every completion as an event (the engine's behaviour before), on a FIFO link

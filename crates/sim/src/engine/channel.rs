@@ -67,33 +67,36 @@ impl Core {
     }
 
     /// `enqueue` on a FIFO channel: the packet's start, departure and arrival are fixed now.
-    fn enqueue_fifo(&mut self, ch: ChanId, id: PktId) {
+    fn enqueue_fifo(&mut self, ch: ChanId, id: PktId, size: u32) {
         let now = self.now;
         self.settle_fifo(ch, now);
-        let size = self.pool.get(id).size;
-        let c = &mut self.chans[ch as usize];
+        // One borrow of the channel for the whole path (each `self.chans[ch]` is a bounds check).
+        let Core { chans, pool, scratch, .. } = self;
+        let c = &mut chans[ch as usize];
         let idle = c.free_at <= now;
-        let start = if idle && c.qdisc.pass_idle(size, now) {
+        let start = if idle && c.pass_max.is_some_and(|m| size as u64 <= m) {
+            // What the discipline's pass_idle would do (an idle FIFO link's queue is empty: every
+            // packet accepted before started by `free_at`), counted here (Qdisc::idle_pass_max).
+            c.passes.0 += 1;
+            c.passes.1 += size as u64;
+            now
+        } else if idle && c.qdisc.pass_idle(size, now) {
             now
         } else {
-            let verdict = c.qdisc.enqueue(id, &mut self.pool, now, &mut self.scratch);
-            self.drop_scratch(ch);
-            if let Verdict::Dropped(why) = verdict {
-                self.drop_pkt(id, ch, why);
-                return;
+            let verdict = c.qdisc.enqueue(id, pool, now, scratch);
+            if !scratch.is_empty() || matches!(verdict, Verdict::Dropped(_)) {
+                return self.fifo_refused(ch, id, verdict);
             }
-            let c = &mut self.chans[ch as usize];
             if idle {
                 // What start_tx does on an idle link: the packet is dequeued at once.
-                let got = c.qdisc.dequeue(&mut self.pool, now, &mut self.scratch);
-                assert!(got == Some(id) && self.scratch.is_empty(), "queue discipline {} broke its fifo_departures promise", c.qdisc.kind());
+                let got = c.qdisc.dequeue(pool, now, scratch);
+                assert!(got == Some(id) && scratch.is_empty(), "queue discipline {} broke its fifo_departures promise", c.qdisc.kind());
                 now
             } else {
                 c.fifo_starts.push_back((c.free_at, size));
                 c.free_at
             }
         };
-        let c = &mut self.chans[ch as usize];
         if start == now {
             c.tx_pkts += 1;
             c.tx_bytes += size as u64;
@@ -110,7 +113,7 @@ impl Core {
         c.free_at = depart;
         // The empty dequeue the link makes when this packet leaves, unless one queues behind it;
         // none to make when it would change nothing (`Sim::run` reads `free_at` for those links).
-        if !self.noop_idle[ch as usize] {
+        if !c.noop_idle {
             c.idle_at = Some((depart, 0));
         }
         let arrive = c.arrival(depart);
@@ -121,17 +124,31 @@ impl Core {
         self.events.push(arrive, Ev::Arrive(to, id));
     }
 
+    /// A FIFO discipline refused the packet `enqueue_fifo` offered (or, against its promise,
+    /// dropped others to make room): accounts the drops; a packet it kept takes the ordinary
+    /// FIFO path from its verdict on.
+    #[cold]
+    #[inline(never)]
+    fn fifo_refused(&mut self, ch: ChanId, id: PktId, verdict: Verdict) {
+        self.drop_scratch(ch);
+        if let Verdict::Dropped(why) = verdict {
+            self.drop_pkt(id, ch, why);
+            return;
+        }
+        panic!("queue discipline {} broke its fifo_departures promise (dropped a queued packet at enqueue)", self.chans[ch as usize].qdisc.kind());
+    }
+
     /// Makes the deferred empty dequeue of `ch` if the TxDone it stands for would have run before
     /// the event being dispatched (see `Channel::idle_at`).
     #[inline(always)]
     pub(super) fn settle(&mut self, ch: ChanId) {
-        if self.fifo[ch as usize] {
+        if self.chans[ch as usize].fifo {
             return self.settle_fifo(ch, self.now);
         }
         let c = &mut self.chans[ch as usize];
         if let Some(k) = c.idle_at {
             if k < (self.now, self.cur) {
-                if self.noop_idle[ch as usize] {
+                if c.noop_idle {
                     // The deferred empty dequeue would change nothing: only the link goes idle.
                     c.idle_at = None;
                     c.busy = false;
@@ -145,7 +162,7 @@ impl Core {
     /// Settles every channel whose deferred TxDone is due at or before `until` (end of a run).
     pub(super) fn settle_until(&mut self, until: Time) {
         for ch in 0..self.chans.len() {
-            if self.fifo[ch] {
+            if self.chans[ch].fifo {
                 self.settle_fifo(ch as ChanId, until);
                 continue;
             }
@@ -160,7 +177,7 @@ impl Core {
         let c = &mut self.chans[ch as usize];
         let Some((t, _)) = c.idle_at.take() else { return };
         c.busy = false;
-        if self.noop_idle[ch as usize] {
+        if c.noop_idle {
             return;
         }
         let got = c.qdisc.dequeue(&mut self.pool, t, &mut self.scratch);
@@ -169,9 +186,10 @@ impl Core {
     }
 
 
-    pub(super) fn enqueue(&mut self, ch: ChanId, id: PktId) {
-        if self.fifo[ch as usize] {
-            return self.enqueue_fifo(ch, id);
+    /// Offers packet `id` of `size` bytes to channel `ch`.
+    pub(super) fn enqueue(&mut self, ch: ChanId, id: PktId, size: u32) {
+        if self.chans[ch as usize].fifo {
+            return self.enqueue_fifo(ch, id, size);
         }
         let now = self.now;
         // Mahimahi's read_packet(): rationalize(now) — use every opportunity stamped <= now —
@@ -186,7 +204,6 @@ impl Core {
         if !c.busy && c.opp.is_none() {
             // Idle fixed-rate link: a discipline that would hand the packet straight back lets it
             // through without queueing (same state, same stats; see Qdisc::pass_idle).
-            let size = self.pool.get(id).size;
             if c.qdisc.pass_idle(size, now) {
                 self.launch(ch, id, size, true);
                 return;

@@ -80,6 +80,19 @@ impl Qdisc for DropTail {
         self.stats.on_dequeue(size);
         true
     }
+    fn idle_pass_max(&self) -> Option<u64> {
+        Some(match self.limit {
+            // A packet limit is >= 1: an empty queue takes any packet.
+            Limit::Packets(_) => u64::MAX,
+            Limit::Bytes(b) => b,
+        })
+    }
+    fn count_passes(&mut self, pkts: u64, bytes: u64) {
+        for s in [(&mut self.stats.arrived_pkts, &mut self.stats.arrived_bytes), (&mut self.stats.enqueued_pkts, &mut self.stats.enqueued_bytes), (&mut self.stats.dequeued_pkts, &mut self.stats.dequeued_bytes)] {
+            *s.0 += pkts;
+            *s.1 += bytes;
+        }
+    }
     fn empty_dequeue_is_noop(&self) -> bool { true }
 }
 
@@ -117,5 +130,24 @@ mod tests {
         assert!(!b.pass_idle(700, Time::ZERO));
         assert_eq!(b.stats(), &QueueStats::default());
         assert!(b.pass_idle(600, Time::ZERO), "a packet of exactly the byte limit fits");
+    }
+
+    /// The engine's own passes on a FIFO link: `idle_pass_max` is the largest packet an empty
+    /// queue's pass_idle takes (any under a packet limit, the limit itself under a byte limit),
+    /// and `count_passes(n, bytes)` leaves the counters where n such pass_idle calls of `bytes`
+    /// in all leave them (3 packets, 40 + 1500 + 960 = 2500 B).
+    #[test]
+    fn counted_passes_equal_pass_idle_calls() {
+        let (mut called, mut counted) = (DropTail::new(Limit::Bytes(1500)), DropTail::new(Limit::Bytes(1500)));
+        for size in [40, 1500, 960] {
+            assert!(called.pass_idle(size, Time::ZERO));
+        }
+        counted.count_passes(3, 2500);
+        assert_eq!(counted.stats(), called.stats());
+        assert_eq!((counted.stats().arrived_bytes, counted.stats().enqueued_pkts, counted.stats().dequeued_bytes), (2500, 3, 2500));
+        counted.stats().check(0, 0).unwrap();
+        assert_eq!(called.idle_pass_max(), Some(1500));
+        assert!(!called.pass_idle(1501, Time::ZERO));
+        assert_eq!(DropTail::new(Limit::Packets(1)).idle_pass_max(), Some(u64::MAX));
     }
 }

@@ -176,6 +176,17 @@ pub trait Qdisc {
     /// true; the engine then puts the packet on the wire without queueing it. Otherwise it changes
     /// nothing and returns false (the engine takes the ordinary path). Default: false.
     fn pass_idle(&mut self, _size: u32, _now: Time) -> bool { false }
+    /// Some(b): while the discipline holds no packet, [`Qdisc::pass_idle`] takes every packet of
+    /// at most `b` bytes and changes nothing but `stats()`'s arrival, enqueue and dequeue
+    /// counters (one packet of its size each; a plain FIFO). The engine then makes those passes
+    /// itself on a FIFO link (no call a packet) and hands their count over with
+    /// [`Qdisc::count_passes`] before `stats()` is read: at the end of `run_until`, `run` and
+    /// `finish`, and before a queue sample. Asked once, when the run starts. Default: None.
+    fn idle_pass_max(&self) -> Option<u64> { None }
+    /// Counts `pkts` passes of `bytes` bytes in all that the engine made for this discipline
+    /// (see [`Qdisc::idle_pass_max`]): what `pkts` calls of `pass_idle` returning true would have
+    /// added to `stats()`.
+    fn count_passes(&mut self, _pkts: u64, _bytes: u64) {}
     /// Whether a `dequeue` while the discipline holds no packet changes nothing at all, hidden
     /// state included (a plain FIFO); the engine then skips the deferred empty dequeue of
     /// `idle_dequeue_deferrable`. Asked once, when the run starts. Default: false.
