@@ -1,4 +1,4 @@
-//! The Int64 and Boolean columns of a Parquet image encoded here, not by arrow-rs' column writer: the same
+//! The Int64, Boolean and text columns of a Parquet image encoded here, not by arrow-rs' column writer: the same
 //! encoding (version-1 data pages, DELTA_BINARY_PACKED values, RLE definition levels, snappy,
 //! the chunk's min/max/null-count statistics), at a fraction of its cost a value. arrow-rs spends
 //! ~8 ns a value on an Int64 column whatever its deltas (a run's media table: 6 such columns, 75 %
@@ -11,10 +11,13 @@
 //! RLE/bit-packing hybrid) and its DataPage v1 (levels length-prefixed, the page compressed whole).
 use std::sync::Arc;
 
-use arrow_array::{Array, BooleanArray, Int64Array};
+use std::collections::HashMap;
+
+use arrow_array::{Array, BooleanArray, Int64Array, StringArray};
 use bytes::Bytes;
 use parquet::basic::{Compression, Encoding, PageType, Type as PhysicalType};
 use parquet::column::page::{CompressedPage, Page, PageWriter};
+use parquet::data_type::ByteArray;
 use parquet::column::writer::ColumnCloseResult;
 use parquet::errors::{ParquetError, Result};
 use parquet::file::metadata::{ColumnChunkMetaData, PageEncodingStats};
@@ -29,11 +32,14 @@ const BLOCK: usize = 256;
 const MINI: usize = 64;
 
 /// Whether `encode_column` writes a column of `descr` holding `array`: a flat (non-repeated) INT64
-/// leaf fed by an Int64 array, or a BOOLEAN one fed by a Boolean array.
+/// leaf fed by an Int64 array, a BOOLEAN one fed by a Boolean array, or a BYTE_ARRAY one fed by a
+/// Utf8 array (dictionary-encoded; `encode_column` declines one whose values it would have to
+/// truncate in the statistics or whose dictionary outgrows a page: arrow-rs' writer then takes it).
 pub fn handles(descr: &ColumnDescPtr, array: &dyn Array) -> bool {
     let typed = match descr.physical_type() {
         PhysicalType::INT64 => array.as_any().is::<Int64Array>(),
         PhysicalType::BOOLEAN => array.as_any().is::<BooleanArray>(),
+        PhysicalType::BYTE_ARRAY => array.as_any().is::<StringArray>(),
         _ => false,
     };
     typed && descr.max_rep_level() == 0 && descr.max_def_level() <= 1 && (descr.max_def_level() == 1 || array.null_count() == 0)
@@ -193,19 +199,73 @@ fn def_levels(out: &mut Vec<u8>, a: &dyn Array) {
 enum Values {
     Int64 { min: Option<i64>, max: Option<i64>, gathered: Vec<i64> },
     Boolean { min: Option<bool>, max: Option<bool> },
+    /// Text: the chunk's dictionary (its PLAIN page), each non-null value's index into it in row
+    /// order (the pages take them in turn from `next`), and the chunk's min and max.
+    Dict { page: Vec<u8>, entries: usize, indices: Vec<u64>, next: usize, min: Option<Vec<u8>>, max: Option<Vec<u8>> },
 }
 
+/// Longest value kept whole in arrow-rs' statistics (its `statistics_truncate_length`, 64 bytes):
+/// a column with a longer one is left to arrow-rs, which truncates.
+const STATS_BYTES: usize = 64;
+/// A dictionary page at most (arrow-rs' `dictionary_page_size_limit`, past which it falls back to
+/// PLAIN): a larger dictionary is left to arrow-rs.
+const DICT_BYTES: usize = 1 << 20;
+
 impl Values {
+    /// The values' encoder for column `descr` holding `a`; None when `encode_column` declines it.
+    fn new(descr: &ColumnDescPtr, a: &dyn Array) -> Option<Values> {
+        Some(match descr.physical_type() {
+            PhysicalType::BOOLEAN => Values::Boolean { min: None, max: None },
+            PhysicalType::INT64 => Values::Int64 { min: None, max: None, gathered: Vec::new() },
+            _ => {
+                let a = a.as_any().downcast_ref::<StringArray>()?;
+                let (mut seen, mut page, mut indices) = (HashMap::new(), Vec::new(), Vec::with_capacity(a.len() - a.null_count()));
+                let (mut min, mut max): (Option<&[u8]>, Option<&[u8]>) = (None, None);
+                // the valid rows only: a per-packet text column is mostly null (where a packet was lost)
+                let rows: Box<dyn Iterator<Item = usize>> = match a.nulls() {
+                    Some(n) if n.null_count() > 0 => Box::new(n.valid_indices()),
+                    _ => Box::new(0..a.len()),
+                };
+                for r in rows {
+                    let v = a.value(r).as_bytes();
+                    if v.len() > STATS_BYTES {
+                        return None;
+                    }
+                    let next = seen.len() as u64;
+                    let i = *seen.entry(v).or_insert_with(|| {
+                        // PLAIN BYTE_ARRAY: a 4-byte length, the bytes
+                        page.extend_from_slice(&(v.len() as u32).to_le_bytes());
+                        page.extend_from_slice(v);
+                        min = Some(min.map_or(v, |m| m.min(v)));
+                        max = Some(max.map_or(v, |m| m.max(v)));
+                        next
+                    });
+                    indices.push(i);
+                }
+                if page.len() > DICT_BYTES {
+                    return None;
+                }
+                Values::Dict { page, entries: seen.len(), indices, next: 0, min: min.map(<[u8]>::to_vec), max: max.map(<[u8]>::to_vec) }
+            }
+        })
+    }
+
     fn encoding(&self) -> Encoding {
         match self {
             Values::Int64 { .. } => Encoding::DELTA_BINARY_PACKED,
             Values::Boolean { .. } => Encoding::PLAIN,
+            Values::Dict { .. } => Encoding::RLE_DICTIONARY,
         }
     }
 
     fn put(&mut self, buf: &mut Vec<u8>, page: &dyn Array) {
         let nulls = page.nulls().filter(|n| n.null_count() > 0);
         match self {
+            Values::Dict { entries, indices, next, .. } => {
+                let take = &indices[*next..*next + page.len() - page.null_count()];
+                *next += take.len();
+                dict_indices(buf, take, *entries);
+            }
             Values::Int64 { min, max, gathered } => {
                 let page = page.as_any().downcast_ref::<Int64Array>().expect("checked by handles");
                 let values: &[i64] = match nulls {
@@ -251,29 +311,71 @@ impl Values {
             Values::Int64 { min, max, .. } => {
                 Statistics::Int64(ValueStatistics::new(min, max, None, Some(nulls), false).with_backwards_compatible_min_max(true))
             }
-            // booleans sort unsigned: arrow-rs keeps the deprecated min/max fields off for them
+            // booleans and text sort unsigned: arrow-rs keeps the deprecated min/max fields off for them
             Values::Boolean { min, max } => {
                 Statistics::Boolean(ValueStatistics::new(min, max, None, Some(nulls), false).with_backwards_compatible_min_max(false))
             }
+            Values::Dict { min, max, .. } => Statistics::ByteArray(
+                ValueStatistics::new(min.map(ByteArray::from), max.map(ByteArray::from), None, Some(nulls), false)
+                    .with_backwards_compatible_min_max(false),
+            ),
         }
+    }
+}
+
+/// RLE_DICTIONARY values: the indices' bit width (a byte, as arrow-rs sizes it: enough for
+/// `entries` - 1), then the RLE/bit-packing hybrid: one RLE run at width 0 (a one-entry
+/// dictionary), else one bit-packed run of groups of 8, the last one's padding 0.
+fn dict_indices(buf: &mut Vec<u8>, idx: &[u64], entries: usize) {
+    let w = 64 - (entries.saturating_sub(1) as u64).leading_zeros();
+    buf.push(w as u8);
+    if idx.is_empty() {
+        return;
+    }
+    if w == 0 {
+        uleb(buf, (idx.len() as u64) << 1);
+        return;
+    }
+    let groups = idx.len().div_ceil(8);
+    uleb(buf, ((groups as u64) << 1) | 1);
+    let start = buf.len();
+    buf.resize(start + groups * w as usize, 0);
+    for (k, &i) in idx.iter().enumerate() {
+        // w <= 32 bits (at most 2^32 entries) at bit k·w: within the 8 bytes from its first byte
+        let bit = k * w as usize;
+        let at = start + bit / 8;
+        let mut word = [0u8; 8];
+        let end = (at + 8).min(buf.len());
+        word[..end - at].copy_from_slice(&buf[at..end]);
+        let v = u64::from_le_bytes(word) | (i << (bit % 8));
+        buf[at..end].copy_from_slice(&v.to_le_bytes()[..end - at]);
     }
 }
 
 /// One column chunk of `descr` (see `handles`) holding `a`'s rows: its bytes (offsets from 0) and
 /// what `SerializedRowGroupWriter::append_column` needs, with the chunk's statistics.
-pub fn encode_column(descr: &ColumnDescPtr, a: &dyn Array) -> Result<(Bytes, ColumnCloseResult)> {
-    let mut values = if descr.physical_type() == PhysicalType::BOOLEAN {
-        Values::Boolean { min: None, max: None }
-    } else {
-        Values::Int64 { min: None, max: None, gathered: Vec::new() }
-    };
+pub fn encode_column(descr: &ColumnDescPtr, a: &dyn Array) -> Result<Option<(Bytes, ColumnCloseResult)>> {
+    let Some(mut values) = Values::new(descr, a) else { return Ok(None) };
     let encoding = values.encoding();
     let mut sink = TrackedWrite::new(Vec::new());
     let (mut compressed, mut uncompressed, mut first, mut pages) = (0i64, 0i64, None, 0i32);
     let mut snappy = snap::raw::Encoder::new();
     let mut buf = Vec::new();
+    let mut encodings = vec![Encoding::RLE, encoding];
+    let mut stats = Vec::new();
+    let mut dict_offset = None;
     {
         let mut pw = SerializedPageWriter::new(&mut sink);
+        if let Values::Dict { page, entries, .. } = &values {
+            let data = snappy.compress_vec(page).map_err(|e| ParquetError::External(Box::new(e)))?;
+            let dp = Page::DictionaryPage { buf: Bytes::from(data), num_values: *entries as u32, encoding: Encoding::PLAIN, is_sorted: false };
+            let spec = pw.write_page(CompressedPage::new(dp, page.len()))?;
+            dict_offset = Some(spec.offset as i64);
+            compressed += spec.compressed_size as i64;
+            uncompressed += spec.uncompressed_size as i64;
+            encodings.push(Encoding::PLAIN);
+            stats.push(PageEncodingStats { page_type: PageType::DICTIONARY_PAGE, encoding: Encoding::PLAIN, count: 1 });
+        }
         let mut at = 0;
         while at < a.len() {
             let n = (a.len() - at).min(PAGE_ROWS);
@@ -296,12 +398,13 @@ pub fn encode_column(descr: &ColumnDescPtr, a: &dyn Array) -> Result<(Bytes, Col
         pw.close()?;
     }
     // RLE even without levels: arrow-rs lists the pages' level encodings whatever the column
-    let mut encodings = vec![Encoding::RLE, encoding];
     encodings.sort_by_key(|e| *e as i32);
+    stats.push(PageEncodingStats { page_type: PageType::DATA_PAGE, encoding, count: pages });
     let meta = ColumnChunkMetaData::builder(Arc::clone(descr))
         .set_compression(Compression::SNAPPY)
         .set_encodings(encodings)
-        .set_page_encoding_stats(vec![PageEncodingStats { page_type: PageType::DATA_PAGE, encoding, count: pages }])
+        .set_page_encoding_stats(stats)
+        .set_dictionary_page_offset(dict_offset)
         .set_total_compressed_size(compressed)
         .set_total_uncompressed_size(uncompressed)
         .set_num_values(a.len() as i64)
@@ -311,7 +414,7 @@ pub fn encode_column(descr: &ColumnDescPtr, a: &dyn Array) -> Result<(Bytes, Col
     let bytes = sink.bytes_written() as u64;
     let close = ColumnCloseResult { bytes_written: bytes, rows_written: a.len() as u64, metadata: meta, bloom_filter: None,
                                     column_index: None, offset_index: None };
-    Ok((Bytes::from(sink.into_inner()?), close))
+    Ok(Some((Bytes::from(sink.into_inner()?), close)))
 }
 
 #[cfg(test)]

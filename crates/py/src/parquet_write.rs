@@ -7,8 +7,8 @@
 //! A table of at least `parquet_min_rows` rows is a Parquet image with the options the combined
 //! tables always had (pyarrow's `_combined_options` before): dictionary pages only for text
 //! columns, integer columns DELTA_BINARY_PACKED, other columns plain, snappy pages, statistics of
-//! each column chunk, no page index, at most MAX_GROUP_ROWS rows a row group (Int64 and Boolean
-//! columns encoded by `parquet_int`, the others by arrow-rs); its footer keeps the Arrow schema
+//! each column chunk, no page index, at most MAX_GROUP_ROWS rows a row group (Int64, Boolean and
+//! Utf8 columns encoded by `parquet_int`, the others by arrow-rs); its footer keeps the Arrow schema
 //! (`ARROW:schema`), so pyarrow reads back the types it handed over (dictionaries, timestamps,
 //! nulls, metadata). A smaller one is an Arrow IPC file image (LZ4 frames from LZ4_MIN_BYTES): the Parquet writer's
 //! and reader's fixed cost a column (~10 us each way) would dominate a tiny run's few rows, which
@@ -76,8 +76,8 @@ fn props(schema: &Schema) -> WriterProperties {
 }
 
 /// `batches` (of `schema`) as one Parquet file image: what arrow-rs' `ArrowWriter` writes with
-/// `props` (row groups of at most MAX_GROUP_ROWS rows, `ARROW:schema` in the footer), but its Int64
-/// columns encoded by `parquet_int` (the same encoding, a fifth of the CPU) and no offset index
+/// `props` (row groups of at most MAX_GROUP_ROWS rows, `ARROW:schema` in the footer), but its Int64,
+/// Boolean and Utf8 columns encoded by `parquet_int` (the same encodings, a fraction of the CPU) and no offset index
 /// (the combined tables, spliced, never had one).
 pub fn encode(schema: &SchemaRef, batches: &[RecordBatch]) -> parquet::errors::Result<Vec<u8>> {
     let mut props = props(schema);
@@ -93,12 +93,13 @@ pub fn encode(schema: &SchemaRef, batches: &[RecordBatch]) -> parquet::errors::R
             let cols: Vec<ArrayRef> = group.iter().map(|b| b.column(i).clone()).collect();
             let descr = pq_schema.column(leaf);
             if cols.iter().all(|c| parquet_int::handles(&descr, c.as_ref())) {
-                writers.next();
-                leaf += 1;
                 let one = if cols.len() == 1 { cols[0].clone() } else { arrow_select::concat::concat(&cols.iter().map(AsRef::as_ref).collect::<Vec<_>>())? };
-                let (data, close) = parquet_int::encode_column(&descr, one.as_ref())?;
-                rgw.append_column(&data, close)?;
-                continue;
+                if let Some((data, close)) = parquet_int::encode_column(&descr, one.as_ref())? {
+                    writers.next();
+                    leaf += 1;
+                    rgw.append_column(&data, close)?;
+                    continue;
+                }
             }
             let mut leaves = Vec::new();
             for c in &cols {
@@ -365,7 +366,7 @@ mod tests {
         })).collect()
     }
 
-    /// Int64 and Boolean columns of every shape `parquet_int` meets, beside text and float columns: the image
+    /// Int64, Boolean and text columns of every shape `parquet_int` meets (or declines), beside text and float columns: the image
     /// decodes to the same rows, schema and footer metadata, with the same chunk statistics and
     /// encodings, as arrow-rs' writer's.
     #[test]
@@ -375,6 +376,7 @@ mod tests {
             Field::new("a", DataType::Int64, true), Field::new("b", DataType::Int64, false),
             Field::new("s", DataType::Utf8, true), Field::new("c", DataType::Int64, true), Field::new("f", DataType::Float64, true),
             Field::new("t", DataType::Boolean, true), Field::new("u", DataType::Boolean, false),
+            Field::new("v", DataType::Utf8, false), Field::new("z", DataType::Utf8, true),
         ], meta));
         let mk = |n: usize, seed: i64| -> RecordBatch {
             let a: ArrayRef = Arc::new(Int64Array::from_iter((0..n as i64).map(|i| (i % 7 != 3).then_some(seed + i * 1_000_003 + (i * i) % 91))));
@@ -387,7 +389,16 @@ mod tests {
             // nulls, or (odd seeds) all true, so min = max
             let t: ArrayRef = Arc::new(arrow_array::BooleanArray::from_iter((0..n).map(|i| if seed % 2 == 1 { Some(true) } else { (i % 3 != 1).then_some(i % 5 == 2) })));
             let u: ArrayRef = Arc::new(arrow_array::BooleanArray::from_iter((0..n).map(|i| Some(i % 11 == 0))));
-            RecordBatch::try_new(schema.clone(), vec![a, b, s, c, f, t, u]).unwrap()
+            // text: up to 1 500 entries (11-bit indices across bytes), or one (width 0)
+            let v: ArrayRef = Arc::new(StringArray::from_iter_values((0..n).map(|i| if seed % 2 == 1 { "one".to_string() } else { format!("v{}", (i * 7919) % 1500) })));
+            // all null, or an empty string and (from 3 rows) one of 65 bytes, past what the statistics keep whole
+            let z: ArrayRef = Arc::new(StringArray::from_iter((0..n).map(|i| match (seed % 2, i % 3) {
+                (0, _) => None,
+                (_, 0) => Some(String::new()),
+                (_, 1) => Some("é".repeat(10)),
+                _ => Some("x".repeat(65)),
+            })));
+            RecordBatch::try_new(schema.clone(), vec![a, b, s, c, f, t, u, v, z]).unwrap()
         };
         let cases: Vec<Vec<RecordBatch>> = vec![
             vec![mk(1, 1)], vec![mk(2, 2)], vec![mk(127, 3)], vec![mk(128, 4)], vec![mk(129, 5)], vec![mk(161, 6)],
