@@ -12,6 +12,15 @@ from pathlib import Path
 
 # (name, file, original text, mutated text, cargo test arguments)
 MUTANTS = [
+    # Parquet columns encoded by the native module's own writer (crates/py/src/parquet_int.rs): the
+    # block's minimum delta taken off before packing, the bitmap's padding levels cleared, a
+    # dictionary index packed beside the bits before it.
+    ("parquet-delta-min-delta", "crates/py/src/parquet_int.rs",
+     "*x = x.wrapping_sub(min as u64);", "*x = x.wrapping_sub(0);", ["-p", "jitterlab-py", "--lib"]),
+    ("parquet-def-level-padding", "crates/py/src/parquet_int.rs",
+     "out[start + groups - 1] &= (1u8 << (a.len() % 8)) - 1;", "out[start + groups - 1] &= 0xff;", ["-p", "jitterlab-py", "--lib"]),
+    ("parquet-dict-index-packing", "crates/py/src/parquet_int.rs",
+     "let v = u64::from_le_bytes(word) | (i << (bit % 8));", "let v = i << (bit % 8);", ["-p", "jitterlab-py", "--lib"]),
     # TCP stack profiles (tcp/profile.rs): each profile's headline switches and the pre-6.6 window share.
     ("profile-6.18-tcp-rmem-max", "crates/sim/src/tcp/profile.rs",
      "rmem: [4096, 131_072, 33_554_432]", "rmem: [4096, 131_072, 6_291_456]", ["-p", "jitterlab-sim"]),

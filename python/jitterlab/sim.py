@@ -454,13 +454,15 @@ def _set_fast(sc: dict[str, Any], parts: tuple[str | int, ...], value: Any) -> b
 
 
 def simulate_run(base: Mapping[str, Any], overrides: Mapping[str, Any] | None, seed: int, run_id: int,
-                 params: Mapping[str, Any], cache_key: str | None = None) -> Result:
+                 params: Mapping[str, Any], cache_key: str | None = None,
+                 prepared: tuple[dict[str, Any], str] | None = None) -> Result:
     """One run of a sweep: `simulate(base, seed, run_id, overrides, params)` without the cost
     check (the sweep checked every parameter point before starting) and with the base scenario
-    prepared once per process (`run_json`). Same tables as `simulate`."""
+    prepared once per process (`run_json`), or, given `prepared`, what `run_json(base, overrides)`
+    returned for the sweep's estimate of this very run. Same tables as `simulate`."""
     if seed < 0 or seed >= 2**64:
         raise _native.ScenarioError(f"seed: must be between 0 and 2^64-1, got {seed}")
-    sc, js = run_json(base, overrides, cache_key)
+    sc, js = prepared if prepared is not None else run_json(base, overrides, cache_key)
     raw = _native.simulate_tables(js, int(seed), int(run_id), None)
     return _to_result(raw, sc, int(seed), run_id, params)
 

@@ -12,6 +12,7 @@ mod testbed;
 mod units;
 mod parquet_concat;
 mod parquet_write;
+mod parquet_int;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {

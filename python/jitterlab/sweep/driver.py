@@ -105,6 +105,9 @@ def _run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None, execu
     specs = sweep.runs()
     key = _scenario_key(sweep.scenario)
     est_events: dict[int, float] = {}  # a parameter point's estimated events (sizes the batches of runs)
+    # the scenario and its JSON prepared for the estimate, by run id: a run done in this process
+    # reuses its own instead of preparing it again (workers prepare theirs)
+    prepared: dict[int, tuple[dict[str, Any], str]] = {}
     if sweep.backend == "sim":
         from jitterlab import _native, sim
 
@@ -116,7 +119,8 @@ def _run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None, execu
             if sp.point in est_events:
                 continue
             try:
-                est = dict(_native.estimate_json(sim.run_json(sweep.scenario, sp.overrides, key)[1]))
+                prepared[sp.run_id] = sim.run_json(sweep.scenario, sp.overrides, key)
+                est = dict(_native.estimate_json(prepared[sp.run_id][1]))
                 est_events[sp.point] = float(est["events"])
                 sim.check_cost(est, max_memory, max_events, share, avail)
             except ScenarioError as e:
@@ -154,7 +158,9 @@ def _run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None, execu
                  "overrides": s.overrides, "params": s.params, "tables": names, "reduce": sweep.reduce,
                  "identity": {"sweep": sweep_digest, "params": s.params, "seed": s.seed},  # `run_identity`, as JSON writes it
                  "out": out_s, "receipt": not inline, "inline_bytes": inline_bytes, "backend": sweep.backend,
-                 "testbed_out": os.path.join(out_s, "testbed", f"{s.run_id:06d}") if testbed else None} for s in todo]
+                 "testbed_out": os.path.join(out_s, "testbed", f"{s.run_id:06d}") if testbed else None,
+                 "prepared": prepared.get(s.run_id) if inline else None} for s in todo]
+    prepared.clear()  # what a run needs is in its payload
     if sweep.backend == "testbed":
         if not local:
             raise SweepError("sweep.backend = \"testbed\": runs need this machine's namespaces; use --executor local")

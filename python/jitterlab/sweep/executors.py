@@ -42,7 +42,7 @@ def execute(payload: dict[str, Any]) -> dict[str, Any]:
                               params=params, out=payload.get("testbed_out"))
         else:
             res = sim.simulate_run(payload["scenario"], payload["overrides"], payload["seed"], payload["run_id"], params,
-                                   payload.get("scenario_key"))
+                                   payload.get("scenario_key"), payload.get("prepared"))
         tables = {n: res.arrow[n] for n in payload["tables"] if n in res.arrow}
         if payload.get("reduce") is not None:
             tables.update(payload["reduce"](res))
