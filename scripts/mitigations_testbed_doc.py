@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """docs/mitigations.md's table of the mitigations on real Linux beside the simulator.
 
-    flock /tmp/jitterlab-testbed.lock jitterlab reproduce mitigations --reps 2 --link fixed --testbed --out OUT   # root
+    flock /tmp/jitterlab-testbed.lock jitterlab reproduce mitigations --reps 2 --link fixed --testbed --out OUT   # root (and --link cellular; concatenate the two testbed.csv)
     python scripts/mitigations_testbed_doc.py OUT/testbed.csv [--doc]
 
 keeps the run's rows in docs/data/mitigations-testbed.csv and, with --doc, writes the table between
