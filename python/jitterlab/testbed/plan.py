@@ -328,7 +328,7 @@ def _topology(sc: dict[str, Any], exp: dict[str, Any], seed: int) -> tuple[list[
     else:
         raise ScenarioError("access: the testbed needs an [access] or [dumbbell] topology")
     # hosts that send TCP data: their TCP Small Queues count what waits in their own qdisc
-    senders = {t.get("from") for t in sc.get("traffic", []) if t.get("kind") in ("bulk", "web", "ftp")} & set(hosts)
+    senders = {t.get("from") for t in sc.get("traffic", []) if t.get("kind") in _TCP_KINDS} & set(hosts)
     for l in links:
         for ch in (l.fwd, l.rev):
             if ch.jitter and ch.capacity == "rate" and ch.queue.in_kernel and ch.src == delay_router:
@@ -354,6 +354,9 @@ def _topology(sc: dict[str, Any], exp: dict[str, Any], seed: int) -> tuple[list[
         l.index = i
     return links, hosts, delay_router
 
+
+#: the traffic kinds that are TCP connections
+_TCP_KINDS = ("bulk", "web", "ftp")
 
 # An adaptive source's keys; defaults as the simulator's (crates/sim/src/traffic/adaptive.rs).
 # (`feedback_via` only checks, in the simulator's expansion, that the reverse path crosses a channel.)
@@ -414,7 +417,7 @@ class _Traffic:
         name = t.get("name")
         if kind in ("audio", "video"):
             self._media(t, where, kind, src, dst, start, stop, name)
-        elif kind in ("bulk", "web", "ftp"):
+        elif kind in _TCP_KINDS:
             self._tcp(t, where, kind, src, dst, stop, name)
         else:
             raise ScenarioError(f"{where}kind: the testbed runs audio, video, bulk, web, ftp, got {kind!r}")

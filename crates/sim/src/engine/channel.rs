@@ -117,10 +117,8 @@ impl Core {
             c.idle_at = Some((depart, 0));
         }
         let arrive = c.arrival(depart);
-        let (from, to, host) = (c.from, c.to, !c.network_queue);
-        if host {
-            self.tx_complete(from, id, depart);
-        }
+        let to = c.to;
+        self.left_queue(ch, id, depart);
         self.events.push(arrive, Ev::Arrive(to, id));
     }
 
@@ -249,9 +247,7 @@ impl Core {
     }
 
     pub(super) fn drop_pkt(&mut self, id: PktId, ch: ChanId, _why: DropReason) {
-        if !self.chans[ch as usize].network_queue {
-            self.tx_complete(self.chans[ch as usize].from, id, self.now);
-        }
+        self.left_queue(ch, id, self.now);
         self.account_drop(id, ch);
     }
 
@@ -332,9 +328,7 @@ impl Core {
     /// after the propagation delay and jitter (FIFO kept unless `reorder`).
     #[inline(always)]
     pub(super) fn transmitted(&mut self, ch: ChanId, id: PktId, size: u32, depart: Time) {
-        if !self.chans[ch as usize].network_queue {
-            self.tx_complete(self.chans[ch as usize].from, id, depart.max(self.now));
-        }
+        self.left_queue(ch, id, depart.max(self.now));
         let c = &mut self.chans[ch as usize];
         c.tx_pkts += 1;
         c.tx_bytes += size as u64;
@@ -351,6 +345,18 @@ impl Core {
         let arrive = c.arrival(depart);
         let to = c.to;
         self.events.push(arrive, Ev::Arrive(to, id));
+    }
+
+    /// Packet `id` left channel `ch`'s queue at `at` (sent or dropped): its TX completion if that
+    /// queue is its node's own; a network queue's packets completed when the link took them
+    /// (`Channel::network_queue`, `Sim::forward`).
+    #[inline(always)]
+    fn left_queue(&mut self, ch: ChanId, id: PktId, at: Time) {
+        let c = &self.chans[ch as usize];
+        if !c.network_queue {
+            let from = c.from;
+            self.tx_complete(from, id, at);
+        }
     }
 
     /// Schedules the TX completion of packet `id` at `at` if it is leaving its source node `node`
