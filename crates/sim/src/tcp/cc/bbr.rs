@@ -578,6 +578,14 @@ impl CongestionControl for Bbr {
         self.round_start = true;
     }
 
+    /// `bbr_undo_cwnd`: the pipe may not be full after all (`full_bw` and its count start over);
+    /// cwnd stays BBR's own.
+    fn undo_cwnd(&mut self, st: &CcState, _prior_cwnd: u64) -> u64 {
+        self.full_bw = 0;
+        self.full_bw_cnt = 0;
+        st.cwnd
+    }
+
     fn pacing_rate(&self, _st: &CcState) -> Option<f64> { (self.pacing_rate > 0).then_some(self.pacing_rate as f64) }
     /// The rate is bw·mss·gain in payload bytes, and Linux spaces a segment by its `skb->len`
     /// (payload; `tcp_update_skb_after_send`), so segments leave at 0.99·gain·bw packets/s.
