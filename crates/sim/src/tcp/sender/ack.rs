@@ -203,8 +203,13 @@ impl Sender {
             if !g.sacked {
                 self.cs.delivered += g.len as u64;
                 self.rate.delivered(&g);
-                // tcp_clean_rtx_queue: RACK advances on cumulatively acknowledged segments too.
-                self.rack.advance(&g, now, self.rtt.min_rtt());
+                // tcp_clean_rtx_queue: RACK advances on cumulatively acknowledged segments too,
+                // unless the timestamp echo shows this ACK is for an earlier transmission than
+                // the last retransmission (tcp_skb_spurious_retrans).
+                let spurious = g.ever_rexmit && matches!((tsecr, g.tsval), (Some(e), Some(v)) if (e.wrapping_sub(v) as i32) < 0);
+                if !spurious {
+                    self.rack.advance(&g, now, self.rtt.min_rtt());
+                }
                 self.rack.check_reordering(&g, self.prior_high_sacked);
             }
             if earliest.is_none() {
