@@ -126,9 +126,11 @@ fn without_frto_the_same_timeout_goes_back() {
 
 /// A real loss (RFC 5682 step 3a): all ten segments were lost. The retransmitted segment 0 is
 /// ACKed at 500 ms (step 2b: new segments 10 and 11); at 600 ms the ACK still asks for segment 1
-/// and SACKs segment 10, new data only: the loss was real, F-RTO ends and the sender goes back.
+/// and SACKs segment 10, new data only (it also updates the window, so it is no duplicate ACK: the
+/// SACK alone decides): the loss was real, F-RTO ends and the sender goes back.
 /// cwnd stays 2 segments (a SACK raises nothing), segment 11 is in flight, so one retransmission
-/// goes: segment 1. Nothing is undone.
+/// goes: segment 1. Nothing is undone, and once F-RTO has ended a later ACK of segment 2, never
+/// retransmitted (its original only late), undoes nothing either: the sender stays in Loss.
 #[test]
 fn frto_on_a_real_loss_goes_back_after_one_round() {
     let mut t = spike(cfg(true, false, true));
@@ -136,11 +138,15 @@ fn frto_on_a_real_loss_goes_back_after_one_round() {
     t.ack(1, &[]);
     assert_eq!(t.take(), vec![10, 11]);
     t.now = ms(600);
-    t.ack(1, &[(10, 11)]);
+    t.ack_ts(1, &[(10, 11)], 60_000, None);
     assert_eq!(t.take(), vec![1]);
     assert_eq!(t.s.ca, CaState::Loss);
     assert_eq!((t.s.stats.spurious_rtos, t.s.stats.loss_undos), (0, 0));
     assert_eq!(t.s.cwnd(), 2 * MSS);
+    t.now = ms(700);
+    t.ack_ts(3, &[(10, 11)], 60_000, None);
+    assert_eq!(t.s.ca, CaState::Loss);
+    assert_eq!(t.s.stats.loss_undos, 0);
 }
 
 /// Eifel-style undo by timestamps (`tcp_packet_delayed`). MSS 1012 with the option: 1000-byte
@@ -175,6 +181,27 @@ fn timestamps_undo_a_timeout_whose_original_arrived() {
     assert_eq!(t.s.ca, CaState::Loss);
     assert_eq!(t.s.stats.loss_undos, 0);
     assert_eq!(t.take(), vec![1, 2]);
+}
+
+/// After an undo, RACK must not take the echoed ACK of an original as the delivery of its
+/// retransmission (`tcp_skb_spurious_retrans` in `tcp_clean_rtx_queue`). As above, but the ACK
+/// of the original segment 0 (TSecr 101) comes at 520 ms, 120 ms after the retransmission (more
+/// than min_rtt, so RACK's ambiguity rule would not skip it). Had RACK advanced, RACK.xmit would
+/// be 400 ms and segments 1..9 (sent at 100 ms) overdue at 100 + 120 + 25 = 245 ms: recovery and
+/// a retransmission of segment 1. Instead the sender stays Open and sends new data only.
+#[test]
+fn rack_ignores_the_ack_of_an_original_after_its_retransmission() {
+    let c = TcpConfig { mss: MSS as u32 + 12, timestamps: true, ..cfg(false, true, true) };
+    let mut t = T::established(c, ms(100), WND);
+    t.take();
+    t.fire_rto();
+    assert_eq!(t.take(), vec![0]);
+    t.now = ms(520);
+    t.ack_ts(1, &[], WND, Some(101));
+    assert_eq!(t.s.ca, CaState::Open);
+    assert!(t.lost().is_empty());
+    assert_eq!(t.s.rack().state(), None, "RACK has no delivery yet");
+    assert!(t.take().iter().all(|&i| i >= 10));
 }
 
 /// RACK-aware marking at the timeout (`tcp_timeout_mark_lost`): segments sent less than RACK.rtt
