@@ -255,7 +255,7 @@ fn frto_does_not_run_after_a_recovery_timeout() {
     t.fire_rto();
     assert_eq!(t.s.ca, CaState::Loss);
     assert_eq!(t.take(), vec![0]);
-    t.now = t.now + ms(100);
+    t.now += ms(100);
     t.ack(4, &[]);
     let sent = t.take();
     assert!(!sent.is_empty() && sent.iter().all(|&i| i < 10), "retransmissions, not new data: {sent:?}");
