@@ -7,7 +7,8 @@
 //!
 //! This file is the state machine (types, construction, the handshake and the dispatch of each
 //! arriving segment); the sender's own work is split by event: ACK processing and loss recovery
-//! (`ack.rs`), the timers' expiry (`timeout.rs`), and the transmit loop with pacing (`transmit.rs`).
+//! (`ack.rs`), the timers' expiry (`timeout.rs`), the timeout and the Loss state as Linux handles
+//! them — RACK-aware marking, F-RTO, undo (`loss.rs`) — and the transmit loop with pacing (`transmit.rs`).
 //! Its parts live beside it, each with its own tests: the SACK scoreboard ([`super::scoreboard`]), loss-recovery bookkeeping and PRR
 //! ([`super::recovery`]), RACK-TLP ([`super::rack`]), ECN state ([`super::ecn`]), the timer set
 //! ([`super::timers`]), delivery-rate
