@@ -370,6 +370,28 @@ MUTANTS = [
     # burst_stats_jbs): a packet is lost to the buffer only past base + JB, as lost_mask says.
     ("emodel-late-loss-fused", "crates/metrics/src/loss.rs",
      "let l = owd.is_none_or(|d| d > limit[j]);", "let l = owd.is_none_or(|d| d >= limit[j]);", ["-p", "jitterlab-metrics", "--lib", "burst_stats"]),
+    # Linux's retransmission timeout (tcp/sender/loss.rs, issue 26): RACK-aware marking and cwnd =
+    # in flight + 1, F-RTO's steps 2b / 3a / 3b and its start rule, the undo by timestamps and what it
+    # restores, and RACK's skip of an ACK for an earlier transmission (tcp/sender/ack.rs): killed by
+    # tests/tcp_rto_linux.rs.
+    ("rto-rack-spares-recent", "crates/sim/src/tcp/sender/loss.rs",
+     "self.sb.mark_lost_on_timeout(|g| g.sent + rtt > now);", "self.sb.mark_lost_on_timeout(|_| false);", ["-p", "jitterlab-sim", "--test", "tcp_rto_linux"]),
+    ("rto-cwnd-inflight-plus-one", "crates/sim/src/tcp/sender/loss.rs",
+     "self.cs.cwnd = self.sb.pipe() + self.cs.mss;", "self.cs.cwnd = self.cs.mss;", ["-p", "jitterlab-sim", "--test", "tcp_rto_linux"]),
+    ("frto-step-2b-new-data", "crates/sim/src/tcp/sender/loss.rs",
+     "self.frto_new = true;\n", "self.frto_new = false;\n", ["-p", "jitterlab-sim", "--test", "tcp_rto_linux"]),
+    ("frto-step-3b-spurious", "crates/sim/src/tcp/sender/loss.rs",
+     "if self.ack_orig && self.try_undo_loss(true, a.tsecr)", "if false && self.try_undo_loss(true, a.tsecr)", ["-p", "jitterlab-sim", "--test", "tcp_rto_linux"]),
+    ("frto-step-3a-real", "crates/sim/src/tcp/sender/loss.rs",
+     "if a.sacked || a.dup {", "if a.dup {", ["-p", "jitterlab-sim", "--test", "tcp_rto_linux"]),
+    ("frto-not-after-recovery", "crates/sim/src/tcp/sender/loss.rs",
+     "(new_recovery || !first)", "(true || !first)", ["-p", "jitterlab-sim", "--test", "tcp_rto_linux"]),
+    ("loss-undo-tsecr-before", "crates/sim/src/tcp/sender/loss.rs",
+     "if ts_before(e, r));", "if ts_before(r, e));", ["-p", "jitterlab-sim", "--test", "tcp_rto_linux"]),
+    ("loss-undo-restores-cwnd", "crates/sim/src/tcp/sender/loss.rs",
+     "self.cs.cwnd = self.cc.undo_cwnd(&self.cs, cwnd);", "", ["-p", "jitterlab-sim", "--test", "tcp_rto_linux"]),
+    ("rack-skips-spurious-retrans-ack", "crates/sim/src/tcp/sender/ack.rs",
+     "                if !spurious {\n", "                if true || !spurious {\n", ["-p", "jitterlab-sim", "--test", "tcp_rto_linux"]),
 ]
 
 

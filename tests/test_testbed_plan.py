@@ -305,17 +305,19 @@ def test_the_testbed_is_linux_6_18_and_applies_its_sysctls():
     p = plan(_tcp_sc())
     assert p.sysctls["client"]["net.ipv4.tcp_rmem"] == "4096 131072 33554432"
     assert p.sysctls["server"]["net.ipv4.tcp_recovery"] == "1" and p.sysctls["server"]["net.ipv4.tcp_early_retrans"] == "3"
+    assert p.sysctls["server"]["net.ipv4.tcp_frto"] == "2"
     assert p.sysctls["server"]["net.ipv4.tcp_timestamps"] == "1" == p.sysctls["client"]["net.ipv4.tcp_timestamps"]
     assert p.sysctls["client"]["net.ipv4.tcp_moderate_rcvbuf"] == "1"
     assert p.route_attrs == {}
 
 
 def test_overrides_linux_can_take_are_applied():
-    p = plan(_tcp_sc(timestamps=False, rack=False, tlp=False, tcp_rmem_max="1MB", tcp_rmem_default="65536B", min_rto="300ms",
+    p = plan(_tcp_sc(timestamps=False, rack=False, tlp=False, frto=False, tcp_rmem_max="1MB", tcp_rmem_default="65536B", min_rto="300ms",
                      init_rcv_wnd=20, ecn=True, so_rcvbuf="20kB"))
     assert p.sysctls["server"]["net.ipv4.tcp_timestamps"] == "0" == p.sysctls["client"]["net.ipv4.tcp_timestamps"]
     assert (p.sysctls["server"]["net.ipv4.tcp_recovery"], p.sysctls["server"]["net.ipv4.tcp_early_retrans"]) == ("0", "0")
     assert p.sysctls["server"]["net.ipv4.tcp_ecn"] == "1"
+    assert p.sysctls["server"]["net.ipv4.tcp_frto"] == "0"
     assert p.sysctls["client"]["net.ipv4.tcp_rmem"] == "4096 65536 1000000"
     assert p.route_attrs == {("server", "client"): {"rto_min": "300ms"}, ("client", "server"): {"initrwnd": "20"}}
     assert p.tcp[0].rcvbuf == 20000
@@ -333,6 +335,8 @@ def test_profiles_the_kernel_cannot_be_are_refused(stack, words):
     ("abc", True, r"traffic\[1\]\.abc: the testbed's Linux cannot be given 2 \(its value is 'all'"),
     ("tsq", False, r"traffic\[1\]\.tsq: the testbed's Linux cannot be given False"),
     ("push_ack", False, r"traffic\[1\]\.push_ack: the testbed's Linux cannot be given False"),
+    ("loss_undo", False, r"traffic\[1\]\.loss_undo: the testbed's Linux cannot be given False"),
+    ("rto_rack", False, r"traffic\[1\]\.rto_rack: the testbed's Linux cannot be given False"),
     ("hystart", False, r"traffic\[1\]\.hystart: the testbed's Linux cannot"),
     ("rwnd", "20pkt", r"traffic\[1\]\.rcvbuf: a fixed receive window is not something Linux has; give so_rcvbuf"),
     ("rmem_max", "1MB", r"traffic\[1\]\.rmem_max: net\.core\.rmem_max is host-wide"),

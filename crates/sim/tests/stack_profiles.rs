@@ -44,6 +44,7 @@ fn scene(which: &str, stack: &str, extra: &Value, host: Option<Value>) -> Value 
 /// Switches that cannot matter under their profile's own values, and why.
 const EXEMPT: &[(&str, &str, &str)] = &[
     ("ns2-sack1", "wscale", "ns-2's fixed 20-packet window needs no scaling: the shift is 0 either way"),
+    ("ns2-sack1", "loss_undo", "the undo needs the timestamps option's echo (tcp_packet_delayed), which ns-2's segments do not carry"),
     ("ns2-sack1", "push_ack", "the ACK after a read is the reader of Linux's buffer (tcp_cleanup_rbuf); ns-2's fixed window has none"),
 ];
 
@@ -91,6 +92,10 @@ fn variant(key: &str) -> (Value, Option<Value>) {
         // flows of 10 kB). With Linux 6.6's ACK of a lone PSH segment the 3 MB download recovers
         // every loss of these scenes by SACK.
         "tlp" | "min_rto" => (json!({"size": "60kB"}), None),
+        // The timeout's rules act only at a timeout with data out: an RTO floor of 10 ms fires the
+        // timer while the queue grows (the latest RTT above SRTT + 4·RTTVAR), with segments sent
+        // within RACK.rtt and originals that were only late.
+        "rto_rack" | "frto" | "loss_undo" => (json!({"min_rto": "10ms"}), None),
         // Pacing the IW is a mitigation of its own; it shows with IW10.
         "pace_iw" => (json!({"iw": 10}), None),
         // The buffer's initial window and its share of the buffer show when the sender's first

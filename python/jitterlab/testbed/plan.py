@@ -55,6 +55,7 @@ _SYSCTL: dict[str, tuple[str, str, Any]] = {
     "wscale": ("both", "net.ipv4.tcp_window_scaling", lambda v: "1" if v else "0"),
     "rack": ("snd", "net.ipv4.tcp_recovery", lambda v: "1" if v else "0"),
     "tlp": ("snd", "net.ipv4.tcp_early_retrans", lambda v: "3" if v else "0"),
+    "frto": ("snd", "net.ipv4.tcp_frto", lambda v: "2" if v else "0"),
     "ecn": ("snd", "net.ipv4.tcp_ecn", lambda v: "1" if v == "ect0" else "2"),
     "tcp_moderate_rcvbuf": ("rcv", "net.ipv4.tcp_moderate_rcvbuf", lambda v: "1" if v else "0"),
 }

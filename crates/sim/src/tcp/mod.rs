@@ -88,6 +88,23 @@ pub struct TcpConfig {
     /// Tail loss probes (RFC 8985 §7, Linux's `net.ipv4.tcp_early_retrans = 3`) on SACK
     /// connections.
     pub tlp: bool,
+    /// At a retransmission timeout, with RACK, spare the segments sent within RACK.rtt of now
+    /// (not yet due by RACK's clock) from the "every unSACKed segment is lost" rule and set cwnd
+    /// to what is still in flight plus one segment, as Linux's `tcp_timeout_mark_lost` and
+    /// `tcp_enter_loss` (`net/ipv4/tcp_input.c`). false: RFC 6675 §5.1, every unSACKed segment
+    /// lost, cwnd = 1 SMSS. Read only with `rack`.
+    pub rto_rack: bool,
+    /// F-RTO (RFC 5682 §3 with SACK, Linux's `net.ipv4.tcp_frto = 2`, `tcp_process_loss`) on SACK
+    /// connections: after the timeout's retransmission is acknowledged, send new data instead of
+    /// more retransmissions, and declare the timeout spurious (undo it) if the next ACK covers
+    /// data sent before the timeout and never retransmitted.
+    pub frto: bool,
+    /// Undo a timeout whose retransmission was not needed (Linux's `tcp_try_undo_loss` /
+    /// `tcp_try_undo_recovery` in the Loss state): on a SACK connection with the timestamps
+    /// option, an ACK whose TSecr is older than the first retransmission of the episode
+    /// (`tcp_packet_delayed`) restores cwnd and ssthresh and returns to Open. Linux's other
+    /// evidence, DSACK, is not modelled (the receiver sends none).
+    pub loss_undo: bool,
     /// TCP timestamps option (RFC 7323 §3, Linux's `net.ipv4.tcp_timestamps = 1`): 12 option bytes
     /// on every segment (so MSS 1460 carries 1448 payload bytes), TSval/TSecr echo, RTT samples
     /// from TSecr where Karn's rule forbids the ACK timing. Used when both ends set it.
@@ -185,6 +202,9 @@ impl Default for TcpConfig {
             lost_retransmit: true,
             rack: true,
             tlp: true,
+            rto_rack: false,
+            frto: false,
+            loss_undo: false,
             timestamps: true,
             min_rto: Time::from_ms(200),
             rto_linux: true,

@@ -63,7 +63,17 @@ const LINUX_6_18_RCV: LinuxRcvConfig = LinuxRcvConfig {
 /// docs/tcp.md's table, generated from [`describe`]) with Linux's receive buffer, slow start
 /// counting every ACKed segment and CUBIC's first-epoch growth.
 fn linux_6_18() -> TcpConfig {
-    TcpConfig { linux_rcv: Some(LINUX_6_18_RCV), cubic_initial_growth: true, cubic_delay_min: true, abc: Some(ABC_ALL), push_ack: true, ..TcpConfig::default() }
+    TcpConfig {
+        linux_rcv: Some(LINUX_6_18_RCV),
+        cubic_initial_growth: true,
+        cubic_delay_min: true,
+        abc: Some(ABC_ALL),
+        push_ack: true,
+        rto_rack: true,
+        frto: true,
+        loss_undo: true,
+        ..TcpConfig::default()
+    }
 }
 
 const LINUX_6_18: Profile = Profile {
@@ -80,6 +90,9 @@ const LINUX_6_18: Profile = Profile {
         ("prr", "Proportional Rate Reduction since 3.2 (a262f0cdf1f2, RFC 6937)"),
         ("rack", "net.ipv4.tcp_recovery = 1: RACK since 4.4 (4f41b1c58a32), RACK-only loss detection since 4.18"),
         ("tlp", "net.ipv4.tcp_early_retrans = 3: tail loss probes since 3.10 (6ba8a3b19e76), RACK-TLP (RFC 8985)"),
+        ("rto_rack", "tcp_timeout_mark_lost: with RACK, skbs other than the head not yet due by tcp_rack_skb_timeout (sent within RACK.rtt) are not marked lost at an RTO (since 4.18, RACK-only loss detection); tcp_enter_loss then sets cwnd = tcp_packets_in_flight + 1"),
+        ("frto", "net.ipv4.tcp_frto = 2 (default since 2.6.24): tcp_process_loss, RFC 5682's SACK-enhanced F-RTO as rewritten in 3.10 ('tcp: implement RFC5682 F-RTO')"),
+        ("loss_undo", "tcp_try_undo_loss / tcp_try_undo_recovery in TCP_CA_Loss: tcp_may_undo by tcp_packet_delayed (TSecr before retrans_stamp); DSACK's undo_retrans = 0 route not modelled (no DSACK)"),
         ("timestamps", "net.ipv4.tcp_timestamps = 1"),
         ("min_rto", "TCP_RTO_MIN = HZ/5 (200 ms)"),
         ("rto", "tcp_set_rto: SRTT + max(4·RTTVAR, TCP_RTO_MIN) (mdev_max), not RFC 6298's form"),
@@ -115,6 +128,7 @@ fn linux_3_2() -> TcpConfig {
         abc: None,
         tsq: false,
         push_ack: false,
+        rto_rack: false,
         linux_rcv: Some(LinuxRcvConfig {
             rmem: [4096, 87_380, 4_194_304],
             rmem_max: 131_071,
@@ -143,6 +157,8 @@ const LINUX_3_2: Profile = Profile {
         ("lost_retransmit", "tcp_mark_lost_retrans (removed in 4.4's RACK work)"),
         ("rack", "absent: RACK arrived in 4.4 (4f41b1c58a32)"),
         ("tlp", "absent: tail loss probes arrived in 3.10 (6ba8a3b19e76); early retransmit in 3.5"),
+        ("frto", "net.ipv4.tcp_frto = 2 since 2.6.24 (SACK-enhanced F-RTO); the simulator applies 3.10's rules (tcp_process_loss, 'tcp: implement RFC5682 F-RTO'): 3.2's tcp_enter_frto kept the other segments unmarked until the second ACK and used F-RTO only when nothing but the head had been retransmitted (tcp_use_frto), which is not modelled"),
+        ("loss_undo", "tcp_try_undo_loss with tcp_packet_delayed (TSecr before retrans_stamp), in 3.2 as in 6.18 (3.2 also voided undo_marker in tcp_enter_loss when a segment had been retransmitted before, not modelled)"),
         ("timestamps", "net.ipv4.tcp_timestamps = 1"),
         ("min_rto", "TCP_RTO_MIN = HZ/5"),
         ("rto", "tcp_set_rto with mdev_max (Linux's form since 2.6)"),
@@ -182,6 +198,9 @@ fn ns2_sack1() -> TcpConfig {
         lost_retransmit: false,
         rack: false,
         tlp: false,
+        rto_rack: false,
+        frto: false,
+        loss_undo: false,
         timestamps: false,
         min_rto: Time::from_ms(200),
         rto_linux: false,
@@ -223,6 +242,8 @@ const NS2_SACK1: Profile = Profile {
         ("lost_retransmit", "absent: a lost retransmission waits for the timeout"),
         ("rack", "absent"),
         ("tlp", "absent"),
+        ("frto", "absent: Agent/TCP/Sack1's timeout resends from the first unacknowledged segment (go-back-N); ns-2 has no F-RTO"),
+        ("loss_undo", "absent: ns-2's sender never undoes a timeout"),
         ("timestamps", "no TCP options (tcpip_base_hdr_size_ 40)"),
         ("min_rto", "Agent/TCP minrto_ 0.2 as the validation sets it (ns-default.tcl: 0.2 in 2.35)"),
         ("rto", "RFC 6298's SRTT + 4·RTTVAR, floored (rtt_timeout)"),
@@ -259,6 +280,8 @@ pub fn describe(c: &TcpConfig) -> Vec<(&'static str, Value)> {
         ("prr", json!(c.prr)),
         ("rack", json!(c.rack)),
         ("tlp", json!(c.tlp)),
+        ("frto", json!(c.frto)),
+        ("loss_undo", json!(c.loss_undo)),
         ("timestamps", json!(c.timestamps)),
         ("min_rto", ms(c.min_rto)),
         ("rto", json!(if c.rto_linux { "linux" } else { "rfc6298" })),
@@ -269,6 +292,10 @@ pub fn describe(c: &TcpConfig) -> Vec<(&'static str, Value)> {
     // With RACK, loss of a retransmission is RACK's to detect: the switch is not read.
     if !c.rack {
         v.insert(7, ("lost_retransmit", json!(c.lost_retransmit)));
+    } else {
+        // The timeout's RACK rule exists only with RACK.
+        let at = v.iter().position(|(k, _)| *k == "tlp").expect("tlp") + 1;
+        v.insert(at, ("rto_rack", json!(c.rto_rack)));
     }
     match &c.linux_rcv {
         Some(l) => v.extend([

@@ -55,6 +55,12 @@ impl Rack {
     /// RACK.rtt and RACK.xmit_ts, once some segment was delivered.
     pub fn state(&self) -> Option<(Time, Time, u64)> { self.xmit.map(|x| (self.rtt, x, self.end_seq)) }
 
+    /// RACK.rtt (Linux's `rack.rtt_us`): 0 before any delivery.
+    pub fn rtt(&self) -> Time { self.rtt }
+
+    /// `tcp_undo_cwnd_reduction`: "Force RACK to re-exam losses" on the next ACK.
+    pub fn force_advanced(&mut self) { self.advanced = true; }
+
     /// A segment was (re)transmitted: note how far retransmissions reach.
     pub fn on_retransmit(&mut self, g: &Seg) { self.rexmit_high = self.rexmit_high.max(g.end()); }
 

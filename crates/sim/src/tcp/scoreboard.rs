@@ -260,6 +260,45 @@ impl Scoreboard {
         self.counts = Counts { pipe: 0, sacked: self.counts.sacked, lost_unsacked: self.segs.len() as u64 - self.counts.sacked };
     }
 
+    /// Linux's `tcp_timeout_mark_lost` with RACK: as [`Scoreboard::mark_all_lost`], except that a
+    /// segment other than the first for which `recent` holds (not yet due by RACK's clock) keeps
+    /// its marks and stays in flight. Returns how many were spared.
+    pub fn mark_lost_on_timeout(&mut self, recent: impl Fn(&Seg) -> bool) -> usize {
+        let mut spared = 0;
+        for (i, g) in self.segs.iter_mut().enumerate() {
+            if g.sacked {
+                g.rexmit = false;
+                continue;
+            }
+            if i > 0 && recent(g) {
+                spared += 1;
+                continue;
+            }
+            g.rexmit = false;
+            if !g.lost {
+                self.lost_total += g.len as u64;
+            }
+            g.lost = true;
+        }
+        self.counts = self.segs.iter().fold(Counts::default(), |mut c, g| {
+            c.add(Counts::of(g));
+            c
+        });
+        spared
+    }
+
+    /// `tcp_undo_cwnd_reduction(sk, true)`: no segment is presumed lost any more (the timeout was
+    /// spurious); retransmission marks stay, as Linux's `SACKED_RETRANS`.
+    pub fn unmark_lost(&mut self) {
+        for g in self.segs.iter_mut() {
+            if g.lost {
+                self.counts.sub(Counts::of(g));
+                g.lost = false;
+                self.counts.add(Counts::of(g));
+            }
+        }
+    }
+
     /// Forget per-episode retransmission marks (RFC 6675 HighRxt reset).
     pub fn clear_episode(&mut self) {
         for g in self.segs.iter_mut() {

@@ -9,8 +9,11 @@
 //! Arithmetic is Linux's, in packets and fixed point: bandwidth in packets/µs << [`BW_SCALE`],
 //! gains in 1/[`BBR_UNIT`]; the connection's byte counts are turned into packets of one MSS.
 //! Left out: the long-term ("LT") policer-bandwidth estimator (`bbr_lt_bw_sampling`), which only
-//! acts at sustained loss rates of 20 % and more, cwnd undo, and `is_ack_delayed` (taken as false:
-//! a delayed ACK may then refresh an expired min-RTT filter).
+//! acts at sustained loss rates of 20 % and more (so `bbr_undo_cwnd` resets only the full-pipe
+//! check), and `is_ack_delayed` (taken as false: a delayed ACK may then refresh an expired min-RTT
+//! filter).
+//!
+//! Over 600 lines: one algorithm as tcp_bbr.c has it, its modes sharing the model's state.
 use std::sync::Arc;
 
 use super::{CaState, CcState, CongestionControl, NoOptions, RateSample, Registration};
@@ -576,6 +579,12 @@ impl CongestionControl for Bbr {
         self.prev_ca_state = CaState::Loss;
         self.full_bw = 0;
         self.round_start = true;
+    }
+
+    /// `bbr_undo_cwnd`: the pipe may not be full after all; cwnd stays BBR's own.
+    fn undo_cwnd(&mut self, st: &CcState, _prior_cwnd: u64) -> u64 {
+        (self.full_bw, self.full_bw_cnt) = (0, 0);
+        st.cwnd
     }
 
     fn pacing_rate(&self, _st: &CcState) -> Option<f64> { (self.pacing_rate > 0).then_some(self.pacing_rate as f64) }

@@ -226,6 +226,10 @@ pub trait CongestionControl: AsAny {
     /// The retransmission timer expired. `first` is false for a repeated timeout of the same
     /// segment, when RFC 5681 §3.1 holds ssthresh constant.
     fn on_rto(&mut self, st: &mut CcState, first: bool);
+    /// A window reduction found unneeded is undone (Linux's `undo_cwnd`): the cwnd to go on
+    /// with, given the one before the reduction. Default `tcp_reno_undo_cwnd` (Reno, CUBIC):
+    /// max(cwnd, prior_cwnd).
+    fn undo_cwnd(&mut self, st: &CcState, prior_cwnd: u64) -> u64 { st.cwnd.max(prior_cwnd) }
     /// An ECN-Echo (RFC 3168 §6.1.2): the same reduction as a loss, without retransmission.
     fn on_ecn(&mut self, st: &mut CcState) { self.on_congestion_event(st) }
     /// The algorithm sets cwnd itself on every ACK, in recovery too (Linux: `cong_control` is

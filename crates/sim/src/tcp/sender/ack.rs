@@ -11,8 +11,11 @@ impl Sender {
     pub(super) fn update_sack(&mut self, hdr: &TcpHeader, now: Time) -> u64 {
         let blocks = &hdr.sack[..(hdr.nsack as usize).min(hdr.sack.len())];
         let (cs, rate, rack) = (&mut self.cs, &mut self.rate, &mut self.rack);
-        let (min_rtt, prior_high) = (self.rtt.min_rtt(), self.prior_high_sacked);
-        self.sb.sack(blocks, self.snd_una, |g| {
+        let (min_rtt, prior_high, high_seq) = (self.rtt.min_rtt(), self.prior_high_sacked, self.rec.recover);
+        let mut orig = false;
+        let newly = self.sb.sack(blocks, self.snd_una, |g| {
+            // tcp_sacktag_one: FLAG_ORIG_SACK_ACKED for data never retransmitted, below high_seq.
+            orig |= !g.ever_rexmit && g.end() <= high_seq;
             cs.delivered += g.len as u64;
             rate.delivered(g);
             // Counted now: not sampled again when cumulatively acknowledged.
@@ -20,7 +23,9 @@ impl Sender {
             // tcp_sacktag_one: RACK advances and checks for reordering on every newly SACKed segment.
             rack.advance(g, now, min_rtt);
             rack.check_reordering(g, prior_high);
-        })
+        });
+        self.ack_orig |= orig;
+        newly
     }
 
     /// RACK-TLP is in charge of loss detection (SACK connections with `rack`).
@@ -58,7 +63,11 @@ impl Sender {
         let ece = self.ecn.on_ack_flags(hdr.flags);
         if ece {
             self.stats.ece_acks += 1;
+            if self.ca != CaState::Open {
+                self.forbid_undo_restore();
+            }
         }
+        self.ack_orig = false;
         if let Some((v, _)) = hdr.ts {
             if self.ts_ok {
                 // RFC 7323 §4.3: ACKs arrive in order here, so the latest TSval is TS.Recent.
@@ -82,6 +91,14 @@ impl Sender {
                 self.on_dupack(now, out);
             }
         }
+        // tcp_fastretrans_alert runs for every ACK in Loss, and RACK with it, also when this ACK
+        // ends the Loss state.
+        let was_loss = self.ca == CaState::Loss;
+        if was_loss && self.sack {
+            let pure_dup = acked == 0 && hdr.len == 0 && hdr.wnd == old_rwnd && self.snd_nxt > self.snd_una && hdr.flags & (F::SYN | F::FIN) == 0;
+            let tsecr = hdr.ts.map(|(_, e)| e).filter(|&e| self.ts_ok && e != 0);
+            self.process_loss(loss::LossAck { advanced: acked > 0, sacked: newly_sacked > 0, dup: pure_dup, tsecr });
+        }
         if let Some(high) = self.rack.tlp_high_seq {
             self.process_tlp_ack(ackno, high, acked == 0 && newly_sacked == 0);
         }
@@ -90,7 +107,7 @@ impl Sender {
             // tcp_fastretrans_alert runs for "dubious" ACKs (duplicate, SACKing, or outside
             // Open); there RACK marks what is overdue, and any loss starts recovery
             // (tcp_time_to_recover: "the loss is proven"). No DupThresh rule, no RFC 6675 IsLost.
-            if (dup || newly_sacked > 0 || self.ca != CaState::Open) && self.rack.take_advanced() {
+            if (dup || newly_sacked > 0 || self.ca != CaState::Open || was_loss) && self.rack.take_advanced() {
                 reo_armed = self.rack_detect(now, out);
             }
             if self.ca == CaState::Open && self.sb.any_lost() {
@@ -137,7 +154,7 @@ impl Sender {
         // tests/tcp_cc_registry.rs checks it for every registered algorithm in any build).
         debug_assert!(self.cs.cwnd >= self.cs.mss && self.cs.cwnd < cc::SSTHRESH_UNSET, "{}: cwnd {} B after an ACK", self.cc.name(), self.cs.cwnd);
         self.last_rs = Some(rs);
-        self.transmit(now, out);
+        self.transmit_after_ack(now, out);
     }
 
     /// `tcp_process_tlp_ack`: the ACK reached the probe's SND.NXT. A probe of new data just ends;
@@ -179,11 +196,20 @@ impl Sender {
             if g.ever_rexmit || g.sacked {
                 clean = false;
             }
+            if !g.ever_rexmit && !g.sacked && g.end() <= self.rec.recover {
+                // tcp_clean_rtx_queue: FLAG_ORIG_SACK_ACKED.
+                self.ack_orig = true;
+            }
             if !g.sacked {
                 self.cs.delivered += g.len as u64;
                 self.rate.delivered(&g);
-                // tcp_clean_rtx_queue: RACK advances on cumulatively acknowledged segments too.
-                self.rack.advance(&g, now, self.rtt.min_rtt());
+                // tcp_clean_rtx_queue: RACK advances on cumulatively acknowledged segments too,
+                // unless the timestamp echo shows this ACK is for an earlier transmission than
+                // the last retransmission (tcp_skb_spurious_retrans).
+                let spurious = g.ever_rexmit && matches!((tsecr, g.tsval), (Some(e), Some(v)) if (e.wrapping_sub(v) as i32) < 0);
+                if !spurious {
+                    self.rack.advance(&g, now, self.rtt.min_rtt());
+                }
                 self.rack.check_reordering(&g, self.prior_high_sacked);
             }
             if earliest.is_none() {
@@ -267,7 +293,9 @@ impl Sender {
             CaState::Loss => {
                 // After an RTO the sender slow-starts (RFC 5681 §3.1) until RecoveryPoint; the
                 // algorithm's on_ack does it at the end of the ACK (RateSample::may_raise_cwnd).
-                if ackno >= self.rec.recover {
+                // With SACK the episode's end is tcp_process_loss's (loss.rs), after this ACK's
+                // SACK and cumulative marks are in.
+                if !self.sack && ackno >= self.rec.recover {
                     self.ca = CaState::Open;
                     self.end_episode();
                 }
@@ -283,6 +311,7 @@ impl Sender {
     /// RecoveryPoint stays one, so that it is not sent again while it may yet arrive; RACK tells
     /// when it is lost.
     pub(super) fn end_episode(&mut self) {
+        self.retrans_stamp = None;
         if !self.rack_on() {
             self.sb.clear_episode();
         }
@@ -311,6 +340,8 @@ impl Sender {
     pub(super) fn prr_active(&self) -> bool { self.cfg.prr && self.sack && self.ca == CaState::Recovery && !self.cc.owns_cwnd() }
 
     pub(super) fn enter_recovery(&mut self, now: Time, out: &mut Output) {
+        // tcp_enter_recovery: tcp_init_undo with the priors of tcp_current_ssthresh.
+        self.init_undo();
         // RFC 5681 §3.2 step 2: data sent by limited transmit is not counted.
         self.cs.flight = self.flight_size().saturating_sub(self.rec.lt_bytes);
         // RFC 6675 §5 step 4.1 / RFC 6582 §3.2 step 2: RecoveryPoint = HighData; RFC 6937:

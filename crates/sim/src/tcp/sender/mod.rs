@@ -7,7 +7,8 @@
 //!
 //! This file is the state machine (types, construction, the handshake and the dispatch of each
 //! arriving segment); the sender's own work is split by event: ACK processing and loss recovery
-//! (`ack.rs`), the timers' expiry (`timeout.rs`), and the transmit loop with pacing (`transmit.rs`).
+//! (`ack.rs`), the timers' expiry (`timeout.rs`), the timeout and the Loss state as Linux handles
+//! them — RACK-aware marking, F-RTO, undo (`loss.rs`) — and the transmit loop with pacing (`transmit.rs`).
 //! Its parts live beside it, each with its own tests: the SACK scoreboard ([`super::scoreboard`]), loss-recovery bookkeeping and PRR
 //! ([`super::recovery`]), RACK-TLP ([`super::rack`]), ECN state ([`super::ecn`]), the timer set
 //! ([`super::timers`]), delivery-rate
@@ -31,6 +32,7 @@ use crate::packet::{tcp_flags as F, TcpHeader};
 use crate::time::Time;
 
 mod ack;
+mod loss;
 mod timeout;
 mod transmit;
 
@@ -96,6 +98,10 @@ pub struct SenderStats {
     pub loss_probe_recoveries: u64,
     /// RACK reordering-timer expiries.
     pub reorder_timeouts: u64,
+    /// Timeouts undone (Linux's `TCPLossUndo`: by timestamps or F-RTO).
+    pub loss_undos: u64,
+    /// Timeouts F-RTO found spurious (`TCPSpuriousRTOs`).
+    pub spurious_rtos: u64,
 }
 
 pub struct Sender {
@@ -119,6 +125,19 @@ pub struct Sender {
     timers: Timers,
     rate: DeliveryRate,
     rack: Rack,
+    /// F-RTO is running for the current timeout (Linux's `tp->frto`).
+    frto: bool,
+    /// F-RTO's step 2b: this ACK sends new data only (`REXMIT_NEW`).
+    frto_new: bool,
+    /// The transmit loop skips retransmissions (F-RTO's new data).
+    new_data_only: bool,
+    /// A reduction an undo could take back (`undo_marker`), with what it restores.
+    undo: Option<loss::Undo>,
+    /// TSval of the episode's first retransmission (`retrans_stamp`); None in Open.
+    retrans_stamp: Option<u32>,
+    /// The ACK being processed (S)ACKed a segment sent before RecoveryPoint and never
+    /// retransmitted (`FLAG_ORIG_SACK_ACKED`).
+    ack_orig: bool,
     /// The timestamps option is in use (RFC 7323 §3.2): asked for until the SYN-ACK, then as
     /// negotiated.
     ts_ok: bool,
@@ -196,6 +215,12 @@ impl Sender {
             timers: Timers::default(),
             rate: DeliveryRate::default(),
             rack: Rack::default(),
+            frto: false,
+            frto_new: false,
+            new_data_only: false,
+            undo: None,
+            retrans_stamp: None,
+            ack_orig: false,
             ts_ok: timestamps,
             ts_recent: 0,
             prior_high_sacked: 0,

@@ -125,18 +125,11 @@ impl Sender {
             State::Established | State::FinWait1 if self.snd_una < self.snd_nxt => {
                 self.ecn.hold = false;
                 self.stats.timeouts += 1;
-                self.cs.flight = self.flight_size();
-                // RFC 5681 §3.1: ssthresh from eq. 4 (held on repeated timeouts), cwnd = 1 SMSS.
-                self.cs.pipe = self.pipe();
-                self.cc_react(Congestion::Timeout { first: self.timers.rto_series == 0 });
+                // tcp_enter_loss (loss.rs): ssthresh and cwnd, what is marked lost, F-RTO.
+                self.enter_loss(now);
                 self.timers.rto_series += 1;
                 // RFC 6298 §5.5: back off the timer.
                 self.rtt.backoff();
-                // Every unSACKed segment is presumed lost and resent in order (RFC 6675 §5.1).
-                // (Linux's tcp_timeout_mark_lost spares the segments sent within RACK.rtt; without
-                // F-RTO and undo, which the simulator lacks, that stalled on trace links with
-                // outages, so the RTO keeps RFC 6675's rule with RACK too.)
-                self.sb.mark_all_lost();
                 self.rack.end_probe();
                 self.ca = CaState::Loss;
                 self.rec.recover = self.snd_nxt;

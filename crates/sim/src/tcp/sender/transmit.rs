@@ -43,7 +43,7 @@ impl Sender {
                 break;
             }
             // Rule (1): retransmit a lost segment (in Recovery with SACK, or after an RTO).
-            if in_recovery && (self.sack || self.ca == CaState::Loss) {
+            if in_recovery && (self.sack || self.ca == CaState::Loss) && !self.new_data_only {
                 if let Some(i) = self.sb.next_lost() {
                     if !self.retransmit(i, paced_out, now, out) {
                         break;
@@ -232,6 +232,11 @@ impl Sender {
         let mut g = self.sb.get_mut(i);
         self.rate.on_sent(&mut self.cs, &mut g, in_flight, now);
         let g_len = g.len as u64;
+        if is_rexmit && self.ca != CaState::Open && self.retrans_stamp.is_none() {
+            // retrans_stamp: the episode's first retransmission (a loss probe, sent in Open,
+            // is not one: Linux sends it with __tcp_retransmit_skb).
+            self.retrans_stamp = Some(tsval(now));
+        }
         if is_rexmit {
             g.rexmit = true;
             g.ever_rexmit = true;
