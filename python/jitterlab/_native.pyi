@@ -79,6 +79,20 @@ class MediaSet:
         tcp_end_valid: npt.NDArray[np.bool_],
         unwrap16: bool = False,
     ) -> MediaSet: ...
+    @staticmethod
+    def from_chunks(
+        run: list[int],
+        flow: list[npt.NDArray[np.int64]],
+        seq: list[npt.NDArray[np.int64]],
+        send_ns: list[npt.NDArray[np.int64]],
+        recv_ns: list[npt.NDArray[np.int64]],
+        received: list[npt.NDArray[np.bool_]],
+        size: list[npt.NDArray[np.int64]],
+        tcp_start_ns: npt.NDArray[np.int64],
+        tcp_start_valid: npt.NDArray[np.bool_],
+        tcp_end_ns: npt.NDArray[np.int64],
+        tcp_end_valid: npt.NDArray[np.bool_],
+    ) -> MediaSet: ...
     @property
     def duplicates(self) -> int: ...
     def __len__(self) -> int: ...
