@@ -137,8 +137,10 @@ def split(sweep_path: str, out: str) -> dict[str, float]:
     storing the runs, combining them (in a thread while the runs go on), each run's share of the closing summary,
     and the rest (planning, seeds, overrides); plus the imports a fresh `jitterlab` process pays, timed in a
     child, and the rest of the summary `jitterlab sweep` prints at the end."""
-    from jitterlab import _native, sim, sweep
+    from jitterlab import _native, _procs, sim, sweep
     from jitterlab.sweep import combine, executors
+
+    _procs.keep_freed_memory()  # as `jitterlab sweep` sets its process
 
     acc: dict[str, float] = {}
 

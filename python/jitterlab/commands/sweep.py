@@ -31,7 +31,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     import jitterlab.sweep as sweep  # the module, not the function of that name
-    from jitterlab import _fspath, _io
+    from jitterlab import _fspath, _io, _procs
+
+    _procs.keep_freed_memory()  # this process does the runs of --jobs 1 (and holds their results)
 
     sw = sweep.load(args.file)
     if _fspath.is_url(args.out):

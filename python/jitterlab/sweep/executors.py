@@ -162,7 +162,7 @@ def _pool(n: int, keep_main: bool = False) -> Any:
     from jitterlab import _procs, _spawn
 
     _POOL = (n, ProcessPoolExecutor(max_workers=n, mp_context=_spawn.context(keep_main),
-                                    initializer=_procs.die_with_parent, initargs=(os.getpid(),)), keep_main)
+                                    initializer=_procs.sweep_worker, initargs=(os.getpid(),)), keep_main)
     return _POOL[1]
 
 
