@@ -360,11 +360,18 @@ _NO_TCP: set[str] = set()
 _PROBS = [0.5, 0.99]
 
 
+_JB_CODES: dict[tuple[float, ...], tuple[list[int], np.ndarray, np.ndarray]] = {}
+
+
 def _jb_codes(jbs_ms: tuple[float, ...]) -> tuple[list[int], np.ndarray, np.ndarray]:
-    """The jitter buffers in ns as given, the distinct ones ascending, each given one's position there."""
-    jb_ns = [int(round(float(j) * 1e6)) for j in jbs_ms]
-    jbs, jb_code = np.unique(np.asarray(jb_ns, dtype=np.int64), return_inverse=True)  # ascending, as pandas grouped
-    return jb_ns, jbs, jb_code
+    """The jitter buffers in ns as given, the distinct ones ascending, each given one's position
+    there (computed once a set: a sweep's every run asks)."""
+    got = _JB_CODES.get(jbs_ms)
+    if got is None:
+        jb_ns = [int(round(float(j) * 1e6)) for j in jbs_ms]
+        jbs, jb_code = np.unique(np.asarray(jb_ns, dtype=np.int64), return_inverse=True)  # ascending, as pandas grouped
+        got = _JB_CODES[jbs_ms] = (jb_ns, jbs, jb_code)
+    return got
 
 
 def run_part(tables: Mapping[str, pa.Table], sweep_id: str, alone: bool, jbs_ms: tuple[float, ...] = JBS_MS) -> dict[str, Any] | None:
@@ -402,7 +409,10 @@ def run_part(tables: Mapping[str, pa.Table], sweep_id: str, alone: bool, jbs_ms:
     chunks = [(k, lo, hi) for k, f in enumerate(first) for lo, hi in zip(f.tolist(), [*f[1:].tolist(), len(cols[k][0])])]
     code = np.concatenate([_lookup(c, flows) for c in codes]).tolist()  # a stretch of one flow: its stream
     flow, seq, send, recv_ns, size, received = ([cols[k][j][lo:hi] for k, lo, hi in chunks] for j in range(6))
-    times = [np.ascontiguousarray(np.repeat(a, nf)) for pair in (_run_times(runs, "tcp_start_ns"), _run_times(runs, "tcp_end_ns")) for a in pair]
+    times = []
+    for name in ("tcp_start_ns", "tcp_end_ns"):  # the run's one value for each of its streams
+        v = runs.column(name)[0].as_py()
+        times += [np.full(nf, 0 if v is None else v, dtype=np.int64), np.full(nf, v is not None)]
     ms = _native.MediaSet.from_chunks(code, flow, seq, send, recv_ns, received, size, *times)
     rtp = ms.rtp_summary(window, 0, 0)
     c = CODECS[CODEC]
