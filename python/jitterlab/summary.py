@@ -394,38 +394,20 @@ def run_part(tables: Mapping[str, pa.Table], sweep_id: str, alone: bool, jbs_ms:
     if runs.column("tcp_start_ns").null_count:
         _NO_TCP.add(sweep_id)
     window = "all" if sweep_id in _NO_TCP else "overlap"
-    cols, first, codes = [], [], []
-    for rb in t.select(MEDIA_COLUMNS).to_batches():
-        if rb.num_rows:
-            cols.append([_values(rb.column(c)) for c in ("flow_id", "seq", "send_ns", "recv_ns", "size")] + [_valid(rb.column("recv_ns"))])
-            fid = cols[-1][0]
-            first.append(np.concatenate([[0], np.flatnonzero(fid[1:] != fid[:-1]) + 1]))
-            codes.append(fid[first[-1]])
-    part: dict[str, Any] = {"window": window, "flows": np.zeros(0, dtype=np.int64)}
+    cols = [[_values(rb.column(c)) for c in ("flow_id", "seq", "send_ns", "recv_ns", "size")] + [_valid(rb.column("recv_ns"))]
+            for rb in t.select(MEDIA_COLUMNS).to_batches() if rb.num_rows]
     if not cols:
-        return part
-    flows = _distinct(np.concatenate(codes))
-    nf = len(flows)
-    chunks = [(k, lo, hi) for k, f in enumerate(first) for lo, hi in zip(f.tolist(), [*f[1:].tolist(), len(cols[k][0])])]
-    code = np.concatenate([_lookup(c, flows) for c in codes]).tolist()  # a stretch of one flow: its stream
-    flow, seq, send, recv_ns, size, received = ([cols[k][j][lo:hi] for k, lo, hi in chunks] for j in range(6))
-    times = []
-    for name in ("tcp_start_ns", "tcp_end_ns"):  # the run's one value for each of its streams
-        v = runs.column(name)[0].as_py()
-        times += [np.full(nf, 0 if v is None else v, dtype=np.int64), np.full(nf, v is not None)]
-    ms = _native.MediaSet.from_chunks(code, flow, seq, send, recv_ns, received, size, *times)
-    rtp = ms.rtp_summary(window, 0, 0)
+        return {"window": window, "flows": np.zeros(0, dtype=np.int64)}
+    flow, seq, send, recv_ns, size, received = ([c[j] for c in cols] for j in range(6))
+    start, end = (runs.column(name)[0].as_py() for name in ("tcp_start_ns", "tcp_end_ns"))
     c = CODECS[CODEC]
-    jb_ns = _jb_codes(jbs_ms)[0]
-    part.update(flows=flows, sent=rtp["sent"].astype(np.int64), received=rtp["received"].astype(np.int64),
-                mos=np.asarray(ms.emodel(window, 0, 0, int(round(BASE_WINDOW_MS * 1e6)), jb_ns, float(c["ie"]), float(c["bpl"]),
-                                         float(c["delay_ms"]), None)["mos"], dtype=np.float64))
+    # in one native call: the prepared table (a stream a flow), RTP counts, E-model, OWD quantiles
+    # (or values): what MediaSet.from_chunks, rtp_summary, emodel and pooled_quantiles give
+    part: dict[str, Any] = {"window": window}
+    part.update(_native.run_share(flow, seq, send, recv_ns, received, size, start, end, window, int(round(BASE_WINDOW_MS * 1e6)),
+                                  _jb_codes(jbs_ms)[0], float(c["ie"]), float(c["bpl"]), float(c["delay_ms"]), _PROBS if alone else None))
     if alone:
-        part["q"] = ms.pooled_quantiles("owd", window, 0, 0, np.arange(nf, dtype=np.uint32), nf, _PROBS)["quantiles"].reshape(nf, 2)
-    else:  # the values as `pooled_quantiles` takes them (ns as f64, over 1e9), with each one's stream
-        o = ms.owd(window, 0, 0)
-        part["owd"] = o["owd_ns"].astype(np.float64) / 1e9
-        part["owd_stream"] = ms.gather("run", o["row"].astype(np.int64))
+        part["q"] = part.pop("quantiles").reshape(len(part["flows"]), 2)
     return part
 
 

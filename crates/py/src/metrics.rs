@@ -13,14 +13,14 @@ use pyo3::types::PyDict;
 
 use crate::errors::TableError;
 
-fn to_py(e: MetricsError) -> PyErr {
+pub(crate) fn to_py(e: MetricsError) -> PyErr {
     match e {
         MetricsError::InvalidParameter { .. } => PyValueError::new_err(e.to_string()),
         _ => TableError::new_err(e.to_string()),
     }
 }
 
-fn window(kind: &str, lo: i64, hi: i64) -> PyResult<Window> {
+pub(crate) fn window(kind: &str, lo: i64, hi: i64) -> PyResult<Window> {
     match kind {
         "all" => Ok(Window::All),
         "overlap" => Ok(Window::Overlap),
@@ -157,21 +157,16 @@ impl MediaSet {
                 return Err(TableError::new_err(format!("media_packets: the columns of chunk {i} differ in length")));
             }
             if code < 0 || code as usize >= ts.len() {
-                return Err(to_py(MetricsError::InvalidValue {
-                    column: "run_id",
-                    row: rows,
-                    reason: "run_id not present in the runs table".into(),
-                }));
+                let reason = "run_id not present in the runs table".into();
+                return Err(to_py(MetricsError::InvalidValue { column: "run_id", row: rows, reason }));
             }
             rows += n;
             chunks.push((code as u32, ch));
         }
-        let mut c = jm::MediaOwned::default();
+        let mut c = jm::MediaOwned { run: Vec::with_capacity(rows), received: Vec::with_capacity(rows), ..Default::default() };
         for v in [&mut c.flow, &mut c.seq, &mut c.send_ns, &mut c.recv_ns, &mut c.size] {
             v.reserve_exact(rows);
         }
-        c.run.reserve_exact(rows);
-        c.received.reserve_exact(rows);
         for (code, (f, q, s, r, ok, z)) in chunks {
             c.run.resize(c.run.len() + f.len(), code);
             c.flow.extend_from_slice(f);
@@ -505,33 +500,7 @@ impl MediaSet {
         let p = params_checked(params)?;
         let m = &self.m;
         let out = py
-            .detach(|| -> jm::Result<_> {
-                let bases = self.bases(pre_ns)?;
-                let ns = m.streams.len();
-                let nj = jbs_ns.len();
-                let mut cols = vec![vec![f64::NAN; ns * nj]; 6];
-                // every buffer's loss in one pass over the rows (k = stream * nj + j)
-                let bs = loss::burst_stats_jbs(m, &bases, &jbs_ns, w);
-                for (j, &jb) in jbs_ns.iter().enumerate() {
-                    for (si, b) in bases.iter().enumerate() {
-                        let k = si * nj + j;
-                        let st = &bs[k];
-                        let base_ms = b.owd_ns.map_or(f64::NAN, |v| v as f64 / 1e6);
-                        let ta = base_ms + jb as f64 / 1e6 + codec_delay_ms;
-                        let ppl = st.ppl();
-                        let br = st.burst_r();
-                        // No base (nothing received) or empty window: R undefined (NaN).
-                        let r = if ta.is_nan() || ppl.is_nan() { f64::NAN } else { emodel::r_factor(&p, ta, ie, bpl, ppl, br) };
-                        cols[0][k] = base_ms;
-                        cols[1][k] = ppl;
-                        cols[2][k] = br;
-                        cols[3][k] = ta;
-                        cols[4][k] = r;
-                        cols[5][k] = emodel::mos_from_r(r);
-                    }
-                }
-                Ok(cols)
-            })
+            .detach(|| -> jm::Result<_> { Ok(emodel_cols(m, &self.bases(pre_ns)?, w, &jbs_ns, &p, ie, bpl, codec_delay_ms)) })
             .map_err(to_py)?;
         let d = PyDict::new(py);
         for (name, col) in ["base_owd_ms", "ppl", "burst_r", "ta_ms", "r", "mos"].iter().zip(out) {
@@ -539,6 +508,36 @@ impl MediaSet {
         }
         Ok(d)
     }
+}
+
+/// The E-model per (stream, JB), k = stream * jbs + jb: base OWD (ms), Ppl, BurstR, Ta (ms), R,
+/// MOS (`MediaSet.emodel`'s columns; `summary::run_share` takes the MOS).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn emodel_cols(m: &Media, bases: &[loss::Base], w: Window, jbs_ns: &[i64], p: &emodel::Params, ie: f64, bpl: f64, codec_delay_ms: f64) -> Vec<Vec<f64>> {
+    let ns = m.streams.len();
+    let nj = jbs_ns.len();
+    let mut cols = vec![vec![f64::NAN; ns * nj]; 6];
+    // every buffer's loss in one pass over the rows (k = stream * nj + j)
+    let bs = loss::burst_stats_jbs(m, bases, jbs_ns, w);
+    for (j, &jb) in jbs_ns.iter().enumerate() {
+        for (si, b) in bases.iter().enumerate() {
+            let k = si * nj + j;
+            let st = &bs[k];
+            let base_ms = b.owd_ns.map_or(f64::NAN, |v| v as f64 / 1e6);
+            let ta = base_ms + jb as f64 / 1e6 + codec_delay_ms;
+            let ppl = st.ppl();
+            let br = st.burst_r();
+            // No base (nothing received) or empty window: R undefined (NaN).
+            let r = if ta.is_nan() || ppl.is_nan() { f64::NAN } else { emodel::r_factor(p, ta, ie, bpl, ppl, br) };
+            cols[0][k] = base_ms;
+            cols[1][k] = ppl;
+            cols[2][k] = br;
+            cols[3][k] = ta;
+            cols[4][k] = r;
+            cols[5][k] = emodel::mos_from_r(r);
+        }
+    }
+    cols
 }
 
 fn params_checked(p: Option<HashMap<String, f64>>) -> PyResult<emodel::Params> {
