@@ -134,10 +134,13 @@ def run_ns2(out: str, duration: int, st: list[float]) -> int:
 def split(sweep_path: str, out: str) -> dict[str, float]:
     """Where jitterlab's CPU time goes in the same sweep, run in this process with the stages
     wrapped: the simulator call (Rust: scenario build, event loop, columns), Arrow conversion,
-    storing the runs, combining them (in a thread while the runs go on), and the rest (planning, seeds, overrides); plus the imports a
-    fresh `jitterlab` process pays, timed in a child, and the summary `jitterlab sweep` prints at the end."""
-    from jitterlab import _native, sim, sweep
+    storing the runs, combining them (in a thread while the runs go on), each run's share of the closing summary,
+    and the rest (planning, seeds, overrides); plus the imports a fresh `jitterlab` process pays, timed in a
+    child, and the rest of the summary `jitterlab sweep` prints at the end."""
+    from jitterlab import _native, _procs, sim, sweep
     from jitterlab.sweep import combine, executors
+
+    _procs.keep_freed_memory()  # as `jitterlab sweep` sets its process
 
     acc: dict[str, float] = {}
 
@@ -167,25 +170,26 @@ def split(sweep_path: str, out: str) -> dict[str, float]:
         setattr(cls, name, g)
         return f
 
+    from jitterlab import summary
+
     saved = [(m, n, wrap(m, n, k)) for m, n, k in ((_native, "simulate_tables", "simulator call (Rust)"), (sim, "_to_result", "Arrow tables"),
-                                                  (executors, "_store", "storing runs (a pack a run, SHA-256)"))]
+                                                  (executors, "_store", "storing runs (a pack a run, SHA-256)"),
+                                                  (summary, "run_part", "closing summary (each run's share)"))]
     saved += [(combine._Combiner, n, wrap_thread(combine._Combiner, n, "combined tables (a thread during the runs)")) for n in ("_advance", "finish")]
     shutil.rmtree(out, ignore_errors=True)
     try:
         t = time.process_time()
-        res = sweep.run(sweep.load(sweep_path), out, jobs=1, progress=False)
+        res = sweep.run(sweep.load(sweep_path), out, jobs=1, progress=False, summary=True)  # as `jitterlab sweep` runs it
         total = time.process_time() - t
     finally:
         for m, n, f in saved:
             setattr(m, n, f)
     acc["planning, seeds, overrides, checks"] = total - sum(acc.values())
-    # what `jitterlab sweep` does after the runs: its closing summary reads the combined tables
-    # back (the media rows were spliced, never decoded, by the client) and computes the metrics
-    from jitterlab import summary
-
+    # what `jitterlab sweep` does after the runs: its closing summary, from each run's share
+    # (computed by the run while its rows were in memory) and the small tables
     t = time.process_time()
     summary.summarize(res)
-    acc["closing summary (reads the tables back)"] = time.process_time() - t
+    acc["closing summary (after the runs)"] = time.process_time() - t
     imp = timed(lambda: subprocess.run([sys.executable, "-c", "import jitterlab.cli, jitterlab.commands.sweep, jitterlab.sweep, jitterlab.summary"], check=True))[1]
     acc["interpreter start and imports"] = imp
     return acc

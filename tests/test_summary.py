@@ -256,3 +256,41 @@ def test_median_lookup_and_distinct_are_numpys():
         assert summary._lookup(v, k).tolist() == want
         assert summary._distinct(v).tolist() == sorted(set(values))
     assert summary._lookup(np.array([], dtype=np.int64), np.array([1], dtype=np.int64)).tolist() == []
+
+
+# an audio call and, where enabled, a bulk download over a 2 Mbit/s link with a 50-packet buffer
+_MIXED = {"duration": "3s", "links": {"l": {"from": "a", "to": "b", "rate": "2Mbit", "delay": "5ms", "queue": {"kind": "droptail", "limit": "50pkt"}},
+                                      "r": {"from": "b", "to": "a", "rate": "2Mbit", "delay": "5ms"}},
+          "traffic": [{"kind": "audio", "name": "call", "from": "a", "to": "b"},
+                      {"kind": "bulk", "from": "a", "to": "b", "size": "50MB", "start": "0.5s"}]}
+
+
+@pytest.mark.filterwarnings("ignore::jitterlab.metrics.MetricsWarning")
+@pytest.mark.parametrize("enabled, reps, from_parts", [
+    ([False, True], 1, True),   # a run without TCP first: every part for the whole run, each point's quantiles in its run
+    ([True], 2, True),          # TCP everywhere: the overlap window, OWD values pooled over a point's two runs
+    ([True, False], 1, False),  # runs without TCP only after others: their parts lack the whole run; from the rows
+])
+def test_the_runs_shares_give_the_summary_the_rows_give(tmp_path, monkeypatch, enabled, reps, from_parts):
+    """`sweep.run(..., summary=True)` (what `jitterlab sweep` runs): each run computes its share of
+    the summary while its rows are in memory and the client keeps none of them; the summary from
+    the shares is the one from the rows, byte for byte, or is computed from the rows when a share
+    lacks the window the sweep's runs decide."""
+    from jitterlab import sweep
+
+    sw = sweep.from_dict({"sweep": {"name": "shares", "seed": 5, "replications": reps,
+                                    "vary": {"traffic[1].enabled": enabled, "links.l.delay": ["5ms", "30ms"]}}, "scenario": _MIXED})
+    res = sweep.run(sw, tmp_path / "out", jobs=1, progress=False, summary=True)
+    parts = res.summary_parts
+    assert sorted(parts) == list(range(2 * len(enabled) * reps)) and "media_packets" not in res.arrow._t  # not kept
+    assert all(("q" in p) == (reps == 1) and ("owd" in p) == (reps > 1) for p in parts.values())
+    from_rows = summary._media
+    if from_parts:  # the rows are not read at all
+        monkeypatch.setattr(summary, "_media", lambda *a: pytest.fail("read the media rows"))
+    got = _json(summary.summarize(res))
+    monkeypatch.setattr(summary, "_media", from_rows)
+    want = _json(summary.summarize(jitterlab.load(tmp_path / "out")))  # from the rows in the files
+    assert got == want
+    doc = json.loads(got)
+    assert doc["window"] == ("overlap" if all(enabled) else "all") and all(0 < pt["media"][0]["packets"] <= 150 * reps for pt in doc["points"])
+    assert len({pt["media"][0]["owd_p99_ms"] for pt in doc["points"]}) > 1  # figures that differ by point

@@ -5,7 +5,7 @@ from typing import Any, Callable, final
 __all__ = [
     "__version__", "JitterlabError", "ScenarioError", "TableError", "CaptureError", "simulate_tables", "ArrowBatch",
     "sim_registry", "stack_profiles", "expand_scenario", "scenario_schema", "channel_opportunities", "cellular_trace", "channel_loss_periods",
-    "MediaSet", "grouped_quantiles", "emodel_r", "mos_from_r", "analyze_pair", "PcapWriter", "testbed_link",
+    "MediaSet", "grouped_quantiles", "emodel_r", "mos_from_r", "run_share", "analyze_pair", "PcapWriter", "testbed_link",
     "testbed_set_realtime", "testbed_media_send", "testbed_media_recv", "testbed_rtc_send", "testbed_rtc_recv", "capture_check", "parse_duration_ns",
     "parse_rate_bps", "parse_size", "estimate_json", "take_strings", "ParquetConcat",
     "encode_pack", "encode_table", "merge_parts", "PartMerger",
@@ -79,6 +79,20 @@ class MediaSet:
         tcp_end_valid: npt.NDArray[np.bool_],
         unwrap16: bool = False,
     ) -> MediaSet: ...
+    @staticmethod
+    def from_chunks(
+        run: list[int],
+        flow: list[npt.NDArray[np.int64]],
+        seq: list[npt.NDArray[np.int64]],
+        send_ns: list[npt.NDArray[np.int64]],
+        recv_ns: list[npt.NDArray[np.int64]],
+        received: list[npt.NDArray[np.bool_]],
+        size: list[npt.NDArray[np.int64]],
+        tcp_start_ns: npt.NDArray[np.int64],
+        tcp_start_valid: npt.NDArray[np.bool_],
+        tcp_end_ns: npt.NDArray[np.int64],
+        tcp_end_valid: npt.NDArray[np.bool_],
+    ) -> MediaSet: ...
     @property
     def duplicates(self) -> int: ...
     def __len__(self) -> int: ...
@@ -112,6 +126,23 @@ class MediaSet:
         codec_delay_ms: float, params: dict[str, float] | None = None,
     ) -> dict[str, np.ndarray]: ...
 
+def run_share(
+    flow: list[npt.NDArray[np.int64]],
+    seq: list[npt.NDArray[np.int64]],
+    send_ns: list[npt.NDArray[np.int64]],
+    recv_ns: list[npt.NDArray[np.int64]],
+    received: list[npt.NDArray[np.bool_]],
+    size: list[npt.NDArray[np.int64]],
+    tcp_start_ns: int | None,
+    tcp_end_ns: int | None,
+    kind: str,
+    pre_ns: int,
+    jbs_ns: list[int],
+    ie: float,
+    bpl: float,
+    codec_delay_ms: float,
+    probs: list[float] | None,
+) -> dict[str, np.ndarray]: ...
 def grouped_quantiles(
     values: npt.NDArray[np.float64], group: npt.NDArray[np.uint32], n_groups: int, probs: list[float]
 ) -> dict[str, np.ndarray]: ...

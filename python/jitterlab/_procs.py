@@ -27,3 +27,34 @@ def die_with_parent(parent: int) -> None:
         os._exit(1)  # no cleanup: nothing a worker holds outlives it usefully
 
     threading.Thread(target=watch, name="jitterlab-parent-watch", daemon=True).start()
+
+
+#: glibc's mallopt parameters (malloc.h) and the values `keep_freed_memory` sets.
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+TRIM_THRESHOLD = 256 << 20
+MMAP_THRESHOLD = 64 << 20
+
+
+def keep_freed_memory() -> bool:
+    """Lets this process reuse the memory a run frees for the next run instead of handing it back
+    to the kernel: glibc's malloc keeps blocks under MMAP_THRESHOLD in its heap (not a fresh
+    mapping each) and returns its heap's free top only past TRIM_THRESHOLD. A sweep's runs each
+    allocate and free the same few MB (the simulator's columns, the summary's prepared rows);
+    with glibc's adaptive defaults many of those pages were unmapped and faulted in again, run
+    after run (`jitterlab sweep` on the 126 vs-ns2 points: 39-41 k page faults against 16.5 k;
+    docs/performance.md, issue 31). For processes that do runs (the sweep command, its workers),
+    not for a library user's process. False where the C library has no mallopt (not glibc)."""
+    try:
+        import ctypes
+
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    return bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD))
+
+
+def sweep_worker(parent: int) -> None:
+    """Initializer of a sweep's local workers: `die_with_parent` and `keep_freed_memory`."""
+    die_with_parent(parent)
+    keep_freed_memory()

@@ -253,21 +253,29 @@ def _run_times(runs: pa.Table, name: str) -> tuple[np.ndarray, np.ndarray]:
 BATCH_ROWS = 1 << 18
 
 
-def _stretches(t: pa.Table, runs: pa.Table) -> tuple[list[list[np.ndarray]], np.ndarray]:
+def _stretches(t: pa.Table, runs: pa.Table) -> tuple[list[list[np.ndarray]], np.ndarray, np.ndarray]:
     """The table's record batches as numpy columns (flow, seq, send, recv, size, received: views
-    of Arrow's buffers where they can be), and its stretches of rows of one run, one row each of
-    (batch, first row, rows, run's position in `runs`; -1 where it is not there)."""
+    of Arrow's buffers where they can be), its stretches of rows of one (run, flow), one row each
+    of (batch, first row, rows, run's position in `runs` (-1 where it is not there), flow's
+    position in the flows), and the flows (distinct flow ids, ascending). A stretch's flow is
+    looked up once, not a row at a time: a run's rows are in flow order (every table jitterlab
+    writes), so its stretches are as many as its flows."""
     keys = _ids(runs.column("run_id"))
     cols, rows = [], []
     for rb in t.to_batches():
         if not rb.num_rows:
             continue
         cols.append([_values(rb.column(c)) for c in ("flow_id", "seq", "send_ns", "recv_ns", "size")] + [_valid(rb.column("recv_ns"))])
-        rid = _ids(rb.column("run_id"))
-        first = np.concatenate([[0], np.flatnonzero(rid[1:] != rid[:-1]) + 1])
+        rid, fid = _ids(rb.column("run_id")), cols[-1][0]
+        first = np.concatenate([[0], np.flatnonzero((rid[1:] != rid[:-1]) | (fid[1:] != fid[:-1])) + 1])
         n = np.diff(np.append(first, len(rid)))
-        rows.append(np.stack([np.full(len(first), len(cols) - 1), first, n, _lookup(rid[first], keys)], axis=1))
-    return cols, np.concatenate(rows) if rows else np.zeros((0, 4), dtype=np.int64)
+        rows.append(np.stack([np.full(len(first), len(cols) - 1), first, n, _lookup(rid[first], keys), fid[first]], axis=1))
+    if not rows:
+        return cols, np.zeros((0, 5), dtype=np.int64), np.zeros(0, dtype=np.int64)
+    stretch = np.concatenate(rows)
+    flows = _distinct(stretch[:, 4])
+    stretch[:, 4] = _lookup(stretch[:, 4], flows)
+    return cols, stretch, flows
 
 
 def _batches(stretch: np.ndarray, point: np.ndarray) -> list[np.ndarray]:
@@ -294,8 +302,7 @@ def _media(t: pa.Table, runs: pa.Table, point: np.ndarray, n_points: int, names:
     one call whose groups are (flow, point): every figure is a function of one stream (run, flow)
     or pools a group's streams, so the pairs give what each flow prepared alone gives, and a
     point's streams are in one batch, in run order (the order the MOS means sum them in)."""
-    cols, stretch = _stretches(t, runs)
-    flows = _distinct(np.concatenate([_distinct(c[0]) for c in cols])) if cols else np.zeros(0, dtype=np.int64)
+    cols, stretch, flows = _stretches(t, runs)
     nf = len(flows)
     (ts, ts_ok), (te, te_ok) = _run_times(runs, "tcp_start_ns"), _run_times(runs, "tcp_end_ns")
     rep = lambda a: np.ascontiguousarray(np.repeat(a, nf))  # noqa: E731  (a run's value for each of its pairs)
@@ -304,18 +311,17 @@ def _media(t: pa.Table, runs: pa.Table, point: np.ndarray, n_points: int, names:
     group = (np.arange(nf)[None, :] * n_points + point[:, None]).ravel().astype(np.uint32)  # pair r * nf + f
     q = np.full((n_groups, 2), np.nan)
     sent, recv = np.zeros(n_groups, dtype=np.int64), np.zeros(n_groups, dtype=np.int64)
-    jb_ns = [int(round(float(j) * 1e6)) for j in jbs_ms]
-    jbs, jb_code = np.unique(np.asarray(jb_ns, dtype=np.int64), return_inverse=True)  # ascending, as pandas grouped
+    jb_ns, jbs, jb_code = _jb_codes(jbs_ms)
     c = CODECS[CODEC]
     mos, mos_group = [], []
     for b in _batches(stretch, point):
-        part = [np.concatenate([cols[k][j][lo:lo + n] for k, lo, n, _ in b.tolist()]) for j in range(6)]
-        pair = np.repeat(b[:, 3] * nf, b[:, 2]) + _lookup(part[0], flows)
-        flow, seq, send, recv_ns, size, received = part
-        ms = _native.MediaSet(pair, flow, seq, send, recv_ns, received, size, *times, False)
+        # a stretch's rows are of one (run, flow) pair: joined by the native module into its
+        # prepared table (no numpy concatenation, no copy of one)
+        flow, seq, send, recv_ns, size, received = ([cols[k][j][lo:lo + n] for k, lo, n, *_ in b.tolist()] for j in range(6))
+        ms = _native.MediaSet.from_chunks((b[:, 3] * nf + b[:, 4]).tolist(), flow, seq, send, recv_ns, received, size, *times)
         # the batch's (flow, point)s; `_distinct`, not np.unique, whose plain form imports numpy.ma (~20 ms)
         in_batch = _distinct(group[(_distinct(b[:, 3])[:, None] * nf + np.arange(nf)).ravel()].astype(np.int64))
-        q[in_batch] = ms.pooled_quantiles("owd", window, 0, 0, group, n_groups, [0.5, 0.99])["quantiles"].reshape(n_groups, 2)[in_batch]
+        q[in_batch] = ms.pooled_quantiles("owd", window, 0, 0, group, n_groups, _PROBS)["quantiles"].reshape(n_groups, 2)[in_batch]
         rtp = ms.rtp_summary(window, 0, 0)
         sg = group[ms.streams()["run"]].astype(np.int64)  # each stream's (flow, point)
         np.add.at(sent, sg, rtp["sent"].astype(np.int64))
@@ -323,12 +329,21 @@ def _media(t: pa.Table, runs: pa.Table, point: np.ndarray, n_points: int, names:
         mos.append(np.asarray(ms.emodel(window, 0, 0, int(round(BASE_WINDOW_MS * 1e6)), jb_ns, float(c["ie"]), float(c["bpl"]),
                                         float(c["delay_ms"]), None)["mos"], dtype=np.float64))
         mos_group.append(np.repeat(sg, len(jb_ns)) * len(jbs) + np.tile(jb_code, len(sg)))
+    return _media_rows(flows, n_points, names, sent, recv, q, mos, mos_group, jbs)
+
+
+def _media_rows(flows: np.ndarray, n_points: int, names: Mapping[int, str], sent: np.ndarray, recv: np.ndarray, q: np.ndarray,
+                mos: list[np.ndarray], mos_group: list[np.ndarray], jbs: np.ndarray) -> dict[int, list[dict[str, Any]]]:
+    """The media rows by point index from the figures of each group (flow f, point p: group f *
+    n_points + p): packets sent and received, OWD median and p99 (`q`), and every stream's MOS at
+    each jitter buffer (`mos`, its group and buffer in `mos_group`, streams in run order)."""
     if not mos:
         return {}
+    n_groups = len(flows) * n_points
     mean = _means(np.concatenate(mos), np.concatenate(mos_group), n_groups * len(jbs)).reshape(n_groups, len(jbs))
     streams = np.bincount(np.concatenate(mos_group) // len(jbs), minlength=n_groups)
     out: dict[int, list[dict[str, Any]]] = {}
-    for f in range(nf):
+    for f in range(len(flows)):
         for pt in range(n_points):
             g = f * n_points + pt
             if streams[g]:  # the points where this flow has streams
@@ -336,6 +351,106 @@ def _media(t: pa.Table, runs: pa.Table, point: np.ndarray, n_points: int, names:
                 out.setdefault(pt, []).append(_flow_row(int(flows[f]), names, int(sent[g]), int(recv[g]),
                                                         float(q[g, 0]), float(q[g, 1]), by_jb))
     return out
+
+
+#: Sweeps (their ids) in which this process has run a run without TCP: the summary's window is
+#: then the whole run, so the later runs' parts are computed for that window alone (`run_part`).
+_NO_TCP: set[str] = set()
+#: The OWD quantiles of the summary.
+_PROBS = [0.5, 0.99]
+
+
+_JB_CODES: dict[tuple[float, ...], tuple[list[int], np.ndarray, np.ndarray]] = {}
+
+
+def _jb_codes(jbs_ms: tuple[float, ...]) -> tuple[list[int], np.ndarray, np.ndarray]:
+    """The jitter buffers in ns as given, the distinct ones ascending, each given one's position
+    there (computed once a set: a sweep's every run asks)."""
+    got = _JB_CODES.get(jbs_ms)
+    if got is None:
+        jb_ns = [int(round(float(j) * 1e6)) for j in jbs_ms]
+        jbs, jb_code = np.unique(np.asarray(jb_ns, dtype=np.int64), return_inverse=True)  # ascending, as pandas grouped
+        got = _JB_CODES[jbs_ms] = (jb_ns, jbs, jb_code)
+    return got
+
+
+def run_part(tables: Mapping[str, pa.Table], sweep_id: str, alone: bool, jbs_ms: tuple[float, ...] = JBS_MS) -> dict[str, Any] | None:
+    """One run's share of a sweep's summary, computed while the run's rows are in memory (by
+    whoever ran it: `sweep.run(..., summary=True)`), so that `summarize` reads no media row
+    (docs/performance.md, issue 31). Per media stream of the run (one a flow, ascending): for the
+    window the summary will use, the packets sent and received, the E-model's MOS at each jitter
+    buffer and, when the run is its point's only one (`alone`), the OWD's median and 99th
+    percentile (its point's pooled ones), else the OWD values to pool at the close. Every figure
+    is a function of one stream, or pools the point's, so it is the one `_media` computes from
+    the rows. The window: the whole run for a run without TCP, or once this process has run one
+    in this sweep (the summary's window is then the whole run); else the TCP overlap window. A
+    part without the window the close needs (a sweep whose runs without TCP came after others)
+    makes `summarize` compute from the rows instead. None: no part (a table or column missing)."""
+    runs, t = tables.get("runs"), tables.get("media_packets")
+    if runs is None or runs.num_rows != 1 or t is None or any(c not in t.column_names for c in MEDIA_COLUMNS):
+        return None
+    if "tcp_start_ns" not in runs.column_names or "tcp_end_ns" not in runs.column_names:
+        return None
+    if runs.column("tcp_start_ns").null_count:
+        _NO_TCP.add(sweep_id)
+    window = "all" if sweep_id in _NO_TCP else "overlap"
+    cols = [[_values(rb.column(c)) for c in ("flow_id", "seq", "send_ns", "recv_ns", "size")] + [_valid(rb.column("recv_ns"))]
+            for rb in t.select(MEDIA_COLUMNS).to_batches() if rb.num_rows]
+    if not cols:
+        return {"window": window, "flows": np.zeros(0, dtype=np.int64)}
+    flow, seq, send, recv_ns, size, received = ([c[j] for c in cols] for j in range(6))
+    start, end = (runs.column(name)[0].as_py() for name in ("tcp_start_ns", "tcp_end_ns"))
+    c = CODECS[CODEC]
+    # in one native call: the prepared table (a stream a flow), RTP counts, E-model, OWD quantiles
+    # (or values): what MediaSet.from_chunks, rtp_summary, emodel and pooled_quantiles give
+    part: dict[str, Any] = {"window": window}
+    part.update(_native.run_share(flow, seq, send, recv_ns, received, size, start, end, window, int(round(BASE_WINDOW_MS * 1e6)),
+                                  _jb_codes(jbs_ms)[0], float(c["ie"]), float(c["bpl"]), float(c["delay_ms"]), _PROBS if alone else None))
+    if alone:
+        part["q"] = part.pop("quantiles").reshape(len(part["flows"]), 2)
+    return part
+
+
+def _media_from_parts(parts: list[dict[str, Any]], point: np.ndarray, n_points: int, names: Mapping[int, str],
+                      jbs_ms: tuple[float, ...]) -> dict[int, list[dict[str, Any]]]:
+    """`_media`'s rows from the runs' parts (`run_part`; `parts[r]` of the run in row r of `runs`)."""
+    flows = _distinct(np.concatenate([p["flows"] for p in parts])) if parts else np.zeros(0, dtype=np.int64)
+    n_groups = len(flows) * n_points
+    q = np.full((n_groups, 2), np.nan)
+    sent, recv = np.zeros(n_groups, dtype=np.int64), np.zeros(n_groups, dtype=np.int64)
+    jb_ns, jbs, jb_code = _jb_codes(jbs_ms)
+    mos, mos_group, vals, val_group = [], [], [], []
+    for r, p in enumerate(parts):  # in run order: the MOS means sum each group's streams in that order
+        if not len(p["flows"]):
+            continue
+        sg = _lookup(p["flows"], flows) * n_points + point[r]  # each stream's (flow, point): distinct in a run
+        sent[sg] += p["sent"]
+        recv[sg] += p["received"]
+        mos.append(p["mos"])
+        mos_group.append(np.repeat(sg, len(jb_ns)) * len(jbs) + np.tile(jb_code, len(sg)))
+        if "q" in p:
+            q[sg] = p["q"]
+        else:
+            vals.append(p["owd"])
+            val_group.append(sg[p["owd_stream"]])
+    if vals:
+        pooled = _native.grouped_quantiles(np.concatenate(vals), np.concatenate(val_group).astype(np.uint32), n_groups, _PROBS)
+        q = pooled["quantiles"].reshape(n_groups, 2)
+    return _media_rows(flows, n_points, names, sent, recv, q, mos, mos_group, jbs)
+
+
+def _usable_parts(tables: Mapping[str, Any], runs: pa.Table, window: str, counts: list[int]) -> list[dict[str, Any]] | None:
+    """The runs' parts in the order of `runs` when every run has one for `window` (and, where a
+    part holds its quantiles, each point has one run); else None (computed from the rows)."""
+    got = getattr(tables, "summary_parts", None)
+    if got is None or not runs.num_rows or "run_id" not in runs.column_names:
+        return None
+    parts = [got.get(r) for r in runs.column("run_id").to_pylist()]
+    if any(p is None or (len(p["flows"]) and p["window"] != window) for p in parts):
+        return None
+    if any("q" in p for p in parts) and any(n != 1 for n in counts):
+        return None
+    return parts
 
 
 def _tcp(t: pa.Table, runs: pa.Table, point: np.ndarray) -> dict[int, list[dict[str, Any]]]:
@@ -407,7 +522,10 @@ def summarize(tables: Mapping[str, Any], jbs_ms: tuple[float, ...] = JBS_MS) -> 
     window = "overlap" if runs.num_rows and all_tcp else "all"
     labels, counts, point = _points(runs)
     media: dict[int, list[dict[str, Any]]] = {}
-    if "media_packets" in has and _rows(tables, "media_packets"):
+    parts = _usable_parts(tables, runs, window, counts)
+    if parts is not None:  # computed by each run while its rows were in memory
+        media = _media_from_parts(parts, point, len(labels), names, tuple(jbs_ms))
+    elif "media_packets" in has and _rows(tables, "media_packets"):
         media = _media(_arrow(tables, "media_packets", MEDIA_COLUMNS), runs, point, len(labels), names, window, tuple(jbs_ms))
     tcp = _tcp(_arrow(tables, "tcp_flows"), runs, point) if "tcp_flows" in has else {}
     return {"runs": int(runs.num_rows), "window": window,

@@ -14,7 +14,7 @@ pub mod stats;
 pub mod table;
 
 pub use error::{MetricsError, Result};
-pub use table::{Media, MediaColumns, RunTimes, Window};
+pub use table::{Media, MediaColumns, MediaOwned, RunTimes, Window};
 
 /// Nanoseconds per millisecond / second, to keep unit conversions explicit.
 pub const NS_PER_MS: i64 = 1_000_000;

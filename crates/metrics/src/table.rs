@@ -4,6 +4,8 @@
 //! column. After it, rows are sorted by (run, flow, seq), one row per (run, flow, seq) — the copy
 //! that arrived first; a lost copy only survives when no copy arrived — and each stream
 //! (run, flow) is one contiguous row range.
+//!
+//! Over 600 lines: its unit tests (the last ~215 lines) sit beside the two constructors they pin.
 use crate::error::{MetricsError, Result};
 
 /// Borrowed columns of `media_packets`. `run` holds dense run codes `0..n_runs` (the Python layer
@@ -150,6 +152,62 @@ fn sort_rows(run: &[i64], flow: &[i64], seq: &[i64], n_runs: usize) -> Vec<u32> 
     order
 }
 
+/// The checks every input row passes; `new` and `from_sorted` report the first failing row alike.
+#[inline]
+fn check_row(i: usize, run_known: bool, received: bool, send: i64, recv: i64, size: i64) -> Result<()> {
+    if !run_known {
+        return Err(MetricsError::InvalidValue { column: "run_id", row: i, reason: "run_id not present in the runs table".into() });
+    }
+    if received && recv < send {
+        return Err(MetricsError::NegativeDelay { column: "recv_ns", row: i, send, recv });
+    }
+    if size < 0 {
+        return Err(MetricsError::InvalidValue { column: "size", row: i, reason: format!("negative size {size}") });
+    }
+    Ok(())
+}
+
+fn check_runs(runs: RunTimes<'_>) -> Result<()> {
+    for (r, (s, e)) in runs.tcp_start_ns.iter().zip(runs.tcp_end_ns).enumerate() {
+        if let (Some(s), Some(e)) = (s, e) {
+            if e < s {
+                return Err(MetricsError::InvalidValue {
+                    column: "tcp_end_ns",
+                    row: r,
+                    reason: format!("tcp_end_ns {e} is before tcp_start_ns {s}"),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The streams (run, flow) of sorted rows, each a contiguous row range.
+fn streams_of(run: &[u32], flow: &[i64]) -> Vec<Stream> {
+    let m = run.len();
+    let mut streams = Vec::new();
+    let mut lo = 0;
+    for i in 1..=m {
+        if i == m || run[i] != run[lo] || flow[i] != flow[lo] {
+            streams.push(Stream { run: run[lo], flow: flow[lo], lo, hi: i });
+            lo = i;
+        }
+    }
+    streams
+}
+
+/// Owned columns of `media_packets` with dense run codes (`Media::from_sorted`).
+#[derive(Debug, Clone, Default)]
+pub struct MediaOwned {
+    pub run: Vec<u32>,
+    pub flow: Vec<i64>,
+    pub seq: Vec<i64>,
+    pub send_ns: Vec<i64>,
+    pub recv_ns: Vec<i64>,
+    pub received: Vec<bool>,
+    pub size: Vec<i64>,
+}
+
 impl Media {
     /// Validates, optionally unwraps 16-bit sequence numbers, sorts and de-duplicates.
     pub fn new(c: MediaColumns<'_>, runs: RunTimes<'_>, unwrap_16bit: bool) -> Result<Media> {
@@ -166,40 +224,9 @@ impl Media {
         }
         let n_runs = runs.tcp_start_ns.len() as i64;
         for i in 0..n {
-            if c.run[i] < 0 || c.run[i] >= n_runs {
-                return Err(MetricsError::InvalidValue {
-                    column: "run_id",
-                    row: i,
-                    reason: "run_id not present in the runs table".into(),
-                });
-            }
-            if c.received[i] && c.recv_ns[i] < c.send_ns[i] {
-                return Err(MetricsError::NegativeDelay {
-                    column: "recv_ns",
-                    row: i,
-                    send: c.send_ns[i],
-                    recv: c.recv_ns[i],
-                });
-            }
-            if c.size[i] < 0 {
-                return Err(MetricsError::InvalidValue {
-                    column: "size",
-                    row: i,
-                    reason: format!("negative size {}", c.size[i]),
-                });
-            }
+            check_row(i, c.run[i] >= 0 && c.run[i] < n_runs, c.received[i], c.send_ns[i], c.recv_ns[i], c.size[i])?;
         }
-        for (r, (s, e)) in runs.tcp_start_ns.iter().zip(runs.tcp_end_ns).enumerate() {
-            if let (Some(s), Some(e)) = (s, e) {
-                if e < s {
-                    return Err(MetricsError::InvalidValue {
-                        column: "tcp_end_ns",
-                        row: r,
-                        reason: format!("tcp_end_ns {e} is before tcp_start_ns {s}"),
-                    });
-                }
-            }
-        }
+        check_runs(runs)?;
         let unwrapped;
         let seq: &[i64] = if unwrap_16bit {
             unwrapped = unwrap16(&c)?;
@@ -272,14 +299,7 @@ impl Media {
         run.truncate(m);
         received.truncate(m);
         source_row.truncate(m);
-        let mut streams = Vec::new();
-        let mut lo = 0;
-        for i in 1..=m {
-            if i == m || run[i] != run[lo] || flow[i] != flow[lo] {
-                streams.push(Stream { run: run[lo], flow: flow[lo], lo, hi: i });
-                lo = i;
-            }
-        }
+        let streams = streams_of(&run, &flow);
         Ok(Media {
             run,
             flow,
@@ -291,6 +311,63 @@ impl Media {
             source_row,
             streams,
             duplicates: n - m,
+            tcp_start_ns: runs.tcp_start_ns.to_vec(),
+            tcp_end_ns: runs.tcp_end_ns.to_vec(),
+        })
+    }
+
+    /// What `new(c, runs, false)` gives, from owned columns: rows strictly ascending by (run,
+    /// flow, seq) (a simulator's rows, a sweep's runs one after another) become the prepared
+    /// table as they are, with no copy (a lost packet's `recv_ns` set to 0, as `new` sets it);
+    /// any other order, or duplicates, go through `new`.
+    pub fn from_sorted(mut c: MediaOwned, runs: RunTimes<'_>) -> Result<Media> {
+        let n = c.run.len();
+        check_len("flow_id", n, c.flow.len())?;
+        check_len("seq", n, c.seq.len())?;
+        check_len("send_ns", n, c.send_ns.len())?;
+        check_len("recv_ns", n, c.recv_ns.len())?;
+        check_len("recv_ns", n, c.received.len())?;
+        check_len("size", n, c.size.len())?;
+        check_len("tcp_end_ns", runs.tcp_start_ns.len(), runs.tcp_end_ns.len())?;
+        if n > u32::MAX as usize {
+            return Err(MetricsError::TooManyRows { column: "seq", rows: n, max: u32::MAX as usize });
+        }
+        let n_runs = runs.tcp_start_ns.len();
+        for i in 0..n {
+            check_row(i, (c.run[i] as usize) < n_runs, c.received[i], c.send_ns[i], c.recv_ns[i], c.size[i])?;
+        }
+        check_runs(runs)?;
+        let key = |i: usize| (c.run[i], c.flow[i], c.seq[i]);
+        if !(1..n).all(|i| key(i - 1) < key(i)) {
+            let run: Vec<i64> = c.run.iter().map(|&r| r as i64).collect();
+            let cols = MediaColumns {
+                run: &run,
+                flow: &c.flow,
+                seq: &c.seq,
+                send_ns: &c.send_ns,
+                recv_ns: &c.recv_ns,
+                received: &c.received,
+                size: &c.size,
+            };
+            return Media::new(cols, runs, false);
+        }
+        for (v, &ok) in c.recv_ns.iter_mut().zip(&c.received) {
+            if !ok {
+                *v = 0;
+            }
+        }
+        let streams = streams_of(&c.run, &c.flow);
+        Ok(Media {
+            run: c.run,
+            flow: c.flow,
+            seq: c.seq,
+            send_ns: c.send_ns,
+            recv_ns: c.recv_ns,
+            received: c.received,
+            size: c.size,
+            source_row: (0..n as u32).collect(),
+            streams,
+            duplicates: 0,
             tcp_start_ns: runs.tcp_start_ns.to_vec(),
             tcp_end_ns: runs.tcp_end_ns.to_vec(),
         })
@@ -410,6 +487,56 @@ pub(crate) mod tests {
             .map(|(i, d)| (0, 1, i as i64, 20 * i as i64, d.map(|d| 20 * i as i64 + d)))
             .collect();
         Fx::new(&rows)
+    }
+
+    fn owned(fx: &Fx) -> MediaOwned {
+        MediaOwned {
+            run: fx.run.iter().map(|&r| r as u32).collect(),
+            flow: fx.flow.clone(),
+            seq: fx.seq.clone(),
+            send_ns: fx.send.clone(),
+            recv_ns: fx.recv.clone(),
+            received: fx.rcvd.clone(),
+            size: fx.size.clone(),
+        }
+    }
+
+    fn same(a: &Media, b: &Media) {
+        assert_eq!((&a.run, &a.flow, &a.seq, &a.send_ns, &a.recv_ns), (&b.run, &b.flow, &b.seq, &b.send_ns, &b.recv_ns));
+        assert_eq!((&a.received, &a.size, &a.source_row, &a.streams), (&b.received, &b.size, &b.source_row, &b.streams));
+        assert_eq!((a.duplicates, &a.tcp_start_ns, &a.tcp_end_ns), (b.duplicates, &b.tcp_start_ns, &b.tcp_end_ns));
+    }
+
+    #[test]
+    fn from_sorted_is_new_without_unwrapping() {
+        let s = [Some(1_000_000), None];
+        let e = [Some(5_000_000), None];
+        let runs = RunTimes { tcp_start_ns: &s, tcp_end_ns: &e };
+        // sorted by (run, flow, seq); a lost packet's recv_ns holds garbage (an Arrow null's slot)
+        let mut sorted = Fx::new(&[(0, 1, 1, 0, Some(30)), (0, 1, 2, 20, None), (0, 2, 1, 5, Some(9)), (1, 1, 7, 40, Some(41))]);
+        sorted.recv[1] = 123_456;
+        let a = Media::from_sorted(owned(&sorted), runs).unwrap();
+        same(&a, &Media::new(sorted.cols(), runs, false).unwrap());
+        assert_eq!((a.recv_ns[1], a.streams.len(), a.source_row.clone()), (0, 3, vec![0, 1, 2, 3]));
+        // out of order, and a duplicate (seq 2 twice): sorted and de-duplicated as `new` does
+        for fx in [
+            Fx::new(&[(0, 1, 2, 20, Some(50)), (0, 1, 1, 0, Some(30)), (1, 1, 7, 40, Some(41))]),
+            Fx::new(&[(0, 1, 1, 0, Some(30)), (0, 1, 2, 20, Some(50)), (0, 1, 2, 20, Some(45))]),
+        ] {
+            let a = Media::from_sorted(owned(&fx), runs).unwrap();
+            same(&a, &Media::new(fx.cols(), runs, false).unwrap());
+        }
+        assert_eq!(Media::from_sorted(owned(&Fx::new(&[(0, 1, 1, 0, Some(30)), (0, 1, 1, 0, Some(20))])), runs).unwrap().duplicates, 1);
+        // the same errors at the same rows: an unknown run code, a negative delay, a negative size
+        let mut bad = vec![Fx::new(&[(0, 1, 1, 0, Some(30)), (2, 1, 1, 0, Some(3))]), Fx::new(&[(0, 1, 1, 0, Some(30)), (0, 1, 2, 50, Some(40))])];
+        let mut neg = Fx::new(&[(0, 1, 1, 0, Some(30)), (0, 1, 2, 20, Some(40))]);
+        neg.size[1] = -1;
+        bad.push(neg);
+        for fx in &bad {
+            let want = Media::new(fx.cols(), runs, false).unwrap_err().to_string();
+            assert_eq!(Media::from_sorted(owned(fx), runs).unwrap_err().to_string(), want);
+            assert!(want.contains("row 1"), "{want}");
+        }
     }
 
     #[test]

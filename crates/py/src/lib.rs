@@ -7,6 +7,7 @@ mod errors;
 mod export;
 mod sim;
 mod metrics;
+mod summary;
 mod capture;
 mod testbed;
 mod units;
@@ -20,6 +21,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     sim::register(m)?;
     metrics::register(m)?;
+    summary::register(m)?;
     capture::register(m)?;
     testbed::register(m)?;
     units::register(m)?;

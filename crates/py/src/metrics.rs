@@ -13,14 +13,14 @@ use pyo3::types::PyDict;
 
 use crate::errors::TableError;
 
-fn to_py(e: MetricsError) -> PyErr {
+pub(crate) fn to_py(e: MetricsError) -> PyErr {
     match e {
         MetricsError::InvalidParameter { .. } => PyValueError::new_err(e.to_string()),
         _ => TableError::new_err(e.to_string()),
     }
 }
 
-fn window(kind: &str, lo: i64, hi: i64) -> PyResult<Window> {
+pub(crate) fn window(kind: &str, lo: i64, hi: i64) -> PyResult<Window> {
     match kind {
         "all" => Ok(Window::All),
         "overlap" => Ok(Window::Overlap),
@@ -111,6 +111,73 @@ impl MediaSet {
         let te = opt(tcp_end_ns.as_slice()?, tcp_end_valid.as_slice()?)?;
         let m = py
             .detach(|| Media::new(cols, RunTimes { tcp_start_ns: &ts, tcp_end_ns: &te }, unwrap16))
+            .map_err(to_py)?;
+        Ok(MediaSet { m, bases: Mutex::new(HashMap::new()) })
+    }
+
+    /// The prepared table of rows given in chunks (numpy arrays, a list a column; chunk `k` of
+    /// run code `run[k]`), joined into the prepared columns themselves: what `MediaSet(...)` gives
+    /// on the chunks concatenated (`unwrap16=False`), without the concatenation's copy nor a copy
+    /// of it (`Media::from_sorted`; rows out of order still go through the sort).
+    #[staticmethod]
+    #[pyo3(signature = (run, flow, seq, send_ns, recv_ns, received, size, tcp_start_ns, tcp_start_valid, tcp_end_ns, tcp_end_valid))]
+    #[allow(clippy::too_many_arguments)]
+    fn from_chunks(
+        py: Python<'_>,
+        run: Vec<i64>,
+        flow: Vec<PyReadonlyArray1<'_, i64>>,
+        seq: Vec<PyReadonlyArray1<'_, i64>>,
+        send_ns: Vec<PyReadonlyArray1<'_, i64>>,
+        recv_ns: Vec<PyReadonlyArray1<'_, i64>>,
+        received: Vec<PyReadonlyArray1<'_, bool>>,
+        size: Vec<PyReadonlyArray1<'_, i64>>,
+        tcp_start_ns: PyReadonlyArray1<'_, i64>,
+        tcp_start_valid: PyReadonlyArray1<'_, bool>,
+        tcp_end_ns: PyReadonlyArray1<'_, i64>,
+        tcp_end_valid: PyReadonlyArray1<'_, bool>,
+    ) -> PyResult<Self> {
+        let k = run.len();
+        if [flow.len(), seq.len(), send_ns.len(), recv_ns.len(), received.len(), size.len()].iter().any(|&l| l != k) {
+            return Err(PyValueError::new_err("MediaSet.from_chunks: one chunk a run code in every column expected"));
+        }
+        let opt = |v: &[i64], ok: &[bool]| -> PyResult<Vec<Option<i64>>> {
+            if v.len() != ok.len() {
+                return Err(TableError::new_err("runs: tcp time and validity mask differ in length"));
+            }
+            Ok(v.iter().zip(ok).map(|(&x, &k)| k.then_some(x)).collect())
+        };
+        let ts = opt(tcp_start_ns.as_slice()?, tcp_start_valid.as_slice()?)?;
+        let te = opt(tcp_end_ns.as_slice()?, tcp_end_valid.as_slice()?)?;
+        let mut chunks = Vec::with_capacity(k);
+        let mut rows = 0usize;
+        for (i, &code) in run.iter().enumerate() {
+            let ch = (flow[i].as_slice()?, seq[i].as_slice()?, send_ns[i].as_slice()?, recv_ns[i].as_slice()?, received[i].as_slice()?, size[i].as_slice()?);
+            let n = ch.0.len();
+            if [ch.1.len(), ch.2.len(), ch.3.len(), ch.4.len(), ch.5.len()].iter().any(|&l| l != n) {
+                return Err(TableError::new_err(format!("media_packets: the columns of chunk {i} differ in length")));
+            }
+            if code < 0 || code as usize >= ts.len() {
+                let reason = "run_id not present in the runs table".into();
+                return Err(to_py(MetricsError::InvalidValue { column: "run_id", row: rows, reason }));
+            }
+            rows += n;
+            chunks.push((code as u32, ch));
+        }
+        let mut c = jm::MediaOwned { run: Vec::with_capacity(rows), received: Vec::with_capacity(rows), ..Default::default() };
+        for v in [&mut c.flow, &mut c.seq, &mut c.send_ns, &mut c.recv_ns, &mut c.size] {
+            v.reserve_exact(rows);
+        }
+        for (code, (f, q, s, r, ok, z)) in chunks {
+            c.run.resize(c.run.len() + f.len(), code);
+            c.flow.extend_from_slice(f);
+            c.seq.extend_from_slice(q);
+            c.send_ns.extend_from_slice(s);
+            c.recv_ns.extend_from_slice(r);
+            c.received.extend_from_slice(ok);
+            c.size.extend_from_slice(z);
+        }
+        let m = py
+            .detach(|| Media::from_sorted(c, RunTimes { tcp_start_ns: &ts, tcp_end_ns: &te }))
             .map_err(to_py)?;
         Ok(MediaSet { m, bases: Mutex::new(HashMap::new()) })
     }
@@ -285,8 +352,8 @@ impl MediaSet {
         let m = &self.m;
         let (q, n) = py
             .detach(|| {
-                let mut vals = Vec::new();
-                let mut grp = Vec::new();
+                let mut vals = Vec::with_capacity(m.len());
+                let mut grp = Vec::with_capacity(m.len());
                 let mut push = |r: usize, v: i64| {
                     vals.push(v as f64 / 1e9);
                     grp.push(g[m.run[r] as usize]);
@@ -433,33 +500,7 @@ impl MediaSet {
         let p = params_checked(params)?;
         let m = &self.m;
         let out = py
-            .detach(|| -> jm::Result<_> {
-                let bases = self.bases(pre_ns)?;
-                let ns = m.streams.len();
-                let nj = jbs_ns.len();
-                let mut cols = vec![vec![f64::NAN; ns * nj]; 6];
-                // every buffer's loss in one pass over the rows (k = stream * nj + j)
-                let bs = loss::burst_stats_jbs(m, &bases, &jbs_ns, w);
-                for (j, &jb) in jbs_ns.iter().enumerate() {
-                    for (si, b) in bases.iter().enumerate() {
-                        let k = si * nj + j;
-                        let st = &bs[k];
-                        let base_ms = b.owd_ns.map_or(f64::NAN, |v| v as f64 / 1e6);
-                        let ta = base_ms + jb as f64 / 1e6 + codec_delay_ms;
-                        let ppl = st.ppl();
-                        let br = st.burst_r();
-                        // No base (nothing received) or empty window: R undefined (NaN).
-                        let r = if ta.is_nan() || ppl.is_nan() { f64::NAN } else { emodel::r_factor(&p, ta, ie, bpl, ppl, br) };
-                        cols[0][k] = base_ms;
-                        cols[1][k] = ppl;
-                        cols[2][k] = br;
-                        cols[3][k] = ta;
-                        cols[4][k] = r;
-                        cols[5][k] = emodel::mos_from_r(r);
-                    }
-                }
-                Ok(cols)
-            })
+            .detach(|| -> jm::Result<_> { Ok(emodel_cols(m, &self.bases(pre_ns)?, w, &jbs_ns, &p, ie, bpl, codec_delay_ms)) })
             .map_err(to_py)?;
         let d = PyDict::new(py);
         for (name, col) in ["base_owd_ms", "ppl", "burst_r", "ta_ms", "r", "mos"].iter().zip(out) {
@@ -467,6 +508,36 @@ impl MediaSet {
         }
         Ok(d)
     }
+}
+
+/// The E-model per (stream, JB), k = stream * jbs + jb: base OWD (ms), Ppl, BurstR, Ta (ms), R,
+/// MOS (`MediaSet.emodel`'s columns; `summary::run_share` takes the MOS).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn emodel_cols(m: &Media, bases: &[loss::Base], w: Window, jbs_ns: &[i64], p: &emodel::Params, ie: f64, bpl: f64, codec_delay_ms: f64) -> Vec<Vec<f64>> {
+    let ns = m.streams.len();
+    let nj = jbs_ns.len();
+    let mut cols = vec![vec![f64::NAN; ns * nj]; 6];
+    // every buffer's loss in one pass over the rows (k = stream * nj + j)
+    let bs = loss::burst_stats_jbs(m, bases, jbs_ns, w);
+    for (j, &jb) in jbs_ns.iter().enumerate() {
+        for (si, b) in bases.iter().enumerate() {
+            let k = si * nj + j;
+            let st = &bs[k];
+            let base_ms = b.owd_ns.map_or(f64::NAN, |v| v as f64 / 1e6);
+            let ta = base_ms + jb as f64 / 1e6 + codec_delay_ms;
+            let ppl = st.ppl();
+            let br = st.burst_r();
+            // No base (nothing received) or empty window: R undefined (NaN).
+            let r = if ta.is_nan() || ppl.is_nan() { f64::NAN } else { emodel::r_factor(p, ta, ie, bpl, ppl, br) };
+            cols[0][k] = base_ms;
+            cols[1][k] = ppl;
+            cols[2][k] = br;
+            cols[3][k] = ta;
+            cols[4][k] = r;
+            cols[5][k] = emodel::mos_from_r(r);
+        }
+    }
+    cols
 }
 
 fn params_checked(p: Option<HashMap<String, f64>>) -> PyResult<emodel::Params> {

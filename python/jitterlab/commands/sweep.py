@@ -31,7 +31,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     import jitterlab.sweep as sweep  # the module, not the function of that name
-    from jitterlab import _fspath, _io
+    from jitterlab import _fspath, _io, _procs
+
+    _procs.keep_freed_memory()  # this process does the runs of --jobs 1 (and holds their results)
 
     sw = sweep.load(args.file)
     if _fspath.is_url(args.out):
@@ -39,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         _io.prepare_out(args.out, "sweep", force=args.force, lock=True)
     res = sweep.run(sw, args.out, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler, progress=not args.quiet,
-                    max_memory=args.max_memory, max_events=args.max_events)
+                    max_memory=args.max_memory, max_events=args.max_events, summary=True)
     n_ok = res.arrow["runs"].num_rows
     print(f"{sw.name}: {n_ok} runs finished ({res.ran} now, {res.skipped} before), {len(res.failed)} failed; tables in {res.out}/",
           file=sys.stderr)

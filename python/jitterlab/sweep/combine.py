@@ -40,6 +40,8 @@ class SweepResult(Tables):
         #: client_peak_rss_bytes (this process's peak so far), combine_cpu_s (the CPU time of the
         #: client's thread that builds the combined tables while the runs go on)
         self.timing: dict[str, float] = {}
+        #: each run's share of the closing summary, by run id (`run(..., summary=True)`; else None)
+        self.summary_parts: dict[int, dict[str, Any]] | None = None
 
     @property
     def failures(self) -> pd.DataFrame:
@@ -150,11 +152,12 @@ class _Combiner:
     #: small parts written as one row group at most (a bound on what is held: a tiny run's part is ~1-2 kB)
     MERGE_PARTS = 4096
 
-    def __init__(self, out: Out, tables: tuple[str, ...], order: list[int], ready: Iterable[int]):
+    def __init__(self, out: Out, tables: tuple[str, ...], order: list[int], ready: Iterable[int], lazy: Iterable[str] = ()):
         import queue
         import threading
 
         self.out, self.tables, self.order = out, tables, order
+        self.never_held = frozenset(lazy)  # tables read from their file when used, never kept in memory
         self.pos = 0
         # True: read from its files; (tables or None, (pack bytes, parts) or None): in hand; None: failed
         self.state: dict[int, tuple[dict[str, pa.Table] | None, tuple[bytes, dict] | None] | None | bool] = {i: True for i in ready}
@@ -274,7 +277,7 @@ class _Combiner:
         elif not self._pend(name, raw, rows, t):
             self._keep(name, _table(t, raw))
             return
-        if not self.spilled and t is not None:
+        if not self.spilled and t is not None and name not in self.never_held:
             self._keep(name, t)
             self.held += t.get_total_buffer_size()  # Table.nbytes costs ~50 us a table (it dedups buffers)
         elif not self.spilled:

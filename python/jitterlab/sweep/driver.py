@@ -66,8 +66,14 @@ def _prepare(out: str | Path | _fspath.FsPath) -> Out:
 def run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None = None, executor: str = "local",
         scheduler: str | None = None, progress: bool = True,
         on_result: Callable[[dict[str, Any]], None] | None = None,
-        max_memory: float | None = None, max_events: float | None = None, inline_bytes: int = INLINE_BYTES) -> SweepResult:
+        max_memory: float | None = None, max_events: float | None = None, inline_bytes: int = INLINE_BYTES,
+        summary: bool = False) -> SweepResult:
     """Runs every run of the sweep not yet finished in `out`, then collects the tables.
+
+    With `summary`, each run also computes its share of `jitterlab.summary.summarize` while its
+    rows are in memory (`SweepResult.summary_parts`), and the client keeps no media rows for
+    the result (`media_packets` is read from its file when first asked for): what `jitterlab
+    sweep`, which prints the summary and nothing else of the rows, asks for.
 
     Workers store each run under `out` (storage they share with the client) and send back a
     receipt, with the run's tables only when they total at most `inline_bytes` (0: never).
@@ -77,10 +83,10 @@ def run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None = None,
     try:
         if _fspath.is_url(out) or isinstance(out, _fspath.FsPath):
             with _storelock.hold(_fspath.as_path(out)):  # type: ignore[arg-type]  # one writer: a lock object in the store
-                return _run(sweep, out, jobs, executor, scheduler, progress, on_result, max_memory, max_events, inline_bytes)
+                return _run(sweep, out, jobs, executor, scheduler, progress, on_result, max_memory, max_events, inline_bytes, summary)
         # one writer: a second sweep into this directory is refused until this one ends
         with _io.out_lock(_io.prepare_out(_fspath.as_path(out), "sweep", force=True)):  # type: ignore[arg-type]
-            return _run(sweep, out, jobs, executor, scheduler, progress, on_result, max_memory, max_events, inline_bytes)
+            return _run(sweep, out, jobs, executor, scheduler, progress, on_result, max_memory, max_events, inline_bytes, summary)
     except Exception as e:
         # an object store's client fails with its own exceptions (a botocore ClientError, not an
         # OSError): one line naming the URL; every run stored before it is kept for the next try
@@ -95,7 +101,7 @@ def run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None = None,
 
 def _run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None, executor: str, scheduler: str | None, progress: bool,
          on_result: Callable[[dict[str, Any]], None] | None, max_memory: float | None, max_events: float | None,
-         inline_bytes: int) -> SweepResult:
+         inline_bytes: int, summary: bool = False) -> SweepResult:
     # the command line refuses a foreign non-empty --out (without --force) before this; here only a
     # file, an unwritable place or another kind of result is refused
     t_start = time.perf_counter()
@@ -159,7 +165,8 @@ def _run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None, execu
                  "identity": {"sweep": sweep_digest, "params": s.params, "seed": s.seed},  # `run_identity`, as JSON writes it
                  "out": out_s, "receipt": not inline, "inline_bytes": inline_bytes, "backend": sweep.backend,
                  "testbed_out": os.path.join(out_s, "testbed", f"{s.run_id:06d}") if testbed else None,
-                 "prepared": prepared.get(s.run_id) if inline else None} for s in todo]
+                 "prepared": prepared.get(s.run_id) if inline else None,
+                 "summary": {"alone": sweep.replications == 1} if summary else None} for s in todo]
     prepared.clear()  # what a run needs is in its payload
     if sweep.backend == "testbed":
         if not local:
@@ -170,11 +177,12 @@ def _run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None, execu
     digest = None if todo else _combined_digest(specs, done_sha)
     current = None if digest is None else _current_combined(out, tuple(sweep.tables), digest)
     combiner = None if current is not None else \
-        _Combiner(out, tuple(sweep.tables), [s.run_id for s in specs], [s.run_id for s in specs if s.run_id not in todo_ids])
+        _Combiner(out, tuple(sweep.tables), [s.run_id for s in specs], [s.run_id for s in specs if s.run_id not in todo_ids],
+                  lazy=("media_packets",) if summary else ())
     t_runs = time.perf_counter()
     client_s = run_s = cpu_s = 0.0
     peak_rss = 0
-    acc: dict[str, Any] = {"client_s": 0.0, "run_s": 0.0, "cpu_s": 0.0, "peak_rss": 0, "fails": [], "done_sha": done_sha}
+    acc: dict[str, Any] = {"client_s": 0.0, "run_s": 0.0, "cpu_s": 0.0, "peak_rss": 0, "fails": [], "done_sha": done_sha, "parts": {}}
     if combiner is not None:
         it = iter(_executor(executor, jobs, scheduler)(payloads, [est_events.get(s.point, 0.0) for s in todo]))
         try:
@@ -198,6 +206,8 @@ def _run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None, execu
         _write_combined_record(out, tuple(sweep.tables), None if fails else _combined_digest(specs, acc["done_sha"]))
     _fspath.write_text(out / "failures.csv", _failures_csv(fails))
     result = SweepResult(out, combined, fails, len(todo), skipped)
+    if summary:
+        result.summary_parts = acc["parts"]
     t_end = time.perf_counter()
     result.timing = {"wall_s": t_end - t_start, "prepare_s": t_runs - t_start, "runs_wall_s": t_collect - t_runs,
                      "client_s": client_s, "collect_s": t_end - t_collect, "run_s": run_s, "run_cpu_s": cpu_s,
@@ -230,6 +240,8 @@ def _loop_results(it: Iterable[dict[str, Any]], out: Out, local: bool, inline: b
         combiner.add(res["run_id"], res.get("tables") if res["ok"] else None, res["ok"], res.get("pack"))
         if res.get("done_sha256"):
             acc["done_sha"][int(res["run_id"])] = res["done_sha256"]
+        if res.get("summary_part") is not None:
+            acc["parts"][int(res["run_id"])] = res["summary_part"]
         if not res["ok"]:
             acc["fails"].append({"run_id": int(res["run_id"]), "error": str(res.get("error", "")).split("\n", 1)[0]})
         run_s += res["wall_s"]

@@ -49,6 +49,16 @@ def execute(payload: dict[str, Any]) -> dict[str, Any]:
         out = {"run_id": payload["run_id"], "ok": True, "identity": payload.get("identity"),
                "tables": {n: t for n, t in tables.items() if n in payload["tables"]},
                "requested": list(payload["tables"]), "wall_s": time.perf_counter() - t0, "stored": False}
+        if payload.get("summary") is not None:
+            # the run's share of the closing summary, while its rows are in memory: the client
+            # then neither keeps nor reads back the media rows (jitterlab.summary.run_part)
+            from jitterlab import summary
+
+            try:
+                out["summary_part"] = summary.run_part(out["tables"], payload["sweep_id"], payload["summary"]["alone"])
+            except Exception:  # never the run's failure: without its part the summary reads its rows (and says what is wrong)
+                out["summary_part"] = None
+            out["wall_s"] = time.perf_counter() - t0
     except Exception as e:  # recorded with the run; the sweep goes on
         out = {"run_id": payload["run_id"], "ok": False, "error": f"{type(e).__name__}: {e}",
                "traceback": traceback.format_exc(), "wall_s": time.perf_counter() - t0, "stored": False}
@@ -152,7 +162,7 @@ def _pool(n: int, keep_main: bool = False) -> Any:
     from jitterlab import _procs, _spawn
 
     _POOL = (n, ProcessPoolExecutor(max_workers=n, mp_context=_spawn.context(keep_main),
-                                    initializer=_procs.die_with_parent, initargs=(os.getpid(),)), keep_main)
+                                    initializer=_procs.sweep_worker, initargs=(os.getpid(),)), keep_main)
     return _POOL[1]
 
 

@@ -1,0 +1,142 @@
+//! One run's share of a sweep's closing summary (`jitterlab.summary.run_part`) in one call: the
+//! run's media rows joined into the metrics' prepared table (one stream a flow), then per stream
+//! the RTP counts, the E-model's MOS at each jitter buffer and the OWD quantiles (or the OWD
+//! values, to pool with the other runs of the point). The same functions, in the same order, as
+//! `MediaSet.from_chunks`, `rtp_summary`, `emodel` and `pooled_quantiles` (`owd`): the same bits.
+use jitterlab_metrics as jm;
+use jm::{delay, emodel, loss, rtp, stats, Media, RunTimes};
+use numpy::{IntoPyArray, PyReadonlyArray1};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::errors::TableError;
+use crate::metrics::{emodel_cols, to_py, window};
+
+type Chunk<'a> = (&'a [i64], &'a [i64], &'a [i64], &'a [i64], &'a [bool], &'a [i64]);
+
+/// The distinct flows of the rows (ascending) and the prepared table, each flow its own "run"
+/// (its stream), every one with the run's TCP times.
+fn prepare(chunks: &[Chunk<'_>], tcp_start_ns: Option<i64>, tcp_end_ns: Option<i64>) -> jm::Result<(Vec<i64>, Media)> {
+    let mut flows: Vec<i64> = Vec::new();
+    let mut rows = 0usize;
+    for c in chunks {
+        rows += c.0.len();
+        let mut prev = None;
+        for &f in c.0 {
+            if prev != Some(f) {
+                flows.push(f);
+                prev = Some(f);
+            }
+        }
+    }
+    flows.sort_unstable();
+    flows.dedup();
+    let mut o = jm::MediaOwned::default();
+    for v in [&mut o.flow, &mut o.seq, &mut o.send_ns, &mut o.recv_ns, &mut o.size] {
+        v.reserve_exact(rows);
+    }
+    o.run.reserve_exact(rows);
+    o.received.reserve_exact(rows);
+    for &(f, q, s, r, ok, z) in chunks {
+        let mut lo = 0;
+        while lo < f.len() {
+            // a stretch of one flow: its stream's code
+            let hi = lo + f[lo..].iter().position(|&x| x != f[lo]).unwrap_or(f.len() - lo);
+            let code = flows.binary_search(&f[lo]).unwrap_or(0) as u32;
+            o.run.resize(o.run.len() + (hi - lo), code);
+            lo = hi;
+        }
+        o.flow.extend_from_slice(f);
+        o.seq.extend_from_slice(q);
+        o.send_ns.extend_from_slice(s);
+        o.recv_ns.extend_from_slice(r);
+        o.received.extend_from_slice(ok);
+        o.size.extend_from_slice(z);
+    }
+    let ts = vec![tcp_start_ns; flows.len()];
+    let te = vec![tcp_end_ns; flows.len()];
+    let m = Media::from_sorted(o, RunTimes { tcp_start_ns: &ts, tcp_end_ns: &te })?;
+    Ok((flows, m))
+}
+
+/// A run's share of the summary from its media rows in chunks (numpy arrays, a list a column):
+/// a dict of `flows` (ascending; a stream each), `sent` and `received` (window `kind`), `mos`
+/// (stream-major, a value a buffer of `jbs_ns`) and `quantiles` (stream-major, a value a
+/// probability of `probs`) or, without `probs`, `owd` (s) and `owd_stream` (each value's stream).
+#[pyfunction]
+#[pyo3(signature = (flow, seq, send_ns, recv_ns, received, size, tcp_start_ns, tcp_end_ns, kind, pre_ns, jbs_ns, ie, bpl, codec_delay_ms, probs))]
+#[allow(clippy::too_many_arguments)]
+fn run_share<'py>(
+    py: Python<'py>,
+    flow: Vec<PyReadonlyArray1<'_, i64>>,
+    seq: Vec<PyReadonlyArray1<'_, i64>>,
+    send_ns: Vec<PyReadonlyArray1<'_, i64>>,
+    recv_ns: Vec<PyReadonlyArray1<'_, i64>>,
+    received: Vec<PyReadonlyArray1<'_, bool>>,
+    size: Vec<PyReadonlyArray1<'_, i64>>,
+    tcp_start_ns: Option<i64>,
+    tcp_end_ns: Option<i64>,
+    kind: &str,
+    pre_ns: i64,
+    jbs_ns: Vec<i64>,
+    ie: f64,
+    bpl: f64,
+    codec_delay_ms: f64,
+    probs: Option<Vec<f64>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let w = window(kind, 0, 0)?;
+    let k = flow.len();
+    if [seq.len(), send_ns.len(), recv_ns.len(), received.len(), size.len()].iter().any(|&l| l != k) {
+        return Err(PyValueError::new_err("run_share: as many chunks in every column expected"));
+    }
+    let mut chunks: Vec<Chunk<'_>> = Vec::with_capacity(k);
+    for i in 0..k {
+        let c = (flow[i].as_slice()?, seq[i].as_slice()?, send_ns[i].as_slice()?, recv_ns[i].as_slice()?, received[i].as_slice()?, size[i].as_slice()?);
+        let n = c.0.len();
+        if [c.1.len(), c.2.len(), c.3.len(), c.4.len(), c.5.len()].iter().any(|&l| l != n) {
+            return Err(TableError::new_err(format!("media_packets: the columns of chunk {i} differ in length")));
+        }
+        chunks.push(c);
+    }
+    let p = emodel::Params::default();
+    let (flows, sent, recv, mos, q) = py
+        .detach(|| -> jm::Result<_> {
+            let (flows, m) = prepare(&chunks, tcp_start_ns, tcp_end_ns)?;
+            let rtp = rtp::rtp_summary(&m, w);
+            let sent: Vec<i64> = rtp.iter().map(|x| x.sent as i64).collect();
+            let recv: Vec<i64> = rtp.iter().map(|x| x.received as i64).collect();
+            let bases = loss::base_delay(&m, pre_ns)?;
+            let mos = emodel_cols(&m, &bases, w, &jbs_ns, &p, ie, bpl, codec_delay_ms).swap_remove(5);
+            let mut vals = Vec::with_capacity(m.len());
+            let mut grp = Vec::with_capacity(m.len());
+            delay::visit_owd(&m, w, |r, v| {
+                vals.push(v as f64 / 1e9);
+                grp.push(m.run[r]);
+            });
+            let q = match &probs {
+                Some(probs) => Ok(stats::grouped_quantiles(&vals, &grp, flows.len(), probs)?.0),
+                None => Err((vals, grp)),
+            };
+            Ok((flows, sent, recv, mos, q))
+        })
+        .map_err(to_py)?;
+    let d = PyDict::new(py);
+    d.set_item("flows", flows.into_pyarray(py))?;
+    d.set_item("sent", sent.into_pyarray(py))?;
+    d.set_item("received", recv.into_pyarray(py))?;
+    d.set_item("mos", mos.into_pyarray(py))?;
+    match q {
+        Ok(q) => d.set_item("quantiles", q.into_pyarray(py))?,
+        Err((vals, grp)) => {
+            d.set_item("owd", vals.into_pyarray(py))?;
+            d.set_item("owd_stream", grp.into_iter().map(i64::from).collect::<Vec<_>>().into_pyarray(py))?;
+        }
+    }
+    Ok(d)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(run_share, m)?)?;
+    Ok(())
+}
