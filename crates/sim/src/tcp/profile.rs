@@ -63,7 +63,7 @@ const LINUX_6_18_RCV: LinuxRcvConfig = LinuxRcvConfig {
 /// docs/tcp.md's table, generated from [`describe`]) with Linux's receive buffer, slow start
 /// counting every ACKed segment and CUBIC's first-epoch growth.
 fn linux_6_18() -> TcpConfig {
-    TcpConfig { linux_rcv: Some(LINUX_6_18_RCV), cubic_initial_growth: true, cubic_delay_min: true, abc: Some(ABC_ALL), push_ack: true, ..TcpConfig::default() }
+    TcpConfig { linux_rcv: Some(LINUX_6_18_RCV), cubic_initial_growth: true, cubic_delay_min: true, cubic_linux_friendliness: true, abc: Some(ABC_ALL), push_ack: true, ..TcpConfig::default() }
 }
 
 const LINUX_6_18: Profile = Profile {
@@ -100,6 +100,7 @@ const LINUX_6_18: Profile = Profile {
         ("hystart_round_fix", "HyStart rounds from slow start's first ACK since 'tcp_cubic: fix incorrect HyStart round start detection' (2025, in 6.14 and stable)"),
         ("cubic_initial_growth", "bictcp_update: cnt at most 20 (cwnd +5 % per RTT) while last_max_cwnd is 0, i.e. until the first reduction"),
         ("cubic_delay_min", "bictcp_update: the target is W_cubic(t + delay_min), delay_min the smallest RTT sample (t += usecs_to_jiffies(ca->delay_min)), not RFC 9438's t + SRTT"),
+        ("cubic_linux_friendliness", "bictcp_update, tcp_friendliness = 1: ca->tcp_cwnd + 1 per (cwnd * beta_scale) >> 3 ACKed segments, beta_scale = 15, for the whole epoch (no RFC 9438 switch to alpha = 1)"),
         ("abc", "tcp_slow_start adds every ACKed segment (9f9843a751d0, 3.13; the leftover returned since 4.0)"),
         ("ssthresh", "TCP_INFINITE_SSTHRESH"),
         ("tsq", "TCP Small Queues since 3.6 (46d3ceabd8d9), tcp_limit_output_bytes"),
@@ -163,6 +164,7 @@ const LINUX_3_2: Profile = Profile {
         ("hystart_round_fix", "before the 2025 fix the first round starts at the first ACK that sees cwnd >= hystart_low_window (the simulator's older order; other HyStart changes of 3.3-6.1 not modelled)"),
         ("cubic_initial_growth", "bictcp_update: cnt at most 20 while loss_cwnd is 0, as in 2.6 (the same floor as 6.18)"),
         ("cubic_delay_min", "bictcp_update: t = now + msecs_to_jiffies(delay_min >> 3) - epoch_start, the smallest RTT sample as in 6.18"),
+        ("cubic_linux_friendliness", "bictcp_update's tcp_friendliness: delta = (cwnd * beta_scale) >> 3 and no switch to alpha = 1, as in 6.18; 3.2 counted ACKs there (ca->ack_cnt++) where 6.18 counts segments, and the simulator counts segments"),
         ("abc", "one MSS per ACK: tcp_slow_start without the ACKed count until 3.13 (tcp_abc = 0 by default, removed in 3.9)"),
         ("ssthresh", "TCP_INFINITE_SSTHRESH"),
         ("tsq", "absent: TCP Small Queues arrived in 3.6 (46d3ceabd8d9)"),
@@ -199,6 +201,7 @@ fn ns2_sack1() -> TcpConfig {
         hystart_round_fix: false,
         cubic_initial_growth: false,
         cubic_delay_min: false,
+        cubic_linux_friendliness: false,
         abc: None,
         initial_ssthresh: super::cc::SSTHRESH_UNSET,
         tsq: false,
@@ -238,6 +241,7 @@ const NS2_SACK1: Profile = Profile {
         ("hystart_round_fix", "absent (Reno)"),
         ("cubic_initial_growth", "absent (Reno; RFC 9438's curve if cc = cubic is given)"),
         ("cubic_delay_min", "absent (Reno; RFC 9438's target W_cubic(t + SRTT) if cc = cubic is given)"),
+        ("cubic_linux_friendliness", "absent (Reno; RFC 9438's Reno-friendly estimate if cc = cubic is given)"),
         ("abc", "one segment per ACK in slow start (opencwnd)"),
         ("ssthresh", "Agent/TCP ssthresh_ 0 = unlimited"),
         ("tsq", "absent: the whole window goes to the queue at once"),
@@ -295,6 +299,7 @@ pub fn describe(c: &TcpConfig) -> Vec<(&'static str, Value)> {
         ("hystart_round_fix", json!(c.hystart_round_fix)),
         ("cubic_initial_growth", json!(c.cubic_initial_growth)),
         ("cubic_delay_min", json!(c.cubic_delay_min)),
+        ("cubic_linux_friendliness", json!(c.cubic_linux_friendliness)),
         ("abc", match c.abc { None => json!(false), Some(ABC_ALL) => json!("all"), Some(l) => json!(l) }),
         ("ssthresh", if c.initial_ssthresh >= super::cc::SSTHRESH_UNSET { json!("infinite") } else { json!(format!("{}B", c.initial_ssthresh)) }),
         ("tsq", json!(c.tsq)),
