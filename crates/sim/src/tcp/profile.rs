@@ -100,7 +100,7 @@ const LINUX_6_18: Profile = Profile {
         ("hystart_round_fix", "HyStart rounds from slow start's first ACK since 'tcp_cubic: fix incorrect HyStart round start detection' (2025, in 6.14 and stable)"),
         ("cubic_initial_growth", "bictcp_update: cnt at most 20 (cwnd +5 % per RTT) while last_max_cwnd is 0, i.e. until the first reduction"),
         ("cubic_delay_min", "bictcp_update: the target is W_cubic(t + delay_min), delay_min the smallest RTT sample (t += usecs_to_jiffies(ca->delay_min)), not RFC 9438's t + SRTT"),
-        ("cubic_linux_friendliness", "bictcp_update, tcp_friendliness = 1: ca->tcp_cwnd + 1 per (cwnd * beta_scale) >> 3 ACKed segments, beta_scale = 15, for the whole epoch (no RFC 9438 switch to alpha = 1)"),
+        ("cubic_linux_friendliness", "bictcp_update, tcp_friendliness = 1: ca->tcp_cwnd + 1 per (cwnd * beta_scale) >> 3 ACKed segments, beta_scale = 15, for the whole epoch (no RFC 9438 switch to alpha = 1); cnt = cwnd / (bic_target - cwnd) in whole segments, at most cwnd / (tcp_cwnd - cwnd), at least 2"),
         ("abc", "tcp_slow_start adds every ACKed segment (9f9843a751d0, 3.13; the leftover returned since 4.0)"),
         ("ssthresh", "TCP_INFINITE_SSTHRESH"),
         ("tsq", "TCP Small Queues since 3.6 (46d3ceabd8d9), tcp_limit_output_bytes"),

@@ -314,15 +314,19 @@ impl CongestionControl for Cubic {
         let rtt = ahead.map_or(0.0, |r| r.secs_f64());
         let w_t = self.w_cubic(t);
         let new_cwnd = if self.linux_friendliness {
-            // bictcp_update: cnt = min(cwnd/(target − cwnd), cwnd/(tcp_cwnd − cwnd)), at least 2:
-            // the faster of the two growth rates per ACKed segment, at most 1/2.
+            // bictcp_update in Linux's integers: bic_target = origin ± ⌊C·(t − K)³⌋ whole
+            // segments, cnt = cwnd / (bic_target − cwnd) (100·cwnd at or above the curve), at most
+            // cwnd / (tcp_cwnd − cwnd), at least 2; cwnd grows by one per cnt ACKed segments.
             let (whole, segs) = (st.cwnd / st.mss, (acked + st.mss / 2) / st.mss);
             self.linux_w_est(whole, segs);
-            // Above the curve Linux still adds 1 per cnt = 100·cwnd segments.
-            let target = self.w_cubic(t + rtt);
-            let curve = if target > cwnd { (target - cwnd) / cwnd } else { 1.0 / (100.0 * cwnd) };
-            let friendly = (self.w_est - whole as f64).max(0.0) / cwnd;
-            cwnd + curve.max(friendly).min(0.5) * (acked as f64 / mss)
+            let w = self.w_cubic(t + rtt);
+            let target = if t + rtt < self.k { w.ceil() } else { w.floor() }.max(0.0) as u64;
+            let mut cnt = if target > whole { whole / (target - whole) } else { 100 * whole };
+            let tcp_cwnd = self.w_est as u64;
+            if tcp_cwnd > whole {
+                cnt = cnt.min(whole / (tcp_cwnd - whole));
+            }
+            cwnd + (acked as f64 / mss) / cnt.max(2) as f64
         } else {
             // §4.3 Reno-friendly region: W_est += α·segments_acked/cwnd, α = 3(1−β)/(1+β) until
             // W_est reaches cwnd_prior, then 1.
