@@ -445,6 +445,29 @@ mod tests {
         assert!((rfc[79] - 24.0).abs() < 1e-9, "{}", rfc[79]);
     }
 
+    /// bictcp_update's integer cnt: W_max 22 (a reduction at 22 segments), the epoch from cwnd 20:
+    /// K = ∛((22 − 20)/0.4) = 1.71 s; one second later, with the look-ahead of 100 ms (SRTT),
+    /// W_cubic(1.1) = 22 − 0.4·0.61³ = 21.91, below the origin so bic_target = 22 − ⌊0.09⌋ = 22
+    /// whole segments, cnt = 20 / (22 − 20) = 10: ten ACKed segments add exactly one (the RFC's
+    /// float rate (21.91 − 20)/20 would add 0.95).
+    #[test]
+    fn linux_cnt_is_whole_segments() {
+        let mut c = Cubic::new(CubicConfig { linux_friendliness: true, ..CubicConfig::from_tcp(&TcpConfig::default()) });
+        let mut s = st(22);
+        c.on_congestion_event(&mut s);
+        assert_eq!(c.w_max, 22.0);
+        s.cwnd = 20_000;
+        c.cong_avoid(&mut s, 0);
+        assert!((c.k - 1.709_976).abs() < 1e-5, "{}", c.k);
+        s.now = Time::from_secs(1);
+        for _ in 0..9 {
+            c.cong_avoid(&mut s, 1000);
+        }
+        assert_eq!(s.cwnd, 20_900);
+        c.cong_avoid(&mut s, 1000);
+        assert_eq!(s.cwnd, 21_000);
+    }
+
     /// Delay increase. cwnd 16, 16 segments out; ACKs 5 ms apart (> 2 ms: no ACK train). Rounds by
     /// SND.NXT: round 1 = ACKs 1–16 (end_seq = segment 16), round 2 = ACKs 17–48 (SND.NXT at ACK
     /// 17 = 16 + 2·16 = 48 segments), round 3 from ACK 49. Round 1's samples (100 ms) set
