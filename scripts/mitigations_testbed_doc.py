@@ -54,6 +54,22 @@ def _f(x: float, fmt: str, sign: bool = False) -> str:
     return s.format(x).replace("-", MINUS)
 
 
+#: rows whose bottleneck queue is drop-tail (no AQM): their retransmissions come from slow start's
+#: overshoot and timeouts, not from a discipline's drops
+NOT_AQM = ("DropTail", "IW3", "RWND from SYN", "RWND after SYN", "paced IW", "BBR")
+
+
+def _aqm_ratio(d: pd.DataFrame) -> str:
+    """One line on the AQM rows of a link: the simulator's 30-seed median over Linux's mean."""
+    a = d[(d.status == "ran") & ~d.mitigation.isin(NOT_AQM) & (d.testbed_retransmits > 0)]
+    if a.empty:
+        return ""
+    q = a.sim_retransmits_p50 / a.testbed_retransmits
+    lo, hi = a.loc[q.idxmin()], a.loc[q.idxmax()]
+    return (f"AQM rows: the simulator's {RETX_SEEDS}-seed median retransmissions are {q.min():.2f}–{q.max():.2f} times Linux's "
+            f"mean of its runs ({lo.mitigation} lowest, {hi.mitigation} highest).")
+
+
 def render(df: pd.DataFrame) -> list[str]:
     lines: list[str] = []
     for link, d in df.groupby("link", sort=False):
@@ -70,7 +86,7 @@ def render(df: pd.DataFrame) -> list[str]:
                      f"[{_f(r[f'diff_{c}_lo'], f, True)}, {_f(r[f'diff_{c}_hi'], f, True)}]" for c, _, f in SHOW]
             many = f"{r.sim_retransmits_p50:.0f} [{r.sim_retransmits_p10:.0f}–{r.sim_retransmits_p90:.0f}]"
             lines.append(f"| {r.mitigation} | " + " | ".join(cells) + f" | {many} | {int(r.runs)} ({int(r.disturbed_runs)}) |")
-        lines.append("")
+        lines += ["", _aqm_ratio(d), ""] if _aqm_ratio(d) else [""]
     return lines[:-1]
 
 
@@ -118,36 +134,101 @@ def runs_from(df: pd.DataFrame, outs: list[Path]) -> pd.DataFrame:
     return pd.DataFrame(got)
 
 
+#: a slow start that ends above this many segments is a late exit: on these links HyStart's delay
+#: test fires at 36-40 segments in most runs and otherwise one round later, at 52-65
+LATE_EXIT = 45
+
+
+def _sim_runs(sc: dict, seeds: list[int]) -> tuple[list[float], list[float]]:
+    """The simulator's retransmissions per seed and the window (segments) at which slow start
+    ended (cwnd when ssthresh is first set: HyStart's exit, or the first loss)."""
+    from jitterlab import sim
+
+    sc = {**sc, "traffic": [dict(t, series=True) if t["kind"] == "bulk" else t for t in sc["traffic"]]}
+    retx, exits = [], []
+    for s in seeds:
+        r = sim.simulate(sc, seed=s)
+        retx.append(float(r.tcp_flows["retransmits"].sum()))
+        ts = r.tcp_series[r.tcp_series.ssthresh.notna()]
+        exits.append(float(ts.cwnd.iloc[0]) / T.MSS if len(ts) else float("nan"))
+    return retx, exits
+
+
 def retx_rows(linux: pd.DataFrame) -> list[dict]:
     """Per (link, mitigation) of the kept Linux runs: Linux's median retransmissions with its
     distribution-free 95 % interval, the simulator's median over the same seeds and over
-    RETX_SEEDS seeds (this build), and the verdict of `retx_verdict`."""
-    from jitterlab import sim
+    RETX_SEEDS seeds (this build; 10th and 90th percentiles), the verdict of `retx_verdict`, and
+    the late slow-start exits (above LATE_EXIT segments) on each side."""
+    from jitterlab import scenario as scn
+    from jitterlab.presets import mitigations_catalog as mit
 
     rows = []
     for (link, m), g in linux.groupby(["link", "mitigation"], sort=False):
         sc = T.row_scenario(link, m)
-        same = [float(sim.simulate(sc, seed=int(s)).tcp_flows["retransmits"].sum()) for s in g.seed]
-        many = T.sim_retransmits(sc)
+        seeds = [mit.SEED + k for k in range(RETX_SEEDS)]
+        retx, exits = _sim_runs(sc, sorted(set(seeds) | {int(s) for s in g.seed}))
+        by = dict(zip(sorted(set(seeds) | {int(s) for s in g.seed}), zip(retx, exits)))
+        many = np.array([by[s][0] for s in seeds])
         lo, hi = T.median_interval(g.retransmits.to_numpy(float))
+        p10, p50, p90 = np.percentile(many, [10, 50, 90])
+        rfc, _ = _sim_runs(scn.with_overrides(sc, {f"traffic[{i}].cubic_linux_friendliness": False for i, t in enumerate(sc["traffic"])
+                                                   if t["kind"] == "bulk"}), seeds)
         rows.append({"link": link, "mitigation": m, "runs": len(g), "disturbed": int(g.disturbed.sum()),
                      "linux_p50": float(np.median(g.retransmits)), "linux_lo": lo, "linux_hi": hi,
-                     "sim_same_p50": float(np.median(same)), **many,
-                     "verdict": T.retx_verdict(many["sim_retransmits_p50"], lo, hi)})
+                     "sim_same_p50": float(np.median([by[int(s)][0] for s in g.seed])),
+                     "sim_p10": float(p10), "sim_p50": float(p50), "sim_p90": float(p90), "rfc_p50": float(np.median(rfc)),
+                     "sim_lo_rel": T.median_interval(many)[0] / float(p50), "sim_hi_rel": T.median_interval(many)[1] / float(p50),
+                     "linux_late": int((g.ss_exit_cwnd > LATE_EXIT).sum()), "linux_exits": int(g.ss_exit_cwnd.notna().sum()),
+                     "sim_late": int(sum(by[s][1] > LATE_EXIT for s in seeds)),
+                     "verdict": T.retx_verdict(float(p50), lo, hi)})
     return rows
 
 
 def render_retx(linux: pd.DataFrame) -> list[str]:
+    rows = retx_rows(linux)
     lines = ["| link | mitigation | Linux runs (disturbed) | Linux: median [95 % interval of the median] | simulator, the same seeds: "
              f"median | simulator, {RETX_SEEDS} seeds: median [10th–90th percentile] | simulator / Linux (medians) | "
-             f"rule: simulator's {RETX_SEEDS}-seed median within Linux's interval widened by {T.RETX_WIDEN:g}× |",
-             "|---|---|---|---|---|---|---|---|"]
-    for r in retx_rows(linux):
+             f"late slow-start exits (above {LATE_EXIT} segments): Linux, simulator | "
+             f"rule: simulator's {RETX_SEEDS}-seed median within Linux's interval widened by {T.RETX_WIDEN:g}× | "
+             f"RFC 9438's α switch (`cubic_linux_friendliness = false`), {RETX_SEEDS} seeds: median, rule |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
         lines.append(f"| {r['link']} | {r['mitigation']} | {r['runs']} ({r['disturbed']}) | {r['linux_p50']:.1f} "
-                     f"[{r['linux_lo']:.0f}–{r['linux_hi']:.0f}] | {r['sim_same_p50']:.1f} | {r['sim_retransmits_p50']:.1f} "
-                     f"[{r['sim_retransmits_p10']:.0f}–{r['sim_retransmits_p90']:.0f}] | "
-                     f"{r['sim_retransmits_p50'] / r['linux_p50']:.2f} | {'holds' if r['verdict'] else 'fails'} |")
+                     f"[{r['linux_lo']:.0f}–{r['linux_hi']:.0f}] | {r['sim_same_p50']:.1f} | {r['sim_p50']:.1f} "
+                     f"[{r['sim_p10']:.0f}–{r['sim_p90']:.0f}] | {r['sim_p50'] / r['linux_p50']:.2f} | "
+                     f"{r['linux_late']} of {r['linux_exits']}, {r['sim_late']} of {RETX_SEEDS} | {'holds' if r['verdict'] else 'fails'} | "
+                     f"{r['rfc_p50']:.1f}, {'holds' if T.retx_verdict(r['rfc_p50'], r['linux_lo'], r['linux_hi']) else 'fails'} |")
+    ratios = [r["sim_p50"] / r["linux_p50"] for r in rows]
+    held = sum(r["verdict"] for r in rows)
+    lo = min(r["sim_lo_rel"] for r in rows) - 1
+    hi = max(r["sim_hi_rel"] for r in rows) - 1
+    lines += ["", f"Over these rows the simulator's {RETX_SEEDS}-seed median is {min(ratios):.2f}–{max(ratios):.2f} times Linux's "
+              f"median, and {held} of {len(rows)} rows hold the rule. The simulator's own {RETX_SEEDS}-seed median is a sample too: "
+              f"its 95 % interval reaches {_f(100 * lo, '{:.0f}', True)} % to {_f(100 * hi, '{:.0f}', True)} % of it in these rows, "
+              f"the rule widens Linux's interval by {T.RETX_WIDEN:g}× for it."]
     return lines
+
+
+def linux_runs(path: Path) -> pd.DataFrame:
+    """The testbed rows of scripts/mitigations_retx_runs.py's runs.csv, each with the window at
+    which slow start ended on its sender-side capture (retx_episodes.py; OUT/testbed/<link>/
+    <mitigation>/seed<N>/server.pcap beside the CSV): where HyStart would have left it, else, when
+    a loss came first, the largest flight before the first retransmission."""
+    import re
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from retx_episodes import analyse, hystart_exit
+
+    got = pd.read_csv(path)
+    keep = got[got.backend == "testbed"].drop_duplicates(["link", "mitigation", "seed"], keep="last")
+    keep = keep[["link", "mitigation", "seed", "retransmits", "dsack_dups", "goodput_Mbps", "disturbed"]].copy()
+    exits = []
+    for _, r in keep.iterrows():
+        slug = re.sub(r"[^A-Za-z0-9]+", "-", r.mitigation).strip("-").lower()
+        pcap = path.parent / "testbed" / r.link / slug / f"seed{int(r.seed)}" / "server.pcap"
+        exits.append((hystart_exit(pcap) or analyse(pcap)["ss_peak_flight"]) if pcap.exists() else None)
+    keep["ss_exit_cwnd"] = exits
+    return keep
 
 
 def main() -> int:
@@ -168,9 +249,7 @@ def main() -> int:
     if a.resim:
         resim(pd.read_csv(DATA), pd.read_csv(DATA_RUNS)).to_csv(DATA, index=False)
     if a.retx is not None:
-        got = pd.read_csv(a.retx)
-        keep = got[got.backend == "testbed"][["link", "mitigation", "seed", "retransmits", "dsack_dups", "goodput_Mbps", "disturbed"]]
-        keep.to_csv(DATA_RETX, index=False)
+        linux_runs(a.retx).to_csv(DATA_RETX, index=False)
     blocks = {BLOCK: render(pd.read_csv(DATA))}
     if DATA_RETX.exists():
         blocks[BLOCK_RETX] = render_retx(pd.read_csv(DATA_RETX))

@@ -48,6 +48,9 @@ MUTANTS = [
      "while self.ack_cnt > delta {", "while self.ack_cnt >= delta {", ["-p", "jitterlab-sim", "--lib", "cubic"]),
     ("cubic-linux-beta-scale", "crates/sim/src/tcp/cc/cubic.rs",
      "let delta = ((cwnd * LINUX_BETA_SCALE) >> 3).max(1);", "let delta = ((cwnd * LINUX_BETA_SCALE) >> 4).max(1);", ["-p", "jitterlab-sim", "--lib", "cubic"]),
+    ("cubic-linux-cnt-integer", "crates/sim/src/tcp/cc/cubic.rs",
+     "let mut cnt = if target > whole { whole / (target - whole) } else { 100 * whole };",
+     "let mut cnt = if target > whole { whole / (target - whole) + 1 } else { 100 * whole };", ["-p", "jitterlab-sim", "--lib", "cubic"]),
     ("cubic-fast-convergence", "crates/sim/src/tcp/cc/cubic.rs",
      "fast_convergence: true, initial_growth: c.cubic_initial_growth", "fast_convergence: false, initial_growth: c.cubic_initial_growth", ["-p", "jitterlab-sim"]),
     ("cubic-fast-convergence-formula", "crates/sim/src/tcp/cc/cubic.rs",
@@ -323,6 +326,10 @@ MUTANTS = [
      "        if false {\n            // The node's own interface",
      ["-p", "jitterlab-sim", "--test", "queue_at"]),
     # Retransmissions against the kernel's own disciplines (issue 26).
+    ("mitigations-retx-widen", "python/jitterlab/presets/mitigations_testbed.py",
+     "RETX_WIDEN = 1.1", "RETX_WIDEN = 1.5", ["pytest", "tests/test_mitigations_testbed.py", "-k", "retx"]),
+    ("mitigations-retx-median-interval", "python/jitterlab/presets/mitigations_testbed.py",
+     "return float(v[k - 1]), float(v[n - k])", "return float(v[0]), float(v[n - 1])", ["pytest", "tests/test_mitigations_testbed.py", "-k", "median"]),
     ("uml-retransmission-ratio", "scripts/uml_aqm.py",
      "RETX_MAX = 1.25", "RETX_MAX = 1.5", ["pytest", "tests/test_uml_aqm.py", "-k", "retransmission"]),
     # rmcat's §5.7 starvation bound and the reading of a published word (issue 27).

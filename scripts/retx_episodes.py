@@ -123,6 +123,60 @@ def analyse(path: Path, gap_s: float = 0.25) -> dict:
             "first_retx_s": float((rt[0] - t0) / 1e9) if len(rt) else None, "episodes": eps}
 
 
+def hystart_exit(path: Path, iw: int = 3) -> float | None:
+    """The window (segments) at which Linux 6.18's HyStart would have left slow start on the ACKs of
+    this capture (`tcp_cubic.c` `hystart_update` with the 2025 round fix, both detectors, not
+    pacing): per newly acknowledging ACK the RTT sample is the ACK's time less the send time of the
+    last segment it covers, cwnd is the initial window plus the segments acknowledged so far (slow
+    start counting every ACKed segment), a round ends once SND.UNA passes the highest sequence sent
+    before the ACK that began it, and from 16 segments on the delay test (the round's minimum over
+    8 samples above delay_min + clamp(delay_min/8, 4, 16 ms)) and the ACK train (ACKs ≤ 2 ms apart
+    spanning delay_min/2) run. None when neither fires before the first retransmission."""
+    fl = flows(path)
+    f = fl[max(fl, key=lambda k: sum(fl[k].ln))]
+    t = np.array(f.t, dtype=np.int64)
+    base = f.seq[0]
+    e = _unwrap(np.array(f.seq), base) + np.array(f.ln)
+    mss = int(np.median(f.ln))
+    starts = e - np.array(f.ln)
+    rtx = np.nonzero(starts < np.concatenate([[0], np.maximum.accumulate(e)[:-1]]))[0]
+    first_rtx = int(t[rtx[0]]) if len(rtx) else np.iinfo(np.int64).max
+    sent: dict[int, int] = {}
+    for ti, ei in zip(t.tolist(), e.tolist()):
+        sent.setdefault(ei, ti)
+    ends = np.array(sorted(sent))
+    tends = np.array([sent[x] for x in ends])
+    hi = np.maximum.accumulate(e)
+    una, cwnd = 0, float(iw)
+    delay_min = end_seq = curr = None
+    cnt = round_start = last = 0
+    for ta, a in zip(f.at, _unwrap(np.array(f.ack), base).tolist() if f.ack else []):
+        if ta >= first_rtx:
+            break
+        if a > (1 << 31) or a <= una:
+            continue
+        i = int(np.searchsorted(ends, a, side="right")) - 1
+        if i >= 0:
+            rtt = ta - int(tends[i])
+            delay_min = rtt if delay_min is None else min(delay_min, rtt)
+            if end_seq is None or a > end_seq:
+                j = int(np.searchsorted(t, ta, side="left")) - 1
+                round_start, last, end_seq, curr, cnt = ta, ta, int(hi[j]) if j >= 0 else 0, None, 0
+            if cwnd >= 16:
+                if ta - last <= 2_000_000:
+                    last = ta
+                    if ta - round_start > delay_min / 2:
+                        return cwnd
+                curr = rtt if curr is None else min(curr, rtt)
+                if cnt < 8:
+                    cnt += 1
+                elif curr > delay_min + min(max(delay_min / 8, 4e6), 16e6):
+                    return cwnd
+        cwnd += (a - una) / mss
+        una = a
+    return None
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("pcap", nargs="+", type=Path)

@@ -37,6 +37,8 @@ COLS = ("owd_p50_ms", "owd_p99_ms", "loss40_pct", "mos_best", "goodput_Mbps", "r
 #: the simulator's retransmissions over this many seeds (median, 10th and 90th percentile): three runs'
 #: mean is at the mercy of one run's loss episode, and simulator runs are cheap
 RETX_SEEDS = 30
+#: payload bytes per segment of the Linux profile's TCP (1500-byte MTU, timestamps: docs/tcp.md)
+MSS = 1448
 #: the rule of the retransmission comparison (issue 26, docs/mitigations.md "Retransmissions"): the
 #: simulator's median over RETX_SEEDS seeds lies within Linux's median's 95 % interval
 #: (`median_interval`) widened by this factor on each side (lo / RETX_WIDEN, hi · RETX_WIDEN)
