@@ -3,6 +3,7 @@
 
     flock /tmp/jitterlab-testbed.lock jitterlab reproduce rmcat --testbed --out OUT   # root, ~20 min
     python scripts/rmcat_testbed_doc.py OUT/testbed.csv [--doc]
+    python scripts/rmcat_testbed_doc.py --resim [--doc]   # after a model change: the kept rows' simulator side from this build
 
 keeps the run's rows in docs/data/rmcat-testbed.csv and, with --doc, writes the table between the
 `rmcat-testbed` markers in docs/media.md. The testbed's side is a measurement of that day's
@@ -60,7 +61,38 @@ def doc_block(text: str) -> list[str] | None:
     return _docblock.read(text, BLOCK)
 
 
+def resim(df: pd.DataFrame) -> pd.DataFrame:
+    """The kept rows with their simulator side (median of SIM_REPS runs, and the relative
+    difference to the kept testbed value) recomputed by this build."""
+    import tempfile
+
+    from jitterlab import sim
+    from jitterlab.presets import rmcat
+    from jitterlab.presets import rmcat_testbed as T
+
+    out = df.copy()
+    with tempfile.TemporaryDirectory() as tmp:
+        by = {(c, cc, q): sc for c, cc, q, sc in T.cases(Path(tmp))}
+        for i, r in df[df.status == "ran"].iterrows():
+            case = str(r.case)
+            ss = [sim.simulate(by[(case, r.cc, r.queue)], seed=rmcat.SEED + k, run_id=k) for k in range(T.SIM_REPS)]
+            per = T.per_run(case, T.tables(ss, r.cc, r.queue))
+            tb = pd.DataFrame({c: [r[f"testbed_{c}"]] for c in T.COLUMNS[case]})
+            for k, v in T.compare(case, r.cc, r.queue, per, tb).items():
+                if k.startswith(("sim_", "diff_")):
+                    out.loc[i, k] = v
+    return out
+
+
 def main() -> int:
+    if "--resim" in sys.argv[1:]:
+        resim(pd.read_csv(DATA)).to_csv(DATA, index=False)
+        lines = render(pd.read_csv(DATA))
+        if "--doc" in sys.argv[1:]:
+            _docblock.write(DOC, BLOCK, lines, f"python {Path(__file__).relative_to(ROOT)} --resim --doc")
+        else:
+            print("\n".join(lines))
+        return 0
     return _docblock.kept_run_main(__doc__.splitlines()[0], "OUT/testbed.csv of `jitterlab reproduce rmcat --testbed`", DATA, DOC,
                                    BLOCK, lambda p: render(pd.read_csv(p)), str(Path(__file__).relative_to(ROOT)))
 

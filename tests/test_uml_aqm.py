@@ -163,10 +163,14 @@ _reason = U.skip_reason() or (None if os.environ.get("JITTERLAB_UML") == "1" els
 
 #: Disciplines the measured table (docs/mitigations.md) shows outside the rule, with the size of the
 #: miss there; they are expected to fail until the cause is found (see the doc).
-#: Disciplines outside the rule in the table's boot (docs/mitigations.md): none since the 08:03 boot.
+#: Disciplines outside the rule in the table's boot (docs/mitigations.md): none in the 08:03 boot
+#: with RFC 9438's Reno-friendly rule; with Linux's (issue 26) the CAKE rows' goodput falls below the
+#: kernel's by more than the rule allows (the table's "no" rows, cause not found).
 #: A live rerun on a loaded host can miss by UML's own timer lateness (the earlier boots' CAKE rows):
 #: the rerun is on request and its failure names the discipline and both sides.
-KNOWN_MISS: dict[str, str] = {}
+KNOWN_MISS: dict[str, str] = {
+    d: "since CUBIC's Reno-friendly rule is Linux's the simulator's goodput through CAKE is ~4 % below the kernel's (docs/mitigations.md)"
+    for d in ("cake", "cake_flowblind", "cake_root")}
 
 
 @pytest.fixture(scope="module")

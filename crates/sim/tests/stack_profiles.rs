@@ -87,7 +87,7 @@ fn variant(key: &str) -> (Value, Option<Value>) {
         // SO_RCVBUF is capped by rmem_max: only a host that sets it sees the sysctl.
         "rmem_max" => (json!({}), Some(json!({"budget": "40kB", "mechanism": "so_rcvbuf"}))),
         // HyStart's round rule matters only while HyStart runs (CUBIC) — Reno stacks run it with CUBIC.
-        "hystart" | "hystart_round_fix" | "cubic_initial_growth" | "cubic_delay_min" => (json!({"cc": "cubic", "hystart": true, "rwnd": "500pkt"}), None),
+        "hystart" | "hystart_round_fix" | "cubic_initial_growth" | "cubic_delay_min" | "cubic_linux_friendliness" => (json!({"cc": "cubic", "hystart": true, "rwnd": "500pkt"}), None),
         // The probe and the RTO floor answer tail losses: short flows (a 60 kB download, six web
         // flows of 10 kB). With Linux 6.6's ACK of a lone PSH segment the 3 MB download recovers
         // every loss of these scenes by SACK.

@@ -37,6 +37,12 @@ COLS = ("owd_p50_ms", "owd_p99_ms", "loss40_pct", "mos_best", "goodput_Mbps", "r
 #: the simulator's retransmissions over this many seeds (median, 10th and 90th percentile): three runs'
 #: mean is at the mercy of one run's loss episode, and simulator runs are cheap
 RETX_SEEDS = 30
+#: payload bytes per segment of the Linux profile's TCP (1500-byte MTU, timestamps: docs/tcp.md)
+MSS = 1448
+#: the rule of the retransmission comparison (issue 26, docs/mitigations.md "Retransmissions"): the
+#: simulator's median over RETX_SEEDS seeds lies within Linux's median's 95 % interval
+#: (`median_interval`) widened by this factor on each side (lo / RETX_WIDEN, hi · RETX_WIDEN)
+RETX_WIDEN = 1.1
 
 
 def scenario(link: str | pam2013.Link = "fixed") -> dict[str, Any]:
@@ -102,6 +108,44 @@ def sim_retransmits(sc: dict[str, Any]) -> dict[str, float]:
     return {"sim_retransmits_p10": float(p10), "sim_retransmits_p50": float(p50), "sim_retransmits_p90": float(p90)}
 
 
+def median_interval(x: np.ndarray, level: float = 0.95) -> tuple[float, float]:
+    """The distribution-free interval of a median: order statistics x(k) and x(n + 1 − k) with
+    the largest k whose coverage 1 − 2·P(Bin(n, ½) ≤ k − 1) is at least `level` (n = 10: x(2) and
+    x(9), 97.9 %; n = 30: x(10) and x(21), 95.7 %); the range when no k reaches it (n ≤ 5)."""
+    from math import comb
+
+    v = np.sort(np.asarray(x, dtype=float))
+    n = len(v)
+    k = 1
+    while k < n // 2 and 1 - 2 * sum(comb(n, i) for i in range(k + 1)) / 2**n >= level:
+        k += 1
+    return float(v[k - 1]), float(v[n - k])
+
+
+def retx_verdict(sim_p50: float, lo: float, hi: float) -> bool:
+    """Whether the simulator's median retransmissions lie within Linux's interval [lo, hi] widened
+    by RETX_WIDEN on each side."""
+    return lo / RETX_WIDEN <= sim_p50 <= hi * RETX_WIDEN
+
+
+def sim_side(sc: dict[str, Any], tb: list[dict[str, float]]) -> dict[str, float]:
+    """A row's simulator side beside its testbed runs `tb` (seeds SEED, SEED + 1, …): `compare` over
+    the same seeds and `sim_retransmits`. A kept run's rows are recomputed with this after a model
+    change (scripts/mitigations_testbed_doc.py --resim)."""
+    from jitterlab import sim
+
+    ss = [sim.simulate(sc, seed=mit.SEED + k, run_id=k) for k in range(len(tb))]
+    return {**compare([_metrics(x.media_packets, x.runs, x.tcp_flows) for x in ss], tb), **sim_retransmits(sc)}
+
+
+def row_scenario(link: str | pam2013.Link, mitigation: str) -> dict[str, Any]:
+    """The scenario of one row of the column: `scenario(link)` with the mitigation's keys."""
+    from jitterlab import scenario as _scn
+
+    ln = link if isinstance(link, pam2013.Link) else pam2013.load_link(link)
+    return _scn.with_overrides(scenario(ln), {m.name: m for m in mit.MITIGATIONS}[mitigation].keys(ln))
+
+
 def skipped(rep: Report, preset: str, progress: bool) -> bool:
     """Whether the testbed cannot run here (root, namespaces): then one line in the report's
     current section and on stderr says why, for any preset's testbed column."""
@@ -120,9 +164,10 @@ def skipped(rep: Report, preset: str, progress: bool) -> bool:
 def section(rep: Report, out: Path, x: pd.DataFrame | None = None, progress: bool = True,
             links: list[pam2013.Link] | None = None) -> pd.DataFrame | None:
     """Adds the testbed section to `rep` and writes OUT/testbed.csv (one row per link and
-    mitigation); a clean skip (one line in the report and on stderr) where the testbed cannot run
+    mitigation) and OUT/testbed_runs.csv (each testbed run's metrics, from which a row's simulator
+    side can be recomputed after a model change); a clean skip (one line in the report and on stderr) where the testbed cannot run
     at all."""
-    from jitterlab import sim, testbed
+    from jitterlab import testbed
     from jitterlab.testbed.net import TestbedError
 
     rep.section("Real Linux beside the simulator (testbed)",
@@ -134,6 +179,7 @@ def section(rep: Report, out: Path, x: pd.DataFrame | None = None, progress: boo
         return None
     avail = mit.availability().set_index("mitigation")
     rows = []
+    per_run: list[dict[str, Any]] = []
     from jitterlab import scenario as _scn
 
     for ln in links or [pam2013.load_link("fixed")]:
@@ -160,13 +206,14 @@ def section(rep: Report, out: Path, x: pd.DataFrame | None = None, progress: boo
                     tb = []
                     rows.append({**row, "status": f"the testbed run failed: {e}"})
                     break
-                disturbed += bool((r.testbed.get("accuracy") or {}).get("disturbed"))
+                bad = bool((r.testbed.get("accuracy") or {}).get("disturbed"))
+                disturbed += bad
                 tb.append(_metrics(r.media_packets, r.runs, r.tcp_flows))
+                per_run.append({**row, "seed": mit.SEED + k, **tb[-1], "disturbed": int(bad)})
             if not tb:
                 continue
-            ss = [sim.simulate(sc, seed=mit.SEED + k, run_id=k) for k in range(TB_REPS)]
-            rows.append({**row, **compare([_metrics(x.media_packets, x.runs, x.tcp_flows) for x in ss], tb),
-                         **sim_retransmits(sc), "status": "ran", "runs": TB_REPS, "disturbed_runs": disturbed})
+            rows.append({**row, **sim_side(sc, tb), "status": "ran", "runs": TB_REPS, "disturbed_runs": disturbed})
+    pd.DataFrame(per_run).to_csv(out / "testbed_runs.csv", index=False)
     df = pd.DataFrame(rows)
     rep.table(df, "Simulator and real Linux per link and mitigation (shortened bulk workload)", "{:.2f}", name="testbed")
     return df

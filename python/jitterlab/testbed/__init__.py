@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from jitterlab.testbed.driver import accuracy as accuracy
     from jitterlab.testbed.driver import run as run
+    from jitterlab.testbed.driver import reload as reload
     from jitterlab.testbed.driver import write as write
     from jitterlab.testbed.net import Network as Network
     from jitterlab.testbed.net import TestbedError as TestbedError
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from jitterlab.testbed.net import require_root as require_root
 
 # a literal list: type checkers and stubtest read __all__ without running the module
-__all__ = ["run", "write", "accuracy", "Network", "TestbedError", "cleanup", "require_root"]
+__all__ = ["run", "reload", "write", "accuracy", "Network", "TestbedError", "cleanup", "require_root"]
 _FROM_DRIVER = frozenset(__all__)
 
 

@@ -534,6 +534,34 @@ def _empty_media() -> pd.DataFrame:
                          "lost_where": pd.array([], dtype="string"), "ce": pd.Series([], dtype=bool)})
 
 
+def reload(scenario: str | Path | Mapping[str, Any], seed: int, out: str | Path, run_id: int = 0) -> Result:
+    """The tables `run(scenario, seed, out, run_id)` returned, read back from the records that run
+    kept under `out` (its workers' files, info.json, and the capture manifest's t0): a kept run's
+    testbed side can be recomputed without running it again. Raises TestbedError naming the file
+    that is missing."""
+    out = Path(out)
+    sc = _scn.load(scenario)
+    pl = make_plan(sc, seed)
+    tmp = out / "testbed"
+
+    def one(pattern: str, suffix: str = "") -> str:
+        hits = sorted(p for p in tmp.glob(pattern + suffix) if suffix or "." not in p.name)
+        if not hits:
+            raise TestbedError(f"{tmp}: no worker record {pattern}{suffix}")
+        return str(hits[0])[:len(str(hits[0])) - len(suffix)]
+    try:
+        t0 = int(json.loads((out / "capture" / "manifest.json").read_text())["options"]["t0_ns"])
+        info = json.loads((tmp / "info.json").read_text())
+    except (OSError, KeyError, ValueError) as e:
+        raise TestbedError(f"{out}: not a kept testbed run ({e})") from None
+    if any(m.rtc is not None for m in pl.media):
+        raise TestbedError(f"{out}: reloading a run with adaptive media is not supported")
+    media_out = [(m, one(f"*-media_send-{m.src}", ".npz"), one(f"*-media_recv-{m.dst}", ".npz")) for m in pl.media]
+    tcp_out = ([("send", one(f"*-tcp_send-{h}")) for h in dict.fromkeys(f.src for f in pl.tcp)]
+               + [("recv", one(f"*-tcp_recv-{h}")) for h in dict.fromkeys(f.dst for f in pl.tcp)])
+    return _tables(pl, sc, seed, run_id, {}, t0, media_out, tcp_out, info)
+
+
 def write(result: Result, out: str | Path) -> Path:
     """Tables as Parquet plus manifest.json (source "testbed"), next to the pcaps."""
     from jitterlab import sim

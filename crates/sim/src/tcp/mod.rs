@@ -155,6 +155,13 @@ pub struct TcpConfig {
     /// as RFC 9438 §4.4. Over a standing queue SRTT runs far above the minimum and the RFC's
     /// target runs that far ahead on the curve.
     pub cubic_delay_min: bool,
+    /// CUBIC's Reno-friendly estimate as Linux's `bictcp_update` (`tcp_friendliness = 1`): W_est
+    /// (`ca->tcp_cwnd`) grows one segment per ⌊cwnd·15/8⌋ ACKed segments (`beta_scale` = 15) for
+    /// the whole epoch; false: RFC 9438 §4.3, α = 3(1 − β)/(1 + β) until W_est reaches
+    /// cwnd_prior, then α = 1, which Linux never does. On, the growth per ACKed segment is
+    /// also Linux's 1/cnt in whole segments (cnt = cwnd / (bic_target − cwnd), at most
+    /// cwnd / (tcp_cwnd − cwnd), at least 2), not the RFC's (target − cwnd)/cwnd.
+    pub cubic_linux_friendliness: bool,
     /// RFC 3465 byte counting with limit L (segments); None = packet counting.
     pub abc: Option<u64>,
     /// Initial ssthresh in bytes (RFC 5681 §3.1: arbitrarily high).
@@ -222,6 +229,7 @@ impl Default for TcpConfig {
             hystart_round_fix: true,
             cubic_initial_growth: false,
             cubic_delay_min: false,
+            cubic_linux_friendliness: false,
             abc: None,
             initial_ssthresh: cc::SSTHRESH_UNSET,
             tsq: true,

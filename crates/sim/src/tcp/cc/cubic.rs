@@ -29,11 +29,13 @@ pub struct CubicConfig {
     pub initial_growth: bool,
     /// The target is W_cubic(t + delay_min) as Linux, not t + SRTT (`cubic_delay_min`).
     pub delay_min_target: bool,
+    /// The Reno-friendly estimate as Linux's `tcp_friendliness` (`cubic_linux_friendliness`).
+    pub linux_friendliness: bool,
 }
 
 impl CubicConfig {
     pub fn from_tcp(c: &TcpConfig) -> CubicConfig {
-        CubicConfig { hystart: c.hystart, pacing: c.pacing, hystart_round_fix: c.hystart_round_fix, fast_convergence: true, initial_growth: c.cubic_initial_growth, delay_min_target: c.cubic_delay_min }
+        CubicConfig { hystart: c.hystart, pacing: c.pacing, hystart_round_fix: c.hystart_round_fix, fast_convergence: true, initial_growth: c.cubic_initial_growth, delay_min_target: c.cubic_delay_min, linux_friendliness: c.cubic_linux_friendliness }
     }
 }
 
@@ -45,6 +47,11 @@ pub const REGISTRATION: Registration =
 pub const C: f64 = 0.4;
 /// RFC 9438 §4.6: β_cubic = 0.7.
 pub const BETA: f64 = 0.7;
+
+/// Linux `tcp_cubic.c` `beta_scale` = 8·(1024 + beta)/3/(1024 − beta) with beta = 717, in integer
+/// arithmetic: 13928/3 = 4642, 4642/307 = 15. The Reno estimate gains one segment per
+/// (cwnd·15) >> 3 ACKed segments, i.e. α ≈ 8/15 per RTT.
+pub const LINUX_BETA_SCALE: u64 = 8 * (1024 + 717) / 3 / (1024 - 717);
 
 /// Linux `tcp_cubic.c` HyStart defaults (module parameters and constants, Linux 5.7 onwards):
 /// `hystart_low_window` = 16 segments.
@@ -183,6 +190,10 @@ pub struct Cubic {
     pub initial_growth: bool,
     /// Target W_cubic(t + delay_min) (Linux) instead of W_cubic(t + SRTT) (RFC 9438).
     pub delay_min_target: bool,
+    /// W_est counted as Linux's `ca->tcp_cwnd` (`CubicConfig::linux_friendliness`).
+    pub linux_friendliness: bool,
+    /// Linux's `ca->ack_cnt`: segments ACKed towards the next `tcp_cwnd` increment.
+    ack_cnt: u64,
     /// A window reduction has happened (Linux: `last_max_cwnd` != 0).
     reduced: bool,
     /// Fraction of a byte carried between ACKs.
@@ -192,16 +203,28 @@ pub struct Cubic {
 }
 
 impl Default for Cubic {
-    fn default() -> Self { Cubic { w_max: 0.0, cwnd_prior: 0.0, epoch_start: None, k: 0.0, w_est: 0.0, fast_convergence: true, initial_growth: false, delay_min_target: false, reduced: false, frac: 0.0, hystart: Hystart::default() } }
+    fn default() -> Self { Cubic { w_max: 0.0, cwnd_prior: 0.0, epoch_start: None, k: 0.0, w_est: 0.0, fast_convergence: true, initial_growth: false, delay_min_target: false, linux_friendliness: false, ack_cnt: 0, reduced: false, frac: 0.0, hystart: Hystart::default() } }
 }
 
 impl Cubic {
     pub fn new(c: CubicConfig) -> Cubic {
-        let mut x = Cubic { fast_convergence: c.fast_convergence, initial_growth: c.initial_growth, delay_min_target: c.delay_min_target, ..Cubic::default() };
+        let mut x = Cubic { fast_convergence: c.fast_convergence, initial_growth: c.initial_growth, delay_min_target: c.delay_min_target, linux_friendliness: c.linux_friendliness, ..Cubic::default() };
         x.hystart.enabled = c.hystart;
         x.hystart.pacing = c.pacing;
         x.hystart.linux_round_fix = c.hystart_round_fix;
         x
+    }
+
+    /// W_est after `acked` segments as Linux's `bictcp_update` (`tcp_friendliness`): `ack_cnt`
+    /// collects ACKed segments and every (cwnd·beta_scale) >> 3 of them adds one segment to
+    /// `tcp_cwnd` (whole segments; `cwnd` is Linux's integer snd_cwnd).
+    fn linux_w_est(&mut self, cwnd: u64, acked: u64) {
+        self.ack_cnt += acked;
+        let delta = ((cwnd * LINUX_BETA_SCALE) >> 3).max(1);
+        while self.ack_cnt > delta {
+            self.ack_cnt -= delta;
+            self.w_est += 1.0;
+        }
     }
 
     /// RFC 9438 eq. 1: W_cubic(t) = C·(t − K)³ + W_max, t in seconds.
@@ -275,6 +298,11 @@ impl CongestionControl for Cubic {
                     self.w_max = cwnd;
                 }
                 self.w_est = cwnd;
+                // Linux: `ca->tcp_cwnd = cwnd` (integer segments), `ca->ack_cnt = acked` below.
+                if self.linux_friendliness {
+                    self.w_est = (st.cwnd / st.mss) as f64;
+                    self.ack_cnt = 0;
+                }
                 st.now
             }
         };
@@ -284,18 +312,34 @@ impl CongestionControl for Cubic {
         // two differ by the queueing delay, and the RFC's target runs that far ahead on the curve.
         let ahead = if self.delay_min_target { self.hystart.delay_min } else { st.srtt };
         let rtt = ahead.map_or(0.0, |r| r.secs_f64());
-        // §4.3 Reno-friendly region: W_est += α·segments_acked/cwnd, α = 3(1−β)/(1+β) until W_est
-        // reaches cwnd_prior, then 1.
-        let alpha = if self.w_est >= self.cwnd_prior { 1.0 } else { 3.0 * (1.0 - BETA) / (1.0 + BETA) };
-        self.w_est += alpha * (acked as f64 / mss) / cwnd;
         let w_t = self.w_cubic(t);
-        let new_cwnd = if w_t < self.w_est {
-            self.w_est
+        let new_cwnd = if self.linux_friendliness {
+            // bictcp_update in Linux's integers: bic_target = origin ± ⌊C·(t − K)³⌋ whole
+            // segments, cnt = cwnd / (bic_target − cwnd) (100·cwnd at or above the curve), at most
+            // cwnd / (tcp_cwnd − cwnd), at least 2; cwnd grows by one per cnt ACKed segments.
+            let (whole, segs) = (st.cwnd / st.mss, (acked + st.mss / 2) / st.mss);
+            self.linux_w_est(whole, segs);
+            let w = self.w_cubic(t + rtt);
+            let target = if t + rtt < self.k { w.ceil() } else { w.floor() }.max(0.0) as u64;
+            let mut cnt = if target > whole { whole / (target - whole) } else { 100 * whole };
+            let tcp_cwnd = self.w_est as u64;
+            if tcp_cwnd > whole {
+                cnt = cnt.min(whole / (tcp_cwnd - whole));
+            }
+            cwnd + (acked as f64 / mss) / cnt.max(2) as f64
         } else {
-            // §4.4/4.5: target = W_cubic(t + RTT) clamped to [cwnd, 1.5·cwnd];
-            // cwnd += (target − cwnd)/cwnd per SMSS acknowledged.
-            let target = self.w_cubic(t + rtt).clamp(cwnd, 1.5 * cwnd);
-            cwnd + (target - cwnd) / cwnd * (acked as f64 / mss)
+            // §4.3 Reno-friendly region: W_est += α·segments_acked/cwnd, α = 3(1−β)/(1+β) until
+            // W_est reaches cwnd_prior, then 1.
+            let alpha = if self.w_est >= self.cwnd_prior { 1.0 } else { 3.0 * (1.0 - BETA) / (1.0 + BETA) };
+            self.w_est += alpha * (acked as f64 / mss) / cwnd;
+            if w_t < self.w_est {
+                self.w_est
+            } else {
+                // §4.4/4.5: target = W_cubic(t + RTT) clamped to [cwnd, 1.5·cwnd];
+                // cwnd += (target − cwnd)/cwnd per SMSS acknowledged.
+                let target = self.w_cubic(t + rtt).clamp(cwnd, 1.5 * cwnd);
+                cwnd + (target - cwnd) / cwnd * (acked as f64 / mss)
+            }
         };
         // Linux's bictcp_update: "the initial growth of cubic function may be too conservative
         // when the available bandwidth is still unknown" — until the first reduction, cnt (ACKed
@@ -369,6 +413,59 @@ mod tests {
         assert_eq!(Hystart::delay_thresh(Time::from_ms(20)), Time::from_ms(4));
         assert_eq!(Hystart::delay_thresh(Time::from_ms(100)), Time::from_us(12_500));
         assert_eq!(Hystart::delay_thresh(Time::from_ms(200)), Time::from_ms(16));
+    }
+
+    /// Linux's `tcp_friendliness` arithmetic: beta_scale = 8·1741/3/307 = 15 (integer steps
+    /// 13928/3 = 4642, 4642/307 = 15); at cwnd 20, delta = (20·15) >> 3 = 37, and `tcp_cwnd` gains
+    /// one segment once `ack_cnt` exceeds 37: on the 38th ACKed segment, then on the 75th
+    /// (38 + 37). RFC 9438 with W_est at cwnd_prior already (α = 1) gains one per 20 segments.
+    #[test]
+    fn linux_friendliness_counts_as_bictcp_update() {
+        assert_eq!(LINUX_BETA_SCALE, 15);
+        let run = |linux: bool| {
+            let mut c = Cubic::new(CubicConfig { linux_friendliness: linux, ..CubicConfig::from_tcp(&TcpConfig::default()) });
+            // a reduction from 25 segments: W_max 25, cwnd_prior 25; then cwnd held at 20 (a
+            // sender whose window does not move), far below the curve's plateau for the test's
+            // instant (t = 0: W_cubic(0) = W_max − C·K³ = 20)
+            let mut s = CcState { ssthresh: 20_000, ..st(25) };
+            c.on_congestion_event(&mut s);
+            c.cwnd_prior = 19.0;
+            let mut w = Vec::new();
+            for _ in 0..80 {
+                s.cwnd = 20_000;
+                c.cong_avoid(&mut s, 1000);
+                w.push(c.w_est);
+            }
+            w
+        };
+        let lin = run(true);
+        assert_eq!((lin[36], lin[37], lin[73], lin[74]), (20.0, 21.0, 21.0, 22.0));
+        let rfc = run(false);
+        // α = 1 (W_est ≥ cwnd_prior = 19): +1/20 per segment, 20 + 80/20 = 24 after 80
+        assert!((rfc[79] - 24.0).abs() < 1e-9, "{}", rfc[79]);
+    }
+
+    /// bictcp_update's integer cnt: W_max 22 (a reduction at 22 segments), the epoch from cwnd 20:
+    /// K = ∛((22 − 20)/0.4) = 1.71 s; one second later, with the look-ahead of 100 ms (SRTT),
+    /// W_cubic(1.1) = 22 − 0.4·0.61³ = 21.91, below the origin so bic_target = 22 − ⌊0.09⌋ = 22
+    /// whole segments, cnt = 20 / (22 − 20) = 10: ten ACKed segments add exactly one (the RFC's
+    /// float rate (21.91 − 20)/20 would add 0.95).
+    #[test]
+    fn linux_cnt_is_whole_segments() {
+        let mut c = Cubic::new(CubicConfig { linux_friendliness: true, ..CubicConfig::from_tcp(&TcpConfig::default()) });
+        let mut s = st(22);
+        c.on_congestion_event(&mut s);
+        assert_eq!(c.w_max, 22.0);
+        s.cwnd = 20_000;
+        c.cong_avoid(&mut s, 0);
+        assert!((c.k - 1.709_976).abs() < 1e-5, "{}", c.k);
+        s.now = Time::from_secs(1);
+        for _ in 0..9 {
+            c.cong_avoid(&mut s, 1000);
+        }
+        assert_eq!(s.cwnd, 20_900);
+        c.cong_avoid(&mut s, 1000);
+        assert_eq!(s.cwnd, 21_000);
     }
 
     /// Delay increase. cwnd 16, 16 segments out; ACKs 5 ms apart (> 2 ms: no ACK train). Rounds by
