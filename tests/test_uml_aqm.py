@@ -168,9 +168,7 @@ _reason = U.skip_reason() or (None if os.environ.get("JITTERLAB_UML") == "1" els
 #: kernel's by more than the rule allows (the table's "no" rows, cause not found).
 #: A live rerun on a loaded host can miss by UML's own timer lateness (the earlier boots' CAKE rows):
 #: the rerun is on request and its failure names the discipline and both sides.
-KNOWN_MISS: dict[str, str] = {
-    d: "since CUBIC's Reno-friendly rule is Linux's the simulator's goodput through CAKE is ~4 % below the kernel's (docs/mitigations.md)"
-    for d in ("cake", "cake_flowblind", "cake_root")}
+KNOWN_MISS: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")

@@ -157,23 +157,23 @@ fn cases() -> Vec<(&'static str, Value, u64, &'static str)> {
         "traffic": (1..=6).map(|i| json!({"kind": "video", "from": format!("s{i}"), "to": format!("d{i}"), "rate": "1Mbit", "mode": "paced"})).collect::<Vec<_>>(),
     });
     vec![
-        ("droptail-dumbbell", dumbbell(json!({"kind": "droptail", "limit": "50pkt"}), false, 8), 1, "094c7bdde264fe3b4714f2ed8c4d0d1135bfd4232086fb652226fefbac535853"),
-        ("red-dumbbell", dumbbell(red, false, 8), 2, "7924759557bdf9eb9c4c6039da79840af3117b1bf2263951e74363eba7013146"),
-        ("red-ecn-dumbbell", dumbbell(red_ecn, true, 8), 3, "8682df0e957d804de5f3a2d042540d384161129e53750891f770e5e7fbf79adc"),
+        ("droptail-dumbbell", dumbbell(json!({"kind": "droptail", "limit": "50pkt"}), false, 8), 1, "703c5213ec91a6163d181fb70788f27fdda84a8663474ee18ce1cd38f031fcf1"),
+        ("red-dumbbell", dumbbell(red, false, 8), 2, "d794f97da945103c25e3cdd69c2f6e71e02d58c79ec7a28ec636dd365824087b"),
+        ("red-ecn-dumbbell", dumbbell(red_ecn, true, 8), 3, "9c3b15ccb7c0bb6de6becc1d08a701cbd1dae05acfb336bfe97cec7a8679ee87"),
         ("codel-bulk-jitter", {
             let mut v = access(("down_rate", json!("4Mbit")), json!({"kind": "codel", "limit": "500pkt"}), vec![bulk("cubic", "1s")], 6);
             v["access"]["down_jitter"] = json!({"dist": "exponential", "mean": "1ms"});
             v
-        }, 4, "148eb77a60befa1c2ca2313c024f0bc3b05cef86ebe98c976a2af7ec22f3b008"),
-        ("fq_codel-web", access(("down_rate", json!("3.3Mbit")), json!({"kind": "fq_codel", "limit": "500pkt"}), vec![web.clone()], 6), 5, "5c720c889ae0a08ce9276395186390ab2ac81d8a3011f08983438a8eafb6615c"),
-        ("pie-bulk-web", access(("down_rate", json!("3.3Mbit")), json!({"kind": "pie", "limit": "500pkt", "ecn": true}), vec![bulk("reno", "1s"), web.clone()], 6), 6, "a9d8a3de74d57a48852842211a3779434aa110971dd8c34947a83683565d0186"),
+        }, 4, "4a011410dc0704f4ca1e2db9a8a118275a8e972a303031ad3450ee01297de93d"),
+        ("fq_codel-web", access(("down_rate", json!("3.3Mbit")), json!({"kind": "fq_codel", "limit": "500pkt"}), vec![web.clone()], 6), 5, "6573d639795a56aa0b44ee7574a6426682a4671087425889c36fa8671756d46a"),
+        ("pie-bulk-web", access(("down_rate", json!("3.3Mbit")), json!({"kind": "pie", "limit": "500pkt", "ecn": true}), vec![bulk("reno", "1s"), web.clone()], 6), 6, "14bd111a0d3e85db793784caefa96cbd4072bec13767fe0b83caaa238c5feb84"),
         ("droptail-web-pam2013", {
             let mut v = access(("down_rate", json!("3.3Mbit")), json!({"kind": "droptail", "limit": "500pkt"}), vec![web], 6);
             v["access"]["down_jitter"] = json!({"dist": "normal", "mean": "4ms", "sd": "2ms"});
             v
         }, 7, "51ede4d6db3c3b010268c9b69aabab47e6d4f17ba622a716031b58546dce0661"),
         ("cellular-bulk", access(("down_cellular", json!({"bler": 0.2, "share": 0.4})), json!({"kind": "droptail", "limit": "500pkt"}), vec![bulk("cubic", "1s")], 6), 8, "d59abfa4b5232f5b22de8512658a833526ac20272a92b9bde65976411b9f3752"),
-        ("trace-codel-red", trace, 9, "0cb5ca8ccc75f612b2435a789ab9d74a8c0c64a0de530a6fd80f725f442be25e"),
+        ("trace-codel-red", trace, 9, "e1e1ac40cf5f0d5854496a3e8935262319e7b07b3c2362352880ff5ddc0ce5e7"),
         ("links-loss-reorder-bbr", links, 10, "fd8ddcde3f10659be4111b4d4b9410dd8c5b9bf25c0489944757b6fe86bfcc8b"),
         // The stack profiles other than the default (tcp/profile.rs), scenario-wide.
         ("linux-3.2-web-pam2013", {

@@ -92,10 +92,10 @@ fn variant(key: &str) -> (Value, Option<Value>) {
         // flows of 10 kB). With Linux 6.6's ACK of a lone PSH segment the 3 MB download recovers
         // every loss of these scenes by SACK.
         "tlp" | "min_rto" => (json!({"size": "60kB"}), None),
-        // The timeout's rules act only at a timeout with data out: an RTO floor of 10 ms fires the
+        // The timeout's rules act only at a timeout with data out: an RTO floor of 15 ms fires the
         // timer while the queue grows (the latest RTT above SRTT + 4·RTTVAR), with segments sent
         // within RACK.rtt and originals that were only late.
-        "rto_rack" | "frto" | "loss_undo" => (json!({"min_rto": "10ms"}), None),
+        "rto_rack" | "frto" | "loss_undo" => (json!({"min_rto": "15ms"}), None),
         // Pacing the IW is a mitigation of its own; it shows with IW10.
         "pace_iw" => (json!({"iw": 10}), None),
         // The buffer's initial window and its share of the buffer show when the sender's first

@@ -160,7 +160,9 @@ pub struct TcpConfig {
     /// the whole epoch; false: RFC 9438 §4.3, α = 3(1 − β)/(1 + β) until W_est reaches
     /// cwnd_prior, then α = 1, which Linux never does. On, the growth per ACKed segment is
     /// also Linux's 1/cnt in whole segments (cnt = cwnd / (bic_target − cwnd), at most
-    /// cwnd / (tcp_cwnd − cwnd), at least 2), not the RFC's (target − cwnd)/cwnd.
+    /// cwnd / (tcp_cwnd − cwnd), at least 2), not the RFC's (target − cwnd)/cwnd, and a
+    /// reduction is `bictcp_recalc_ssthresh` on the whole-segment cwnd (ssthresh = ⌊cwnd·717/1024⌋,
+    /// W_max = ⌊cwnd·1741/2048⌋ under fast convergence), not 0.7 and 0.85 of the byte cwnd.
     pub cubic_linux_friendliness: bool,
     /// RFC 3465 byte counting with limit L (segments); None = packet counting.
     pub abc: Option<u64>,

@@ -29,7 +29,8 @@ pub struct CubicConfig {
     pub initial_growth: bool,
     /// The target is W_cubic(t + delay_min) as Linux, not t + SRTT (`cubic_delay_min`).
     pub delay_min_target: bool,
-    /// The Reno-friendly estimate as Linux's `tcp_friendliness` (`cubic_linux_friendliness`).
+    /// The Reno-friendly estimate as Linux's `tcp_friendliness`, and ssthresh and W_max in whole
+    /// segments as `bictcp_recalc_ssthresh` (`cubic_linux_friendliness`).
     pub linux_friendliness: bool,
 }
 
@@ -234,6 +235,9 @@ impl Cubic {
     pub fn k_for(w_max: f64, cwnd_epoch: f64) -> f64 { ((w_max - cwnd_epoch).max(0.0) / C).cbrt() }
 
     fn reduce(&mut self, st: &mut CcState) -> u64 {
+        if self.linux_friendliness {
+            return self.reduce_linux(st);
+        }
         let mss = st.mss as f64;
         let cwnd = st.cwnd as f64 / mss;
         // §4.7 fast convergence: release bandwidth when W_max keeps falling.
@@ -244,6 +248,22 @@ impl Cubic {
         self.frac = 0.0;
         // §4.6: ssthresh = cwnd·β_cubic, at least 2 SMSS.
         ((cwnd * BETA * mss) as u64).max(2 * st.mss)
+    }
+}
+
+impl Cubic {
+    /// `bictcp_recalc_ssthresh` in Linux's integers on the whole-segment cwnd (`snd_cwnd`):
+    /// `last_max_cwnd` = cwnd·(1024 + 717)/2048 under fast convergence, else cwnd; ssthresh =
+    /// max(cwnd·717/1024, 2) (BICTCP_BETA_SCALE = 1024, beta = 717).
+    fn reduce_linux(&mut self, st: &mut CcState) -> u64 {
+        let cwnd = st.cwnd / st.mss;
+        let last_max = self.w_max as u64;
+        self.w_max = if self.fast_convergence && cwnd < last_max { (cwnd * (1024 + 717) / 2048) as f64 } else { cwnd as f64 };
+        self.cwnd_prior = cwnd as f64;
+        self.reduced = true;
+        self.epoch_start = None;
+        self.frac = 0.0;
+        (cwnd * 717 / 1024).max(2) * st.mss
     }
 }
 
@@ -291,6 +311,8 @@ impl CongestionControl for Cubic {
             None => {
                 // §4.2: a new epoch begins at the first ACK in congestion avoidance.
                 self.epoch_start = Some(st.now);
+                // Linux compares and takes K on the whole-segment cwnd.
+                let cwnd = if self.linux_friendliness { (st.cwnd / st.mss) as f64 } else { cwnd };
                 if cwnd < self.w_max {
                     self.k = Self::k_for(self.w_max, cwnd);
                 } else {
@@ -466,6 +488,37 @@ mod tests {
         assert_eq!(s.cwnd, 20_900);
         c.cong_avoid(&mut s, 1000);
         assert_eq!(s.cwnd, 21_000);
+    }
+
+    /// bictcp_recalc_ssthresh in Linux's integers on snd_cwnd (whole segments). A loss at cwnd 18:
+    /// ssthresh = 18·717/1024 = 12.6 → 12 (not 18·0.7 = 12.6 segments in bytes), last_max_cwnd =
+    /// 18. A second loss at cwnd 12 (< 18, fast convergence): last_max_cwnd = 12·1741/2048 = 10.2
+    /// → 10, ssthresh = 12·717/1024 = 8.4 → 8. The epoch at cwnd 8: K = ∛((10 − 8)/0.4) = 1.71 s;
+    /// 40 ms later with a 40 ms look-ahead, bic_target = 10 − ⌊0.4·(1.71 − 0.08)³⌋ = 10 − 1 = 9,
+    /// cnt = 8 / (9 − 8) = 8: the 8th ACKed segment adds one. (In float segments from 18.3 and
+    /// 12.9: ssthresh 12.81 and 9.03, W_max 10.97, and the epoch starts a segment higher.)
+    #[test]
+    fn linux_reduction_in_whole_segments() {
+        let mut c = Cubic::new(CubicConfig { linux_friendliness: true, delay_min_target: true, ..CubicConfig::from_tcp(&TcpConfig::default()) });
+        c.hystart.delay_min = Some(Time::from_ms(40));
+        let mut s = st(18);
+        s.cwnd = 18_300;
+        c.on_congestion_event(&mut s);
+        assert_eq!((s.ssthresh, s.cwnd, c.w_max), (12_000, 12_000, 18.0));
+        s.cwnd = 12_900;
+        c.on_congestion_event(&mut s);
+        assert_eq!((s.ssthresh, s.cwnd, c.w_max), (8_000, 8_000, 10.0));
+        s.ssthresh = 8_000;
+        s.now = Time::from_secs(5);
+        c.cong_avoid(&mut s, 0);
+        assert!((c.k - 1.709_976).abs() < 1e-5, "{}", c.k);
+        s.now = Time::from_secs(5) + Time::from_ms(40);
+        for _ in 0..7 {
+            c.cong_avoid(&mut s, 1000);
+        }
+        assert_eq!(s.cwnd, 8_875);
+        c.cong_avoid(&mut s, 1000);
+        assert_eq!(s.cwnd, 9_000);
     }
 
     /// Delay increase. cwnd 16, 16 segments out; ACKs 5 ms apart (> 2 ms: no ACK train). Rounds by
