@@ -39,8 +39,8 @@ def test_the_kept_kernel_runs_give_the_docs_numbers(text):
 
 
 def test_the_simulators_lone_download_as_the_docs_quote_it(text):
-    assert "| simulator (this build) | cake | 2.820 | 38 |" in text
-    assert "| simulator (this build) | htb_fq_codel | 2.969 | 54 |" in text
+    assert "| simulator (this build) | cake | 3.013 | 26 |" in text
+    assert "| simulator (this build) | htb_fq_codel | 2.974 | 51 |" in text
 
 
 def test_bad_input_is_one_line_and_status_2(tmp_path):
