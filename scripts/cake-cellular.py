@@ -11,8 +11,12 @@ radio's queue; and, to show what the shaper's headroom buys, the same CAKE in fr
 does not deploy; and CAKE as tc-cake(8) offers it for cellular links, `autorate-ingress` on the
 mobile's ingress behind the radio (`access.ingress_*`). Prints
 a Markdown table: the download's goodput, the queue's CoDel-law drops, the audio's median OWD.
-Usage: scripts/cake-cellular.py [SEEDS] (default 1,2,3)."""
+Usage: scripts/cake-cellular.py [SEEDS] [--doc] (default 1,2,3); --doc writes each setup's goodputs,
+drops and the audio's median OWD over the seeds into its row of docs/mitigations.md's table (the
+row's other text is kept), which tests/test_mitigations_cake.py checks against the build."""
+import re
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -62,8 +66,41 @@ def rows(seeds: list[int]) -> list[dict]:
     return out
 
 
+DOC = Path(__file__).resolve().parents[1] / "docs" / "mitigations.md"
+
+
+def doc_cells(rs: list[dict]) -> tuple[str, str]:
+    """A setup's drops cell and audio-OWD cell over its seeds (one value when the seeds agree)."""
+    lo, hi = min(r["owd_p50_ms"] for r in rs), max(r["owd_p50_ms"] for r in rs)
+    return " / ".join(str(r["drops"]) for r in rs), (f"{lo:.1f}" if lo == hi else f"{lo:.1f}\u2013{hi:.1f}")
+
+
+def write_doc(got: list[dict]) -> None:
+    """Each setup's row of the doc's table: goodputs in order, drops, the audio's median OWD."""
+    lines = DOC.read_text().splitlines(keepends=True)
+    for name in SETUPS:
+        rs = [r for r in got if r["setup"] == name]
+        label = name + (" (as deployed)" if name == DEPLOYED else "")
+        i = next((k for k, ln in enumerate(lines) if ln.startswith(f"| {label} |")), None)
+        if i is None:
+            sys.exit(f"docs/mitigations.md: no row for {label!r}")
+        cells = lines[i].rstrip("\n").strip("|").split("|")
+        gps = iter(f"{r['goodput_Mbps']:.2f}" for r in rs)
+        cells[1] = re.sub(r"\d+\.\d+", lambda m: next(gps), cells[1])
+        if ("unfinished" in cells[1]) != (not all(r["finished"] for r in rs)):
+            sys.exit(f"docs/mitigations.md: {label!r}: say in its goodput cell whether every download finished")
+        drops, owd = doc_cells(rs)
+        cells[2], cells[3] = f" {drops} ", f" {owd} "
+        lines[i] = "|" + "|".join(cells) + "|\n"
+    DOC.write_text("".join(lines))
+
+
 def main() -> None:
-    seeds = [int(s) for s in (sys.argv[1] if len(sys.argv) > 1 else "1,2,3").split(",")]
+    args = [a for a in sys.argv[1:] if a != "--doc"]
+    seeds = [int(s) for s in (args[0] if args else "1,2,3").split(",")]
+    if "--doc" in sys.argv[1:]:
+        write_doc(rows(seeds))
+        return
     print("| setup | seed | goodput (Mbit/s) | finished | CoDel-law drops | audio OWD median (ms) |")
     print("|---|---|---|---|---|---|")
     for r in rows(seeds):

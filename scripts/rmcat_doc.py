@@ -5,8 +5,10 @@
 
 runs `jitterlab reproduce rmcat --reps 5` into DIR (a temporary directory by default), renders each
 case's table (OUT/case_*.csv: the median over replications with its 25th–75th percentiles) and the
-findings' verdicts as Markdown and, with --doc, writes them between the markers in docs/media.md.
-tests/test_rmcat_doc.py runs the same and checks the doc's block against this build.
+findings' verdicts as Markdown and, with --doc, writes them between the markers in docs/media.md,
+with §5.6's table against the published results (OUT/case_5_6_published.csv) as its own block.
+tests/test_rmcat_doc.py runs the same and checks the doc's block against this build;
+tests/test_rmcat_more.py checks the §5.6 rows.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "media.md"
 REPS = 5
 BLOCK = "rmcat-measured"
+BLOCK_56 = "rmcat-published-56"
 MINUS = "\u2212"
 
 # case file → its title in the doc; the metric columns are the preset's (docs/media.md says what each is)
@@ -85,6 +88,17 @@ def render(out: Path) -> list[str]:
     return lines[1:]
 
 
+def render_56(out: Path) -> list[str]:
+    """§5.6 against the published results: the study's case_5_6_published.csv, as
+    `rmcat_published_tcp.markdown_56` renders its rows (the cells are the study's own strings)."""
+    with (out / "case_5_6_published.csv").open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    return ["| controller | queue | share (%) | delay above propagation, median (ms) | 95th percentile (ms) | verdict |",
+            "|---|---|---|---|---|---|",
+            *(f"| {r['controller']} | {r['queue']} | {r['share_pct']} | {r['delay_median_ms']} | {r['delay_p95_ms']} | {r['verdict']} |"
+              for r in rows)]
+
+
 def run_study(out: Path, reps: int) -> None:
     from jitterlab.presets import rmcat
 
@@ -98,7 +112,7 @@ def doc_block(text: str) -> list[str] | None:
 
 def main() -> int:
     return _docblock.study_main(__doc__.splitlines()[0], DOC, "scripts/rmcat_doc.py", REPS, run_study,
-                                lambda out, reps: {BLOCK: render(out)})
+                                lambda out, reps: {BLOCK: render(out), BLOCK_56: render_56(out)})
 
 
 if __name__ == "__main__":

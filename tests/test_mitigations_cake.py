@@ -66,7 +66,7 @@ def test_cake_autorate_on_the_cellular_link_finishes_within_5_percent_of_fq_code
 
 def test_cake_cellular_doc_table_is_this_build():
     """docs/mitigations.md, "CAKE on the cellular link": each setup's goodputs and drops for seeds
-    1-3 as `scripts/cake-cellular.py 1,2,3` gives them now."""
+    1-3 as `scripts/cake-cellular.py 1,2,3 --doc` writes them now."""
     import importlib.util
     import re
     from pathlib import Path
