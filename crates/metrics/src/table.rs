@@ -208,20 +208,25 @@ pub struct MediaOwned {
     pub size: Vec<i64>,
 }
 
+/// The media columns' lengths against the row count `n`, the runs' two columns against each other,
+/// and the row count against the u32 row index (both constructors of [`Media`]).
+fn check_shape(n: usize, cols: [(&'static str, usize); 6], runs: &RunTimes<'_>) -> Result<()> {
+    for (name, len) in cols {
+        check_len(name, n, len)?;
+    }
+    check_len("tcp_end_ns", runs.tcp_start_ns.len(), runs.tcp_end_ns.len())?;
+    if n > u32::MAX as usize {
+        return Err(MetricsError::TooManyRows { column: "seq", rows: n, max: u32::MAX as usize });
+    }
+    Ok(())
+}
+
 impl Media {
     /// Validates, optionally unwraps 16-bit sequence numbers, sorts and de-duplicates.
     pub fn new(c: MediaColumns<'_>, runs: RunTimes<'_>, unwrap_16bit: bool) -> Result<Media> {
         let n = c.run.len();
-        check_len("flow_id", n, c.flow.len())?;
-        check_len("seq", n, c.seq.len())?;
-        check_len("send_ns", n, c.send_ns.len())?;
-        check_len("recv_ns", n, c.recv_ns.len())?;
-        check_len("recv_ns", n, c.received.len())?;
-        check_len("size", n, c.size.len())?;
-        check_len("tcp_end_ns", runs.tcp_start_ns.len(), runs.tcp_end_ns.len())?;
-        if n > u32::MAX as usize {
-            return Err(MetricsError::TooManyRows { column: "seq", rows: n, max: u32::MAX as usize });
-        }
+        check_shape(n, [("flow_id", c.flow.len()), ("seq", c.seq.len()), ("send_ns", c.send_ns.len()), ("recv_ns", c.recv_ns.len()),
+                        ("recv_ns", c.received.len()), ("size", c.size.len())], &runs)?;
         let n_runs = runs.tcp_start_ns.len() as i64;
         for i in 0..n {
             check_row(i, c.run[i] >= 0 && c.run[i] < n_runs, c.received[i], c.send_ns[i], c.recv_ns[i], c.size[i])?;
@@ -322,16 +327,8 @@ impl Media {
     /// any other order, or duplicates, go through `new`.
     pub fn from_sorted(mut c: MediaOwned, runs: RunTimes<'_>) -> Result<Media> {
         let n = c.run.len();
-        check_len("flow_id", n, c.flow.len())?;
-        check_len("seq", n, c.seq.len())?;
-        check_len("send_ns", n, c.send_ns.len())?;
-        check_len("recv_ns", n, c.recv_ns.len())?;
-        check_len("recv_ns", n, c.received.len())?;
-        check_len("size", n, c.size.len())?;
-        check_len("tcp_end_ns", runs.tcp_start_ns.len(), runs.tcp_end_ns.len())?;
-        if n > u32::MAX as usize {
-            return Err(MetricsError::TooManyRows { column: "seq", rows: n, max: u32::MAX as usize });
-        }
+        check_shape(n, [("flow_id", c.flow.len()), ("seq", c.seq.len()), ("send_ns", c.send_ns.len()), ("recv_ns", c.recv_ns.len()),
+                        ("recv_ns", c.received.len()), ("size", c.size.len())], &runs)?;
         let n_runs = runs.tcp_start_ns.len();
         for i in 0..n {
             check_row(i, (c.run[i] as usize) < n_runs, c.received[i], c.send_ns[i], c.recv_ns[i], c.size[i])?;
