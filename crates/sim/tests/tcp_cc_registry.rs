@@ -236,7 +236,7 @@ fn scenario_q(tcp: Value, queue: Value) -> Value {
 
 /// Through a scenario, for every registered algorithm: the transfer completes, each payload byte
 /// is sent new exactly once (new segments = ⌈size / SMSS⌉ with SMSS 1448, the default stack's MSS
-/// 1460 less the timestamps option; the rest are retransmissions, at least one per segment the
+/// 1460 less the timestamps option; the rest are retransmissions, at least one per data segment the
 /// 12-packet queue dropped), and the same seed gives the same tables bit for bit.
 #[test]
 fn every_algorithm_through_a_scenario_keeps_the_counter_identities_and_is_deterministic() {
@@ -249,7 +249,11 @@ fn every_algorithm_through_a_scenario_keeps_the_counter_identities_and_is_determ
         assert_eq!((f.bytes[0], f.bytes_acked[0], f.size[0]), (size, size, size as i64), "{}", reg.name);
         assert!(f.end_ns[0] > f.first_data_ns[0] && f.first_data_ns[0] > f.syn_ns[0], "{}", reg.name);
         assert_eq!(f.segments_sent[0] - f.retransmits[0], size.div_ceil(1448), "{}: new segments", reg.name);
-        assert!(f.drops[0] > 0 && f.retransmits[0] >= f.drops[0], "{}: {} drops, {} retransmits", reg.name, f.drops[0], f.retransmits[0]);
+        // `drops` counts every segment of the flow the network dropped (docs/tables.md), the close's
+        // FIN too, and `retransmits` the data segments resent: with Linux's CUBIC the 12-packet queue
+        // drops the pure FIN once (its resend carries no data), so one drop may go without a data
+        // retransmission.
+        assert!(f.drops[0] > 0 && f.retransmits[0] + 1 >= f.drops[0], "{}: {} drops, {} retransmits", reg.name, f.drops[0], f.retransmits[0]);
         assert!(same(&scenario::run(&v, 7).unwrap(), &t), "{}: not deterministic", reg.name);
     }
 }
