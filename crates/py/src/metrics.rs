@@ -72,6 +72,14 @@ impl MediaSet {
     }
 }
 
+/// A runs column with its validity mask as `Option`s (null where the mask is false).
+fn with_validity(v: &[i64], ok: &[bool]) -> PyResult<Vec<Option<i64>>> {
+    if v.len() != ok.len() {
+        return Err(TableError::new_err("runs: tcp time and validity mask differ in length"));
+    }
+    Ok(v.iter().zip(ok).map(|(&x, &k)| k.then_some(x)).collect())
+}
+
 #[pymethods]
 impl MediaSet {
     #[new]
@@ -101,14 +109,8 @@ impl MediaSet {
             received: received.as_slice()?,
             size: size.as_slice()?,
         };
-        let opt = |v: &[i64], ok: &[bool]| -> PyResult<Vec<Option<i64>>> {
-            if v.len() != ok.len() {
-                return Err(TableError::new_err("runs: tcp time and validity mask differ in length"));
-            }
-            Ok(v.iter().zip(ok).map(|(&x, &k)| k.then_some(x)).collect())
-        };
-        let ts = opt(tcp_start_ns.as_slice()?, tcp_start_valid.as_slice()?)?;
-        let te = opt(tcp_end_ns.as_slice()?, tcp_end_valid.as_slice()?)?;
+        let ts = with_validity(tcp_start_ns.as_slice()?, tcp_start_valid.as_slice()?)?;
+        let te = with_validity(tcp_end_ns.as_slice()?, tcp_end_valid.as_slice()?)?;
         let m = py
             .detach(|| Media::new(cols, RunTimes { tcp_start_ns: &ts, tcp_end_ns: &te }, unwrap16))
             .map_err(to_py)?;
@@ -140,14 +142,8 @@ impl MediaSet {
         if [flow.len(), seq.len(), send_ns.len(), recv_ns.len(), received.len(), size.len()].iter().any(|&l| l != k) {
             return Err(PyValueError::new_err("MediaSet.from_chunks: one chunk a run code in every column expected"));
         }
-        let opt = |v: &[i64], ok: &[bool]| -> PyResult<Vec<Option<i64>>> {
-            if v.len() != ok.len() {
-                return Err(TableError::new_err("runs: tcp time and validity mask differ in length"));
-            }
-            Ok(v.iter().zip(ok).map(|(&x, &k)| k.then_some(x)).collect())
-        };
-        let ts = opt(tcp_start_ns.as_slice()?, tcp_start_valid.as_slice()?)?;
-        let te = opt(tcp_end_ns.as_slice()?, tcp_end_valid.as_slice()?)?;
+        let ts = with_validity(tcp_start_ns.as_slice()?, tcp_start_valid.as_slice()?)?;
+        let te = with_validity(tcp_end_ns.as_slice()?, tcp_end_valid.as_slice()?)?;
         let mut chunks = Vec::with_capacity(k);
         let mut rows = 0usize;
         for (i, &code) in run.iter().enumerate() {
