@@ -337,6 +337,7 @@ def test_profiles_the_kernel_cannot_be_are_refused(stack, words):
     ("push_ack", False, r"traffic\[1\]\.push_ack: the testbed's Linux cannot be given False"),
     ("loss_undo", False, r"traffic\[1\]\.loss_undo: the testbed's Linux cannot be given False"),
     ("rto_rack", False, r"traffic\[1\]\.rto_rack: the testbed's Linux cannot be given False"),
+    ("frto_response", "rate-halving", r"traffic\[1\]\.frto_response: the testbed's Linux cannot be given 'rate-halving'"),
     ("hystart", False, r"traffic\[1\]\.hystart: the testbed's Linux cannot"),
     ("rwnd", "20pkt", r"traffic\[1\]\.rcvbuf: a fixed receive window is not something Linux has; give so_rcvbuf"),
     ("rmem_max", "1MB", r"traffic\[1\]\.rmem_max: net\.core\.rmem_max is host-wide"),

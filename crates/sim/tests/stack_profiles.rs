@@ -77,6 +77,7 @@ fn other(key: &str, v: &Value) -> Value {
         ("ecn", Value::String(s)) => json!(if s == "off" { "ect0" } else { "off" }),
         ("abc", Value::Bool(false)) => json!("all"),
         ("ssthresh", _) => json!("30kB"),
+        ("frto_response", Value::String(s)) => json!(if s == "undo" { "rate-halving" } else { "undo" }),
         _ => panic!("no alternative for {key} = {v}"),
     }
 }
@@ -95,7 +96,7 @@ fn variant(key: &str) -> (Value, Option<Value>) {
         // The timeout's rules act only at a timeout with data out: an RTO floor of 15 ms fires the
         // timer while the queue grows (the latest RTT above SRTT + 4·RTTVAR), with segments sent
         // within RACK.rtt and originals that were only late.
-        "rto_rack" | "frto" | "loss_undo" => (json!({"min_rto": "15ms"}), None),
+        "rto_rack" | "frto" | "frto_response" | "loss_undo" => (json!({"min_rto": "15ms"}), None),
         // Pacing the IW is a mitigation of its own; it shows with IW10.
         "pace_iw" => (json!({"iw": 10}), None),
         // The buffer's initial window and its share of the buffer show when the sender's first
@@ -154,6 +155,7 @@ fn a_key_overrides_its_profile_and_the_scenario_stack_is_the_default() {
     assert_eq!(t["stack"], json!("linux-3.2"));
     assert_eq!((t["tcp"]["rack"].clone(), t["tcp"]["abc"].clone(), t["tcp"]["tsq"].clone()), (json!(false), json!(false), json!(false)));
     assert_eq!(t["tcp"]["tcp_adv_win_scale"], json!(2));
+    assert_eq!((t["tcp"]["frto"].clone(), t["tcp"]["frto_response"].clone()), (json!(true), json!("rate-halving")));
     // The entry's own stack beats the scenario's; a key beats the profile.
     let t = sc(Some("linux-3.2"), entry(json!({"stack": "ns2-sack1", "iw": 4, "mss": "960B"})));
     assert_eq!(t["stack"], json!("ns2-sack1"));
@@ -176,4 +178,8 @@ fn unknown_profiles_list_the_known_ones() {
     let e = json!({"kind": "bulk", "from": "server", "to": "client", "size": "1kB"});
     let err = scenario::run(&base(json!("bsd"), e), 1).unwrap_err().to_string();
     assert!(err.starts_with("stack:") && err.contains("linux-6.18"), "{err}");
+    // A switch's value outside its set is named with the ones it takes.
+    let e = json!({"kind": "bulk", "from": "server", "to": "client", "size": "1kB", "frto_response": "eifel"});
+    let err = scenario::run(&base(json!("linux-3.2"), e), 1).unwrap_err().to_string();
+    assert!(err.starts_with("traffic[0].frto_response:") && err.contains("\"undo\" or \"rate-halving\""), "{err}");
 }

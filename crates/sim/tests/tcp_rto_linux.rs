@@ -6,7 +6,7 @@
 use jitterlab_sim::packet::{tcp_flags as F, TcpHeader};
 use jitterlab_sim::tcp::sender::{CaState, Output, Sender, State};
 use jitterlab_sim::tcp::timers::TimerKind;
-use jitterlab_sim::tcp::TcpConfig;
+use jitterlab_sim::tcp::{FrtoResponse, TcpConfig};
 use jitterlab_sim::Time;
 
 const MSS: u64 = 1000;
@@ -105,6 +105,30 @@ fn frto_finds_a_spurious_timeout_and_sends_new_data() {
     // segments, so one new segment.
     assert_eq!(t.s.cwnd(), 11 * MSS);
     assert_eq!(t.take(), vec![12]);
+    assert_eq!(t.s.stats.retransmits, 1);
+}
+
+/// The same spurious timeout under Linux 3.2's default response (`tcp_frto_response = 0`:
+/// `tcp_ratehalving_spur_to_response` → `tcp_enter_cwr(sk, 0)`): F-RTO finds it spurious at the
+/// ACK of segment 1 as above, but the reduction stays. Nothing is lost any more; ssthresh stays
+/// the timeout's 5 segments; cwnd = min(in flight + 1, ssthresh) with segments 2..11 in flight
+/// (10 segments): min(11, 5) = 5 segments; Open; no undo is counted. This ACK's own step is the
+/// simulator's Reno congestion avoidance at cwnd = ssthresh (RFC 5681 eq. 3: + SMSS·SMSS/cwnd =
+/// 200 B): 5200 B, where 3.2's CWR state would hold cwnd for that round (not modelled). With 10
+/// segments in flight nothing goes out, and the retransmission of segment 0 stays the only one.
+#[test]
+fn frto_rate_halving_keeps_the_timeouts_reduction() {
+    let mut t = spike(TcpConfig { frto_response: FrtoResponse::RateHalving, ..cfg(true, false, true) });
+    t.now = ms(450);
+    t.ack(1, &[]);
+    assert_eq!(t.take(), vec![10, 11], "F-RTO step 2b as with the undo");
+    t.now = ms(451);
+    t.ack(2, &[]);
+    assert_eq!(t.s.ca, CaState::Open);
+    assert_eq!((t.s.stats.spurious_rtos, t.s.stats.loss_undos), (1, 0));
+    assert!(t.lost().is_empty());
+    assert_eq!((t.s.cwnd(), t.s.ssthresh()), (5 * MSS + 200, 5 * MSS));
+    assert_eq!(t.take(), Vec::<u64>::new());
     assert_eq!(t.s.stats.retransmits, 1);
 }
 

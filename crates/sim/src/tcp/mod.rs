@@ -59,6 +59,19 @@ pub enum Recovery {
     NewReno,
 }
 
+/// What F-RTO does when it finds a timeout spurious (Linux's `net.ipv4.tcp_frto_response`, which
+/// 3.10's rewrite removed).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum FrtoResponse {
+    /// Undo the timeout: cwnd and ssthresh back to their values before it (3.10+:
+    /// `tcp_process_loss` → `tcp_try_undo_loss`; before 3.10, `tcp_frto_response = 2`).
+    Undo,
+    /// Keep the timeout's reduction (`tcp_frto_response = 0`, the default until 3.10:
+    /// `tcp_ratehalving_spur_to_response` → `tcp_enter_cwr(sk, 0)`): ssthresh stays as the timeout
+    /// set it, and cwnd ends at min(packets in flight + 1, ssthresh).
+    RateHalving,
+}
+
 /// Everything configurable about one connection (both ends read it).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TcpConfig {
@@ -99,6 +112,8 @@ pub struct TcpConfig {
     /// more retransmissions, and declare the timeout spurious (undo it) if the next ACK covers
     /// data sent before the timeout and never retransmitted.
     pub frto: bool,
+    /// F-RTO's response to a spurious timeout (read only with `frto`).
+    pub frto_response: FrtoResponse,
     /// Undo a timeout whose retransmission was not needed (Linux's `tcp_try_undo_loss` /
     /// `tcp_try_undo_recovery` in the Loss state): on a SACK connection with the timestamps
     /// option, an ACK whose TSecr is older than the first retransmission of the episode
@@ -213,6 +228,7 @@ impl Default for TcpConfig {
             tlp: true,
             rto_rack: false,
             frto: false,
+            frto_response: FrtoResponse::Undo,
             loss_undo: false,
             timestamps: true,
             min_rto: Time::from_ms(200),

@@ -4,7 +4,7 @@
 //! and the media kinds that carry TCP. Keys and defaults: docs/tcp.md, "Scenario keys".
 use serde_json::Value;
 
-use super::{cc, profile, Recovery, TcpConfig};
+use super::{cc, profile, FrtoResponse, Recovery, TcpConfig};
 use crate::config::{parse_duration, ConfigError, Params, Size};
 use crate::time::Time;
 
@@ -18,7 +18,7 @@ pub struct Stack {
 
 /// Every scenario key that sets a stack switch (the profile's keys and their aliases).
 pub const STACK_KEYS: &[&str] = &[
-    "mss", "iw", "cc", "recovery", "sack", "limited_transmit", "lost_retransmit", "prr", "rack", "tlp", "rto_rack", "frto", "loss_undo", "timestamps", "min_rto", "rto", "delack",
+    "mss", "iw", "cc", "recovery", "sack", "limited_transmit", "lost_retransmit", "prr", "rack", "tlp", "rto_rack", "frto", "frto_response", "loss_undo", "timestamps", "min_rto", "rto", "delack",
     "quickack", "rcvbuf", "rwnd", "wscale", "linux_rcvbuf", "so_rcvbuf", "tcp_rmem_default", "tcp_rmem_max", "rmem_max", "tcp_adv_win_scale",
     "init_rcv_wnd", "tcp_moderate_rcvbuf", "ecn", "pacing", "pace_iw", "hystart", "hystart_round_fix", "cubic_initial_growth", "cubic_delay_min", "abc", "ssthresh",
     "tsq", "cubic_linux_friendliness",
@@ -140,13 +140,19 @@ pub fn tcp_config(p: &mut Params, default_stack: &str) -> Result<(TcpConfig, Sta
     let cubic_delay_min = p.bool_or("cubic_delay_min", d.cubic_delay_min)?;
     let rto_rack = p.bool_or("rto_rack", d.rto_rack)?;
     let frto = p.bool_or("frto", d.frto)?;
+    let frto_response = match p.value_opt("frto_response") {
+        None => d.frto_response,
+        Some(Value::String(s)) if s == "undo" => FrtoResponse::Undo,
+        Some(Value::String(s)) if s == "rate-halving" => FrtoResponse::RateHalving,
+        Some(v) => return Err(p.err("frto_response", format!("expected \"undo\" or \"rate-halving\", got {v}"))),
+    };
     let loss_undo = p.bool_or("loss_undo", d.loss_undo)?;
     let cubic_linux_friendliness = p.bool_or("cubic_linux_friendliness", d.cubic_linux_friendliness)?;
     let (abc, initial_ssthresh) = abc_ssthresh(p, &d, mss)?;
     let tsq = p.bool_or("tsq", d.tsq)?;
     let push_ack = p.bool_or("push_ack", d.push_ack)?;
     let series = p.bool_or("series", false)?;
-    let cfg = TcpConfig { mss: mss as u32, iw: iw as u32, cc, cc_params, recovery, limited_transmit, prr, lost_retransmit, rack, tlp, rto_rack, frto, loss_undo, timestamps, min_rto, rto_linux, delack, quickack: quickack as u32, rcvbuf, linux_rcv, wscale, wscale_shift, ecn, ect1, pacing, pace_iw, hystart, hystart_round_fix, cubic_initial_growth, cubic_delay_min, cubic_linux_friendliness, abc, initial_ssthresh, tsq, push_ack, series, cc_seed: 0 };
+    let cfg = TcpConfig { mss: mss as u32, iw: iw as u32, cc, cc_params, recovery, limited_transmit, prr, lost_retransmit, rack, tlp, rto_rack, frto, frto_response, loss_undo, timestamps, min_rto, rto_linux, delack, quickack: quickack as u32, rcvbuf, linux_rcv, wscale, wscale_shift, ecn, ect1, pacing, pace_iw, hystart, hystart_round_fix, cubic_initial_growth, cubic_delay_min, cubic_linux_friendliness, abc, initial_ssthresh, tsq, push_ack, series, cc_seed: 0 };
     Ok((cfg, Stack { profile: prof.name, overrides }))
 }
 

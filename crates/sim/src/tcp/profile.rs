@@ -15,7 +15,7 @@
 use serde_json::{json, Value};
 
 use super::rcvbuf::LinuxRcvConfig;
-use super::{Recovery, TcpConfig};
+use super::{FrtoResponse, Recovery, TcpConfig};
 use crate::time::Time;
 
 /// The profile a TCP entry gets when neither it nor the scenario names one.
@@ -93,6 +93,7 @@ const LINUX_6_18: Profile = Profile {
         ("tlp", "net.ipv4.tcp_early_retrans = 3: tail loss probes since 3.10 (6ba8a3b19e76), RACK-TLP (RFC 8985)"),
         ("rto_rack", "tcp_timeout_mark_lost: with RACK, skbs other than the head not yet due by tcp_rack_skb_timeout (sent within RACK.rtt) are not marked lost at an RTO (since 4.18, RACK-only loss detection); tcp_enter_loss then sets cwnd = tcp_packets_in_flight + 1"),
         ("frto", "net.ipv4.tcp_frto = 2 (default since 2.6.24): tcp_process_loss, RFC 5682's SACK-enhanced F-RTO as rewritten in 3.10 ('tcp: implement RFC5682 F-RTO')"),
+        ("frto_response", "undo: 3.10's tcp_process_loss undoes a timeout F-RTO finds spurious (tcp_try_undo_loss, cwnd and ssthresh restored by tcp_undo_cwnd_reduction); the net.ipv4.tcp_frto_response sysctl went with the old F-RTO"),
         ("loss_undo", "tcp_try_undo_loss / tcp_try_undo_recovery in TCP_CA_Loss: tcp_may_undo by tcp_packet_delayed (TSecr before retrans_stamp); DSACK's undo_retrans = 0 route not modelled (no DSACK)"),
         ("timestamps", "net.ipv4.tcp_timestamps = 1"),
         ("min_rto", "TCP_RTO_MIN = HZ/5 (200 ms)"),
@@ -131,6 +132,7 @@ fn linux_3_2() -> TcpConfig {
         tsq: false,
         push_ack: false,
         rto_rack: false,
+        frto_response: FrtoResponse::RateHalving,
         linux_rcv: Some(LinuxRcvConfig {
             rmem: [4096, 87_380, 4_194_304],
             rmem_max: 131_071,
@@ -160,6 +162,7 @@ const LINUX_3_2: Profile = Profile {
         ("rack", "absent: RACK arrived in 4.4 (4f41b1c58a32)"),
         ("tlp", "absent: tail loss probes arrived in 3.10 (6ba8a3b19e76); early retransmit in 3.5"),
         ("frto", "net.ipv4.tcp_frto = 2 since 2.6.24 (SACK-enhanced F-RTO); the simulator applies 3.10's rules (tcp_process_loss, 'tcp: implement RFC5682 F-RTO'): 3.2's tcp_enter_frto kept the other segments unmarked until the second ACK and used F-RTO only when nothing but the head had been retransmitted (tcp_use_frto), which is not modelled"),
+        ("frto_response", "net.ipv4.tcp_frto_response = 0, the default until 3.10: tcp_process_frto calls tcp_ratehalving_spur_to_response, i.e. tcp_enter_cwr(sk, 0): ssthresh stays as the timeout set it (tcp_enter_frto), cwnd is cut to packets in flight + 1 and lowered to ssthresh by tcp_cwnd_down; the simulator sets the end of that descent at once"),
         ("loss_undo", "tcp_try_undo_loss with tcp_packet_delayed (TSecr before retrans_stamp), in 3.2 as in 6.18 (3.2 also voided undo_marker in tcp_enter_loss when a segment had been retransmitted before, not modelled)"),
         ("timestamps", "net.ipv4.tcp_timestamps = 1"),
         ("min_rto", "TCP_RTO_MIN = HZ/5"),
@@ -203,6 +206,7 @@ fn ns2_sack1() -> TcpConfig {
         tlp: false,
         rto_rack: false,
         frto: false,
+        frto_response: FrtoResponse::Undo,
         loss_undo: false,
         timestamps: false,
         min_rto: Time::from_ms(200),
@@ -301,6 +305,11 @@ pub fn describe(c: &TcpConfig) -> Vec<(&'static str, Value)> {
         // The timeout's RACK rule exists only with RACK.
         let at = v.iter().position(|(k, _)| *k == "tlp").expect("tlp") + 1;
         v.insert(at, ("rto_rack", json!(c.rto_rack)));
+    }
+    // F-RTO's response exists only with F-RTO.
+    if c.frto {
+        let at = v.iter().position(|(k, _)| *k == "frto").expect("frto") + 1;
+        v.insert(at, ("frto_response", json!(match c.frto_response { FrtoResponse::Undo => "undo", FrtoResponse::RateHalving => "rate-halving" })));
     }
     match &c.linux_rcv {
         Some(l) => v.extend([

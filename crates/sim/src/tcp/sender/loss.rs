@@ -9,6 +9,7 @@
 //!   new data goes out instead of retransmissions (step 2b); if the next ACK acknowledges or
 //!   SACKs data sent before the timeout and never retransmitted, the timeout was spurious and is
 //!   undone (step 3b); a SACK of new data only or a duplicate ACK shows the loss was real (3a).
+//!   `frto_response = "rate-halving"` (Linux before 3.10) keeps the timeout's reduction instead.
 //! - `loss_undo`: an ACK whose timestamp echo predates the episode's first retransmission
 //!   (`tcp_packet_delayed`) shows the originals arrived: the reduction is undone.
 //!
@@ -131,6 +132,24 @@ impl Sender {
         true
     }
 
+    /// F-RTO found the timeout spurious and the stack keeps the reduction (`FrtoResponse::RateHalving`,
+    /// Linux before 3.10: `tcp_ratehalving_spur_to_response` → `tcp_enter_cwr(sk, 0)`, then
+    /// `tcp_cwnd_down` and `tcp_complete_cwr`): the segments the timeout marked are in flight again
+    /// (3.2's F-RTO never marked them), ssthresh stays as the timeout set it, cwnd ends at
+    /// min(in flight + 1 segment, ssthresh), and nothing undoes it later (`tcp_enter_cwr` clears
+    /// undo_marker). The descent to that cwnd (one segment per two ACKs) and CWR's hold on growth
+    /// until the round ends are not modelled: the sender is Open at once.
+    fn frto_keep_reduction(&mut self) {
+        self.sb.unmark_lost();
+        self.cs.cwnd = (self.sb.pipe() + self.cs.mss).min(self.cs.ssthresh).max(self.cs.mss);
+        self.undo = None;
+        self.rack.force_advanced();
+        self.stats.spurious_rtos += 1;
+        self.timers.rto_series = 0;
+        self.ca = CaState::Open;
+        self.end_episode();
+    }
+
     /// `tcp_process_loss` for an ACK in the Loss state (SACK connections): undo, F-RTO's steps
     /// 2 and 3, or the end of the episode once RecoveryPoint is acknowledged.
     pub(super) fn process_loss(&mut self, a: LossAck) {
@@ -140,8 +159,14 @@ impl Sender {
         }
         if self.frto {
             // Step 3b: never-retransmitted data sent before the timeout was (S)ACKed.
-            if self.ack_orig && self.try_undo_loss(true, a.tsecr) {
-                return;
+            if self.ack_orig {
+                if self.cfg.frto_response == FrtoResponse::RateHalving {
+                    self.frto_keep_reduction();
+                    return;
+                }
+                if self.try_undo_loss(true, a.tsecr) {
+                    return;
+                }
             }
             if self.snd_nxt > self.rec.recover {
                 if a.sacked || a.dup {

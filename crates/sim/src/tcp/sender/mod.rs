@@ -27,7 +27,7 @@ use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
 pub use super::scoreboard::{Seg, TxRate};
 use super::timers::{TimerKind, Timers};
-use super::{wire_size, Recovery, TcpConfig, TimerCmd, HEADER_BYTES, TS_OPTION_BYTES};
+use super::{wire_size, FrtoResponse, Recovery, TcpConfig, TimerCmd, HEADER_BYTES, TS_OPTION_BYTES};
 use crate::packet::{tcp_flags as F, TcpHeader};
 use crate::time::Time;
 
