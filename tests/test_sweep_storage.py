@@ -7,6 +7,7 @@ this file's sweep fixtures and its byte-for-byte comparison of the result files.
 import hashlib
 import json
 import os
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -302,6 +303,12 @@ def test_combined_tables_are_built_while_runs_finish(tmp_path, monkeypatch):
     tmp = tmp_path / "o" / f".media_packets.parquet.tmp{__import__('os').getpid()}"
 
     def seen(_receipt):
+        # From the fourth run on (>= 250 rows handed over) a row group is due: wait for the
+        # combining thread to write it (it competes with this thread for the GIL on a busy
+        # machine), at most 20 s. A combiner that wrote only at the end fails here.
+        deadline = time.monotonic() + 20
+        while len(sizes) >= 3 and not tmp.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
         sizes.append(tmp.stat().st_size if tmp.exists() else 0)
 
     res = sweep.run(sw, tmp_path / "o", jobs=1, progress=False, on_result=seen)
