@@ -77,7 +77,7 @@ def build_jitterlab() -> Path:
 RATE, DELAY = "10Mbit", "10ms"
 # ns-3's TCP on the linux-6.18 profile's base: ns-3's slow start (TcpNewReno/TcpCubic::SlowStart)
 # adds one segment per ACK, its receiver has a fixed buffer (RcvBufSize), and it has no TSQ.
-TCP = {"stack": "linux-6.18", "mss": "1460B", "iw": 10, "delack": "40ms", "min_rto": "200ms", "tsq": False, "rcvbuf": "16MB", "abc": False}
+TCP = {"stack": "linux-6.18", "mss": "1460B", "timestamps": False, "iw": 10, "delack": "40ms", "min_rto": "200ms", "tsq": False, "rcvbuf": "16MB", "abc": False}
 BIG = {"kind": "droptail", "limit": "100000pkt"}
 
 # name: (ns-3 queue disc and attributes, jitterlab queue, ns-3 TCP, jitterlab cc, flows, ECN, why the
