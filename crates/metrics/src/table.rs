@@ -183,15 +183,21 @@ fn check_runs(runs: RunTimes<'_>) -> Result<()> {
 }
 
 /// The streams (run, flow) of sorted rows, each a contiguous row range.
+/// Rows sorted by (run, flow): each stream's end found by bisection, not by a compare a row.
 fn streams_of(run: &[u32], flow: &[i64]) -> Vec<Stream> {
     let m = run.len();
     let mut streams = Vec::new();
     let mut lo = 0;
-    for i in 1..=m {
-        if i == m || run[i] != run[lo] || flow[i] != flow[lo] {
-            streams.push(Stream { run: run[lo], flow: flow[lo], lo, hi: i });
-            lo = i;
+    while lo < m {
+        let key = (run[lo], flow[lo]);
+        // rows lo..m hold key first (sorted): the first row past it
+        let (mut a, mut b) = (lo + 1, m);
+        while a < b {
+            let mid = a + (b - a) / 2;
+            if (run[mid], flow[mid]) == key { a = mid + 1 } else { b = mid }
         }
+        streams.push(Stream { run: key.0, flow: key.1, lo, hi: a });
+        lo = a;
     }
     streams
 }
@@ -330,12 +336,24 @@ impl Media {
         check_shape(n, [("flow_id", c.flow.len()), ("seq", c.seq.len()), ("send_ns", c.send_ns.len()), ("recv_ns", c.recv_ns.len()),
                         ("recv_ns", c.received.len()), ("size", c.size.len())], &runs)?;
         let n_runs = runs.tcp_start_ns.len();
+        // the rows' checks and their order in one pass without a branch a row: the rows are
+        // walked again, one by one, only when a check fails (to name the first failing row)
+        let (mut ok, mut ascending) = (true, true);
         for i in 0..n {
-            check_row(i, (c.run[i] as usize) < n_runs, c.received[i], c.send_ns[i], c.recv_ns[i], c.size[i])?;
+            let received = c.received[i];
+            ok &= ((c.run[i] as usize) < n_runs) & (!received | (c.recv_ns[i] >= c.send_ns[i])) & (c.size[i] >= 0);
+            if i > 0 {
+                let (r0, f0, s0, r1, f1, s1) = (c.run[i - 1], c.flow[i - 1], c.seq[i - 1], c.run[i], c.flow[i], c.seq[i]);
+                ascending &= (r0 < r1) | ((r0 == r1) & ((f0 < f1) | ((f0 == f1) & (s0 < s1))));
+            }
+        }
+        if !ok {
+            for i in 0..n {
+                check_row(i, (c.run[i] as usize) < n_runs, c.received[i], c.send_ns[i], c.recv_ns[i], c.size[i])?;
+            }
         }
         check_runs(runs)?;
-        let key = |i: usize| (c.run[i], c.flow[i], c.seq[i]);
-        if !(1..n).all(|i| key(i - 1) < key(i)) {
+        if !ascending {
             let run: Vec<i64> = c.run.iter().map(|&r| r as i64).collect();
             let cols = MediaColumns {
                 run: &run,
