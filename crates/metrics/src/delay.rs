@@ -29,6 +29,27 @@ pub fn owd_s_with_run(m: &Media, w: Window) -> (Vec<f64>, Vec<u32>) {
     (vals, run)
 }
 
+avx2_dispatch! {
+    /// The OWDs of rows `lo..hi` received and sent inside `b`, appended to `buf` in row order:
+    /// every row written, the next one kept where this one counts (no branch on a lost packet).
+    fn gather_owd(m: &Media, lo: usize, hi: usize, b: (i64, i64), buf: &mut Vec<i64>) -> () = gather_owd_any
+}
+
+#[inline(always)]
+fn gather_owd_any(m: &Media, lo: usize, hi: usize, b: (i64, i64), buf: &mut Vec<i64>) {
+    let (send, recv, received) = (&m.send_ns[lo..hi], &m.recv_ns[lo..hi], &m.received[lo..hi]);
+    let at = buf.len();
+    buf.resize(at + send.len() + 1, 0);
+    let out = &mut buf[at..];
+    let mut k = 0;
+    for i in 0..send.len() {
+        let t = send[i];
+        out[k] = recv[i].wrapping_sub(t);
+        k += usize::from(received[i] & (t >= b.0) & (t <= b.1));
+    }
+    buf.truncate(at + k);
+}
+
 /// Per run code (`0..m.n_runs()`), the quantiles `probs` of its streams' OWDs pooled, in
 /// seconds (`visit_owd`'s values / 1e9), run-major: what `stats::grouped_quantiles` gives of those
 /// seconds grouped by `m.run`, from the runs' rows (contiguous: sorted by run) one run at a time,
@@ -41,16 +62,7 @@ pub fn owd_quantiles_s_by_run(m: &Media, w: Window, probs: &[f64]) -> Result<Vec
         buf.clear();
         while let Some(s) = streams.next_if(|s| s.run == run) {
             let Some(b) = m.bounds(s, w) else { continue };
-            let at = buf.len();
-            buf.resize(at + (s.hi - s.lo), 0);
-            // every row written, the next one kept where this one is received in the window:
-            // no branch on a lost packet
-            let mut k = at;
-            for r in s.lo..s.hi {
-                buf[k] = m.recv_ns[r].wrapping_sub(m.send_ns[r]);
-                k += usize::from(m.received[r] & m.in_bounds(r, b));
-            }
-            buf.truncate(k);
+            gather_owd(m, s.lo, s.hi, b, &mut buf);
         }
         out.extend(stats::quantiles_mapped(&mut buf, probs, |d| d as f64 / 1e9)?);
     }

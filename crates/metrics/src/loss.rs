@@ -36,20 +36,8 @@ pub fn base_delay(m: &Media, pre_ns: i64) -> Result<Vec<Base>> {
     Ok(m.streams
         .iter()
         .map(|s| {
-            let mut pre: Option<i64> = None;
-            let mut all: Option<i64> = None;
             let start = m.tcp_start_ns[s.run as usize];
-            for r in s.lo..s.hi {
-                if let Some(d) = m.owd(r) {
-                    all = Some(all.map_or(d, |a| a.min(d)));
-                    if let Some(t0) = start {
-                        let t = m.recv_ns[r];
-                        if t < t0 && t >= t0.saturating_sub(pre_ns) {
-                            pre = Some(pre.map_or(d, |a| a.min(d)));
-                        }
-                    }
-                }
-            }
+            let (pre, all) = least_owds(m, s.lo, s.hi, start.map(|t0| (t0.saturating_sub(pre_ns), t0)));
             match (pre, all) {
                 (Some(p), _) => Base { owd_ns: Some(p), source: BaseSource::PreTcp },
                 (None, Some(a)) => Base { owd_ns: Some(a), source: BaseSource::WholeStream },
@@ -57,6 +45,31 @@ pub fn base_delay(m: &Media, pre_ns: i64) -> Result<Vec<Base>> {
             }
         })
         .collect())
+}
+
+avx2_dispatch! {
+    /// The least OWD of rows `lo..hi` received, and of those received in `[pre.0, pre.1)` (None
+    /// when there are none): a count beside each minimum instead of an Option a row, so no
+    /// branch a row (the minimum of the values found is the same).
+    fn least_owds(m: &Media, lo: usize, hi: usize, pre: Option<(i64, i64)>) -> (Option<i64>, Option<i64>) = least_owds_any
+}
+
+#[inline(always)]
+fn least_owds_any(m: &Media, lo: usize, hi: usize, pre: Option<(i64, i64)>) -> (Option<i64>, Option<i64>) {
+    let (send, recv, received) = (&m.send_ns[lo..hi], &m.recv_ns[lo..hi], &m.received[lo..hi]);
+    // no start time: an empty window
+    let (p0, p1) = pre.unwrap_or((0, 0));
+    let (mut all, mut n_all, mut least_pre, mut n_pre) = (i64::MAX, 0u64, i64::MAX, 0u64);
+    for i in 0..send.len() {
+        let (t, ok) = (recv[i], received[i]);
+        let d = t.wrapping_sub(send[i]);
+        let in_pre = ok & (t < p1) & (t >= p0);
+        all = all.min(if ok { d } else { i64::MAX });
+        n_all += u64::from(ok);
+        least_pre = least_pre.min(if in_pre { d } else { i64::MAX });
+        n_pre += u64::from(in_pre);
+    }
+    ((n_pre > 0).then_some(least_pre), (n_all > 0).then_some(all))
 }
 
 /// Per-row "unusable" mask behind a jitter buffer of `jb_ns`: pure loss, or received with

@@ -227,6 +227,27 @@ fn check_shape(n: usize, cols: [(&'static str, usize); 6], runs: &RunTimes<'_>) 
     Ok(())
 }
 
+avx2_dispatch! {
+    /// Whether every row of `c` passes `check_row` (run codes below `n_runs`), and whether the
+    /// rows are strictly ascending by (run, flow, seq): one pass, without a branch a row.
+    fn scan_owned(c: &MediaOwned, n_runs: usize) -> (bool, bool) = scan_owned_any
+}
+
+#[inline(always)]
+fn scan_owned_any(c: &MediaOwned, n_runs: usize) -> (bool, bool) {
+    let n = c.run.len();
+    let (run, flow, seq, send, recv, received, size) = (&c.run[..n], &c.flow[..n], &c.seq[..n], &c.send_ns[..n], &c.recv_ns[..n], &c.received[..n], &c.size[..n]);
+    let (mut ok, mut ascending) = (true, true);
+    for i in 0..n {
+        ok &= ((run[i] as usize) < n_runs) & (!received[i] | (recv[i] >= send[i])) & (size[i] >= 0);
+    }
+    for i in 1..n {
+        let (r0, f0, s0, r1, f1, s1) = (run[i - 1], flow[i - 1], seq[i - 1], run[i], flow[i], seq[i]);
+        ascending &= (r0 < r1) | ((r0 == r1) & ((f0 < f1) | ((f0 == f1) & (s0 < s1))));
+    }
+    (ok, ascending)
+}
+
 impl Media {
     /// Validates, optionally unwraps 16-bit sequence numbers, sorts and de-duplicates.
     pub fn new(c: MediaColumns<'_>, runs: RunTimes<'_>, unwrap_16bit: bool) -> Result<Media> {
@@ -336,17 +357,8 @@ impl Media {
         check_shape(n, [("flow_id", c.flow.len()), ("seq", c.seq.len()), ("send_ns", c.send_ns.len()), ("recv_ns", c.recv_ns.len()),
                         ("recv_ns", c.received.len()), ("size", c.size.len())], &runs)?;
         let n_runs = runs.tcp_start_ns.len();
-        // the rows' checks and their order in one pass without a branch a row: the rows are
-        // walked again, one by one, only when a check fails (to name the first failing row)
-        let (mut ok, mut ascending) = (true, true);
-        for i in 0..n {
-            let received = c.received[i];
-            ok &= ((c.run[i] as usize) < n_runs) & (!received | (c.recv_ns[i] >= c.send_ns[i])) & (c.size[i] >= 0);
-            if i > 0 {
-                let (r0, f0, s0, r1, f1, s1) = (c.run[i - 1], c.flow[i - 1], c.seq[i - 1], c.run[i], c.flow[i], c.seq[i]);
-                ascending &= (r0 < r1) | ((r0 == r1) & ((f0 < f1) | ((f0 == f1) & (s0 < s1))));
-            }
-        }
+        // the rows are walked again, one by one, only when a check fails (to name the first failing row)
+        let (ok, ascending) = scan_owned(&c, n_runs);
         if !ok {
             for i in 0..n {
                 check_row(i, (c.run[i] as usize) < n_runs, c.received[i], c.send_ns[i], c.recv_ns[i], c.size[i])?;
