@@ -462,6 +462,54 @@ pub fn burst_stats(m: &Media, lost: &[bool], w: Window) -> Vec<BurstStats> {
         .collect()
 }
 
+avx2_dispatch! {
+    /// `burst_stats_jbs`' walk of rows `lo..hi` sent inside `bd`, the buffers' limits ascending
+    /// in `limit`: each pair of consecutive rows' (buffers late for before, after) counted into
+    /// `pairs` (row-major, `limit.len() + 1` a side). Returns the rows and the first one's count.
+    fn late_pairs(m: &Media, lo: usize, hi: usize, bd: (i64, i64), limit: &[i64], pairs: &mut [u64]) -> (u64, usize) = late_pairs_any
+}
+
+#[inline(always)]
+fn late_pairs_any(m: &Media, lo: usize, hi: usize, bd: (i64, i64), limit: &[i64], pairs: &mut [u64]) -> (u64, usize) {
+    let (nj, k1) = (limit.len(), limit.len() + 1);
+    // up to 8 buffers: a row's count by 8 compares and no branch, the unused limits i64::MAX
+    // (no delay is above it); more by bisection
+    let mut l8 = [i64::MAX; 8];
+    let few = nj <= 8;
+    if few {
+        l8[..nj].copy_from_slice(limit);
+    }
+    let (send, recv, received) = (&m.send_ns[lo..hi], &m.recv_ns[lo..hi], &m.received[lo..hi]);
+    let (mut n, mut first, mut prev, mut same) = (0u64, 0usize, 0usize, 0u64);
+    for i in 0..send.len() {
+        let t = send[i];
+        if !((t >= bd.0) & (t <= bd.1)) {
+            continue;
+        }
+        let d = recv[i].wrapping_sub(t);
+        let k = if !received[i] {
+            nj
+        } else if few {
+            l8.iter().map(|&l| usize::from(l < d)).sum()
+        } else {
+            limit.partition_point(|&l| l < d)
+        };
+        if n == 0 {
+            first = k;
+        } else if k == prev {
+            same += 1;
+        } else {
+            pairs[prev * k1 + prev] += same;
+            same = 0;
+            pairs[prev * k1 + k] += 1;
+        }
+        prev = k;
+        n += 1;
+    }
+    pairs[prev * k1 + prev] += same;
+    (n, first)
+}
+
 /// [`burst_stats`] of [`lost_mask`] for each JB of `jbs_ns` (`Some(jb)` for every one), in one
 /// pass over the rows: the E-model at several buffers walked the rows and allocated a mask once a
 /// buffer (6 on a sweep's closing summary: most of its E-model time). Flattened stream-major
@@ -490,30 +538,10 @@ pub fn burst_stats_jbs(m: &Media, bases: &[Base], jbs_ns: &[i64], w: Window) -> 
         for (l, &j) in limit.iter_mut().zip(&order) {
             *l = b.owd_ns.map_or(i64::MAX, |base| base.saturating_add(jbs_ns[j]));
         }
-        let (mut n, mut first, mut prev, mut same) = (0u64, 0usize, 0usize, 0u64);
-        if let Some(bd) = m.bounds(s, w) {
-            for r in s.lo..s.hi {
-                if !m.in_bounds(r, bd) {
-                    continue;
-                }
-                let k = match m.owd(r) {
-                    None => nj,
-                    Some(d) => limit.partition_point(|&l| l < d),
-                };
-                if n == 0 {
-                    first = k;
-                } else if k == prev {
-                    same += 1;
-                } else {
-                    pairs[prev * k1 + prev] += same;
-                    same = 0;
-                    pairs[prev * k1 + k] += 1;
-                }
-                prev = k;
-                n += 1;
-            }
-        }
-        pairs[prev * k1 + prev] += same;
+        let (n, first) = match m.bounds(s, w) {
+            Some(bd) => late_pairs(m, s.lo, s.hi, bd, &limit, &mut pairs),
+            None => (0, 0),
+        };
         let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
         out.extend(pos.iter().map(|&p| {
             // late for the buffer at position p: late for more than p buffers
@@ -751,7 +779,9 @@ mod tests {
         let jbs = [0, 20 * MS, 40 * MS, 60 * MS, 150 * MS];
         // the buffers in any order, one twice, one negative
         let shuffled = [150 * MS, 0, 40 * MS, -10 * MS, 40 * MS, 20 * MS, 60 * MS];
-        for (bases, jbs) in [(&bases, &jbs[..]), (&bases, &shuffled[..]), (&odd, &shuffled[..]), (&bases, &[][..])] {
+        // more than 8: a row's count by bisection
+        let many: Vec<i64> = (0..11).map(|k| (k * 7 % 11) * 15 * MS - 10 * MS).collect();
+        for (bases, jbs) in [(&bases, &jbs[..]), (&bases, &shuffled[..]), (&odd, &shuffled[..]), (&bases, &[][..]), (&bases, &many[..]), (&odd, &many[..])] {
             for w in [Window::All, Window::Overlap, Window::Absolute { lo: 200 * MS, hi: 500 * MS }] {
                 let fused = burst_stats_jbs(&m, bases, jbs, w);
                 assert_eq!(fused.len(), m.streams.len() * jbs.len());
