@@ -58,9 +58,12 @@ fn window_rows_any(m: &Media, lo: usize, hi: usize, b: (i64, i64)) -> (u64, u64,
     // the bytes of `received` with the 8-byte columns it did not)
     for &t in send {
         let inside = (t >= b.0) & (t <= b.1);
+        // all ones inside the window: the row's time, else the neutral bound (as masks: with a
+        // select the compiler kept this loop scalar)
+        let m = i64::from(inside).wrapping_neg();
         sent += u64::from(inside);
-        first = first.min(if inside { t } else { i64::MAX });
-        last = last.max(if inside { t } else { i64::MIN });
+        first = first.min((t & m) | (i64::MAX & !m));
+        last = last.max((t & m) | (i64::MIN & !m));
     }
     for i in 0..send.len() {
         let t = send[i];
