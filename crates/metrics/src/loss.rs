@@ -2,7 +2,7 @@
 //! RFC 3357 loss periods, the per-packet loss period level of the paper's Table 2 and the level
 //! counts over time (Figs. 6 and 7).
 //!
-//! Over 600 lines: its unit tests (the last ~190 lines) sit beside the metrics they pin.
+//! Over 600 lines: its unit tests (the last ~230 lines) sit beside the metrics they pin.
 use crate::error::{MetricsError, Result};
 use crate::table::{Media, Window};
 use crate::NS_PER_MS;
