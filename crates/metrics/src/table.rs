@@ -182,8 +182,8 @@ fn check_runs(runs: RunTimes<'_>) -> Result<()> {
     Ok(())
 }
 
-/// The streams (run, flow) of sorted rows, each a contiguous row range.
-/// Rows sorted by (run, flow): each stream's end found by bisection, not by a compare a row.
+/// The streams (run, flow) of sorted rows, each a contiguous row range, its end found by
+/// bisection (not by a compare a row).
 fn streams_of(run: &[u32], flow: &[i64]) -> Vec<Stream> {
     let m = run.len();
     let mut streams = Vec::new();
