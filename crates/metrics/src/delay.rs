@@ -1,6 +1,8 @@
 //! Delay metrics: one-way delay (RFC 7679), IPDV with the consecutive-packet selection
 //! (RFC 3393 §2.4 selection function; RFC 5481 §4.2 "IPDV" form) and RFC 3550 §6.4.1
 //! interarrival jitter.
+use crate::error::Result;
+use crate::stats;
 use crate::table::{Media, Window};
 
 /// Calls `f(row, owd_ns)` for every received packet sent inside the window, in row order.
@@ -13,6 +15,58 @@ pub fn visit_owd(m: &Media, w: Window, mut f: impl FnMut(usize, i64)) {
             }
         }
     }
+}
+
+/// `visit_owd`'s values in seconds (/ 1e9) and each one's run code, in row order (the values a
+/// run hands on to be pooled with other runs' by `stats::grouped_quantiles`).
+pub fn owd_s_with_run(m: &Media, w: Window) -> (Vec<f64>, Vec<u32>) {
+    let mut vals = Vec::with_capacity(m.len());
+    let mut run = Vec::with_capacity(m.len());
+    visit_owd(m, w, |r, v| {
+        vals.push(v as f64 / 1e9);
+        run.push(m.run[r]);
+    });
+    (vals, run)
+}
+
+avx2_dispatch! {
+    /// The OWDs of rows `lo..hi` received and sent inside `b`, appended to `buf` in row order:
+    /// every row written, the next one kept where this one counts (no branch on a lost packet).
+    fn gather_owd(m: &Media, lo: usize, hi: usize, b: (i64, i64), buf: &mut Vec<i64>) -> () = gather_owd_any
+}
+
+#[inline(always)]
+fn gather_owd_any(m: &Media, lo: usize, hi: usize, b: (i64, i64), buf: &mut Vec<i64>) {
+    let (send, recv, received) = (&m.send_ns[lo..hi], &m.recv_ns[lo..hi], &m.received[lo..hi]);
+    let at = buf.len();
+    buf.resize(at + send.len() + 1, 0);
+    let out = &mut buf[at..];
+    let mut k = 0;
+    for i in 0..send.len() {
+        let t = send[i];
+        out[k] = recv[i].wrapping_sub(t);
+        k += usize::from(received[i] & (t >= b.0) & (t <= b.1));
+    }
+    buf.truncate(at + k);
+}
+
+/// Per run code (`0..m.n_runs()`), the quantiles `probs` of its streams' OWDs pooled, in
+/// seconds (`visit_owd`'s values / 1e9), run-major: what `stats::grouped_quantiles` gives of those
+/// seconds grouped by `m.run`, from the runs' rows (contiguous: sorted by run) one run at a time,
+/// selected as integers (`stats::quantiles_mapped`), without the values' and groups' vectors.
+pub fn owd_quantiles_s_by_run(m: &Media, w: Window, probs: &[f64]) -> Result<Vec<f64>> {
+    let mut out = Vec::with_capacity(m.n_runs() * probs.len());
+    let mut buf: Vec<i64> = Vec::new();
+    let mut streams = m.streams.iter().peekable();
+    for run in 0..m.n_runs() as u32 {
+        buf.clear();
+        while let Some(s) = streams.next_if(|s| s.run == run) {
+            let Some(b) = m.bounds(s, w) else { continue };
+            gather_owd(m, s.lo, s.hi, b, &mut buf);
+        }
+        out.extend(stats::quantiles_mapped(&mut buf, probs, |d| d as f64 / 1e9)?);
+    }
+    Ok(out)
 }
 
 /// Rows and OWD (ns) of every received packet sent inside the window, in prepared row order.
@@ -128,6 +182,34 @@ mod tests {
         let (rows, v) = ipdv(&m, Window::All);
         assert_eq!(rows, vec![1, 4]);
         assert_eq!(v, vec![20 * MS, -20 * MS]);
+    }
+
+    /// Three runs (two flows each in run 0, none in run 1), lost and out-of-window rows: each run's
+    /// pooled quantiles equal `grouped_quantiles` of `visit_owd`'s seconds grouped by run.
+    #[test]
+    fn owd_quantiles_by_run_equal_grouped_quantiles_of_the_values() {
+        let mut rows = Vec::new();
+        for (run, flows) in [(0i64, 2i64), (2, 1)] {
+            for flow in 0..flows {
+                for i in 0..57i64 {
+                    let owd = (i * 37 + flow * 11 + run) % 23 + 1;
+                    rows.push((run, flow, i, 10 * i, (i % 5 != 2).then_some(10 * i + owd)));
+                }
+            }
+        }
+        let m = Fx::new(&rows).media(&[(Some(100), Some(400)), (None, None), (Some(50), None)]);
+        let probs = [0.99, 0.5, 0.0, 1.0, 0.25];
+        for w in [Window::All, Window::Overlap, Window::Absolute { lo: 120 * MS, hi: 300 * MS }] {
+            let (mut vals, mut grp) = (Vec::new(), Vec::new());
+            visit_owd(&m, w, |r, d| {
+                vals.push(d as f64 / 1e9);
+                grp.push(m.run[r]);
+            });
+            let want = stats::grouped_quantiles(&vals, &grp, m.n_runs(), &probs).unwrap().0;
+            let got = owd_quantiles_s_by_run(&m, w, &probs).unwrap();
+            assert_eq!(got.iter().map(|q| q.to_bits()).collect::<Vec<_>>(), want.iter().map(|q| q.to_bits()).collect::<Vec<_>>(), "{w:?}");
+            assert!(got[..5].iter().all(|q| q.is_finite()) && got[5..10].iter().all(|q| q.is_nan()));
+        }
     }
 
     #[test]

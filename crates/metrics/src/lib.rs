@@ -5,6 +5,26 @@
 //! sequence numbers if asked, sorts once by (run, flow, seq), drops duplicate copies (keeping the
 //! earliest arrival) and records the streams (run, flow) as contiguous row ranges. Every metric
 //! then walks those ranges; nothing is per packet on the Python side.
+/// `fn $name(args) -> R` calling `$body` (an `#[inline(always)]` function of the same arguments)
+/// compiled with AVX2 where the CPU has it: the module is built for baseline x86-64, whose SSE2
+/// has no 64-bit compare, so a row loop's min/max and window tests on i64 columns would not
+/// vectorise. The same operations either way: the same results.
+macro_rules! avx2_dispatch {
+    ($(#[$doc:meta])* $vis:vis fn $name:ident($($a:ident: $t:ty),*) -> $r:ty = $body:ident) => {
+        $(#[$doc])*
+        $vis fn $name($($a: $t),*) -> $r {
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx2") {
+                #[target_feature(enable = "avx2")]
+                unsafe fn avx2($($a: $t),*) -> $r { $body($($a),*) }
+                // SAFETY: the CPU has AVX2 (checked just above)
+                return unsafe { avx2($($a),*) };
+            }
+            $body($($a),*)
+        }
+    };
+}
+
 pub mod delay;
 pub mod emodel;
 pub mod error;

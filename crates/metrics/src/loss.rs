@@ -2,7 +2,7 @@
 //! RFC 3357 loss periods, the per-packet loss period level of the paper's Table 2 and the level
 //! counts over time (Figs. 6 and 7).
 //!
-//! Over 600 lines: its unit tests (the last ~190 lines) sit beside the metrics they pin.
+//! Over 600 lines: its unit tests (the last ~230 lines) sit beside the metrics they pin.
 use crate::error::{MetricsError, Result};
 use crate::table::{Media, Window};
 use crate::NS_PER_MS;
@@ -36,20 +36,8 @@ pub fn base_delay(m: &Media, pre_ns: i64) -> Result<Vec<Base>> {
     Ok(m.streams
         .iter()
         .map(|s| {
-            let mut pre: Option<i64> = None;
-            let mut all: Option<i64> = None;
             let start = m.tcp_start_ns[s.run as usize];
-            for r in s.lo..s.hi {
-                if let Some(d) = m.owd(r) {
-                    all = Some(all.map_or(d, |a| a.min(d)));
-                    if let Some(t0) = start {
-                        let t = m.recv_ns[r];
-                        if t < t0 && t >= t0.saturating_sub(pre_ns) {
-                            pre = Some(pre.map_or(d, |a| a.min(d)));
-                        }
-                    }
-                }
-            }
+            let (pre, all) = least_owds(m, s.lo, s.hi, start.map(|t0| (t0.saturating_sub(pre_ns), t0)));
             match (pre, all) {
                 (Some(p), _) => Base { owd_ns: Some(p), source: BaseSource::PreTcp },
                 (None, Some(a)) => Base { owd_ns: Some(a), source: BaseSource::WholeStream },
@@ -57,6 +45,31 @@ pub fn base_delay(m: &Media, pre_ns: i64) -> Result<Vec<Base>> {
             }
         })
         .collect())
+}
+
+avx2_dispatch! {
+    /// The least OWD of rows `lo..hi` received, and of those received in `[pre.0, pre.1)` (None
+    /// when there are none): a count beside each minimum instead of an Option a row, so no
+    /// branch a row (the minimum of the values found is the same).
+    fn least_owds(m: &Media, lo: usize, hi: usize, pre: Option<(i64, i64)>) -> (Option<i64>, Option<i64>) = least_owds_any
+}
+
+#[inline(always)]
+fn least_owds_any(m: &Media, lo: usize, hi: usize, pre: Option<(i64, i64)>) -> (Option<i64>, Option<i64>) {
+    let (send, recv, received) = (&m.send_ns[lo..hi], &m.recv_ns[lo..hi], &m.received[lo..hi]);
+    // no start time: an empty window
+    let (p0, p1) = pre.unwrap_or((0, 0));
+    let (mut all, mut n_all, mut least_pre, mut n_pre) = (i64::MAX, 0u64, i64::MAX, 0u64);
+    for i in 0..send.len() {
+        let (t, ok) = (recv[i], received[i]);
+        let d = t.wrapping_sub(send[i]);
+        let in_pre = ok & (t < p1) & (t >= p0);
+        all = all.min(if ok { d } else { i64::MAX });
+        n_all += u64::from(ok);
+        least_pre = least_pre.min(if in_pre { d } else { i64::MAX });
+        n_pre += u64::from(in_pre);
+    }
+    ((n_pre > 0).then_some(least_pre), (n_all > 0).then_some(all))
 }
 
 /// Per-row "unusable" mask behind a jitter buffer of `jb_ns`: pure loss, or received with
@@ -449,51 +462,105 @@ pub fn burst_stats(m: &Media, lost: &[bool], w: Window) -> Vec<BurstStats> {
         .collect()
 }
 
+avx2_dispatch! {
+    /// `burst_stats_jbs`' walk of rows `lo..hi` sent inside `bd`, the buffers' limits ascending
+    /// in `limit`: each pair of consecutive rows' (buffers late for before, after) counted into
+    /// `pairs` (row-major, `limit.len() + 1` a side). Returns the rows and the first one's count.
+    fn late_pairs(m: &Media, lo: usize, hi: usize, bd: (i64, i64), limit: &[i64], pairs: &mut [u64]) -> (u64, usize) = late_pairs_any
+}
+
+#[inline(always)]
+fn late_pairs_any(m: &Media, lo: usize, hi: usize, bd: (i64, i64), limit: &[i64], pairs: &mut [u64]) -> (u64, usize) {
+    let (nj, k1) = (limit.len(), limit.len() + 1);
+    // up to 8 buffers: a row's count by 8 compares and no branch, the unused limits i64::MAX
+    // (no delay is above it); more by bisection
+    let mut l8 = [i64::MAX; 8];
+    let few = nj <= 8;
+    if few {
+        l8[..nj].copy_from_slice(limit);
+    }
+    let (send, recv, received) = (&m.send_ns[lo..hi], &m.recv_ns[lo..hi], &m.received[lo..hi]);
+    let (mut n, mut first, mut prev, mut same) = (0u64, 0usize, 0usize, 0u64);
+    for i in 0..send.len() {
+        let t = send[i];
+        if !((t >= bd.0) & (t <= bd.1)) {
+            continue;
+        }
+        let d = recv[i].wrapping_sub(t);
+        let k = if !received[i] {
+            nj
+        } else if few {
+            l8.iter().map(|&l| usize::from(l < d)).sum()
+        } else {
+            limit.partition_point(|&l| l < d)
+        };
+        if n == 0 {
+            first = k;
+        } else if k == prev {
+            same += 1;
+        } else {
+            pairs[prev * k1 + prev] += same;
+            same = 0;
+            pairs[prev * k1 + k] += 1;
+        }
+        prev = k;
+        n += 1;
+    }
+    pairs[prev * k1 + prev] += same;
+    (n, first)
+}
+
 /// [`burst_stats`] of [`lost_mask`] for each JB of `jbs_ns` (`Some(jb)` for every one), in one
 /// pass over the rows: the E-model at several buffers walked the rows and allocated a mask once a
 /// buffer (6 on a sweep's closing summary: most of its E-model time). Flattened stream-major
 /// (`k = stream * jbs_ns.len() + j`); each entry equals the unfused computation for its JB.
+///
+/// A row late for one buffer is late for every smaller one (base + jb, saturating, grows with
+/// jb) and a lost row is lost for all, so with the buffers in ascending order a row's losses are
+/// the first `k` of them: one number a row. The walk counts each pair of consecutive rows' (k
+/// before, k after) — a run of equal ones in a register — and every buffer's counts are sums of
+/// those pairs: the same integers as a walk a buffer, without a branch a buffer a row.
 pub fn burst_stats_jbs(m: &Media, bases: &[Base], jbs_ns: &[i64], w: Window) -> Vec<BurstStats> {
     let nj = jbs_ns.len();
+    let k1 = nj + 1;
+    let mut order: Vec<usize> = (0..nj).collect();
+    order.sort_by_key(|&j| jbs_ns[j]);
+    let mut pos = vec![0usize; nj];
+    for (p, &j) in order.iter().enumerate() {
+        pos[j] = p;
+    }
     let mut out = Vec::with_capacity(m.streams.len() * nj);
-    // per JB: packets, lost, from received, received to lost, from lost, lost to received
-    let mut c = vec![[0u64; 6]; nj];
+    // pairs[a * k1 + b]: consecutive rows in the window, the first late for a buffers, the second for b
+    let mut pairs = vec![0u64; k1 * k1];
     let mut limit = vec![i64::MAX; nj];
-    let mut prev: Vec<Option<bool>> = vec![None; nj];
     for (s, b) in m.streams.iter().zip(bases) {
-        c.iter_mut().for_each(|x| *x = [0; 6]);
-        prev.iter_mut().for_each(|p| *p = None);
-        for (l, &jb) in limit.iter_mut().zip(jbs_ns) {
-            *l = b.owd_ns.map_or(i64::MAX, |base| base.saturating_add(jb));
+        pairs.iter_mut().for_each(|x| *x = 0);
+        for (l, &j) in limit.iter_mut().zip(&order) {
+            *l = b.owd_ns.map_or(i64::MAX, |base| base.saturating_add(jbs_ns[j]));
         }
-        if let Some(bd) = m.bounds(s, w) {
-            for r in s.lo..s.hi {
-                if !m.in_bounds(r, bd) {
-                    continue;
-                }
-                let owd = m.owd(r);
-                for j in 0..nj {
-                    let l = owd.is_none_or(|d| d > limit[j]);
-                    let x = &mut c[j];
-                    x[0] += 1;
-                    x[1] += l as u64;
-                    match prev[j] {
-                        Some(false) => {
-                            x[2] += 1;
-                            x[3] += l as u64;
-                        }
-                        Some(true) => {
-                            x[4] += 1;
-                            x[5] += (!l) as u64;
-                        }
-                        None => {}
+        let (n, first) = match m.bounds(s, w) {
+            Some(bd) => late_pairs(m, s.lo, s.hi, bd, &limit, &mut pairs),
+            None => (0, 0),
+        };
+        let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+        out.extend(pos.iter().map(|&p| {
+            // late for the buffer at position p: late for more than p buffers
+            let (mut lost, mut from_rcv, mut rcv_to_lost, mut from_lost, mut lost_to_rcv) = (u64::from(n > 0 && first > p), 0, 0, 0, 0);
+            for a in 0..k1 {
+                for bb in 0..k1 {
+                    let c = pairs[a * k1 + bb];
+                    lost += if bb > p { c } else { 0 };
+                    if a <= p {
+                        from_rcv += c;
+                        rcv_to_lost += if bb > p { c } else { 0 };
+                    } else {
+                        from_lost += c;
+                        lost_to_rcv += if bb <= p { c } else { 0 };
                     }
-                    prev[j] = Some(l);
                 }
             }
-        }
-        let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
-        out.extend(c.iter().map(|x| BurstStats { packets: x[0], lost: x[1], p: ratio(x[3], x[2]), q: ratio(x[5], x[4]) }));
+            BurstStats { packets: n, lost, p: ratio(rcv_to_lost, from_rcv), q: ratio(lost_to_rcv, from_lost) }
+        }));
     }
     out
 }
@@ -705,14 +772,24 @@ mod tests {
         rows.push((1, 9, 0, 0, None)); // a stream with nothing received: no base delay
         let m = Fx::new(&rows).media(&[(Some(100), Some(600)), (None, None)]);
         let bases = base_delay(&m, 100 * MS).unwrap();
+        // bases of no stream's data too: one near i64::MAX (base + jb saturates), one negative
+        let mut odd = bases.clone();
+        odd[0].owd_ns = Some(i64::MAX - 30 * MS);
+        odd[1].owd_ns = Some(-50 * MS);
         let jbs = [0, 20 * MS, 40 * MS, 60 * MS, 150 * MS];
-        for w in [Window::All, Window::Overlap, Window::Absolute { lo: 200 * MS, hi: 500 * MS }] {
-            let fused = burst_stats_jbs(&m, &bases, &jbs, w);
-            assert_eq!(fused.len(), m.streams.len() * jbs.len());
-            for (j, &jb) in jbs.iter().enumerate() {
-                let one = burst_stats(&m, &lost_mask(&m, &bases, Some(jb)), w);
-                for (si, b) in one.iter().enumerate() {
-                    assert_eq!(fused[si * jbs.len() + j], *b, "{w:?} jb {jb} stream {si}");
+        // the buffers in any order, one twice, one negative
+        let shuffled = [150 * MS, 0, 40 * MS, -10 * MS, 40 * MS, 20 * MS, 60 * MS];
+        // more than 8: a row's count by bisection
+        let many: Vec<i64> = (0..11).map(|k| (k * 7 % 11) * 15 * MS - 10 * MS).collect();
+        for (bases, jbs) in [(&bases, &jbs[..]), (&bases, &shuffled[..]), (&odd, &shuffled[..]), (&bases, &[][..]), (&bases, &many[..]), (&odd, &many[..])] {
+            for w in [Window::All, Window::Overlap, Window::Absolute { lo: 200 * MS, hi: 500 * MS }] {
+                let fused = burst_stats_jbs(&m, bases, jbs, w);
+                assert_eq!(fused.len(), m.streams.len() * jbs.len());
+                for (j, &jb) in jbs.iter().enumerate() {
+                    let one = burst_stats(&m, &lost_mask(&m, bases, Some(jb)), w);
+                    for (si, b) in one.iter().enumerate() {
+                        assert_eq!(fused[si * jbs.len() + j], *b, "{w:?} jb {jb} stream {si}");
+                    }
                 }
             }
         }

@@ -59,8 +59,51 @@ fn uleb(out: &mut Vec<u8>, mut v: u64) {
 
 fn zigzag(v: i64) -> u64 { ((v << 1) ^ (v >> 63)) as u64 }
 
-/// MINI values of at most `w` bits each, bit-packed least significant bit first (MINI·w/8 bytes).
+/// MINI values of at most `w` bits each, bit-packed least significant bit first (MINI·w/8 bytes),
+/// by `pack_fixed` for that width.
 fn pack(out: &mut Vec<u8>, v: &[u64; MINI], w: u32) {
+    if w == 0 {
+        return;
+    }
+    let start = out.len();
+    out.resize(start + MINI / 8 * w as usize, 0);
+    let buf = &mut out[start..];
+    macro_rules! by_width {
+        ($($k:literal),*) => {
+            match w {
+                $($k => pack_fixed::<$k>(buf, v),)*
+                _ => unreachable!("a width of 1 to 64 bits"),
+            }
+        };
+    }
+    by_width!(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64);
+}
+
+/// `pack` at a width known when compiled: each value's word and shift are constants, so the 64
+/// values become straight-line shifts and ors (no branch a value, as a width read at run time needs).
+#[inline(always)]
+fn pack_fixed<const W: usize>(buf: &mut [u8], v: &[u64; MINI]) {
+    let mut words = [0u64; MINI];
+    // written out value by value (a loop of 64 is not unrolled by the compiler): constant words and shifts
+    macro_rules! put {
+        ($($i:literal),*) => {$({
+            let (word, off) = ($i * W / 64, $i * W % 64);
+            words[word] |= v[$i] << off;
+            if off + W > 64 {
+                // the bits of the value that did not fit
+                words[word + 1] |= v[$i] >> (64 - off);
+            }
+        })*};
+    }
+    put!(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63);
+    for (c, x) in buf.chunks_exact_mut(8).zip(&words[..W]) {
+        c.copy_from_slice(&x.to_le_bytes());
+    }
+}
+
+/// `pack` a value at a time, with a branch a word (what `pack` replaced; the tests compare them).
+#[cfg(test)]
+fn pack_by_value(out: &mut Vec<u8>, v: &[u64; MINI], w: u32) {
     if w == 0 {
         return;
     }
@@ -93,49 +136,33 @@ fn pack(out: &mut Vec<u8>, v: &[u64; MINI], w: u32) {
     }
 }
 
-/// `v` DELTA_BINARY_PACKED (wrapping arithmetic, as readers decode it).
-pub fn delta_binary_packed(out: &mut Vec<u8>, v: &[i64]) {
+/// `v` DELTA_BINARY_PACKED (wrapping arithmetic, as readers decode it); returns the least and
+/// greatest of `v` (None when empty), found in the same pass (the chunk's statistics).
+pub fn delta_binary_packed(out: &mut Vec<u8>, v: &[i64]) -> Option<(i64, i64)> {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2 (checked just above)
         return unsafe { delta_binary_packed_avx2(out, v) };
     }
-    delta_binary_packed_any(out, v);
+    delta_binary_packed_any(out, v)
 }
 
 /// The module is built for baseline x86-64, whose SSE2 has no 64-bit compare: the blocks' minimum
-/// deltas then take ~6 instructions a value; AVX2's `vpcmpgtq` one.
+/// deltas (and the values' least and greatest) then take ~6 instructions a value; AVX2's `vpcmpgtq` one.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn delta_binary_packed_avx2(out: &mut Vec<u8>, v: &[i64]) { delta_binary_packed_any(out, v) }
-
-/// The least and greatest of `v` (None when empty), with AVX2 where the CPU has it (see above).
-fn min_max(v: &[i64]) -> Option<(i64, i64)> {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2 (checked just above)
-        return unsafe { min_max_avx2(v) };
-    }
-    min_max_any(v)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn min_max_avx2(v: &[i64]) -> Option<(i64, i64)> { min_max_any(v) }
+unsafe fn delta_binary_packed_avx2(out: &mut Vec<u8>, v: &[i64]) -> Option<(i64, i64)> { delta_binary_packed_any(out, v) }
 
 #[inline(always)]
-fn min_max_any(v: &[i64]) -> Option<(i64, i64)> {
-    let lo = v.iter().copied().fold(i64::MAX, i64::min);
-    let hi = v.iter().copied().fold(i64::MIN, i64::max);
-    (!v.is_empty()).then_some((lo, hi))
-}
-
-#[inline(always)]
-fn delta_binary_packed_any(out: &mut Vec<u8>, v: &[i64]) {
+fn delta_binary_packed_any(out: &mut Vec<u8>, v: &[i64]) -> Option<(i64, i64)> {
     uleb(out, BLOCK as u64);
     uleb(out, (BLOCK / MINI) as u64);
     uleb(out, v.len() as u64);
     uleb(out, zigzag(v.first().copied().unwrap_or(0)));
+    let (mut lo, mut hi) = match v.first() {
+        Some(&x) => (x, x),
+        None => return None,
+    };
     let mut d = [[0u64; MINI]; BLOCK / MINI];
     let mut first = 0;
     while first + 1 < v.len() {
@@ -145,10 +172,14 @@ fn delta_binary_packed_any(out: &mut Vec<u8>, v: &[i64]) {
         first += n;
         let flat = d.as_flattened_mut();
         let mut min = i64::MAX;
-        for (x, p) in flat.iter_mut().zip(src.windows(2)) {
-            let delta = p[1].wrapping_sub(p[0]);
-            *x = delta as u64;
+        // slices of one length, not windows: the loop vectorises
+        let (prev, next, dst) = (&src[..n], &src[1..], &mut flat[..n]);
+        for i in 0..n {
+            let delta = next[i].wrapping_sub(prev[i]);
+            dst[i] = delta as u64;
             min = min.min(delta);
+            lo = lo.min(next[i]);
+            hi = hi.max(next[i]);
         }
         // the relative deltas; the last miniblock's padding 0
         for x in &mut flat[..n] {
@@ -166,6 +197,7 @@ fn delta_binary_packed_any(out: &mut Vec<u8>, v: &[i64]) {
             pack(out, m, u32::from(*w));
         }
     }
+    Some((lo, hi))
 }
 
 /// Definition levels (bit width 1) of `a`'s rows as a DataPage v1 section: a 4-byte length, then
@@ -211,6 +243,67 @@ const STATS_BYTES: usize = 64;
 /// PLAIN): a larger dictionary is left to arrow-rs.
 const DICT_BYTES: usize = 1 << 20;
 
+/// Entries of a dictionary looked up by a scan of the list, past which a hash map is built.
+const SCAN_ENTRIES: usize = 16;
+
+/// A text column's `Values::Dict`: its valid rows' values numbered in the order first seen (a
+/// PLAIN page of the distinct ones). A row equal to the one before reuses its number, a few
+/// distinct values are found by a scan, more through a hash map: the same numbers as a hash map
+/// alone, without hashing each row (a per-packet column repeats a handful of names). None when a
+/// value is longer than the statistics keep or the dictionary outgrows a page.
+fn dictionary(a: &StringArray) -> Option<Values> {
+    let (mut page, mut indices) = (Vec::new(), Vec::with_capacity(a.len() - a.null_count()));
+    let mut entries: Vec<&[u8]> = Vec::new();
+    let mut seen: HashMap<&[u8], u64> = HashMap::new();
+    let (mut min, mut max): (Option<&[u8]>, Option<&[u8]>) = (None, None);
+    let mut last: Option<(&[u8], u64)> = None;
+    // the valid rows only, a run of them at a time: a per-packet text column is mostly null (where a packet was lost)
+    let runs: Vec<(usize, usize)> = match a.nulls() {
+        Some(n) if n.null_count() > 0 => n.inner().set_slices().collect(),
+        _ => vec![(0, a.len())],
+    };
+    for (lo, hi) in runs {
+        for r in lo..hi {
+            let v = a.value(r).as_bytes();
+            if v.len() > STATS_BYTES {
+                return None;
+            }
+            let i = match last {
+                Some((lv, li)) if lv == v => li,
+                _ => {
+                    let found = if entries.len() <= SCAN_ENTRIES { entries.iter().position(|&e| e == v).map(|p| p as u64) } else { seen.get(v).copied() };
+                    match found {
+                        Some(i) => i,
+                        None => {
+                            let i = entries.len() as u64;
+                            entries.push(v);
+                            if entries.len() > SCAN_ENTRIES {
+                                if seen.is_empty() {
+                                    seen.extend(entries.iter().enumerate().map(|(k, &e)| (e, k as u64)));
+                                } else {
+                                    seen.insert(v, i);
+                                }
+                            }
+                            // PLAIN BYTE_ARRAY: a 4-byte length, the bytes
+                            page.extend_from_slice(&(v.len() as u32).to_le_bytes());
+                            page.extend_from_slice(v);
+                            min = Some(min.map_or(v, |m| m.min(v)));
+                            max = Some(max.map_or(v, |m| m.max(v)));
+                            i
+                        }
+                    }
+                }
+            };
+            last = Some((v, i));
+            indices.push(i);
+        }
+    }
+    if page.len() > DICT_BYTES {
+        return None;
+    }
+    Some(Values::Dict { page, entries: entries.len(), indices, next: 0, min: min.map(<[u8]>::to_vec), max: max.map(<[u8]>::to_vec) })
+}
+
 impl Values {
     /// The values' encoder for column `descr` holding `a`; None when `encode_column` declines it.
     fn new(descr: &ColumnDescPtr, a: &dyn Array) -> Option<Values> {
@@ -219,33 +312,7 @@ impl Values {
             PhysicalType::INT64 => Values::Int64 { min: None, max: None, gathered: Vec::new() },
             _ => {
                 let a = a.as_any().downcast_ref::<StringArray>()?;
-                let (mut seen, mut page, mut indices) = (HashMap::new(), Vec::new(), Vec::with_capacity(a.len() - a.null_count()));
-                let (mut min, mut max): (Option<&[u8]>, Option<&[u8]>) = (None, None);
-                // the valid rows only: a per-packet text column is mostly null (where a packet was lost)
-                let rows: Box<dyn Iterator<Item = usize>> = match a.nulls() {
-                    Some(n) if n.null_count() > 0 => Box::new(n.valid_indices()),
-                    _ => Box::new(0..a.len()),
-                };
-                for r in rows {
-                    let v = a.value(r).as_bytes();
-                    if v.len() > STATS_BYTES {
-                        return None;
-                    }
-                    let next = seen.len() as u64;
-                    let i = *seen.entry(v).or_insert_with(|| {
-                        // PLAIN BYTE_ARRAY: a 4-byte length, the bytes
-                        page.extend_from_slice(&(v.len() as u32).to_le_bytes());
-                        page.extend_from_slice(v);
-                        min = Some(min.map_or(v, |m| m.min(v)));
-                        max = Some(max.map_or(v, |m| m.max(v)));
-                        next
-                    });
-                    indices.push(i);
-                }
-                if page.len() > DICT_BYTES {
-                    return None;
-                }
-                Values::Dict { page, entries: seen.len(), indices, next: 0, min: min.map(<[u8]>::to_vec), max: max.map(<[u8]>::to_vec) }
+                dictionary(a)?
             }
         })
     }
@@ -279,11 +346,10 @@ impl Values {
                         gathered
                     }
                 };
-                if let Some((lo, hi)) = min_max(values) {
+                if let Some((lo, hi)) = delta_binary_packed(buf, values) {
                     *min = Some(min.map_or(lo, |m| m.min(lo)));
                     *max = Some(max.map_or(hi, |m| m.max(hi)));
                 }
-                delta_binary_packed(buf, values);
             }
             Values::Boolean { min, max } => {
                 let page = page.as_any().downcast_ref::<BooleanArray>().expect("checked by handles");
@@ -428,17 +494,60 @@ mod tests {
     #[test]
     fn delta_binary_packed_matches_the_format_example() {
         let mut out = Vec::new();
-        delta_binary_packed(&mut out, &[7, 5, 3, 1, 2, 3, 4, 5]);
+        assert_eq!(delta_binary_packed(&mut out, &[7, 5, 3, 1, 2, 3, 4, 5]), Some((1, 7)));
         let mut want = vec![0x80, 0x02, 4, 8, 14, 3, 2, 0, 0, 0, 0xC0, 0x3F];
         want.extend([0; 14]);
         assert_eq!(out, want);
         // one value: the header alone; none: first value 0
         out.clear();
-        delta_binary_packed(&mut out, &[-1]);
+        assert_eq!(delta_binary_packed(&mut out, &[-1]), Some((-1, -1)));
         assert_eq!(out, vec![0x80, 0x02, 4, 1, 1]);
         out.clear();
-        delta_binary_packed(&mut out, &[]);
+        assert_eq!(delta_binary_packed(&mut out, &[]), None);
         assert_eq!(out, vec![0x80, 0x02, 4, 0, 0]);
+    }
+
+    /// The dictionary's numbers are those of first sight, as a hash map alone gives them: values
+    /// repeated, alternating, nulls between, and more distinct ones than SCAN_ENTRIES (the map
+    /// built on the way); its page the distinct values in that order.
+    #[test]
+    fn dictionary_numbers_values_in_the_order_first_seen() {
+        let vals: Vec<Option<String>> = (0..400usize)
+            .map(|i| (i % 7 != 3).then(|| format!("n{}", if i < 100 { i % 3 } else { (i * 13) % (SCAN_ENTRIES + 9) })))
+            .collect();
+        let a = StringArray::from_iter(vals.iter().cloned());
+        let Some(Values::Dict { page, entries, indices, .. }) = dictionary(&a) else { panic!("a dictionary expected") };
+        let mut seen: HashMap<&str, u64> = HashMap::new();
+        let (mut want_page, mut want_idx) = (Vec::new(), Vec::new());
+        for v in vals.iter().flatten() {
+            let next = seen.len() as u64;
+            want_idx.push(*seen.entry(v).or_insert_with(|| {
+                want_page.extend_from_slice(&(v.len() as u32).to_le_bytes());
+                want_page.extend_from_slice(v.as_bytes());
+                next
+            }));
+        }
+        assert!(seen.len() > SCAN_ENTRIES);
+        assert_eq!((page, entries, indices), (want_page, seen.len(), want_idx));
+    }
+
+    /// Every width packs as the value-at-a-time packer does: values of exactly `w` bits (every bit
+    /// pattern's top bit set, so a dropped or misplaced high bit shows).
+    #[test]
+    fn pack_by_width_equals_pack_by_value() {
+        let mut x = 7u64;
+        for w in 1..=64u32 {
+            let mask = if w == 64 { u64::MAX } else { (1 << w) - 1 };
+            let v: [u64; MINI] = std::array::from_fn(|i| {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                if i % 5 == 0 { mask } else { (x >> 7 ^ x << 9) & mask }
+            });
+            let (mut a, mut b) = (vec![9u8], vec![9u8]);
+            pack(&mut a, &v, w);
+            pack_by_value(&mut b, &v, w);
+            assert_eq!(a, b, "width {w}");
+            assert_eq!(a.len(), 1 + 8 * w as usize);
+        }
     }
 
     /// Levels of 10 rows, rows 1 and 9 null: a bit-packed run of 2 groups (header (2 << 1) | 1 = 5),

@@ -4,7 +4,7 @@
 //! values, to pool with the other runs of the point). The same functions, in the same order, as
 //! `MediaSet.from_chunks`, `rtp_summary`, `emodel` and `pooled_quantiles` (`owd`): the same bits.
 use jitterlab_metrics as jm;
-use jm::{delay, emodel, loss, rtp, stats, Media, RunTimes};
+use jm::{delay, emodel, loss, rtp, Media, RunTimes};
 use numpy::{IntoPyArray, PyReadonlyArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -108,15 +108,9 @@ fn run_share<'py>(
             let recv: Vec<i64> = rtp.iter().map(|x| x.received as i64).collect();
             let bases = loss::base_delay(&m, pre_ns)?;
             let mos = emodel_cols(&m, &bases, w, &jbs_ns, &p, ie, bpl, codec_delay_ms).swap_remove(5);
-            let mut vals = Vec::with_capacity(m.len());
-            let mut grp = Vec::with_capacity(m.len());
-            delay::visit_owd(&m, w, |r, v| {
-                vals.push(v as f64 / 1e9);
-                grp.push(m.run[r]);
-            });
             let q = match &probs {
-                Some(probs) => Ok(stats::grouped_quantiles(&vals, &grp, flows.len(), probs)?.0),
-                None => Err((vals, grp)),
+                Some(probs) => Ok(delay::owd_quantiles_s_by_run(&m, w, probs)?),
+                None => Err(delay::owd_s_with_run(&m, w)),
             };
             Ok((flows, sent, recv, mos, q))
         })
