@@ -172,7 +172,10 @@ def split(sweep_path: str, out: str) -> dict[str, float]:
 
     from jitterlab import summary
 
-    saved = [(m, n, wrap(m, n, k)) for m, n, k in ((_native, "simulate_tables", "simulator call (Rust)"), (sim, "_to_result", "Arrow tables"),
+    # the simulator call: scenario build, event loop, the core's columns as native tables
+    # (`simulate_native`); `_to_result`: the runs table (native) and the run's result around them
+    saved = [(m, n, wrap(m, n, k)) for m, n, k in ((_native, "simulate_native", "simulator call (Rust)"),
+                                                  (sim, "_to_result", "run result (runs table, native tables)"),
                                                   (executors, "_store", "storing runs (a pack a run, SHA-256)"),
                                                   (summary, "run_part", "closing summary (each run's share)"))]
     saved += [(combine._Combiner, n, wrap_thread(combine._Combiner, n, "combined tables (a thread during the runs)")) for n in ("_advance", "finish")]

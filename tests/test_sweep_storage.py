@@ -280,6 +280,36 @@ def test_a_sweep_does_not_import_pandas(tmp_path):
     assert p.stdout.strip() == "[]", p.stdout
 
 
+def test_jitterlab_sweep_imports_neither_pyarrow_nor_numpy(tmp_path):
+    """A run's tables stay native from the simulator to its pack and its summary share, and the
+    closing summary reads the small combined tables natively: `jitterlab sweep` (its runs in the
+    client, --jobs 1) and a worker storing a run import neither pyarrow nor numpy (~0.13 s a
+    process), which a table read then imports (here `res.arrow["runs"]`). The uniform draws and
+    seeds are numpy's bit for bit without numpy (`_seedseq`; test_sweep.py compares them)."""
+    import subprocess
+    import sys
+
+    f = write(tmp_path, SWEEP.replace("replications = 3", "replications = 1"))  # pooled OWD quantiles need numpy
+    shown = "print(sorted(m for m in ('pyarrow', 'numpy', 'pandas') if m in sys.modules))\n"
+    cli = ("import sys\nfrom jitterlab import cli\n"
+           f"assert cli.main(['sweep', {str(f)!r}, '--out', {str(tmp_path / 'o')!r}, '--jobs', '1', '--quiet']) == 0\n" + shown)
+    p = subprocess.run([sys.executable, "-c", cli], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines()[-1] == "[]", p.stdout
+    assert "summary (4 runs" in p.stdout and "OWD median" in p.stdout  # the closing summary, from the runs' shares
+    worker = ("import sys\nimport jitterlab.sweep as S\n"
+              f"sw = S.load({str(f)!r}); sp = sw.runs()[0]\n"
+              "r = S.execute({'sweep_id': 'w', 'scenario': sw.scenario, 'scenario_key': None, 'seed': sp.seed, 'run_id': 0, 'rep': 0,"
+              " 'point': 0, 'overrides': sp.overrides, 'params': sp.params, 'tables': list(S.TABLES), 'reduce': None,"
+              f" 'out': {str(tmp_path / 'w')!r}, 'receipt': True, 'summary': {{'alone': True}}}})\n"
+              "assert r['ok'] and r['stored'] and r['summary_part']['mos'], r\n" + shown +
+              "res = S.run(sw, " + repr(str(tmp_path / "o")) + ", jobs=1, progress=False)\n"
+              "assert res.arrow['runs'].num_rows == 4\n" + shown)
+    p = subprocess.run([sys.executable, "-c", worker], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == ["[]", "['numpy', 'pyarrow']"], p.stdout
+
+
 def _mixed(res) -> dict[str, pa.Table]:
     """An aggregate whose column is typed in some runs and all-null (null type) in others."""
     rid = int(res.arrow["runs"].column("run_id")[0].as_py())

@@ -15,9 +15,10 @@ import hashlib
 import os
 import shutil
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
-import pyarrow as pa
+if TYPE_CHECKING:  # imported where a table is read (a sweep's run stores its tables natively)
+    import pyarrow as pa
 
 
 #: Packages whose exceptions are a storage backend's: fsspec and the clients its filesystems drive

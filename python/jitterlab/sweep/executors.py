@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterable
 from jitterlab import _fspath
 from jitterlab.sweep.spec import SweepError
 from jitterlab.sweep.store import _store
+from jitterlab.tables import LazyTables
 
 #: Runs in flight a local worker (queued or running): enough that a worker never waits for the
 #: client to hand it the next run, few enough that waiting on them stays cheap.
@@ -43,7 +44,10 @@ def execute(payload: dict[str, Any]) -> dict[str, Any]:
         else:
             res = sim.simulate_run(payload["scenario"], payload["overrides"], payload["seed"], payload["run_id"], params,
                                    payload.get("scenario_key"), payload.get("prepared"))
-        tables = {n: res.arrow[n] for n in payload["tables"] if n in res.arrow}
+        arrow = res.arrow
+        # a run's tables as held: kept native from the simulator to the pack (`LazyTables.held`)
+        held = arrow.held if isinstance(arrow, LazyTables) else arrow.__getitem__
+        tables = {n: held(n) for n in payload["tables"] if n in arrow}
         if payload.get("reduce") is not None:
             tables.update(payload["reduce"](res))
         out = {"run_id": payload["run_id"], "ok": True, "identity": payload.get("identity"),
