@@ -211,3 +211,41 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(runs_table, m)?)?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The core's columns become arrays with the layout pyarrow made of them: values moved as
+    /// they are (a null's slot keeps its value), a bitmap only where a value is null, and
+    /// `nbytes` the buffers' lengths (10 int64: 80 bytes and a 2-byte bitmap; 10 bools: 2 bytes;
+    /// 3 strings "a", null, "bc": 16 bytes of offsets, 3 of text, a 1-byte bitmap).
+    #[test]
+    fn core_columns_keep_their_values_nulls_and_sizes() {
+        let mut b = Batch::default();
+        let vals: Vec<i64> = (0..10).map(|i| if i % 4 == 1 { i64::MIN } else { i * 7 }).collect();
+        b.push("t", Col::i64_null_where(vals.clone(), |x| x == i64::MIN))
+            .push("k", Col::bools(&[true, false, true, true, false, false, false, false, true, true]));
+        let t = NativeTable::from_batch(b).unwrap();
+        let a = t.batch.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+        assert_eq!(a.values().as_ref(), vals.as_slice());
+        assert_eq!(a.null_count(), 3); // rows 1, 5, 9
+        assert!(a.is_null(5) && a.is_valid(4));
+        let k = t.batch.column(1).as_any().downcast_ref::<BooleanArray>().unwrap();
+        assert_eq!(k.iter().filter(|v| *v == Some(true)).count(), 5);
+        assert!(k.nulls().is_none());
+        assert_eq!(t.nbytes(), 80 + 2 + 2);
+        assert!(t.batch.schema().fields().iter().all(|f| f.is_nullable()));
+
+        let mut s = Batch::default();
+        s.push("s", Col::take_strings(&["a".to_string(), "bc".to_string()], [0i64, -1, 1].into_iter()).unwrap());
+        let s = NativeTable::from_batch(s).unwrap();
+        let c = s.batch.column(0).as_any().downcast_ref::<StringArray>().unwrap();
+        assert_eq!(c.iter().collect::<Vec<_>>(), vec![Some("a"), None, Some("bc")]);
+        assert_eq!(s.nbytes(), 16 + 3 + 1);
+        // a column without nulls has no bitmap at all
+        let mut n = Batch::default();
+        n.push("x", Col::i64(vec![1, 2, 3]));
+        assert!(NativeTable::from_batch(n).unwrap().batch.column(0).nulls().is_none());
+    }
+}
