@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
-from jitterlab import _fspath, _io, _progress, _storelock
+from jitterlab import _fspath, _io, _progress
 from jitterlab._native import ScenarioError
 from jitterlab.sweep.combine import (SweepResult, _Combiner, _combined_digest, _current_combined, _failures_csv,
                                      _write_combined_record)
@@ -82,6 +82,8 @@ def run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None = None,
     parallel jobs). Runs whose files no longer match their checksums are redone."""
     try:
         if _fspath.is_url(out) or isinstance(out, _fspath.FsPath):
+            from jitterlab import _storelock  # an object store's lock (uuid, socket: not imported for a local OUT)
+
             with _storelock.hold(_fspath.as_path(out)):  # type: ignore[arg-type]  # one writer: a lock object in the store
                 return _run(sweep, out, jobs, executor, scheduler, progress, on_result, max_memory, max_events, inline_bytes, summary)
         # one writer: a second sweep into this directory is refused until this one ends

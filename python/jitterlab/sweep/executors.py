@@ -6,7 +6,6 @@ from __future__ import annotations
 import itertools
 import os
 import time
-import traceback
 from typing import Any, Callable, Iterable
 
 from jitterlab import _fspath
@@ -64,6 +63,8 @@ def execute(payload: dict[str, Any]) -> dict[str, Any]:
                 out["summary_part"] = None
             out["wall_s"] = time.perf_counter() - t0
     except Exception as e:  # recorded with the run; the sweep goes on
+        import traceback  # not at import: a worker whose runs succeed never needs it
+
         out = {"run_id": payload["run_id"], "ok": False, "error": f"{type(e).__name__}: {e}",
                "traceback": traceback.format_exc(), "wall_s": time.perf_counter() - t0, "stored": False}
     if payload.get("out"):
