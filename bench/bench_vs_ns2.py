@@ -133,8 +133,8 @@ def run_ns2(out: str, duration: int, st: list[float]) -> int:
 
 def split(sweep_path: str, out: str) -> dict[str, float]:
     """Where jitterlab's CPU time goes in the same sweep, run in this process with the stages
-    wrapped: the simulator call (Rust: scenario build, event loop, columns), Arrow conversion,
-    storing the runs, combining them (in a thread while the runs go on), each run's share of the closing summary,
+    wrapped: the simulator call (Rust: scenario build, event loop, the columns as native tables),
+    the run's result (its runs table built natively, the tables wrapped for lazy reading), storing the runs, combining them (in a thread while the runs go on), each run's share of the closing summary,
     and the rest (planning, seeds, overrides); plus the imports a fresh `jitterlab` process pays, timed in a
     child, and the rest of the summary `jitterlab sweep` prints at the end."""
     from jitterlab import _native, _procs, sim, sweep

@@ -310,6 +310,28 @@ def test_jitterlab_sweep_imports_neither_pyarrow_nor_numpy(tmp_path):
     assert p.stdout.splitlines() == ["[]", "['numpy', 'pyarrow']"], p.stdout
 
 
+def test_runs_without_tcp_give_every_worker_the_whole_run_window(tmp_path):
+    """A sweep with a point estimated without TCP segments tells every run that the summary's
+    window will be the whole run: with 2 workers, the worker that takes run 0 (with TCP: its
+    first run) computes its share for that window too, so the close uses the runs' shares and
+    reads no media row (without the hint run 0's share would be for the TCP overlap window, and
+    the close would read the rows); the summary is the 1-worker one."""
+    from jitterlab import summary
+
+    text = SWEEP.replace("replications = 3", "replications = 1").replace(
+        '"traffic[0].size" = ["80B", "200B"]', 'tcp = { key = "traffic[1].enabled", values = [true, false] }')
+    f = write(tmp_path, text + '[[scenario.traffic]]\nkind = "bulk"\nfrom = "a"\nto = "b"\nsize = "20kB"\n')
+    got = {}
+    for jobs in (1, 2):
+        res = sweep.run(sweep.load(f), tmp_path / f"j{jobs}", jobs=jobs, progress=False, summary=True)
+        assert res.arrow.num_rows("runs") == 4 and res.summary_parts and len(res.summary_parts) == 4
+        assert {p["window"] for p in res.summary_parts.values()} == {"all"}
+        got[jobs] = summary.summarize(res)
+        assert "media_packets" in res.arrow._files or "media_packets" in res.arrow._native, jobs  # never read
+    assert got[1] == got[2] and got[1]["window"] == "all"
+    assert [len(p["tcp"]) for p in got[1]["points"]] == [1, 0, 1, 0]
+
+
 def _mixed(res) -> dict[str, pa.Table]:
     """An aggregate whose column is typed in some runs and all-null (null type) in others."""
     rid = int(res.arrow["runs"].column("run_id")[0].as_py())

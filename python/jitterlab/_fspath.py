@@ -17,8 +17,12 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
-if TYPE_CHECKING:  # imported where a table is read (a sweep's run stores its tables natively)
+from jitterlab import _lazy
+
+if TYPE_CHECKING:
     import pyarrow as pa
+else:  # imported where a table is read (a sweep's run stores its tables natively)
+    pa = _lazy.module("pyarrow")
 
 
 #: Packages whose exceptions are a storage backend's: fsspec and the clients its filesystems drive

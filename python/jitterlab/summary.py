@@ -436,7 +436,8 @@ def _jb_ns(jbs_ms: tuple[float, ...]) -> list[int]:
     return [int(round(float(j) * 1e6)) for j in jbs_ms]
 
 
-def run_part(tables: Mapping[str, pa.Table], sweep_id: str, alone: bool, jbs_ms: tuple[float, ...] = JBS_MS) -> dict[str, Any] | None:
+def run_part(tables: Mapping[str, pa.Table], sweep_id: str, alone: bool, jbs_ms: tuple[float, ...] = JBS_MS,
+             whole_run: bool = False) -> dict[str, Any] | None:
     """One run's share of a sweep's summary, computed while the run's rows are in memory (by
     whoever ran it: `sweep.run(..., summary=True)`), so that `summarize` reads no media row
     (docs/performance.md, issue 31). Per media stream of the run (one a flow, ascending): for the
@@ -447,7 +448,11 @@ def run_part(tables: Mapping[str, pa.Table], sweep_id: str, alone: bool, jbs_ms:
     the rows. The window: the whole run for a run without TCP, or once this process has run one
     in this sweep (the summary's window is then the whole run); else the TCP overlap window. A
     part without the window the close needs (a sweep whose runs without TCP came after others)
-    makes `summarize` compute from the rows instead. None: no part (a table or column missing)."""
+    makes `summarize` compute from the rows instead. `whole_run`: the sweep expects runs without
+    TCP (its cost estimate found a point without TCP segments), so the window is the whole run from
+    this run on. None: no part (a table or column missing)."""
+    if whole_run:
+        _NO_TCP.add(sweep_id)
     runs, t = tables.get("runs"), tables.get("media_packets")
     if runs is None or runs.num_rows != 1 or t is None or any(c not in t.column_names for c in MEDIA_COLUMNS):
         return None

@@ -58,7 +58,8 @@ def execute(payload: dict[str, Any]) -> dict[str, Any]:
             from jitterlab import summary
 
             try:
-                out["summary_part"] = summary.run_part(out["tables"], payload["sweep_id"], payload["summary"]["alone"])
+                out["summary_part"] = summary.run_part(out["tables"], payload["sweep_id"], payload["summary"]["alone"],
+                                                       whole_run=payload["summary"].get("whole_run", False))
             except Exception:  # never the run's failure: without its part the summary reads its rows (and says what is wrong)
                 out["summary_part"] = None
             out["wall_s"] = time.perf_counter() - t0

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
 else:  # numpy draws the random parameters (`derive`): a sweep's worker never imports it
-    np = _lazy.module("numpy")
+    np, pa = _lazy.module("numpy"), _lazy.module("pyarrow")
 
 TABLES = ("media_packets", "tcp_flows", "queue_samples", "runs", "channels", "flows", "tcp_series")
 SWEEP_FORMAT = 1
