@@ -506,6 +506,15 @@ def test_collect_writes_the_sweeps_own_files(tmp_path, monkeypatch):
     after = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in (tmp_path / "o").glob("*.parquet")}
     assert after == before and len(after) == 7
     assert "media_packets" in res.arrow._files and res.arrow["runs"].num_rows == 12
+    # a run's tables handed over in memory as the simulator keeps them (native, no pack to
+    # splice from) are combined as Arrow tables: the same bytes again
+    from jitterlab import sim
+
+    sw = sweep.load(f)
+    sp = sw.runs()[5]
+    r = sim.simulate_run(sw.scenario, sp.overrides, sp.seed, 5, {**sp.params, "replication": sp.rep, "point": sp.point})
+    sweep.collect(tmp_path / "o", fresh={5: {n: r.arrow.held(n) for n in sweep.TABLES}})
+    assert {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in (tmp_path / "o").glob("*.parquet")} == before
 
 
 def test_combined_tables_encode_integers_as_deltas(tmp_path):

@@ -246,7 +246,12 @@ class _Combiner:
                 # small one) or are spliced from its pack
                 tables, pack = {}, got[1]
                 for n, t in (got[0] or {}).items():
-                    (native if isinstance(t, _native.NativeTable) else tables)[n] = t
+                    if not isinstance(t, _native.NativeTable):
+                        tables[n] = t
+                    elif pack is not None:
+                        native[n] = t
+                    else:  # no pack to splice from (`collect` given a run's tables): as Arrow
+                        tables[n] = _arrow_table(t)
             blob, parts = pack if pack is not None else (b"", {})
             for name in self.tables:
                 if name in native and name in parts and pack is not None:
