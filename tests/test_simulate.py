@@ -245,6 +245,11 @@ def test_a_sweeps_run_keeps_its_tables_native_with_the_same_layout():
     start = runs.column("tcp_start_ns").chunk(0)
     assert start.null_count == 1 and np.frombuffer(start.buffers()[1], dtype=np.int64)[0] == np.iinfo(np.int64).min
     assert isinstance(sim.simulate_run(base, {}, 5, 3, {"x": np.int64(4)}).arrow.held("runs"), pa.Table)
+    # pickled (sent to another process), the tables held native travel as Arrow tables
+    import pickle
+
+    back = pickle.loads(pickle.dumps(sim.simulate_run(base, {}, 5, 3, params)))
+    assert all(back.arrow[n].equals(ref.arrow[n]) for n in sim.Result.NAMES)
 
 
 def test_manifest_and_report_record_each_tcp_entrys_stack_and_overrides(tmp_path, root):

@@ -95,6 +95,12 @@ class LazyTables(MutableMapping[str, "pa.Table"]):
         if rows is not None:
             self._rows[name] = rows
 
+    def __getstate__(self) -> dict[str, Any]:
+        # pickled (a result sent to another process): the tables held native go as Arrow tables
+        for name in list(self._native):
+            self[name]
+        return self.__dict__
+
     def native(self, name: str, t: Any) -> None:
         """Table `name` held by the native module (`_native.NativeTable`) until it is read."""
         self._native[name] = t
