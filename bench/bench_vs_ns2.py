@@ -133,8 +133,8 @@ def run_ns2(out: str, duration: int, st: list[float]) -> int:
 
 def split(sweep_path: str, out: str) -> dict[str, float]:
     """Where jitterlab's CPU time goes in the same sweep, run in this process with the stages
-    wrapped: the simulator call (Rust: scenario build, event loop, columns), Arrow conversion,
-    storing the runs, combining them (in a thread while the runs go on), each run's share of the closing summary,
+    wrapped: the simulator call (Rust: scenario build, event loop, the columns as native tables),
+    the run's result (its runs table built natively, the tables wrapped for lazy reading), storing the runs, combining them (in a thread while the runs go on), each run's share of the closing summary,
     and the rest (planning, seeds, overrides); plus the imports a fresh `jitterlab` process pays, timed in a
     child, and the rest of the summary `jitterlab sweep` prints at the end."""
     from jitterlab import _native, _procs, sim, sweep
@@ -172,7 +172,10 @@ def split(sweep_path: str, out: str) -> dict[str, float]:
 
     from jitterlab import summary
 
-    saved = [(m, n, wrap(m, n, k)) for m, n, k in ((_native, "simulate_tables", "simulator call (Rust)"), (sim, "_to_result", "Arrow tables"),
+    # the simulator call: scenario build, event loop, the core's columns as native tables
+    # (`simulate_native`); `_to_result`: the runs table (native) and the run's result around them
+    saved = [(m, n, wrap(m, n, k)) for m, n, k in ((_native, "simulate_native", "simulator call (Rust)"),
+                                                  (sim, "_to_result", "run result (runs table, native tables)"),
                                                   (executors, "_store", "storing runs (a pack a run, SHA-256)"),
                                                   (summary, "run_part", "closing summary (each run's share)"))]
     saved += [(combine._Combiner, n, wrap_thread(combine._Combiner, n, "combined tables (a thread during the runs)")) for n in ("_advance", "finish")]

@@ -12,6 +12,14 @@ from pathlib import Path
 
 # (name, file, original text, mutated text, cargo test arguments)
 MUTANTS = [
+    # A sweep's seeds and uniform draws are numpy's without numpy (python/jitterlab/_seedseq.py:
+    # PCG64's XSL-RR output rotation), and a point estimated without TCP gives every run the
+    # summary's whole-run window (python/jitterlab/sweep/driver.py).
+    ("seedseq-pcg64-rotation", "python/jitterlab/_seedseq.py",
+     "rot = self.state >> 122", "rot = self.state >> 123", ["pytest", "tests/test_sweep.py", "-k", "numpys_without_numpy"]),
+    ("sweep-whole-run-window-hint", "python/jitterlab/sweep/driver.py",
+     'no_tcp = no_tcp or not est.get("tcp_segments", 1.0)', "no_tcp = False",
+     ["pytest", "tests/test_sweep_storage.py", "-k", "whole_run_window"]),
     # Parquet columns encoded by the native module's own writer (crates/py/src/parquet_int.rs): the
     # block's minimum delta taken off before packing, the bitmap's padding levels cleared, a
     # dictionary index packed beside the bits before it.

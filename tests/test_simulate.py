@@ -219,6 +219,39 @@ def test_core_tables_arrive_as_arrow_batches_with_numpy_era_layout():
         del s, a
 
 
+def test_a_sweeps_run_keeps_its_tables_native_with_the_same_layout():
+    """`sim.simulate_run` (a sweep's run) keeps the core's tables native (`_native.NativeTable`)
+    and builds its `runs` row natively: read by pyarrow they equal `simulate`'s tables, schema
+    included, with the same buffers where a null is (a null TCP time keeps the core's NULL_NS in
+    its slot, as the stored IPC image holds it); a value pyarrow alone types (a numpy scalar) makes
+    the row with pyarrow; `nbytes` counts the buffers as pyarrow does."""
+    import pyarrow as pa
+
+    from jitterlab import _native, scenario, sim
+
+    params = {"x": 1.5, "y": "s", "z": True, "n": None, "d": {"b": 2, "a": 1}, "big": 2**63 - 1, "l": [1, "a"]}
+    base = scenario.load(ONE_LINK)  # no TCP: tcp_start_ns and tcp_end_ns null
+    r = sim.simulate_run(base, {}, 5, 3, params)
+    assert all(isinstance(r.arrow.held(n), _native.NativeTable) for n in sim.Result.NAMES)
+    assert r.arrow.held("runs").to_pylist("tcp_start_ns") == [None] and r.arrow.held("runs").to_pylist("d") == ['{"a": 1, "b": 2}']
+    ref = simulate(ONE_LINK, seed=5, run_id=3, params=params)
+    assert [r.arrow.held(n).nbytes for n in sim.Result.NAMES] == [ref.arrow[n].get_total_buffer_size() for n in sim.Result.NAMES]
+    assert list(r.arrow) == list(ref.arrow) == list(sim.Result.NAMES)
+    for n in sim.Result.NAMES:
+        assert r.arrow[n].equals(ref.arrow[n], check_metadata=True), n
+        assert r.arrow[n].schema.equals(ref.arrow[n].schema, check_metadata=True), n
+    runs = r.arrow["runs"]
+    assert [str(t) for t in runs.schema.types][-7:] == ["double", "string", "bool", "null", "string", "int64", "string"]
+    start = runs.column("tcp_start_ns").chunk(0)
+    assert start.null_count == 1 and np.frombuffer(start.buffers()[1], dtype=np.int64)[0] == np.iinfo(np.int64).min
+    assert isinstance(sim.simulate_run(base, {}, 5, 3, {"x": np.int64(4)}).arrow.held("runs"), pa.Table)
+    # pickled (sent to another process), the tables held native travel as Arrow tables
+    import pickle
+
+    back = pickle.loads(pickle.dumps(sim.simulate_run(base, {}, 5, 3, params)))
+    assert all(back.arrow[n].equals(ref.arrow[n]) for n in sim.Result.NAMES)
+
+
 def test_manifest_and_report_record_each_tcp_entrys_stack_and_overrides(tmp_path, root):
     """The manifest's provenance names every TCP entry's stack profile and the switches the entry
     overrides (with the values the run used); the report's provenance table shows them."""

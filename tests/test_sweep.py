@@ -47,6 +47,24 @@ def write(tmp_path: Path, text: str = SWEEP, name: str = "s.toml") -> Path:
     return f
 
 
+def test_seeds_and_uniform_draws_are_numpys_without_numpy():
+    """`_seedseq` is numpy's SeedSequence (generate_state as uint64) and default_rng's PCG64
+    `random()`, bit for bit: over seeds of one and several 32-bit words (0, 2^32 - 1, 2^32 + 5,
+    2^64 - 1, a 100-bit one) and entropy lists of 2 and 3 entries (a sweep's (seed, rep) and
+    (seed, rep, 1 + i)); a sweep plans its seeds and uniform draws with it."""
+    import numpy as np
+
+    from jitterlab import _seedseq
+
+    for a in (0, 1, 11, 2**32 - 1, 2**32 + 5, 2**64 - 1, 2**100 + 3):
+        for rest in ([0], [7], [3, 1], [2**33, 12]):
+            e = [a, *rest]
+            want = [int(x) for x in np.random.SeedSequence(e).generate_state(4, dtype=np.uint64)]
+            assert _seedseq.SeedSequence(e).generate_state64(4) == want, e
+            g, mine = np.random.default_rng(np.random.SeedSequence(e)), _seedseq.PCG64(_seedseq.SeedSequence(e))
+            assert [mine.random() for _ in range(20)] == [g.random() for _ in range(20)], e
+
+
 def test_expansion_seeds_and_draws(tmp_path):
     sw = sweep.load(write(tmp_path))
     specs = sw.runs()

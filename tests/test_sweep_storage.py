@@ -281,6 +281,58 @@ def test_a_sweep_does_not_import_pandas(tmp_path):
     assert p.stdout.strip() == "[]", p.stdout
 
 
+def test_jitterlab_sweep_imports_neither_pyarrow_nor_numpy(tmp_path):
+    """A run's tables stay native from the simulator to its pack and its summary share, and the
+    closing summary reads the small combined tables natively: `jitterlab sweep` (its runs in the
+    client, --jobs 1) and a worker storing a run import neither pyarrow nor numpy (~0.13 s a
+    process), which a table read then imports (here `res.arrow["runs"]`). The uniform draws and
+    seeds are numpy's bit for bit without numpy (`_seedseq`; test_sweep.py compares them)."""
+    import subprocess
+    import sys
+
+    f = write(tmp_path, SWEEP.replace("replications = 3", "replications = 1"))  # pooled OWD quantiles need numpy
+    shown = "print(sorted(m for m in ('pyarrow', 'numpy', 'pandas') if m in sys.modules))\n"
+    cli = ("import sys\nfrom jitterlab import cli\n"
+           f"assert cli.main(['sweep', {str(f)!r}, '--out', {str(tmp_path / 'o')!r}, '--jobs', '1', '--quiet']) == 0\n" + shown)
+    p = subprocess.run([sys.executable, "-c", cli], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines()[-1] == "[]", p.stdout
+    assert "summary (4 runs" in p.stdout and "OWD median" in p.stdout  # the closing summary, from the runs' shares
+    worker = ("import sys\nimport jitterlab.sweep as S\n"
+              f"sw = S.load({str(f)!r}); sp = sw.runs()[0]\n"
+              "r = S.execute({'sweep_id': 'w', 'scenario': sw.scenario, 'scenario_key': None, 'seed': sp.seed, 'run_id': 0, 'rep': 0,"
+              " 'point': 0, 'overrides': sp.overrides, 'params': sp.params, 'tables': list(S.TABLES), 'reduce': None,"
+              f" 'out': {str(tmp_path / 'w')!r}, 'receipt': True, 'summary': {{'alone': True}}}})\n"
+              "assert r['ok'] and r['stored'] and r['summary_part']['mos'], r\n" + shown +
+              "res = S.run(sw, " + repr(str(tmp_path / "o")) + ", jobs=1, progress=False)\n"
+              "assert res.arrow['runs'].num_rows == 4\n" + shown)
+    p = subprocess.run([sys.executable, "-c", worker], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == ["[]", "['numpy', 'pyarrow']"], p.stdout
+
+
+def test_runs_without_tcp_give_every_worker_the_whole_run_window(tmp_path):
+    """A sweep with a point estimated without TCP segments tells every run that the summary's
+    window will be the whole run: with 2 workers, the worker that takes run 0 (with TCP: its
+    first run) computes its share for that window too, so the close uses the runs' shares and
+    reads no media row (without the hint run 0's share would be for the TCP overlap window, and
+    the close would read the rows); the summary is the 1-worker one."""
+    from jitterlab import summary
+
+    text = SWEEP.replace("replications = 3", "replications = 1").replace(
+        '"traffic[0].size" = ["80B", "200B"]', 'tcp = { key = "traffic[1].enabled", values = [true, false] }')
+    f = write(tmp_path, text + '[[scenario.traffic]]\nkind = "bulk"\nfrom = "a"\nto = "b"\nsize = "20kB"\n')
+    got = {}
+    for jobs in (1, 2):
+        res = sweep.run(sweep.load(f), tmp_path / f"j{jobs}", jobs=jobs, progress=False, summary=True)
+        assert res.arrow.num_rows("runs") == 4 and res.summary_parts and len(res.summary_parts) == 4
+        assert {p["window"] for p in res.summary_parts.values()} == {"all"}
+        got[jobs] = summary.summarize(res)
+        assert "media_packets" in res.arrow._files or "media_packets" in res.arrow._native, jobs  # never read
+    assert got[1] == got[2] and got[1]["window"] == "all"
+    assert [len(p["tcp"]) for p in got[1]["points"]] == [1, 0, 1, 0]
+
+
 def _mixed(res) -> dict[str, pa.Table]:
     """An aggregate whose column is typed in some runs and all-null (null type) in others."""
     rid = int(res.arrow["runs"].column("run_id")[0].as_py())
@@ -461,6 +513,15 @@ def test_collect_writes_the_sweeps_own_files(tmp_path, monkeypatch):
     after = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in (tmp_path / "o").glob("*.parquet")}
     assert after == before and len(after) == 7
     assert "media_packets" in res.arrow._files and res.arrow["runs"].num_rows == 12
+    # a run's tables handed over in memory as the simulator keeps them (native, no pack to
+    # splice from) are combined as Arrow tables: the same bytes again
+    from jitterlab import sim
+
+    sw = sweep.load(f)
+    sp = sw.runs()[5]
+    r = sim.simulate_run(sw.scenario, sp.overrides, sp.seed, 5, {**sp.params, "replication": sp.rep, "point": sp.point})
+    sweep.collect(tmp_path / "o", fresh={5: {n: r.arrow.held(n) for n in sweep.TABLES}})
+    assert {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in (tmp_path / "o").glob("*.parquet")} == before
 
 
 def test_combined_tables_encode_integers_as_deltas(tmp_path):

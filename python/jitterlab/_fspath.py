@@ -15,9 +15,14 @@ import hashlib
 import os
 import shutil
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
-import pyarrow as pa
+from jitterlab import _lazy
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+else:  # imported where a table is read (a sweep's run stores its tables natively)
+    pa = _lazy.module("pyarrow")
 
 
 #: Packages whose exceptions are a storage backend's: fsspec and the clients its filesystems drive

@@ -1,5 +1,6 @@
 """Type stubs of the native module (kept true by tests/test_stubs.py)."""
 
+import os
 from typing import Any, Callable, final
 
 __all__ = [
@@ -8,7 +9,7 @@ __all__ = [
     "MediaSet", "grouped_quantiles", "emodel_r", "mos_from_r", "run_share", "analyze_pair", "PcapWriter", "testbed_link",
     "testbed_set_realtime", "testbed_media_send", "testbed_media_recv", "testbed_rtc_send", "testbed_rtc_recv", "capture_check", "parse_duration_ns",
     "parse_rate_bps", "parse_size", "estimate_json", "take_strings", "ParquetConcat",
-    "encode_pack", "encode_table", "merge_parts", "PartMerger",
+    "encode_pack", "encode_table", "merge_parts", "PartMerger", "simulate_native", "NativeTable", "runs_table", "run_share_native",
 ]
 
 __version__: str
@@ -143,6 +144,20 @@ def run_share(
     codec_delay_ms: float,
     probs: list[float] | None,
 ) -> dict[str, np.ndarray]: ...
+def run_share_native(
+    media: NativeTable,
+    tcp_start_ns: int | None,
+    tcp_end_ns: int | None,
+    kind: str,
+    pre_ns: int,
+    jbs_ns: list[int],
+    ie: float,
+    bpl: float,
+    codec_delay_ms: float,
+    probs: list[float] | None,
+) -> dict[str, Any]:
+    """`run_share` of a run's native `media_packets`, read in place; the arrays are `array.array`s."""
+    ...
 def grouped_quantiles(
     values: npt.NDArray[np.float64], group: npt.NDArray[np.uint32], n_groups: int, probs: list[float]
 ) -> dict[str, np.ndarray]: ...
@@ -157,6 +172,38 @@ def simulate_tables(scenario_json: str, seed: int, run_id: int, pcap_dir: str | 
     """Runs a scenario (JSON text) with `seed`: each core table as an `ArrowBatch` (a `run_id`
     column first), the channel names, run totals, and the pcap files written for the nodes in
     `output.pcap` when `pcap_dir` is given."""
+    ...
+
+def simulate_native(scenario_json: str, seed: int, run_id: int) -> dict[str, Any]:
+    """`simulate_tables` without captures, each core table a `NativeTable` (kept native until read)."""
+    ...
+
+@final
+class NativeTable:
+    """One table of a run (or a small Parquet file) held by the native module: `encode_pack`,
+    `encode_table`, `PartMerger.add_table` and `run_share_native` read it in place; pyarrow takes it
+    through `__arrow_c_stream__` (its buffers shared)."""
+
+    @property
+    def num_rows(self) -> int: ...
+    @property
+    def nbytes(self) -> int: ...
+    @property
+    def column_names(self) -> list[str]: ...
+    @property
+    def column_kinds(self) -> list[str]: ...
+    def to_pylist(self, name: str) -> list[Any]: ...
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object: ...
+    @staticmethod
+    def empty() -> NativeTable: ...
+    @staticmethod
+    def concat(tables: list[NativeTable]) -> NativeTable: ...
+    @staticmethod
+    def read_parquet(path: str | os.PathLike[str]) -> NativeTable: ...
+
+def runs_table(row: list[tuple[str, Any]]) -> NativeTable:
+    """A run's one-row `runs` table (bool, int64, float64, string, null columns; TypeError for
+    another value)."""
     ...
 
 @final

@@ -10,19 +10,23 @@ import os
 from pathlib import Path
 from typing import Any, Mapping
 
+import sys
 from typing import TYPE_CHECKING
 
-import numpy as np
-import pyarrow as pa
+from jitterlab import _lazy
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
+    import pyarrow as pa
+else:  # a sweep's run keeps its tables native: pyarrow and numpy only where a table is read
+    np, pa = _lazy.module("numpy"), _lazy.module("pyarrow")
 
 from jitterlab import _io, _native
 from jitterlab import scenario as _scn
-from jitterlab.tables import NULLABLE, Tables, to_pandas  # noqa: F401  (to_pandas: still importable from here)
+from jitterlab.tables import NULLABLE, LazyTables, Tables, to_pandas  # noqa: F401  (to_pandas: still importable from here)
 
-NULL_NS = np.iinfo(np.int64).min
+NULL_NS = -(2**63)  # the core's null time (int64's least value)
 FORMAT_VERSION = 1
 #: Events a run may take unless raised (--max-events): ~1 to 3 hours at the 1-6 million events per
 #: second measured on the shipped scenarios.
@@ -89,15 +93,12 @@ def _validity(valid: np.ndarray) -> tuple[pa.Buffer | None, int]:
     return (pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None), nulls
 
 
-_I64 = pa.int64()
-
-
 def _i64(a: Any, valid: np.ndarray | None = None) -> pa.Array:
     a = np.ascontiguousarray(a, dtype=np.int64)
     if valid is None:
-        return pa.Array.from_buffers(_I64, len(a), [None, pa.py_buffer(a)], null_count=0)
+        return pa.Array.from_buffers(pa.int64(), len(a), [None, pa.py_buffer(a)], null_count=0)
     bitmap, nulls = _validity(valid)
-    return pa.Array.from_buffers(_I64, len(a), [bitmap, pa.py_buffer(a)], null_count=nulls)
+    return pa.Array.from_buffers(pa.int64(), len(a), [bitmap, pa.py_buffer(a)], null_count=nulls)
 
 
 def _nullable(a: np.ndarray) -> pa.Array:
@@ -182,7 +183,7 @@ class Result(Tables):
 
     NAMES = ("media_packets", "tcp_flows", "queue_samples", "runs", "channels", "flows", "tcp_series", "rtc_frames", "rtc_series")
 
-    def __init__(self, arrow: dict[str, pa.Table], scenario: dict[str, Any], seed: int, totals: dict[str, Any],
+    def __init__(self, arrow: Mapping[str, pa.Table], scenario: dict[str, Any], seed: int, totals: dict[str, Any],
                  source: str = "sim"):
         super().__init__(arrow, source)
         self.scenario = scenario
@@ -256,7 +257,8 @@ class Result(Tables):
 
 
 def _check_int(name: str, v: Any) -> None:
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+    # a numpy integer only where numpy is loaded (nothing else could have made one)
+    if isinstance(v, bool) or not (isinstance(v, int) or ("numpy" in sys.modules and isinstance(v, np.integer))):
         raise TypeError(f"parameter '{name}': expected an int, got {type(v).__name__} {v!r}")
 
 
@@ -344,8 +346,6 @@ def simulate(
 
 
 def _to_result(raw: dict, sc: dict, seed: int, run_id: int, params: Mapping[str, Any]) -> Result:
-    # the core's tables arrive as Arrow record batches (C data interface: its buffers, not copies)
-    core = {k: pa.Table.from_batches([pa.record_batch(raw[k])]) for k in CORE_TABLES}
     t = raw["totals"]
     row: dict[str, Any] = {
         "run_id": run_id,
@@ -360,6 +360,19 @@ def _to_result(raw: dict, sc: dict, seed: int, run_id: int, params: Mapping[str,
     }
     for key, val in params.items():
         row.setdefault(key, val)
+    if isinstance(raw["media_packets"], _native.NativeTable):
+        # kept native (`_native.simulate_native`): pyarrow takes a table only when it is read
+        arrow = LazyTables()
+        for k in Result.NAMES:  # in the order of the tables of `simulate`
+            arrow.native(k, _runs_native(row) if k == "runs" else raw[k])
+        return Result(arrow, sc, seed, t)
+    # the core's tables arrive as Arrow record batches (C data interface: its buffers, not copies)
+    core = {k: pa.Table.from_batches([pa.record_batch(raw[k])]) for k in CORE_TABLES}
+    return Result({k: _runs_arrow(row) if k == "runs" else core[k] for k in Result.NAMES}, sc, seed, t)
+
+
+def _runs_arrow(row: Mapping[str, Any]) -> pa.Table:
+    """The run's `runs` table (one row) with pyarrow: a column a value, typed as `pa.array` infers it."""
     cols = {}
     for key, val in row.items():
         if key in ("tcp_start_ns", "tcp_end_ns"):
@@ -368,10 +381,18 @@ def _to_result(raw: dict, sc: dict, seed: int, run_id: int, params: Mapping[str,
             cols[key] = _strings([json.dumps(val, sort_keys=True)])
         else:
             cols[key] = _column([val])
-    arrow = {"media_packets": core["media_packets"], "tcp_flows": core["tcp_flows"], "queue_samples": core["queue_samples"],
-             "runs": _table(cols), "channels": core["channels"], "flows": core["flows"], "tcp_series": core["tcp_series"],
-             "rtc_frames": core["rtc_frames"], "rtc_series": core["rtc_series"]}
-    return Result(arrow, sc, seed, t)
+    return _table(cols)
+
+
+def _runs_native(row: Mapping[str, Any]) -> Any:
+    """`_runs_arrow`'s table built by the native module (`_native.runs_table`: bool, int64,
+    float64, string and null columns, as pyarrow infers a lone value); a row with another value
+    (an int beyond int64, a numpy scalar) is built by pyarrow."""
+    items = [(k, json.dumps(v, sort_keys=True) if isinstance(v, (dict, list)) else v) for k, v in row.items()]
+    try:
+        return _native.runs_table(items)
+    except TypeError:
+        return _runs_arrow(row)
 
 
 #: the tables the core hands over (`_native.simulate_tables`); `runs` is built here
@@ -463,7 +484,7 @@ def simulate_run(base: Mapping[str, Any], overrides: Mapping[str, Any] | None, s
     if seed < 0 or seed >= 2**64:
         raise _native.ScenarioError(f"seed: must be between 0 and 2^64-1, got {seed}")
     sc, js = prepared if prepared is not None else run_json(base, overrides, cache_key)
-    raw = _native.simulate_tables(js, int(seed), int(run_id), None)
+    raw = _native.simulate_native(js, int(seed), int(run_id))
     return _to_result(raw, sc, int(seed), run_id, params)
 
 

@@ -19,18 +19,25 @@ Computed from the Arrow tables with the metrics' native core (`_native.MediaSet`
 to it was most of the closing summary's cost (docs/performance.md, issue 31), and `jitterlab
 sweep` needs pandas nowhere else. The figures are those of the metrics functions, to the last bit
 (tests/test_summary.py compares the JSON with the pandas computation it replaced,
-tests/_summary_pandas.py).
+tests/_summary_pandas.py). A sweep whose runs computed their shares (`run_part`) is summarised
+from them and its small tables in Python, without pyarrow or numpy (read natively: `_Cols`).
+
+Over 600 lines: the summary's two paths (from the media rows, with numpy; from the runs' shares,
+in Python) apply one set of rules through shared helpers, kept beside each other.
 """
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
-import numpy as np
-import pyarrow as pa
-
-from jitterlab import _native
+from jitterlab import _lazy, _native
 from jitterlab._codecs import CODECS
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pyarrow as pa
+else:  # a sweep's worker computes its runs' shares (`run_part`) from native tables: neither is imported there
+    np, pa = _lazy.module("numpy"), _lazy.module("pyarrow")
 
 #: jitter buffers (ms) the summary's MOS is chosen from (the PAM 2013 study's set)
 JBS_MS = (40.0, 60.0, 80.0, 100.0, 150.0, 200.0)
@@ -88,9 +95,11 @@ def _rows(tables: Mapping[str, Any], name: str) -> int:
     return arrow.num_rows(name) if hasattr(arrow, "num_rows") else arrow[name].num_rows
 
 
-def _values(c: pa.ChunkedArray | pa.Array, dtype: type = np.int64) -> np.ndarray:
-    """A fixed-width column's values as a numpy array of `dtype` (a null's slot holds whatever it
-    holds: read only where valid), straight from its buffer: pyarrow's `to_numpy` imports pandas."""
+def _values(c: pa.ChunkedArray | pa.Array, dtype: type | None = None) -> np.ndarray:
+    """A fixed-width column's values as a numpy array of `dtype` (int64 unless given; a null's
+    slot holds whatever it holds: read only where valid), straight from its buffer: pyarrow's
+    `to_numpy` imports pandas."""
+    dtype = np.int64 if dtype is None else dtype
     if c.type != pa.from_numpy_dtype(dtype):
         c = c.cast(pa.from_numpy_dtype(dtype))
     parts: list[np.ndarray] = [np.frombuffer(a.buffers()[1], dtype=dtype, count=len(a), offset=a.offset * np.dtype(dtype).itemsize)
@@ -152,17 +161,62 @@ def _median(xs: list[float]) -> float:
     return v[k] if len(v) % 2 else (v[k - 1] + v[k]) / 2
 
 
-def _label_values(runs: pa.Table, name: str) -> list[Any]:
+class _Cols:
+    """A small table (`runs`, `flows`, `tcp_flows`: a row a run, flow or connection) as Python
+    lists, from an Arrow table or a native one (`_native.NativeTable`, a sweep's combined file read
+    by the native module): `jitterlab sweep`'s closing summary imports neither pyarrow nor numpy."""
+
+    def __init__(self, t: Any):
+        self.t = t
+        self.native = isinstance(t, _native.NativeTable)
+        self.column_names: list[str] = list(t.column_names)
+        self.num_rows: int = int(t.num_rows)
+        self._got: dict[str, list[Any]] = {}
+
+    def col(self, name: str) -> list[Any]:
+        got = self._got.get(name)
+        if got is None:
+            got = self._got[name] = self.t.to_pylist(name) if self.native else self.t.column(name).to_pylist()
+        return got
+
+    def kind(self, name: str) -> str:
+        """"int", "float", "str" or another (as the column's Arrow type)."""
+        if self.native:
+            return str(self.t.column_kinds[self.column_names.index(name)])
+        ty = self.t.schema.field(name).type
+        return ("int" if pa.types.is_integer(ty) else "float" if pa.types.is_floating(ty)
+                else "str" if pa.types.is_string(ty) or pa.types.is_large_string(ty) else "other")
+
+    def null_count(self, name: str) -> int:
+        return sum(v is None for v in self.col(name))
+
+
+def _small(tables: Mapping[str, Any], name: str, columns: list[str] | None = None) -> _Cols:
+    """Small table `name` (`_Cols`): held native, or its local file read by the native module,
+    where it can be; else as `_arrow` gives it. With `columns`: TableError when one is missing."""
+    from jitterlab._native import TableError
+    from jitterlab.tables import LazyTables
+
+    arrow = getattr(tables, "arrow", None)
+    nt = arrow.native_table(name) if isinstance(arrow, LazyTables) else None
+    if nt is None or "other" in nt.column_kinds:
+        return _Cols(_arrow(tables, name, columns))
+    missing = [c for c in columns or () if c not in nt.column_names]
+    if missing:
+        raise TableError(f"{name}: missing column '{missing[0]}'")
+    return _Cols(nt)
+
+
+def _label_values(runs: _Cols, name: str) -> list[Any]:
     """A column of `runs` as the values pandas had (jitterlab.tables.to_pandas): an integer
     column with nulls is float there (NaN) unless it is one of the nullable Int64 ones; a null in
     text or Int64 was pd.NA (`NA`); in a float column NaN."""
     from jitterlab.tables import NULLABLE
 
-    c = runs.column(name)
-    vals = c.to_pylist()
-    if pa.types.is_floating(c.type) or (pa.types.is_integer(c.type) and c.null_count and name not in NULLABLE):
+    vals, kind = runs.col(name), runs.kind(name)
+    if kind == "float" or (kind == "int" and runs.null_count(name) and name not in NULLABLE):
         return [math.nan if v is None else float(v) for v in vals]
-    if pa.types.is_integer(c.type) or pa.types.is_string(c.type) or pa.types.is_large_string(c.type):
+    if kind in ("int", "str"):
         return [NA if v is None else v for v in vals]
     return vals
 
@@ -172,50 +226,48 @@ def _same(vals: list[Any]) -> bool:
     return len({"nan" if isinstance(v, float) and math.isnan(v) else v for v in vals}) == 1
 
 
-def _points(runs: pa.Table) -> tuple[list[dict[str, Any]], list[int], np.ndarray]:
+def _points(runs: _Cols | pa.Table) -> tuple[list[dict[str, Any]], list[int], list[int]]:
     """The sweep points in ascending order: their labels (`point` and every parameter column whose
     value is the same in all the point's runs, not per-replication draws), their run counts, and
     each run's point index. One point of every run when `runs` has no `point` column."""
+    runs = runs if isinstance(runs, _Cols) else _Cols(runs)
     if "point" not in runs.column_names:
-        return [{}], [runs.num_rows], np.zeros(runs.num_rows, dtype=np.int64)
-    point = _values(runs.column("point"))
-    order, code, counts = np.unique(point, return_inverse=True, return_counts=True)
+        return [{}], [runs.num_rows], [0] * runs.num_rows
+    point = [int(v) for v in runs.col("point")]
+    order = sorted(set(point))
+    pos = {p: k for k, p in enumerate(order)}
+    code = [pos[p] for p in point]
     params = [c for c in runs.column_names if c not in _NOT_PARAMS and not c.startswith("random.")]
     cols = {c: _label_values(runs, c) for c in params}
     members: list[list[int]] = [[] for _ in order]
-    for i, k in enumerate(code.tolist()):
+    for i, k in enumerate(code):
         members[k].append(i)
     labels = []
-    for pt, rows in zip(order.tolist(), members):
-        label: dict[str, Any] = {"point": int(pt)}
+    for pt, rows in zip(order, members):
+        label: dict[str, Any] = {"point": pt}
         for c in params:
             v = cols[c]
             if _same([v[i] for i in rows]):
                 label[c] = v[rows[0]]
         labels.append(label)
-    return labels, [int(n) for n in counts], code.astype(np.int64)
+    return labels, [len(m) for m in members], code
 
 
-def _means(values: np.ndarray, group: np.ndarray, n_groups: int) -> np.ndarray:
+def _means(values: list[float], group: list[int], n_groups: int) -> list[float]:
     """Per group, the mean of its non-NaN values (NaN where none), summed in row order with
     Kahan's compensation as pandas' groupby mean sums (pandas/_libs/groupby.pyx, group_mean), so
     the MOS is the one the pandas summary printed, to the last bit."""
-    ok = ~np.isnan(values)
-    v, g = values[ok], group[ok]
-    order = np.argsort(g, kind="stable")
-    v, g = v[order], g[order]
-    n = np.bincount(g, minlength=n_groups)
-    start = np.concatenate([[0], np.cumsum(n)[:-1]]).astype(np.int64)
-    s, comp = np.zeros(n_groups), np.zeros(n_groups)
-    for k in range(int(n.max()) if len(g) else 0):  # the k-th value of every group that has one
-        gi = np.flatnonzero(n > k)
-        y = v[start[gi] + k] - comp[gi]
-        t = s[gi] + y
-        c = t - s[gi] - y
-        comp[gi] = np.where(np.isnan(c), 0.0, c)  # an infinite value: no compensation (pandas GH#50367)
-        s[gi] = t
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(n > 0, s / np.maximum(n, 1), np.nan)
+    s, comp, n = [0.0] * n_groups, [0.0] * n_groups, [0] * n_groups
+    for v, g in zip(values, group):
+        if v != v:  # NaN
+            continue
+        y = v - comp[g]
+        t = s[g] + y
+        c = t - s[g] - y
+        comp[g] = 0.0 if c != c else c  # an infinite value: no compensation (pandas GH#50367)
+        s[g] = t
+        n[g] += 1
+    return [s[g] / n[g] if n[g] else math.nan for g in range(n_groups)]
 
 
 def _flow_row(fid: int, names: Mapping[int, str], sent: int, recv: int, median_s: float, p99_s: float,
@@ -278,8 +330,9 @@ def _stretches(t: pa.Table, runs: pa.Table) -> tuple[list[list[np.ndarray]], np.
     return cols, stretch, flows
 
 
-def _batches(stretch: np.ndarray, point: np.ndarray) -> list[np.ndarray]:
+def _batches(stretch: np.ndarray, point: np.ndarray | list[int]) -> list[np.ndarray]:
     """The stretches grouped into batches of whole points (ascending), each batch's in run order."""
+    point = np.asarray(point, dtype=np.int64)
     stretch = stretch[stretch[:, 3] >= 0]  # rows of runs not in the table are not the summary's
     pt = point[stretch[:, 3]]
     order = np.lexsort((np.arange(len(stretch)), stretch[:, 3], pt))  # by point, then run, then row
@@ -294,7 +347,7 @@ def _batches(stretch: np.ndarray, point: np.ndarray) -> list[np.ndarray]:
     return out
 
 
-def _media(t: pa.Table, runs: pa.Table, point: np.ndarray, n_points: int, names: Mapping[int, str], window: str,
+def _media(t: pa.Table, runs: pa.Table, point: list[int], n_points: int, names: Mapping[int, str], window: str,
            jbs_ms: tuple[float, ...]) -> dict[int, list[dict[str, Any]]]:
     """The media rows of every point, by point index, each point's flows in ascending order.
 
@@ -302,19 +355,20 @@ def _media(t: pa.Table, runs: pa.Table, point: np.ndarray, n_points: int, names:
     one call whose groups are (flow, point): every figure is a function of one stream (run, flow)
     or pools a group's streams, so the pairs give what each flow prepared alone gives, and a
     point's streams are in one batch, in run order (the order the MOS means sum them in)."""
+    pt = np.asarray(point, dtype=np.int64)
     cols, stretch, flows = _stretches(t, runs)
     nf = len(flows)
     (ts, ts_ok), (te, te_ok) = _run_times(runs, "tcp_start_ns"), _run_times(runs, "tcp_end_ns")
     rep = lambda a: np.ascontiguousarray(np.repeat(a, nf))  # noqa: E731  (a run's value for each of its pairs)
     times = (rep(ts), rep(ts_ok), rep(te), rep(te_ok))
     n_groups = nf * n_points
-    group = (np.arange(nf)[None, :] * n_points + point[:, None]).ravel().astype(np.uint32)  # pair r * nf + f
+    group = (np.arange(nf)[None, :] * n_points + pt[:, None]).ravel().astype(np.uint32)  # pair r * nf + f
     q = np.full((n_groups, 2), np.nan)
     sent, recv = np.zeros(n_groups, dtype=np.int64), np.zeros(n_groups, dtype=np.int64)
     jb_ns, jbs, jb_code = _jb_codes(jbs_ms)
     c = CODECS[CODEC]
     mos, mos_group = [], []
-    for b in _batches(stretch, point):
+    for b in _batches(stretch, pt):
         # a stretch's rows are of one (run, flow) pair: joined by the native module into its
         # prepared table (no numpy concatenation, no copy of one)
         flow, seq, send, recv_ns, size, received = ([cols[k][j][lo:lo + n] for k, lo, n, *_ in b.tolist()] for j in range(6))
@@ -329,27 +383,30 @@ def _media(t: pa.Table, runs: pa.Table, point: np.ndarray, n_points: int, names:
         mos.append(np.asarray(ms.emodel(window, 0, 0, int(round(BASE_WINDOW_MS * 1e6)), jb_ns, float(c["ie"]), float(c["bpl"]),
                                         float(c["delay_ms"]), None)["mos"], dtype=np.float64))
         mos_group.append(np.repeat(sg, len(jb_ns)) * len(jbs) + np.tile(jb_code, len(sg)))
-    return _media_rows(flows, n_points, names, sent, recv, q, mos, mos_group, jbs)
+    if not mos:
+        return {}
+    return _media_rows(flows.tolist(), n_points, names, sent.tolist(), recv.tolist(), q.tolist(), np.concatenate(mos).tolist(),
+                       np.concatenate(mos_group).tolist(), jbs.tolist())
 
 
-def _media_rows(flows: np.ndarray, n_points: int, names: Mapping[int, str], sent: np.ndarray, recv: np.ndarray, q: np.ndarray,
-                mos: list[np.ndarray], mos_group: list[np.ndarray], jbs: np.ndarray) -> dict[int, list[dict[str, Any]]]:
+def _media_rows(flows: list[int], n_points: int, names: Mapping[int, str], sent: list[int], recv: list[int], q: list[list[float]],
+                mos: list[float], mos_group: list[int], jbs: list[int]) -> dict[int, list[dict[str, Any]]]:
     """The media rows by point index from the figures of each group (flow f, point p: group f *
     n_points + p): packets sent and received, OWD median and p99 (`q`), and every stream's MOS at
     each jitter buffer (`mos`, its group and buffer in `mos_group`, streams in run order)."""
-    if not mos:
-        return {}
-    n_groups = len(flows) * n_points
-    mean = _means(np.concatenate(mos), np.concatenate(mos_group), n_groups * len(jbs)).reshape(n_groups, len(jbs))
-    streams = np.bincount(np.concatenate(mos_group) // len(jbs), minlength=n_groups)
+    n_groups, nj = len(flows) * n_points, len(jbs)
+    mean = _means(mos, mos_group, n_groups * nj)
+    has = [False] * n_groups
+    for gj in mos_group:
+        has[gj // nj] = True
+    jb_s = [j / 1e9 for j in jbs]
     out: dict[int, list[dict[str, Any]]] = {}
     for f in range(len(flows)):
         for pt in range(n_points):
             g = f * n_points + pt
-            if streams[g]:  # the points where this flow has streams
-                by_jb = list(zip((jbs / 1e9).tolist(), mean[g].tolist()))
-                out.setdefault(pt, []).append(_flow_row(int(flows[f]), names, int(sent[g]), int(recv[g]),
-                                                        float(q[g, 0]), float(q[g, 1]), by_jb))
+            if has[g]:  # the points where this flow has streams
+                by_jb = list(zip(jb_s, mean[g * nj:(g + 1) * nj]))
+                out.setdefault(pt, []).append(_flow_row(int(flows[f]), names, int(sent[g]), int(recv[g]), float(q[g][0]), float(q[g][1]), by_jb))
     return out
 
 
@@ -368,13 +425,19 @@ def _jb_codes(jbs_ms: tuple[float, ...]) -> tuple[list[int], np.ndarray, np.ndar
     there (computed once a set: a sweep's every run asks)."""
     got = _JB_CODES.get(jbs_ms)
     if got is None:
-        jb_ns = [int(round(float(j) * 1e6)) for j in jbs_ms]
+        jb_ns = _jb_ns(jbs_ms)
         jbs, jb_code = np.unique(np.asarray(jb_ns, dtype=np.int64), return_inverse=True)  # ascending, as pandas grouped
         got = _JB_CODES[jbs_ms] = (jb_ns, jbs, jb_code)
     return got
 
 
-def run_part(tables: Mapping[str, pa.Table], sweep_id: str, alone: bool, jbs_ms: tuple[float, ...] = JBS_MS) -> dict[str, Any] | None:
+def _jb_ns(jbs_ms: tuple[float, ...]) -> list[int]:
+    """The jitter buffers in ns, as given."""
+    return [int(round(float(j) * 1e6)) for j in jbs_ms]
+
+
+def run_part(tables: Mapping[str, pa.Table], sweep_id: str, alone: bool, jbs_ms: tuple[float, ...] = JBS_MS,
+             whole_run: bool = False) -> dict[str, Any] | None:
     """One run's share of a sweep's summary, computed while the run's rows are in memory (by
     whoever ran it: `sweep.run(..., summary=True)`), so that `summarize` reads no media row
     (docs/performance.md, issue 31). Per media stream of the run (one a flow, ascending): for the
@@ -385,12 +448,18 @@ def run_part(tables: Mapping[str, pa.Table], sweep_id: str, alone: bool, jbs_ms:
     the rows. The window: the whole run for a run without TCP, or once this process has run one
     in this sweep (the summary's window is then the whole run); else the TCP overlap window. A
     part without the window the close needs (a sweep whose runs without TCP came after others)
-    makes `summarize` compute from the rows instead. None: no part (a table or column missing)."""
+    makes `summarize` compute from the rows instead. `whole_run`: the sweep expects runs without
+    TCP (its cost estimate found a point without TCP segments), so the window is the whole run from
+    this run on. None: no part (a table or column missing)."""
+    if whole_run:
+        _NO_TCP.add(sweep_id)
     runs, t = tables.get("runs"), tables.get("media_packets")
     if runs is None or runs.num_rows != 1 or t is None or any(c not in t.column_names for c in MEDIA_COLUMNS):
         return None
     if "tcp_start_ns" not in runs.column_names or "tcp_end_ns" not in runs.column_names:
         return None
+    if isinstance(runs, _native.NativeTable) and isinstance(t, _native.NativeTable):
+        return _run_part_native(runs, t, sweep_id, alone, jbs_ms)
     if runs.column("tcp_start_ns").null_count:
         _NO_TCP.add(sweep_id)
     window = "all" if sweep_id in _NO_TCP else "overlap"
@@ -407,45 +476,79 @@ def run_part(tables: Mapping[str, pa.Table], sweep_id: str, alone: bool, jbs_ms:
     part.update(_native.run_share(flow, seq, send, recv_ns, received, size, start, end, window, int(round(BASE_WINDOW_MS * 1e6)),
                                   _jb_codes(jbs_ms)[0], float(c["ie"]), float(c["bpl"]), float(c["delay_ms"]), _PROBS if alone else None))
     if alone:
-        part["q"] = part.pop("quantiles").reshape(len(part["flows"]), 2)
+        part["q"] = part.pop("quantiles")  # flow-major, two a flow
     return part
 
 
-def _media_from_parts(parts: list[dict[str, Any]], point: np.ndarray, n_points: int, names: Mapping[int, str],
+def _run_part_native(runs: Any, t: Any, sweep_id: str, alone: bool, jbs_ms: tuple[float, ...]) -> dict[str, Any]:
+    """`run_part` of a run's tables kept native (`_native.NativeTable`): its media rows read in
+    place by `_native.run_share_native`, the part's arrays `array.array`s (neither numpy nor
+    pyarrow is imported); "q" holds the quantiles flat (flow-major, two a flow)."""
+    import array
+
+    start, end = runs.to_pylist("tcp_start_ns")[0], runs.to_pylist("tcp_end_ns")[0]
+    if start is None:
+        _NO_TCP.add(sweep_id)
+    window = "all" if sweep_id in _NO_TCP else "overlap"
+    if not t.num_rows:
+        return {"window": window, "flows": array.array("q")}
+    c = CODECS[CODEC]
+    part: dict[str, Any] = {"window": window}
+    part.update(_native.run_share_native(t, start, end, window, int(round(BASE_WINDOW_MS * 1e6)), _jb_ns(jbs_ms), float(c["ie"]),
+                                         float(c["bpl"]), float(c["delay_ms"]), _PROBS if alone else None))
+    if alone:
+        part["q"] = part.pop("quantiles")
+    return part
+
+
+def _media_from_parts(parts: list[dict[str, Any]], point: list[int], n_points: int, names: Mapping[int, str],
                       jbs_ms: tuple[float, ...]) -> dict[int, list[dict[str, Any]]]:
-    """`_media`'s rows from the runs' parts (`run_part`; `parts[r]` of the run in row r of `runs`)."""
-    flows = _distinct(np.concatenate([p["flows"] for p in parts])) if parts else np.zeros(0, dtype=np.int64)
+    """`_media`'s rows from the runs' parts (`run_part`; `parts[r]` of the run in row r of `runs`),
+    in Python (a part's arrays: `array.array`s or numpy's; a few values a stream): numpy only to
+    pool the OWD values of points with several runs."""
+    jb_ns = _jb_ns(jbs_ms)
+    jbs = sorted(set(jb_ns))  # ascending, as pandas grouped
+    jb_code = [jbs.index(j) for j in jb_ns]
+    flows = sorted({int(f) for p in parts for f in p["flows"]})
+    fpos = {f: k for k, f in enumerate(flows)}
     n_groups = len(flows) * n_points
-    q = np.full((n_groups, 2), np.nan)
-    sent, recv = np.zeros(n_groups, dtype=np.int64), np.zeros(n_groups, dtype=np.int64)
-    jb_ns, jbs, jb_code = _jb_codes(jbs_ms)
-    mos, mos_group, vals, val_group = [], [], [], []
+    q = [[math.nan, math.nan] for _ in range(n_groups)]
+    sent, recv = [0] * n_groups, [0] * n_groups
+    mos: list[float] = []
+    mos_group: list[int] = []
+    vals, val_group = [], []
     for r, p in enumerate(parts):  # in run order: the MOS means sum each group's streams in that order
         if not len(p["flows"]):
             continue
-        sg = _lookup(p["flows"], flows) * n_points + point[r]  # each stream's (flow, point): distinct in a run
-        sent[sg] += p["sent"]
-        recv[sg] += p["received"]
-        mos.append(p["mos"])
-        mos_group.append(np.repeat(sg, len(jb_ns)) * len(jbs) + np.tile(jb_code, len(sg)))
+        sg = [fpos[int(f)] * n_points + point[r] for f in p["flows"]]  # each stream's (flow, point): distinct in a run
+        for g, a, b in zip(sg, p["sent"], p["received"]):
+            sent[g] += int(a)
+            recv[g] += int(b)
+        mos.extend(float(x) for x in p["mos"])  # stream-major: a value a jitter buffer
+        mos_group.extend(g * len(jbs) + c for g in sg for c in jb_code)
         if "q" in p:
-            q[sg] = p["q"]
+            flat = [float(x) for x in p["q"]]
+            for k, g in enumerate(sg):
+                q[g] = flat[2 * k:2 * k + 2]
         else:
             vals.append(p["owd"])
-            val_group.append(sg[p["owd_stream"]])
+            val_group.append([sg[int(k)] for k in p["owd_stream"]])
     if vals:
-        pooled = _native.grouped_quantiles(np.concatenate(vals), np.concatenate(val_group).astype(np.uint32), n_groups, _PROBS)
-        q = pooled["quantiles"].reshape(n_groups, 2)
+        pooled = _native.grouped_quantiles(np.concatenate([np.asarray(v, dtype=np.float64) for v in vals]),
+                                           np.asarray([g for vg in val_group for g in vg], dtype=np.uint32), n_groups, _PROBS)
+        q = pooled["quantiles"].reshape(n_groups, 2).tolist()
+    if not mos_group:
+        return {}
     return _media_rows(flows, n_points, names, sent, recv, q, mos, mos_group, jbs)
 
 
-def _usable_parts(tables: Mapping[str, Any], runs: pa.Table, window: str, counts: list[int]) -> list[dict[str, Any]] | None:
+def _usable_parts(tables: Mapping[str, Any], runs: _Cols, window: str, counts: list[int]) -> list[dict[str, Any]] | None:
     """The runs' parts in the order of `runs` when every run has one for `window` (and, where a
     part holds its quantiles, each point has one run); else None (computed from the rows)."""
     got = getattr(tables, "summary_parts", None)
     if got is None or not runs.num_rows or "run_id" not in runs.column_names:
         return None
-    parts = [got.get(r) for r in runs.column("run_id").to_pylist()]
+    parts = [got.get(r) for r in runs.col("run_id")]
     if any(p is None or (len(p["flows"]) and p["window"] != window) for p in parts):
         return None
     if any("q" in p for p in parts) and any(n != 1 for n in counts):
@@ -453,16 +556,16 @@ def _usable_parts(tables: Mapping[str, Any], runs: pa.Table, window: str, counts
     return parts
 
 
-def _tcp(t: pa.Table, runs: pa.Table, point: np.ndarray) -> dict[int, list[dict[str, Any]]]:
+def _tcp(t: _Cols, runs: _Cols, point: list[int]) -> dict[int, list[dict[str, Any]]]:
     """The TCP rows of every point, by point index, each point's roles in ascending order."""
     if not t.num_rows:  # a sweep with no TCP: a table of no runs (a run_id column only)
         return {}
-    run_ids = runs.column("run_id").to_pylist()
-    point_of = dict(zip(run_ids, point.tolist()))
-    run_end = dict(zip(run_ids, runs.column("end_ns").to_pylist())) if "end_ns" in runs.column_names else {}
-    rid = t.column("run_id").to_pylist()
-    role = ["tcp" if r is None else str(r) for r in t.column("role").to_pylist()] if "role" in t.column_names else ["tcp"] * len(rid)
-    syn, end, nbytes = (t.column(c).to_pylist() for c in ("syn_ns", "end_ns", "bytes"))
+    run_ids = runs.col("run_id")
+    point_of = dict(zip(run_ids, point))
+    run_end = dict(zip(run_ids, runs.col("end_ns"))) if "end_ns" in runs.column_names else {}
+    rid = t.col("run_id")
+    role = ["tcp" if r is None else str(r) for r in t.col("role")] if "role" in t.column_names else ["tcp"] * len(rid)
+    syn, end, nbytes = (t.col(c) for c in ("syn_ns", "end_ns", "bytes"))
     rows: dict[tuple[str, Any], list[int]] = {}
     for i, key in enumerate(zip(role, rid)):
         if key[1] in point_of:
@@ -511,14 +614,15 @@ def summarize(tables: Mapping[str, Any], jbs_ms: tuple[float, ...] = JBS_MS) -> 
     ``flows`` when present; a `jitterlab.tables.Tables` or a mapping of DataFrames) as JSON-ready
     data: ``{"runs", "window", "points": [{"params", "runs", "media": [...], "tcp": [...]}]}``.
     See the module's docstring for the rules."""
-    runs = _arrow(tables, "runs")
+    # the small tables as Python lists (`_Cols`): read by the native module where they can be
+    runs = _small(tables, "runs")
     has = set(tables)
     names: dict[int, str] = {}
     if "flows" in has:
-        fl = _arrow(tables, "flows", ["flow_id", "name"])
-        names = {int(a): str(b) for a, b in zip(fl.column("flow_id").to_pylist(), fl.column("name").to_pylist())}
+        fl = _small(tables, "flows", ["flow_id", "name"])
+        names = {int(a): str(b) for a, b in zip(fl.col("flow_id"), fl.col("name"))}
     # every run has TCP (a table without the column counts as such, as before: the metrics then say what is missing)
-    all_tcp = "tcp_start_ns" not in runs.column_names or runs.column("tcp_start_ns").null_count == 0
+    all_tcp = "tcp_start_ns" not in runs.column_names or runs.null_count("tcp_start_ns") == 0
     window = "overlap" if runs.num_rows and all_tcp else "all"
     labels, counts, point = _points(runs)
     media: dict[int, list[dict[str, Any]]] = {}
@@ -526,8 +630,9 @@ def summarize(tables: Mapping[str, Any], jbs_ms: tuple[float, ...] = JBS_MS) -> 
     if parts is not None:  # computed by each run while its rows were in memory
         media = _media_from_parts(parts, point, len(labels), names, tuple(jbs_ms))
     elif "media_packets" in has and _rows(tables, "media_packets"):
-        media = _media(_arrow(tables, "media_packets", MEDIA_COLUMNS), runs, point, len(labels), names, window, tuple(jbs_ms))
-    tcp = _tcp(_arrow(tables, "tcp_flows"), runs, point) if "tcp_flows" in has else {}
+        media = _media(_arrow(tables, "media_packets", MEDIA_COLUMNS), _arrow(tables, "runs"), point, len(labels), names, window,
+                       tuple(jbs_ms))
+    tcp = _tcp(_small(tables, "tcp_flows"), runs, point) if "tcp_flows" in has else {}
     return {"runs": int(runs.num_rows), "window": window,
             "points": [{"params": label, "runs": n, "media": media.get(k, []), "tcp": tcp.get(k, [])}
                        for k, (label, n) in enumerate(zip(labels, counts))]}

@@ -14,12 +14,15 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Mapping, MutableMapping
 
-import pyarrow as pa
+from jitterlab import _lazy
 
 if TYPE_CHECKING:  # pandas is imported where a DataFrame is made (a sweep's workers never need it)
     import pandas as pd
+    import pyarrow as pa
 
     from jitterlab import _fspath
+else:  # nor pyarrow: a sweep's run keeps its tables native until one is read (`LazyTables.native`)
+    pa = _lazy.module("pyarrow")
 
 
 def to_arrow(df: pd.DataFrame) -> pa.Table:
@@ -35,6 +38,13 @@ def to_arrow(df: pd.DataFrame) -> pa.Table:
         return pa.table({"run_id": pa.array([], type=pa.int64())})
     t = pa.Table.from_pandas(df, preserve_index=False)
     return canonical(t)
+
+
+def _arrow_table(t: Any) -> pa.Table:
+    """An object of the Arrow stream protocol (`__arrow_c_stream__`: a `_native.NativeTable`) as a
+    pyarrow table, its buffers shared. Not `pa.table(t)`: that first checks for a pandas frame,
+    importing pandas (half a second)."""
+    return pa.RecordBatchReader.from_stream(t).read_all()
 
 
 #: Columns that may hold nulls (int64 with nulls becomes pandas' nullable Int64).
@@ -64,39 +74,91 @@ def canonical(t: pa.Table) -> pa.Table:
     return t.cast(pa.schema(fields, metadata=t.schema.metadata))
 
 
-class LazyTables(MutableMapping[str, pa.Table]):
+class LazyTables(MutableMapping[str, "pa.Table"]):
     """Arrow tables by name, some read from their Parquet file (a local path or an
     `_fspath.FsPath`) only when first asked for: a sweep's combined tables past what the client
-    keeps in memory (`sweep.combine._Combiner.HOLD_BYTES`). `Tables` keeps one as it is."""
+    keeps in memory (`sweep.combine._Combiner.HOLD_BYTES`); or held by the native module (a
+    run's tables, `_native.NativeTable`) and handed to pyarrow when first asked for (its buffers
+    shared): a sweep's worker stores them and computes their summary share without pyarrow.
+    `Tables` keeps one as it is."""
 
     def __init__(self) -> None:
         self._t: dict[str, pa.Table] = {}
         self._files: dict[str, Any] = {}
+        self._native: dict[str, Any] = {}
+        self._rows: dict[str, int] = {}
 
-    def later(self, name: str, path: Any) -> None:
+    def later(self, name: str, path: Any, rows: int | None = None) -> None:
+        """Table `name` read from its file `path` when first asked for; `rows`, when known (the
+        sweep that wrote it counted them), answers `num_rows` without reading the footer."""
         self._files[name] = path
+        if rows is not None:
+            self._rows[name] = rows
+
+    def __getstate__(self) -> dict[str, Any]:
+        # pickled (a result sent to another process): the tables held native go as Arrow tables
+        for name in list(self._native):
+            self[name]
+        return self.__dict__
+
+    def native(self, name: str, t: Any) -> None:
+        """Table `name` held by the native module (`_native.NativeTable`) until it is read."""
+        self._native[name] = t
+
+    def held(self, name: str) -> Any:
+        """Table `name` as held: its `_native.NativeTable` when not yet read (for the native
+        module's encoders), else the Arrow table."""
+        got = self._native.get(name)
+        return got if got is not None else self[name]
+
+    def native_table(self, name: str) -> Any:
+        """Table `name` as a `_native.NativeTable` without pyarrow where it can be: held native,
+        or a local Parquet file not yet read, read whole by the native module (a sweep's small
+        combined tables, for its closing summary); None otherwise (held as Arrow, on fsspec, or
+        unreadable natively). The file stays where it is: pyarrow reads it if asked."""
+        got = self._native.get(name)
+        if got is not None:
+            return got
+        path = self._files.get(name)
+        if isinstance(path, Path):
+            from jitterlab import _native
+
+            try:
+                return _native.NativeTable.read_parquet(path)
+            except ValueError:
+                return None
+        return None
 
     def num_rows(self, name: str) -> int:
         """Rows of table `name`, from its file's footer when it is not loaded (no data read)."""
         if name in self._t:
             return self._t[name].num_rows
+        if name in self._native:
+            return int(self._native[name].num_rows)
+        if name in self._rows and name in self._files:
+            return self._rows[name]
         from jitterlab import _fspath
 
         return _fspath.parquet_rows(self._files[name])
 
     def __getitem__(self, name: str) -> pa.Table:
         if name not in self._t:
-            if name not in self._files:
+            if name in self._native:
+                self._t[name] = _arrow_table(self._native.pop(name))
+            elif name not in self._files:
                 raise KeyError(name)
-            from jitterlab import _fspath
+            else:
+                from jitterlab import _fspath
 
-            self._t[name] = _fspath.read_parquet(self._files.pop(name))
+                self._t[name] = _fspath.read_parquet(self._files.pop(name))
         return self._t[name]
 
     def column_names(self, name: str) -> list[str]:
         """Columns of table `name`, from its file's footer when it is not loaded (no data read)."""
         if name in self._t:
             return self._t[name].column_names
+        if name in self._native:
+            return list(self._native[name].column_names)
         from jitterlab import _fspath
 
         return _fspath.parquet_schema(self._files[name]).names
@@ -104,8 +166,8 @@ class LazyTables(MutableMapping[str, pa.Table]):
     def read_columns(self, name: str, columns: list[str]) -> pa.Table:
         """Only `columns` of table `name`: from the loaded table, or read from its file without
         keeping it (a reader that needs a few columns once does not decode the others)."""
-        if name in self._t:
-            return self._t[name].select(columns)
+        if name in self._t or name in self._native:
+            return self[name].select(columns)
         if name not in self._files:
             raise KeyError(name)
         from jitterlab import _fspath
@@ -114,20 +176,21 @@ class LazyTables(MutableMapping[str, pa.Table]):
 
     def __setitem__(self, name: str, t: pa.Table) -> None:
         self._files.pop(name, None)
+        self._native.pop(name, None)
         self._t[name] = t
 
     def __delitem__(self, name: str) -> None:
-        if self._files.pop(name, None) is None:
+        if self._files.pop(name, None) is None and self._native.pop(name, None) is None:
             del self._t[name]
 
     def __contains__(self, name: object) -> bool:
-        return name in self._t or name in self._files
+        return name in self._t or name in self._files or name in self._native
 
     def __iter__(self) -> Iterator[str]:
-        return iter([*self._t, *self._files])
+        return iter([*self._t, *self._native, *self._files])
 
     def __len__(self) -> int:
-        return len(self._t) + len(self._files)
+        return len(self._t) + len(self._files) + len(self._native)
 
 
 class Tables(Mapping[str, "pd.DataFrame"]):

@@ -14,6 +14,7 @@ mod units;
 mod parquet_concat;
 mod parquet_write;
 mod parquet_int;
+mod native_table;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -27,5 +28,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     units::register(m)?;
     parquet_concat::register(m)?;
     parquet_write::register(m)?;
+    native_table::register(m)?;
     Ok(())
 }

@@ -164,8 +164,13 @@ fn encode_part(schema: &SchemaRef, batches: &[RecordBatch], parquet_min_rows: us
     w.into_inner().map_err(|e| e.to_string())
 }
 
-/// A pyarrow table (anything with `__arrow_c_stream__`) as its schema and record batches.
+/// A pyarrow table (anything with `__arrow_c_stream__`) as its schema and record batches; a
+/// run's `NativeTable` as it is (its batch shared, nothing crosses the C interface).
 fn import(obj: &Bound<'_, PyAny>) -> PyResult<(SchemaRef, Vec<RecordBatch>)> {
+    if let Ok(t) = obj.cast::<crate::native_table::NativeTable>() {
+        let b = t.get().batch.clone();
+        return Ok((b.schema(), vec![b]));
+    }
     let cap = obj.call_method0("__arrow_c_stream__")?;
     let cap = cap.cast::<PyCapsule>().map_err(|_| PyValueError::new_err("__arrow_c_stream__ did not return a capsule"))?;
     let ptr = cap.pointer_checked(Some(c"arrow_array_stream"))?;

@@ -10,6 +10,7 @@ use jitterlab_sim::scenario;
 
 use crate::arrow_c::{ArrowBatch, Batch, Col};
 use crate::errors::ScenarioError;
+use crate::native_table::NativeTable;
 
 /// Runs the scenario given as a JSON string with `seed`; returns a dict of its tables (each an
 /// `ArrowBatch` for `pyarrow.record_batch`, `run_id` a column of each), the channel names, and the
@@ -48,7 +49,7 @@ fn simulate_tables<'py>(py: Python<'py>, scenario_json: &str, seed: u64, run_id:
             pcaps.set_item(name, path.to_string_lossy().to_string())?;
         }
     }
-    let out = tables_to_py(py, t, run_id)?;
+    let out = tables_to_py(py, t, run_id, false)?;
     out.set_item("pcap", pcaps)?;
     out.set_item("pcap_epoch_ns", crate::export::EPOCH_NS)?;
     Ok(out)
@@ -59,9 +60,54 @@ fn rid(n: usize, run_id: i64) -> Col { Col::i64(vec![run_id; n]) }
 /// A time column whose NULL_NS rows are null.
 fn nullable_ns(v: Vec<i64>) -> Col { Col::i64_null_where(v, |x| x == jitterlab_sim::record::NULL_NS) }
 
-fn tables_to_py<'py>(py: Python<'py>, t: Tables, run_id: i64) -> PyResult<Bound<'py, PyDict>> {
+/// Runs the scenario (JSON) with `seed` as `simulate_tables` does, without captures, and returns
+/// each core table as a `NativeTable` (kept native until read: issue 31), the channel names and
+/// the run totals.
+#[pyfunction]
+fn simulate_native<'py>(py: Python<'py>, scenario_json: &str, seed: u64, run_id: i64) -> PyResult<Bound<'py, PyDict>> {
+    let v = parse_json(scenario_json)?;
+    let t = py.detach(|| scenario::run(&v, seed)).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    tables_to_py(py, t, run_id, true)
+}
+
+/// The run's tables as a dict (`ArrowBatch`es, or with `native` `NativeTable`s), the channel
+/// names and the totals.
+fn tables_to_py<'py>(py: Python<'py>, t: Tables, run_id: i64, native: bool) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
     let names: Vec<String> = t.channels.iter().map(|c| c.name.clone()).collect();
+    let totals = totals(py, &t)?;
+    for (name, b) in core_batches(t, &names, run_id)? {
+        if native {
+            out.set_item(name, NativeTable::from_batch(b)?)?;
+        } else {
+            out.set_item(name, ArrowBatch::new(b))?;
+        }
+    }
+    out.set_item("channel_names", PyList::new(py, &names)?)?;
+    out.set_item("totals", totals)?;
+    Ok(out)
+}
+
+fn totals<'py>(py: Python<'py>, t: &Tables) -> PyResult<Bound<'py, PyDict>> {
+    let totals = PyDict::new(py);
+    totals.set_item("tcp_start_ns", t.tcp_start_ns)?;
+    totals.set_item("tcp_end_ns", t.tcp_end_ns)?;
+    totals.set_item("sent_pkts", t.sent_pkts)?;
+    totals.set_item("sent_bytes", t.sent_bytes)?;
+    totals.set_item("delivered_pkts", t.delivered_pkts)?;
+    totals.set_item("delivered_bytes", t.delivered_bytes)?;
+    totals.set_item("dropped_pkts", t.dropped_pkts)?;
+    totals.set_item("dropped_bytes", t.dropped_bytes)?;
+    totals.set_item("in_flight_pkts", t.in_flight_pkts)?;
+    totals.set_item("in_flight_bytes", t.in_flight_bytes)?;
+    totals.set_item("events", t.events)?;
+    totals.set_item("end_ns", t.end_ns)?;
+    Ok(totals)
+}
+
+/// The core's tables by name, in the order the dict had them.
+fn core_batches(t: Tables, names: &[String], run_id: i64) -> PyResult<Vec<(&'static str, Batch)>> {
+    let mut out = Vec::with_capacity(8);
 
     let m = t.media;
     let mut b = Batch::default();
@@ -72,9 +118,9 @@ fn tables_to_py<'py>(py: Python<'py>, t: Tables, run_id: i64) -> PyResult<Bound<
         .push("recv_ns", nullable_ns(m.recv_ns))
         .push("size", Col::from_u32(&m.size))
         // a gather (a negative index gives a null name)
-        .push("lost_where", Col::take_strings(&names, m.lost_where.iter().map(|&i| i64::from(i)))?)
+        .push("lost_where", Col::take_strings(names, m.lost_where.iter().map(|&i| i64::from(i)))?)
         .push("ce", Col::bools(&m.ce));
-    out.set_item("media_packets", ArrowBatch::new(b))?;
+    out.push(("media_packets", b));
 
     let f = t.tcp_flows;
     let mut b = Batch::default();
@@ -94,18 +140,18 @@ fn tables_to_py<'py>(py: Python<'py>, t: Tables, run_id: i64) -> PyResult<Bound<
         .push("drops", Col::from_u64(f.drops))
         .push("ecn_marks", Col::from_u64(f.ecn_marks))
         .push("timeouts", Col::from_u64(f.timeouts));
-    out.set_item("tcp_flows", ArrowBatch::new(b))?;
+    out.push(("tcp_flows", b));
 
     let q = t.queue_samples;
     let mut b = Batch::default();
     b.push("run_id", rid(q.t_ns.len(), run_id))
         .push("t_ns", Col::i64(q.t_ns))
-        .push("queue", Col::take_strings(&names, q.queue.iter().map(|&i| i64::from(i)))?)
+        .push("queue", Col::take_strings(names, q.queue.iter().map(|&i| i64::from(i)))?)
         .push("backlog_pkts", Col::from_u64(q.backlog_pkts))
         .push("backlog_bytes", Col::from_u64(q.backlog_bytes))
         .push("drops", Col::from_u64(q.drops))
         .push("marks", Col::from_u64(q.marks));
-    out.set_item("queue_samples", ArrowBatch::new(b))?;
+    out.push(("queue_samples", b));
 
     let s = t.tcp_series;
     // the core's "unset" ssthresh (u64::MAX / 4) is null; values capped at 2^62 as before
@@ -119,7 +165,7 @@ fn tables_to_py<'py>(py: Python<'py>, t: Tables, run_id: i64) -> PyResult<Bound<
         .push("ssthresh", Col::i64_valid(ssth, s.ssthresh.iter().map(|&x| x < UNSET)))
         .push("srtt_ns", nullable_ns(s.srtt_ns))
         .push("inflight", Col::from_u64(s.inflight));
-    out.set_item("tcp_series", ArrowBatch::new(b))?;
+    out.push(("tcp_series", b));
 
     // adaptive media (docs/tables.md); rates and the controller state rounded to whole bit/s, bytes
     let f = t.rtc_frames;
@@ -132,7 +178,7 @@ fn tables_to_py<'py>(py: Python<'py>, t: Tables, run_id: i64) -> PyResult<Bound<
         .push("packets", Col::from_u32(&f.packets))
         .push("first_seq", Col::from_u64(f.first_seq))
         .push("key", Col::bools(&f.key));
-    out.set_item("rtc_frames", ArrowBatch::new(b))?;
+    out.push(("rtc_frames", b));
     let s = t.rtc_series;
     let round = |v: &[f64]| -> Col { Col::i64_valid(v.iter().map(|x| if x.is_finite() { x.round() as i64 } else { 0 }).collect(), v.iter().map(|x| x.is_finite())) };
     let mut b = Batch::default();
@@ -145,27 +191,11 @@ fn tables_to_py<'py>(py: Python<'py>, t: Tables, run_id: i64) -> PyResult<Bound<
         .push("in_flight_bytes", Col::from_u64(s.in_flight_bytes))
         .push("queue_bytes", Col::from_u64(s.queue_bytes))
         .push("state", round(&s.state));
-    out.set_item("rtc_series", ArrowBatch::new(b))?;
+    out.push(("rtc_series", b));
 
     // a run without channels or flows: a table of its run_id column alone, no rows
-    out.set_item("channels", ArrowBatch::new(channels_batch(&t.channels, run_id)?))?;
-    out.set_item("flows", ArrowBatch::new(flows_batch(&t.flows, &t.flow_counters, run_id)?))?;
-    out.set_item("channel_names", PyList::new(py, &names)?)?;
-
-    let totals = PyDict::new(py);
-    totals.set_item("tcp_start_ns", t.tcp_start_ns)?;
-    totals.set_item("tcp_end_ns", t.tcp_end_ns)?;
-    totals.set_item("sent_pkts", t.sent_pkts)?;
-    totals.set_item("sent_bytes", t.sent_bytes)?;
-    totals.set_item("delivered_pkts", t.delivered_pkts)?;
-    totals.set_item("delivered_bytes", t.delivered_bytes)?;
-    totals.set_item("dropped_pkts", t.dropped_pkts)?;
-    totals.set_item("dropped_bytes", t.dropped_bytes)?;
-    totals.set_item("in_flight_pkts", t.in_flight_pkts)?;
-    totals.set_item("in_flight_bytes", t.in_flight_bytes)?;
-    totals.set_item("events", t.events)?;
-    totals.set_item("end_ns", t.end_ns)?;
-    out.set_item("totals", totals)?;
+    out.push(("channels", channels_batch(&t.channels, run_id)?));
+    out.push(("flows", flows_batch(&t.flows, &t.flow_counters, run_id)?));
     Ok(out)
 }
 
@@ -357,6 +387,7 @@ fn take_strings<'py>(
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate_tables, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate_native, m)?)?;
     m.add_class::<ArrowBatch>()?;
     m.add_function(wrap_pyfunction!(take_strings, m)?)?;
     m.add_function(wrap_pyfunction!(sim_registry, m)?)?;

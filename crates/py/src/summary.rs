@@ -12,6 +12,7 @@ use pyo3::types::PyDict;
 
 use crate::errors::TableError;
 use crate::metrics::{emodel_cols, to_py, window};
+use crate::native_table::NativeTable;
 
 type Chunk<'a> = (&'a [i64], &'a [i64], &'a [i64], &'a [i64], &'a [bool], &'a [i64]);
 
@@ -99,16 +100,74 @@ fn run_share<'py>(
         }
         chunks.push(c);
     }
+    share(py, &chunks, tcp_start_ns, tcp_end_ns, w, pre_ns, &jbs_ns, ie, bpl, codec_delay_ms, probs.as_deref(), false)
+}
+
+/// `run_share` of a run's `media_packets` kept native (`NativeTable`), its values read in place;
+/// the dict's arrays are `array.array`s (no numpy in a sweep's worker).
+#[pyfunction]
+#[pyo3(signature = (media, tcp_start_ns, tcp_end_ns, kind, pre_ns, jbs_ns, ie, bpl, codec_delay_ms, probs))]
+#[allow(clippy::too_many_arguments)]
+fn run_share_native<'py>(
+    py: Python<'py>,
+    media: &Bound<'py, NativeTable>,
+    tcp_start_ns: Option<i64>,
+    tcp_end_ns: Option<i64>,
+    kind: &str,
+    pre_ns: i64,
+    jbs_ns: Vec<i64>,
+    ie: f64,
+    bpl: f64,
+    codec_delay_ms: f64,
+    probs: Option<Vec<f64>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let w = window(kind, 0, 0)?;
+    let t = media.get();
+    let (flow, _) = t.i64_column("flow_id")?;
+    let (seq, _) = t.i64_column("seq")?;
+    let (send, _) = t.i64_column("send_ns")?;
+    let (recv, valid) = t.i64_column("recv_ns")?;
+    let (size, _) = t.i64_column("size")?;
+    let received: Vec<bool> = match valid {
+        Some(v) => v.iter().collect(),
+        None => vec![true; recv.len()],
+    };
+    let chunks: Vec<Chunk<'_>> = if flow.is_empty() { Vec::new() } else { vec![(flow, seq, send, recv, &received, size)] };
+    share(py, &chunks, tcp_start_ns, tcp_end_ns, w, pre_ns, &jbs_ns, ie, bpl, codec_delay_ms, probs.as_deref(), true)
+}
+
+/// An `array.array` of `v` (typecode `tc`: 'q' int64, 'd' float64), built from its bytes.
+fn py_array<'py, T: Copy>(py: Python<'py>, tc: &str, v: &[T], bytes: impl Fn(T) -> [u8; 8]) -> PyResult<Bound<'py, PyAny>> {
+    let raw: Vec<u8> = v.iter().flat_map(|&x| bytes(x)).collect();
+    py.import("array")?.getattr("array")?.call1((tc, pyo3::types::PyBytes::new(py, &raw)))
+}
+
+/// The run's share from its media rows (`chunks`); arrays as numpy's or, with `plain`, `array.array`s.
+#[allow(clippy::too_many_arguments)]
+fn share<'py>(
+    py: Python<'py>,
+    chunks: &[Chunk<'_>],
+    tcp_start_ns: Option<i64>,
+    tcp_end_ns: Option<i64>,
+    w: jm::Window,
+    pre_ns: i64,
+    jbs_ns: &[i64],
+    ie: f64,
+    bpl: f64,
+    codec_delay_ms: f64,
+    probs: Option<&[f64]>,
+    plain: bool,
+) -> PyResult<Bound<'py, PyDict>> {
     let p = emodel::Params::default();
     let (flows, sent, recv, mos, q) = py
         .detach(|| -> jm::Result<_> {
-            let (flows, m) = prepare(&chunks, tcp_start_ns, tcp_end_ns)?;
+            let (flows, m) = prepare(chunks, tcp_start_ns, tcp_end_ns)?;
             let rtp = rtp::rtp_summary(&m, w);
             let sent: Vec<i64> = rtp.iter().map(|x| x.sent as i64).collect();
             let recv: Vec<i64> = rtp.iter().map(|x| x.received as i64).collect();
             let bases = loss::base_delay(&m, pre_ns)?;
-            let mos = emodel_cols(&m, &bases, w, &jbs_ns, &p, ie, bpl, codec_delay_ms).swap_remove(5);
-            let q = match &probs {
+            let mos = emodel_cols(&m, &bases, w, jbs_ns, &p, ie, bpl, codec_delay_ms).swap_remove(5);
+            let q = match probs {
                 Some(probs) => Ok(delay::owd_quantiles_s_by_run(&m, w, probs)?),
                 None => Err(delay::owd_s_with_run(&m, w)),
             };
@@ -116,15 +175,17 @@ fn run_share<'py>(
         })
         .map_err(to_py)?;
     let d = PyDict::new(py);
-    d.set_item("flows", flows.into_pyarray(py))?;
-    d.set_item("sent", sent.into_pyarray(py))?;
-    d.set_item("received", recv.into_pyarray(py))?;
-    d.set_item("mos", mos.into_pyarray(py))?;
+    let ints = |v: Vec<i64>| -> PyResult<Bound<'py, PyAny>> { if plain { py_array(py, "q", &v, i64::to_ne_bytes) } else { Ok(v.into_pyarray(py).into_any()) } };
+    let floats = |v: Vec<f64>| -> PyResult<Bound<'py, PyAny>> { if plain { py_array(py, "d", &v, f64::to_ne_bytes) } else { Ok(v.into_pyarray(py).into_any()) } };
+    d.set_item("flows", ints(flows)?)?;
+    d.set_item("sent", ints(sent)?)?;
+    d.set_item("received", ints(recv)?)?;
+    d.set_item("mos", floats(mos)?)?;
     match q {
-        Ok(q) => d.set_item("quantiles", q.into_pyarray(py))?,
+        Ok(q) => d.set_item("quantiles", floats(q)?)?,
         Err((vals, grp)) => {
-            d.set_item("owd", vals.into_pyarray(py))?;
-            d.set_item("owd_stream", grp.into_iter().map(i64::from).collect::<Vec<_>>().into_pyarray(py))?;
+            d.set_item("owd", floats(vals)?)?;
+            d.set_item("owd_stream", ints(grp.into_iter().map(i64::from).collect())?)?;
         }
     }
     Ok(d)
@@ -132,5 +193,6 @@ fn run_share<'py>(
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_share, m)?)?;
+    m.add_function(wrap_pyfunction!(run_share_native, m)?)?;
     Ok(())
 }

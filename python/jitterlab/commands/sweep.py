@@ -42,7 +42,11 @@ def run(args: argparse.Namespace) -> int:
         _io.prepare_out(args.out, "sweep", force=args.force, lock=True)
     res = sweep.run(sw, args.out, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler, progress=not args.quiet,
                     max_memory=args.max_memory, max_events=args.max_events, summary=True)
-    n_ok = res.arrow["runs"].num_rows
+    from jitterlab.tables import LazyTables
+
+    arrow = res.arrow
+    # counted without making an Arrow table (a sweep's tables: a LazyTables)
+    n_ok = arrow.num_rows("runs") if isinstance(arrow, LazyTables) else arrow["runs"].num_rows
     print(f"{sw.name}: {n_ok} runs finished ({res.ran} now, {res.skipped} before), {len(res.failed)} failed; tables in {res.out}/",
           file=sys.stderr)
     options.print_summary(args, res, {"sweep": sw.name, "out": str(res.out), "failed": len(res.failed)})

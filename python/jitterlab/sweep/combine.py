@@ -10,16 +10,17 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
-import pyarrow as pa
-
-from jitterlab import _fspath, _io
+from jitterlab import _fspath, _io, _lazy, _native
 from jitterlab.sweep.spec import TABLES, RunSpec
 from jitterlab.sweep.store import (PARQUET_MIN_ROWS, Out, _decode_part, _encode_run_table, _native_part, _parquet_image, _run_dir, read_run_pack,
                                    read_run_tables, verify_run)
-from jitterlab.tables import LazyTables, Tables
+from jitterlab.tables import LazyTables, Tables, _arrow_table
 
 if TYPE_CHECKING:  # pandas only where a DataFrame is asked for: workers and `jitterlab sweep` skip it
     import pandas as pd
+    import pyarrow as pa
+else:  # nor pyarrow, where every part is the native encoder's
+    pa = _lazy.module("pyarrow")
 
 
 class SweepResult(Tables):
@@ -115,6 +116,15 @@ def _table(t: pa.Table | None, raw: bytes | None) -> pa.Table:
         return t
     assert raw is not None
     return _decode_part(pa.py_buffer(raw))
+
+
+def _all_native(parts: list[Any]) -> bool:
+    return all(isinstance(p, _native.NativeTable) for p in parts)
+
+
+def _arrow(parts: list[Any]) -> list[pa.Table]:
+    """Held tables as Arrow tables (those held native handed to pyarrow, their buffers shared)."""
+    return [_arrow_table(p) if isinstance(p, _native.NativeTable) else p for p in parts]
 
 
 def _compact(parts: list[pa.Table], unify: bool = True) -> pa.Table:
@@ -224,15 +234,29 @@ class _Combiner:
             if got is None or got is False:
                 continue
             tables: dict[str, pa.Table] = {}
+            native: dict[str, Any] = {}
             pack: tuple[bytes, dict] | None = None
             if got is True:  # stored: its pack read once
                 pack = read_run_pack(_run_dir(self.out, rid))
                 if pack is None:  # stored a file a table by an older version
                     tables = read_run_tables(_run_dir(self.out, rid), self.tables)
             else:
-                tables, pack = got[0] or {}, got[1]
+                # a run done in this process: its Arrow tables in memory are used as they are;
+                # those it kept native (`_native.NativeTable`) go to the merger as they are (a
+                # small one) or are spliced from its pack
+                tables, pack = {}, got[1]
+                for n, t in (got[0] or {}).items():
+                    if not isinstance(t, _native.NativeTable):
+                        tables[n] = t
+                    elif pack is not None:
+                        native[n] = t
+                    else:  # no pack to splice from (`collect` given a run's tables): as Arrow
+                        tables[n] = _arrow_table(t)
             blob, parts = pack if pack is not None else (b"", {})
             for name in self.tables:
+                if name in native and name in parts and pack is not None:
+                    self._add_native(name, native[name], blob, parts[name])
+                    continue
                 t = tables.get(name)
                 raw: bytes | None = None
                 rows = t.num_rows if t is not None else 0
@@ -286,6 +310,37 @@ class _Combiner:
         if rows < PARQUET_MIN_ROWS and (self.pending_rows[name] >= self.ROW_GROUP or self.pending_runs[name] >= self.MERGE_PARTS):
             self._flush(name)
 
+    def _add_native(self, name: str, nt: Any, blob: bytes, part: list[int]) -> None:
+        """A run's table kept native (`_native.NativeTable`, its part [offset, length, rows] in
+        the pack `blob`): a large one spliced from its part, a small one handed to the merger as
+        it is (no decoding of its part); held for the result as `_add` holds a run's tables, native
+        (pyarrow takes it when the result is read). A table already mixed takes it as Arrow."""
+        off, size, rows = part
+        raw = blob[off:off + size]
+        self.rows[name] += rows
+        if name in self.mixed:
+            self._add(name, None, raw, rows)
+            return
+        if rows >= PARQUET_MIN_ROWS:  # the runs before it first (row groups in run order), then its part as it is
+            if not self._flush(name) or not self._splice(name, raw):
+                self._keep(name, _table(None, raw))
+                return
+        elif not self._hand_over(name) or not self._merge(name, lambda m: m.add_table(nt)):
+            self._keep(name, _table(None, raw))
+            return
+        else:
+            self.pending[name].append(raw)  # read back by pyarrow only if the table turns mixed
+            self.pending_rows[name] += rows
+            self.pending_runs[name] += 1
+        if not self.spilled and name not in self.never_held:
+            self._keep(name, nt)  # held native: pyarrow takes it when the result is read
+            self.held += nt.nbytes
+        elif not self.spilled:
+            self.lazy.add(name)
+            self.parts[name] = []
+        if rows < PARQUET_MIN_ROWS and (self.pending_rows[name] >= self.ROW_GROUP or self.pending_runs[name] >= self.MERGE_PARTS):
+            self._flush(name)
+
     def _keep(self, name: str, t: pa.Table) -> None:
         """Holds run table `t` for the result (zero-copy), many small ones compacted into one:
         Arrow's cost per table and column, not the rows, is what grows with many tiny runs
@@ -295,7 +350,7 @@ class _Combiner:
         parts = self.parts[name]
         parts.append(t)
         if len(parts) >= self.COMPACT_PARTS:
-            self.parts[name] = [_compact(parts, unify=name in self.mixed)]
+            self.parts[name] = [_native.NativeTable.concat(parts) if _all_native(parts) else _compact(_arrow(parts), unify=name in self.mixed)]
 
     def _to_mixed(self, name: str) -> None:
         """Table `name` met a second schema: from now on all its parts are kept and written at the
@@ -306,6 +361,7 @@ class _Combiner:
         self.merger.pop(name, None)
         self._close(name)
         self.mixed.add(name)
+        self.parts[name] = _arrow(self.parts[name])
         if self.spilled or name in self.lazy:
             got = ([_fspath.read_parquet(self._tmp(name))] if self._tmp(name).exists() else []) + [_table(None, p) if isinstance(p, bytes) else p
                                                                                                    for p in pending]
@@ -418,19 +474,24 @@ class _Combiner:
                 if name in self.mixed or not self.rows[name]:
                     self._close(name)
                     self._tmp(name).unlink(missing_ok=True)
-                    t = pa.concat_tables(parts, promote_options="default") if parts else _empty()
+                    # no rows: a table of no runs, built natively (its Parquet image too)
+                    t = pa.concat_tables(_arrow(parts), promote_options="default") if parts else _native.NativeTable.empty()
                     _fspath.write_bytes(final, _parquet_image(t))
                 else:
                     self._close(name)
                     _fspath.replace(self._tmp(name), final)
-                    t = None if self.spilled or name in self.lazy else pa.concat_tables(parts)
+                    t = None if self.spilled or name in self.lazy else parts
             except OSError as e:
                 self.abort()
                 raise _io._oserror(final, e, "write") from None
             if t is None:
-                combined.later(name, final)
+                combined.later(name, final, self.rows[name])
+            elif isinstance(t, _native.NativeTable):
+                combined.native(name, t)
+            elif isinstance(t, list) and t and _all_native(t):  # held native: Arrow when read
+                combined.native(name, t[0] if len(t) == 1 else _native.NativeTable.concat(t))
             else:
-                combined[name] = t
+                combined[name] = pa.concat_tables(_arrow(t)) if isinstance(t, list) else t
         return combined
 
     def _close(self, name: str) -> None:
@@ -504,7 +565,3 @@ def _failures_csv(fails: list[dict[str, Any]]) -> str:
     w.writerows([r["run_id"], r["error"]] for r in fails)
     return f.getvalue()
 
-
-def _empty() -> pa.Table:
-    """A table of no runs (a run_id column only), built without pyarrow's converters (they import pandas)."""
-    return pa.Table.from_arrays([pa.Array.from_buffers(pa.int64(), 0, [None, pa.py_buffer(b"")])], names=["run_id"])

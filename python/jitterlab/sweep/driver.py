@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
-from jitterlab import _fspath, _io, _progress, _storelock
+from jitterlab import _fspath, _io, _progress
 from jitterlab._native import ScenarioError
 from jitterlab.sweep.combine import (SweepResult, _Combiner, _combined_digest, _current_combined, _failures_csv,
                                      _write_combined_record)
@@ -82,6 +82,8 @@ def run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None = None,
     parallel jobs). Runs whose files no longer match their checksums are redone."""
     try:
         if _fspath.is_url(out) or isinstance(out, _fspath.FsPath):
+            from jitterlab import _storelock  # an object store's lock (uuid, socket: not imported for a local OUT)
+
             with _storelock.hold(_fspath.as_path(out)):  # type: ignore[arg-type]  # one writer: a lock object in the store
                 return _run(sweep, out, jobs, executor, scheduler, progress, on_result, max_memory, max_events, inline_bytes, summary)
         # one writer: a second sweep into this directory is refused until this one ends
@@ -111,6 +113,11 @@ def _run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None, execu
     specs = sweep.runs()
     key = _scenario_key(sweep.scenario)
     est_events: dict[int, float] = {}  # a parameter point's estimated events (sizes the batches of runs)
+    # a point estimated without TCP segments: the summary's window will be the whole run, so every
+    # run computes its share for that window from its first run on (with several workers, a worker
+    # whose first runs have TCP would otherwise compute theirs for the overlap window, and the
+    # close would read every media row again); a wrong guess only costs that fallback
+    no_tcp = False
     # the scenario and its JSON prepared for the estimate, by run id: a run done in this process
     # reuses its own instead of preparing it again (workers prepare theirs)
     prepared: dict[int, tuple[dict[str, Any], str]] = {}
@@ -128,6 +135,7 @@ def _run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None, execu
                 prepared[sp.run_id] = sim.run_json(sweep.scenario, sp.overrides, key)
                 est = dict(_native.estimate_json(prepared[sp.run_id][1]))
                 est_events[sp.point] = float(est["events"])
+                no_tcp = no_tcp or not est.get("tcp_segments", 1.0)
                 sim.check_cost(est, max_memory, max_events, share, avail)
             except ScenarioError as e:
                 raise SweepError(f"run {sp.run_id} ({', '.join(f'{k}={v}' for k, v in sp.params.items()) or 'base'}): {e}") from None
@@ -166,7 +174,7 @@ def _run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None, execu
                  "out": out_s, "receipt": not inline, "inline_bytes": inline_bytes, "backend": sweep.backend,
                  "testbed_out": os.path.join(out_s, "testbed", f"{s.run_id:06d}") if testbed else None,
                  "prepared": prepared.get(s.run_id) if inline else None,
-                 "summary": {"alone": sweep.replications == 1} if summary else None} for s in todo]
+                 "summary": {"alone": sweep.replications == 1, "whole_run": no_tcp} if summary else None} for s in todo]
     prepared.clear()  # what a run needs is in its payload
     if sweep.backend == "testbed":
         if not local:

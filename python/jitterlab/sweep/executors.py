@@ -6,12 +6,12 @@ from __future__ import annotations
 import itertools
 import os
 import time
-import traceback
 from typing import Any, Callable, Iterable
 
 from jitterlab import _fspath
 from jitterlab.sweep.spec import SweepError
 from jitterlab.sweep.store import _store
+from jitterlab.tables import LazyTables
 
 #: Runs in flight a local worker (queued or running): enough that a worker never waits for the
 #: client to hand it the next run, few enough that waiting on them stays cheap.
@@ -43,7 +43,10 @@ def execute(payload: dict[str, Any]) -> dict[str, Any]:
         else:
             res = sim.simulate_run(payload["scenario"], payload["overrides"], payload["seed"], payload["run_id"], params,
                                    payload.get("scenario_key"), payload.get("prepared"))
-        tables = {n: res.arrow[n] for n in payload["tables"] if n in res.arrow}
+        arrow = res.arrow
+        # a run's tables as held: kept native from the simulator to the pack (`LazyTables.held`)
+        held = arrow.held if isinstance(arrow, LazyTables) else arrow.__getitem__
+        tables = {n: held(n) for n in payload["tables"] if n in arrow}
         if payload.get("reduce") is not None:
             tables.update(payload["reduce"](res))
         out = {"run_id": payload["run_id"], "ok": True, "identity": payload.get("identity"),
@@ -55,11 +58,14 @@ def execute(payload: dict[str, Any]) -> dict[str, Any]:
             from jitterlab import summary
 
             try:
-                out["summary_part"] = summary.run_part(out["tables"], payload["sweep_id"], payload["summary"]["alone"])
+                out["summary_part"] = summary.run_part(out["tables"], payload["sweep_id"], payload["summary"]["alone"],
+                                                       whole_run=payload["summary"].get("whole_run", False))
             except Exception:  # never the run's failure: without its part the summary reads its rows (and says what is wrong)
                 out["summary_part"] = None
             out["wall_s"] = time.perf_counter() - t0
     except Exception as e:  # recorded with the run; the sweep goes on
+        import traceback  # not at import: a worker whose runs succeed never needs it
+
         out = {"run_id": payload["run_id"], "ok": False, "error": f"{type(e).__name__}: {e}",
                "traceback": traceback.format_exc(), "wall_s": time.perf_counter() - t0, "stored": False}
     if payload.get("out"):

@@ -32,15 +32,18 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-import numpy as np
-import pyarrow as pa
-
-from jitterlab import _io
+from jitterlab import _io, _lazy, _seedseq
 from jitterlab import scenario as _scn
 from jitterlab._native import ScenarioError
 from jitterlab.tables import Tables
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pyarrow as pa
+else:  # numpy draws the random parameters (`derive`): a sweep's worker never imports it
+    np, pa = _lazy.module("numpy"), _lazy.module("pyarrow")
 
 TABLES = ("media_packets", "tcp_flows", "queue_samples", "runs", "channels", "flows", "tcp_series")
 SWEEP_FORMAT = 1
@@ -143,12 +146,13 @@ def _num_unit(v: Any, where: str) -> tuple[float, str]:
 
 def derive(sweep_seed: int, rep: int, random: Mapping[str, Mapping[str, Any]]) -> tuple[int, dict[str, Any]]:
     """Simulator seed and random draws of replication `rep` (independent of the parameter point)."""
-    ss = np.random.SeedSequence([int(sweep_seed), int(rep)])
-    sim_seed = int(ss.generate_state(1, dtype=np.uint64)[0] & 0x7FFF_FFFF_FFFF_FFFF)
+    # numpy's SeedSequence and PCG64, bit for bit, in Python (`_seedseq`): planning a sweep
+    # imports numpy only for the draws it alone makes (normal, exponential, choice)
+    sim_seed = _seedseq.SeedSequence([int(sweep_seed), int(rep)]).generate_state64(1)[0] & 0x7FFF_FFFF_FFFF_FFFF
     draws: dict[str, Any] = {}
     for i, key in enumerate(sorted(random)):
         spec = random[key]
-        g = np.random.default_rng(np.random.SeedSequence([int(sweep_seed), int(rep), 1 + i]))
+        entropy = [int(sweep_seed), int(rep), 1 + i]
         where = f"sweep.random.{key}"
         dist = spec.get("dist")
         if dist == "uniform":
@@ -156,8 +160,11 @@ def derive(sweep_seed: int, rep: int, random: Mapping[str, Mapping[str, Any]]) -
             hi, u2 = _num_unit(spec.get("max"), where + ".max")
             if u1 != u2:
                 raise SweepError(f"{where}: min and max need the same unit, got {u1!r} and {u2!r}")
-            x, unit = lo + (hi - lo) * g.random(), u1
-        elif dist == "normal":
+            x, unit = lo + (hi - lo) * _seedseq.PCG64(_seedseq.SeedSequence(entropy)).random(), u1
+            draws[key] = f"{x!r}{unit}" if unit else x
+            continue
+        g = np.random.default_rng(np.random.SeedSequence(entropy))
+        if dist == "normal":
             mu, unit = _num_unit(spec.get("mean"), where + ".mean")
             sd, _ = _num_unit(spec.get("sd"), where + ".sd")
             x = g.normal(mu, sd)

@@ -30,12 +30,15 @@ import os
 import re
 import shutil
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
-import pyarrow as pa
-
-from jitterlab import _fspath, _io
+from jitterlab import _fspath, _io, _lazy
 from jitterlab.sweep.spec import SWEEP_FORMAT, RunSpec, Sweep, SweepError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+else:  # a worker stores its runs' native tables (`_native.encode_pack`) without pyarrow
+    pa = _lazy.module("pyarrow")
 
 #: Where a sweep's results go: a local directory, or a directory on an fsspec filesystem (a URL).
 Out = Path | _fspath.FsPath
