@@ -392,7 +392,9 @@ MUTANTS = [
     # The E-model's late loss at several jitter buffers in one pass (crates/metrics/src/loss.rs,
     # burst_stats_jbs): a packet is lost to the buffer only past base + JB, as lost_mask says.
     ("emodel-late-loss-fused", "crates/metrics/src/loss.rs",
-     "let l = owd.is_none_or(|d| d > limit[j]);", "let l = owd.is_none_or(|d| d >= limit[j]);", ["-p", "jitterlab-metrics", "--lib", "burst_stats"]),
+     "l8.iter().map(|&l| usize::from(l < d)).sum()", "l8.iter().map(|&l| usize::from(l <= d)).sum()", ["-p", "jitterlab-metrics", "--lib", "burst_stats"]),
+    ("emodel-late-loss-fused-many", "crates/metrics/src/loss.rs",
+     "limit.partition_point(|&l| l < d)", "limit.partition_point(|&l| l <= d)", ["-p", "jitterlab-metrics", "--lib", "burst_stats"]),
     # Linux's retransmission timeout (tcp/sender/loss.rs, issue 26): RACK-aware marking and cwnd =
     # in flight + 1, F-RTO's steps 2b / 3a / 3b and its start rule, the undo by timestamps and what it
     # restores, and RACK's skip of an ACK for an earlier transmission (tcp/sender/ack.rs): killed by
