@@ -835,3 +835,27 @@ def test_a_kept_worker_reports_its_peak_memory_from_the_sweeps_first_run(tmp_pat
         assert res["ok"] and res["rss_bytes"] > 0 and len(resets) == want
     sweep.execute({**base, "sweep_id": "c", "receipt": False})  # a run done in the client itself
     assert len(resets) == 2
+
+
+def test_store_replaces_a_killed_runs_temporary_directory_and_an_earlier_attempt(tmp_path):
+    """A run stored locally (`_store_local`: the temporary directory made without looking first,
+    the rename tried before removing the run's place) over what a killed run left (its temporary
+    directory, with a file in it) and an earlier failed attempt (the run's directory with its
+    error.txt): the run's directory holds exactly the new files."""
+    runs = tmp_path / "runs"
+    (runs / f"000007.tmp{os.getpid()}").mkdir(parents=True)
+    (runs / f"000007.tmp{os.getpid()}" / "junk").write_text("left by a killed run")
+    (runs / "000007").mkdir()
+    (runs / "000007" / "error.txt").write_text("RuntimeError: the first attempt\n")
+    assert sw_store._store(tmp_path, {"run_id": 7, "ok": False, "error": "ValueError: again", "traceback": "tb"}) is None
+    assert sorted(p.name for p in (runs / "000007").iterdir()) == ["error.txt"]
+    assert (runs / "000007" / "error.txt").read_text() == "ValueError: again\n\ntb"
+    res = {"run_id": 7, "ok": True, "tables": {}, "requested": ["runs"], "wall_s": 0.5, "identity": {"seed": 1}}
+    assert sw_store._store(tmp_path, res) is not None
+    assert sorted(os.listdir(runs)) == ["000007"]  # no temporary directory left behind
+    done = (runs / "000007" / "done").read_bytes()
+    assert done == b'{"wall_s": 0.5, "identity": {"seed": 1}, "files": {}, "parts": {}, "tables": [], "requested": ["runs"]}\n'
+    assert res["done_sha256"] == hashlib.sha256(done).hexdigest()
+    # a fresh OUT: runs/ made with the run's temporary directory
+    assert sw_store._store(tmp_path / "fresh", dict(res)) is not None
+    assert (tmp_path / "fresh" / "runs" / "000007" / "done").read_bytes() == done

@@ -7,7 +7,6 @@ updated in place. Anywhere else — a terminal, a script, a plain IPython shell 
 """
 from __future__ import annotations
 
-import html
 import sys
 import time
 from typing import Any, Callable
@@ -33,6 +32,12 @@ def in_notebook() -> bool:
     return type(shell).__name__ == "ZMQInteractiveShell" or "IPKernelApp" in getattr(shell, "config", {})
 
 
+def _escape(text: str) -> str:
+    import html  # a notebook's bar only: not imported by every `jitterlab sweep` process
+
+    return html.escape(text)
+
+
 class NotebookProgress:
     """The terminal bar's interface (`update(ok)`, `done`, `failed`, `total`) drawn in a notebook."""
 
@@ -47,7 +52,7 @@ class NotebookProgress:
             import ipywidgets as w
 
             self._bar = w.IntProgress(value=0, min=0, max=total, description=label[:20], bar_style="info")
-            self._text = w.HTML(value=html.escape(self.message()))
+            self._text = w.HTML(value=_escape(self.message()))
             display(w.HBox([self._bar, self._text]))
         except ImportError:
             from IPython.display import HTML
@@ -64,9 +69,9 @@ class NotebookProgress:
 
     def _html_line(self) -> str:
         pct = 100.0 * self.done / self.total if self.total else 100.0
-        return (f'<div><b>{html.escape(self.label)}</b> '
+        return (f'<div><b>{_escape(self.label)}</b> '
                 f'<progress value="{self.done}" max="{self.total}" style="width: 30ex"></progress> '
-                f'{pct:.0f} % — {html.escape(self.message())}</div>')
+                f'{pct:.0f} % — {_escape(self.message())}</div>')
 
     def update(self, ok: bool) -> None:
         self.done += 1
@@ -77,7 +82,7 @@ class NotebookProgress:
         self._last = now
         if self._bar is not None:
             self._bar.value = self.done
-            self._text.value = html.escape(self.message())
+            self._text.value = _escape(self.message())
             if self.done == self.total:
                 self._bar.bar_style = "danger" if self.failed else "success"
         else:

@@ -91,7 +91,10 @@ def check_values(node: Any, label: str) -> None:
         v, path, depth = stack.pop()
         if depth > MAX_DEPTH:
             raise ScenarioError(f"{label}: {path or '<root>'}: nested deeper than {MAX_DEPTH} levels")
-        if isinstance(v, Mapping):
+        t = type(v)
+        if t is str or t is bool:  # most leaves: nothing to check (and no ABC check for Mapping)
+            continue
+        if t is dict or isinstance(v, Mapping):
             for k, x in v.items():
                 stack.append((x, f"{path}.{k}" if path else str(k), depth + 1))
         elif isinstance(v, (list, tuple)):

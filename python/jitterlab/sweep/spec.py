@@ -30,7 +30,6 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
@@ -53,44 +52,64 @@ class SweepError(ScenarioError):
     """A malformed sweep file or an output directory holding a different sweep."""
 
 
-@dataclass
-class Param:
+class _Record:
+    """A plain record (what `@dataclass` wrote for these classes, without importing dataclasses and
+    inspect, ~7 ms of every `jitterlab sweep` process): equal when its fields are, shown with them."""
+
+    __slots__: tuple[str, ...] = ()
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, f) == getattr(other, f) for f in self.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as a dataclass with eq
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}({', '.join(f'{f}={getattr(self, f)!r}' for f in self.__slots__)})"
+
+
+class Param(_Record):
     """One varied parameter: a column name and, per value, the scenario keys it sets."""
 
-    name: str
-    labels: list[Any]
-    sets: list[dict[str, Any]]
+    __slots__ = ("name", "labels", "sets")
+
+    def __init__(self, name: str, labels: list[Any], sets: list[dict[str, Any]]) -> None:
+        self.name, self.labels, self.sets = name, labels, sets
 
 
-@dataclass
-class RunSpec:
-    run_id: int
-    point: int
-    rep: int
-    seed: int
-    params: dict[str, Any]
-    overrides: dict[str, Any]
+class RunSpec(_Record):
+    """One run: its id, parameter point, replication, seed, column values and scenario overrides."""
+
+    __slots__ = ("run_id", "point", "rep", "seed", "params", "overrides")
+
+    def __init__(self, run_id: int, point: int, rep: int, seed: int, params: dict[str, Any], overrides: dict[str, Any]) -> None:
+        self.run_id, self.point, self.rep, self.seed, self.params, self.overrides = run_id, point, rep, seed, params, overrides
 
     def key(self) -> str:
         return json.dumps({"params": self.params, "overrides": self.overrides, "seed": self.seed}, sort_keys=True, default=str)
 
 
-@dataclass
-class Sweep:
-    name: str
-    scenario: dict[str, Any]
-    seed: int = 1
-    replications: int = 1
-    params: list[Param] = field(default_factory=list)
-    zipped: list[Param] = field(default_factory=list)
-    random: dict[str, dict[str, Any]] = field(default_factory=dict)
-    backend: str = "sim"
-    #: tables stored per run (presets keep only what their figures read)
-    tables: tuple[str, ...] = TABLES
-    #: computed in the worker from each run's full tables (a top-level function, so it pickles):
-    #: returns aggregate tables {name: pyarrow.Table}, stored with the run when their names are in
-    #: `tables`, so the per-packet tables they summarise need not be stored at all
-    reduce: Callable[[Tables], Mapping[str, pa.Table]] | None = None
+class Sweep(_Record):
+    """A sweep: the base scenario, its parameters (crossed), zipped parameters (walked together),
+    replications and random draws per replication, the backend, the tables stored per run
+    (presets keep only what their figures read) and `reduce`, computed in the worker from each
+    run's full tables (a top-level function, so it pickles): aggregate tables {name:
+    pyarrow.Table}, stored with the run when their names are in `tables`, so the per-packet
+    tables they summarise need not be stored at all."""
+
+    __slots__ = ("name", "scenario", "seed", "replications", "params", "zipped", "random", "backend", "tables", "reduce")
+
+    def __init__(self, name: str, scenario: dict[str, Any], seed: int = 1, replications: int = 1,
+                 params: list[Param] | None = None, zipped: list[Param] | None = None,
+                 random: dict[str, dict[str, Any]] | None = None, backend: str = "sim",
+                 tables: tuple[str, ...] = TABLES,
+                 reduce: Callable[[Tables], Mapping[str, pa.Table]] | None = None) -> None:
+        self.name, self.scenario, self.seed, self.replications = name, scenario, seed, replications
+        self.params = [] if params is None else params
+        self.zipped = [] if zipped is None else zipped
+        self.random = {} if random is None else random
+        self.backend, self.tables, self.reduce = backend, tables, reduce
 
     def points(self) -> list[tuple[dict[str, Any], dict[str, Any]]]:
         """(column values, scenario overrides) of every parameter point, in a fixed order."""

@@ -52,40 +52,71 @@ def _store(out: Out, res: dict[str, Any]) -> tuple[bytes, dict[str, list[int]]] 
     """Stores a finished run under OUT/runs/; returns its pack's bytes and parts (None: no pack).
     Locally in a temporary directory renamed into place; on an object store (no rename) in place,
     its `done` record written last."""
+    if not isinstance(out, _fspath.FsPath):
+        return _store_local(os.fspath(out), res)
     d = _run_dir(out, res["run_id"])
-    tmp = d if isinstance(d, _fspath.FsPath) else d.with_name(d.name + f".tmp{os.getpid()}")
     try:
-        _fspath.rmtree(tmp)
-        return _write_run(tmp, d, res)
+        _fspath.rmtree(d)
+        d.mkdir(parents=True)
+        blob, parts, files = _record(res)
+        if blob is not None and files:
+            (d / PACK).write_bytes(blob)
+        for name, data in files.items():
+            (d / name).write_bytes(data)
+        return None if blob is None else (blob, parts)
     except OSError as e:
-        if tmp != d:
-            _fspath.rmtree(tmp)
         raise _io._oserror(d, e, f"store run {res['run_id']}") from None
 
 
-def _write_run(tmp: Out, d: Out, res: dict[str, Any]) -> tuple[bytes, dict[str, list[int]]] | None:
-    tmp.mkdir(parents=True)
-    blob = None
-    parts: dict[str, list[int]] = {}
-    if res["ok"]:
-        # one pack file a run, not one file a table: creating files is most of what storing a
-        # small run costs (ext4: ~0.2 ms a file), and a 10,000-run sweep keeps 2 inodes a run
-        blob, parts, sha = _encode_pack(res["tables"])
-        files = {}
-        if parts:
-            (tmp / PACK).write_bytes(blob)  # encoded, packed and hashed in the native module
-            files[PACK] = {"bytes": len(blob), "sha256": sha}
-        # written last: the record that certifies the run's files
-        done = (json.dumps({"wall_s": res["wall_s"], "identity": res.get("identity"), "files": files, "parts": parts, "tables": sorted(res["tables"]),
-                            "requested": sorted(res.get("requested", res["tables"]))}, sort_keys=False, default=str) + "\n").encode()
-        (tmp / "done").write_bytes(done)
-        res["done_sha256"] = hashlib.sha256(done).hexdigest()  # rides in the receipt (`_combined_digest`)
-    else:
-        (tmp / "error.txt").write_text(res["error"] + "\n\n" + res.get("traceback", ""))
-    if tmp != d:
-        _fspath.rmtree(d)
-        os.replace(tmp, d)  # type: ignore[arg-type]  # atomic: a run directory is either complete or absent
-    return None if blob is None else (blob, parts)
+def _store_local(out: str, res: dict[str, Any]) -> tuple[bytes, dict[str, list[int]]] | None:
+    """`_store` on a local disk with as few system calls as the layout allows (a run's storing is
+    a fixed cost of every run): the temporary directory made without looking first (a killed
+    run's is removed only when it is there), each file written unbuffered, the directory renamed
+    onto the run's place (an earlier attempt's removed only when the rename finds one)."""
+    d = os.path.join(out, "runs", f"{res['run_id']:06d}")
+    tmp = d + f".tmp{os.getpid()}"
+    try:
+        try:
+            os.mkdir(tmp)
+        except FileExistsError:
+            shutil.rmtree(tmp, ignore_errors=True)
+            os.mkdir(tmp)
+        except FileNotFoundError:
+            os.makedirs(tmp)
+        blob, parts, files = _record(res)
+        for name, data in files.items():
+            with open(os.path.join(tmp, name), "wb", buffering=0) as f:
+                f.write(data)
+        try:
+            os.rename(tmp, d)  # atomic: a run directory is either complete or absent
+        except OSError:  # the run's place is taken (a failed or damaged earlier attempt)
+            shutil.rmtree(d, ignore_errors=True)
+            os.replace(tmp, d)
+        return None if blob is None else (blob, parts)
+    except OSError as e:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise _io._oserror(Path(d), e, f"store run {res['run_id']}") from None
+
+
+def _record(res: dict[str, Any]) -> tuple[bytes | None, dict[str, list[int]], dict[str, bytes]]:
+    """A run's pack (None: a failed run), its parts, and its files in the order written: the pack
+    (when it has parts), then the `done` record that certifies it (or a failed run's error.txt)."""
+    if not res["ok"]:
+        return None, {}, {"error.txt": (res["error"] + "\n\n" + res.get("traceback", "")).encode()}
+    # one pack file a run, not one file a table: creating files is most of what storing a
+    # small run costs (ext4: ~0.2 ms a file), and a 10,000-run sweep keeps 2 inodes a run
+    blob, parts, sha = _encode_pack(res["tables"])  # encoded, packed and hashed in the native module
+    files: dict[str, bytes] = {}
+    record: dict[str, Any] = {}
+    if parts:
+        files[PACK] = blob
+        record[PACK] = {"bytes": len(blob), "sha256": sha}
+    # written last: the record that certifies the run's files
+    done = (json.dumps({"wall_s": res["wall_s"], "identity": res.get("identity"), "files": record, "parts": parts, "tables": sorted(res["tables"]),
+                        "requested": sorted(res.get("requested", res["tables"]))}, sort_keys=False, default=str) + "\n").encode()
+    files["done"] = done
+    res["done_sha256"] = hashlib.sha256(done).hexdigest()  # rides in the receipt (`_combined_digest`)
+    return blob, parts, files
 
 
 #: A run's stored tables: one file, PACK, holding each table as a file image, one after another at
