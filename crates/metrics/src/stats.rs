@@ -15,7 +15,18 @@ pub fn quantile_sorted(v: &[f64], p: f64) -> f64 {
 
 /// Same values as sorting and calling [`quantile_sorted`], by selection (O(n) per quantile
 /// instead of O(n log n) once): for a table of 11 percentiles over millions of values.
-fn quantiles_by_selection(s: &mut [f64], probs: &[f64]) -> Vec<f64> {
+fn quantiles_by_selection(s: &mut [f64], probs: &[f64]) -> Vec<f64> { select_quantiles(s, probs, f64::total_cmp, |x| x) }
+
+/// `quantiles_by_selection` of `f` of the values `s` (ascending probabilities or not), for a map
+/// `f` that never decreases (`f(x) <= f(y)` when `x <= y`): each order statistic of the mapped
+/// values is `f` of the values' own, so selecting among the integers gives the same bits as
+/// selecting among their images (and an integer compares in one instruction, a float by
+/// `total_cmp` in several).
+fn quantiles_by_selection_mapped(s: &mut [i64], probs: &[f64], f: impl Fn(i64) -> f64) -> Vec<f64> { select_quantiles(s, probs, i64::cmp, f) }
+
+/// The selection behind both: `s` ordered by `cmp`, each quantile `f` of its order statistics,
+/// interpolated as [`quantile_sorted`] does.
+fn select_quantiles<T: Copy>(s: &mut [T], probs: &[f64], cmp: impl Fn(&T, &T) -> std::cmp::Ordering, f: impl Fn(T) -> f64) -> Vec<f64> {
     let n = s.len();
     if n == 0 {
         return vec![f64::NAN; probs.len()];
@@ -29,48 +40,14 @@ fn quantiles_by_selection(s: &mut [f64], probs: &[f64]) -> Vec<f64> {
     for &i in &order {
         let h = (n - 1) as f64 * probs[i];
         let lo = h.floor() as usize;
-        let v_lo = if lo >= start {
-            let (_, &mut v, _) = s[start..].select_nth_unstable_by(lo - start, |a, b| a.total_cmp(b));
-            v
-        } else {
-            s[lo] // same index as the previous quantile, already in place
-        };
-        start = lo;
-        let frac = h - lo as f64;
-        out[i] = if lo + 1 >= n || frac == 0.0 {
-            v_lo
-        } else {
-            let v_hi = s[lo + 1..].iter().copied().fold(f64::INFINITY, |a, b| if b.total_cmp(&a).is_lt() { b } else { a });
-            v_lo + frac * (v_hi - v_lo)
-        };
-    }
-    out
-}
-
-/// `quantiles_by_selection` of `f` of the values `s` (ascending probabilities or not), for a map
-/// `f` that never decreases (`f(x) <= f(y)` when `x <= y`): each order statistic of the mapped
-/// values is `f` of the values' own, so selecting among the integers gives the same bits as
-/// selecting among their images (and an integer compares in one instruction, a float by
-/// `total_cmp` in several).
-fn quantiles_by_selection_mapped(s: &mut [i64], probs: &[f64], f: impl Fn(i64) -> f64) -> Vec<f64> {
-    let n = s.len();
-    if n == 0 {
-        return vec![f64::NAN; probs.len()];
-    }
-    let mut order: Vec<usize> = (0..probs.len()).collect();
-    order.sort_by(|&a, &b| probs[a].total_cmp(&probs[b]));
-    let mut out = vec![f64::NAN; probs.len()];
-    let mut start = 0usize;
-    for &i in &order {
-        let h = (n - 1) as f64 * probs[i];
-        let lo = h.floor() as usize;
-        let v_lo = if lo >= start { *s[start..].select_nth_unstable(lo - start).1 } else { s[lo] };
+        // (same index as the previous quantile: already in place)
+        let v_lo = if lo >= start { *s[start..].select_nth_unstable_by(lo - start, &cmp).1 } else { s[lo] };
         start = lo;
         let frac = h - lo as f64;
         out[i] = if lo + 1 >= n || frac == 0.0 {
             f(v_lo)
         } else {
-            let v_hi = s[lo + 1..].iter().copied().min().expect("lo + 1 < n");
+            let v_hi = s[lo + 1..].iter().copied().min_by(&cmp).expect("lo + 1 < n");
             f(v_lo) + frac * (f(v_hi) - f(v_lo))
         };
     }
@@ -173,6 +150,11 @@ mod tests {
         assert_eq!(sel, srt);
         let srt2: Vec<f64> = mixed.iter().map(|&p| quantile_sorted(&v, p)).collect();
         assert_eq!(sel2, srt2);
+        // NaN sorts last (total_cmp): a median between 1 and NaN is NaN on both paths.
+        let mut w = vec![f64::NAN, 1.0];
+        assert!(quantiles_by_selection(&mut w, &[0.5])[0].is_nan());
+        w.sort_unstable_by(f64::total_cmp);
+        assert!(quantile_sorted(&w, 0.5).is_nan());
     }
 
     /// Integer selection through a non-decreasing map (ns to s, as the summary's OWDs) equals the
