@@ -59,9 +59,7 @@ def _store(out: Out, res: dict[str, Any]) -> tuple[bytes, dict[str, list[int]]] 
         _fspath.rmtree(d)
         d.mkdir(parents=True)
         blob, parts, files = _record(res)
-        if blob is not None and files:
-            (d / PACK).write_bytes(blob)
-        for name, data in files.items():
+        for name, data in files.items():  # the pack (when it has parts), then the record certifying it
             (d / name).write_bytes(data)
         return None if blob is None else (blob, parts)
     except OSError as e:

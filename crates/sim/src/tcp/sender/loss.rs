@@ -126,10 +126,16 @@ impl Sender {
         if frto_undo {
             self.stats.spurious_rtos += 1;
         }
+        self.leave_loss();
+        true
+    }
+
+    /// The timeout's episode is over without waiting for RecoveryPoint (an undo, or F-RTO's
+    /// verdict kept as a reduction): back to Open, the backoff series reset.
+    fn leave_loss(&mut self) {
         self.timers.rto_series = 0;
         self.ca = CaState::Open;
         self.end_episode();
-        true
     }
 
     /// F-RTO found the timeout spurious and the stack keeps the reduction (`FrtoResponse::RateHalving`,
@@ -145,9 +151,7 @@ impl Sender {
         self.undo = None;
         self.rack.force_advanced();
         self.stats.spurious_rtos += 1;
-        self.timers.rto_series = 0;
-        self.ca = CaState::Open;
-        self.end_episode();
+        self.leave_loss();
     }
 
     /// `tcp_process_loss` for an ACK in the Loss state (SACK connections): undo, F-RTO's steps
