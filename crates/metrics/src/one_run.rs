@@ -122,15 +122,15 @@ mod tests {
     fn metrics(m: MediaView<'_>) -> Vec<u64> {
         let mut out = Vec::new();
         for w in [Window::All, Window::Overlap, Window::Absolute { lo: 20 * MS, hi: 60 * MS }] {
-            out.extend(rtp::rtp_summary(&m, w).iter().flat_map(|s| [s.sent, s.received, s.bytes_received, s.duration_ns as u64]));
-            let bases = loss::base_delay(&m, 30 * MS).unwrap();
+            out.extend(rtp::rtp_summary(m, w).iter().flat_map(|s| [s.sent, s.received, s.bytes_received, s.duration_ns as u64]));
+            let bases = loss::base_delay(m, 30 * MS).unwrap();
             out.extend(bases.iter().map(|b| b.owd_ns.map_or(u64::MAX, |v| v as u64)));
-            out.extend(loss::burst_stats_jbs(&m, &bases, &[0, 5 * MS, 40 * MS], w).iter().flat_map(|s| [s.packets, s.lost, s.p.to_bits(), s.q.to_bits()]));
-            out.extend(delay::owd_quantiles_s_by_stream(&m, w, &[0.5, 0.99, 0.0]).unwrap().iter().map(|q| q.to_bits()));
-            let (v, g) = delay::owd_s_with_stream(&m, w);
+            out.extend(loss::burst_stats_jbs(m, &bases, &[0, 5 * MS, 40 * MS], w).iter().flat_map(|s| [s.packets, s.lost, s.p.to_bits(), s.q.to_bits()]));
+            out.extend(delay::owd_quantiles_s_by_stream(m, w, &[0.5, 0.99, 0.0]).unwrap().iter().map(|q| q.to_bits()));
+            let (v, g) = delay::owd_s_with_stream(m, w);
             out.extend(v.iter().map(|x| x.to_bits()).chain(g.iter().map(|&g| u64::from(g))));
-            out.extend(delay::ipdv(&m, w).1.iter().map(|&d| d as u64));
-            out.extend(delay::interarrival_jitter_final(&m, w).iter().map(|j| j.to_bits()));
+            out.extend(delay::ipdv(m, w).1.iter().map(|&d| d as u64));
+            out.extend(delay::interarrival_jitter_final(m, w).iter().map(|j| j.to_bits()));
             out.extend(m.window_mask(w).iter().map(|&b| u64::from(b)));
         }
         out
@@ -152,7 +152,7 @@ mod tests {
         assert_eq!(v.streams.iter().map(|s| (s.run, s.flow, s.lo, s.hi)).collect::<Vec<_>>(), [(0, 3, 0, 3), (0, 7, 3, 5)]);
         assert_eq!(metrics(v), metrics(m.view()));
         // flow 3's OWDs 12 and 35 ms, flow 7's 1 and 25 ms: medians half way (type 7)
-        let q = delay::owd_quantiles_s_by_stream(&v, Window::All, &[0.5]).unwrap();
+        let q = delay::owd_quantiles_s_by_stream(v, Window::All, &[0.5]).unwrap();
         assert_eq!(q, [0.012 + 0.5 * (0.035 - 0.012), 0.001 + 0.5 * (0.025 - 0.001)]);
     }
 
@@ -212,8 +212,8 @@ mod tests {
         let probs = [0.5, 0.99, 0.1, 1.0];
         for w in [Window::All, Window::Overlap] {
             let bits = |v: Vec<f64>| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-            assert_eq!(bits(delay::owd_quantiles_s_by_stream(&o.view(), w, &probs).unwrap()), bits(delay::owd_quantiles_s_by_run(&m, w, &probs).unwrap()));
-            let (a, b) = (delay::owd_s_with_stream(&o.view(), w), delay::owd_s_with_run(&m, w));
+            assert_eq!(bits(delay::owd_quantiles_s_by_stream(o.view(), w, &probs).unwrap()), bits(delay::owd_quantiles_s_by_run(&m, w, &probs).unwrap()));
+            let (a, b) = (delay::owd_s_with_stream(o.view(), w), delay::owd_s_with_run(&m, w));
             // flow 9: 41 packets, 6 lost (i % 7 == 3); sent in [60, 300] ms: i 6..=30, 3 of them lost
             assert_eq!(a.1.iter().filter(|&&g| g == 2).count(), if w == Window::All { 35 } else { 22 });
             assert_eq!((bits(a.0), a.1), (bits(b.0), b.1));

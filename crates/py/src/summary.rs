@@ -62,14 +62,14 @@ fn compute(c: RunColumns<'_>, tcp_start_ns: Option<i64>, tcp_end_ns: Option<i64>
     let one = OneRun::new(c, tcp_start_ns, tcp_end_ns)?;
     let m = one.view();
     let flows: Vec<i64> = m.streams.iter().map(|s| s.flow).collect();
-    let rtp = rtp::rtp_summary(&m, w);
+    let rtp = rtp::rtp_summary(m, w);
     let sent: Vec<i64> = rtp.iter().map(|x| x.sent as i64).collect();
     let recv: Vec<i64> = rtp.iter().map(|x| x.received as i64).collect();
-    let bases = loss::base_delay(&m, pre_ns)?;
+    let bases = loss::base_delay(m, pre_ns)?;
     let mos = emodel_cols(&m, &bases, w, jbs_ns, &emodel::Params::default(), ie, bpl, codec_delay_ms).swap_remove(5);
     let q = match probs {
-        Some(probs) => Ok(delay::owd_quantiles_s_by_stream(&m, w, probs)?),
-        None => Err(delay::owd_s_with_stream(&m, w)),
+        Some(probs) => Ok(delay::owd_quantiles_s_by_stream(m, w, probs)?),
+        None => Err(delay::owd_s_with_stream(m, w)),
     };
     Ok((flows, sent, recv, mos, q))
 }
