@@ -71,7 +71,7 @@ pub struct Media {
 
 /// The prepared table as every metric reads it: its columns, streams and the runs' TCP times,
 /// borrowed from a [`Media`] (`Media::view`, `From<&Media>`) or from one run's own columns where
-/// they already are the prepared form ([`OneRun`]). Per-row run codes and source rows are not
+/// they already are the prepared form ([`crate::OneRun`]). Per-row run codes and source rows are not
 /// part of it (no metric reads them: a stream carries its run). `recv_ns` is meaningful only
 /// where `received` is true: a view of a run's columns keeps a lost packet's slot as it is
 /// (every metric tests `received` before it reads `recv_ns`).
