@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Times the two per-run native calls of `jitterlab sweep` outside the simulator, `_native.run_share`
+"""Times the two per-run native calls of `jitterlab sweep` outside the simulator, `_native.run_share_native`
 (a run's share of the closing summary) and `_native.encode_pack` (a run's tables encoded, packed and
 hashed), with two builds of the native module side by side in one process, alternated, so that both
 are compared under the same load. Not a test.
@@ -9,7 +9,10 @@ are compared under the same load. Not a test.
 The sweep file (default bench/chodorek-126.toml) is run once in this process (`--jobs 1`, into a
 temporary directory) with the checkout's module, recording every call's arguments; each round then
 replays all of them on each build (thread CPU time; the order of the builds alternates). Every call
-must return the same values (arrays bit for bit, packs byte for byte) from both builds.
+must return the same values (arrays bit for bit, packs byte for byte) from both builds. A recorded
+`NativeTable` argument is handed to each build as its own `NativeTable` (a class of one module is not
+another's): the table written to Parquet by pyarrow and read back by that build's `read_parquet`, its
+null bitmaps as the simulator's (checked).
 """
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ import tempfile
 import time
 from typing import Any
 
-FUNCS = ("run_share", "encode_pack")
+FUNCS = ("run_share_native", "encode_pack")
 
 
 def load(path: str) -> Any:
@@ -59,9 +62,41 @@ def capture(sweep_file: str) -> dict[str, list[tuple]]:
     return calls
 
 
+def native_args(calls: list[tuple], mods: dict[str, Any], tmp: str) -> dict[str, list[tuple]]:
+    """`calls` for each build of `mods`, every `NativeTable` argument as that build's own (see the
+    module's note); a column's null bitmap where the original has one and only there."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out: dict[str, list[tuple]] = {b: [] for b in mods}
+    for i, c in enumerate(calls):
+        per = {b: list(c) for b in mods}
+        for j, a in enumerate(c):
+            if type(a).__name__ != "NativeTable":
+                continue
+            path = f"{tmp}/{i}-{j}.parquet"
+            orig = pa.table(a)
+            pq.write_table(orig, path)
+            for b, m in mods.items():
+                t = m.NativeTable.read_parquet(path)
+                back = pa.table(t)
+                for name in orig.column_names:
+                    x, y = orig.column(name).chunks, back.column(name).chunks
+                    if [k.buffers()[0] is None for k in x] != [k.buffers()[0] is None for k in y] or not back.equals(orig):
+                        raise SystemExit(f"call {i}: column {name} read back differs (null bitmap or values)")
+                per[b][j] = t
+        for b in mods:
+            out[b].append(tuple(per[b]))
+    return out
+
+
 def same(x: Any, y: Any) -> bool:
+    import array
+
     import numpy as np
 
+    if isinstance(x, array.array):
+        return x.typecode == y.typecode and x.tobytes() == y.tobytes()
     if isinstance(x, dict):
         return x.keys() == y.keys() and all(same(x[k], y[k]) for k in x)
     if isinstance(x, (list, tuple)):
@@ -80,16 +115,21 @@ def main() -> None:
     a = ap.parse_args()
     mods = {"old": load(a.old), "new": load(a.new)}
     calls = capture(a.sweep)
-    for f, args in calls.items():
-        differ = sum(not same(getattr(mods["old"], f)(*c), getattr(mods["new"], f)(*c)) for c in args)
-        print(f"{f}: {len(args)} calls, {differ} with different results")
+    tmp = tempfile.mkdtemp(prefix="sharepack-")
+    try:
+        per = {f: native_args(args, mods, tmp) for f, args in calls.items()}
+    finally:
+        shutil.rmtree(tmp)
+    for f, args in per.items():
+        differ = sum(not same(getattr(mods["old"], f)(*c), getattr(mods["new"], f)(*d)) for c, d in zip(args["old"], args["new"]))
+        print(f"{f}: {len(args['old'])} calls, {differ} with different results")
         if differ:
             raise SystemExit(1)
     took: dict[tuple[str, str], list[float]] = {(f, b): [] for f in FUNCS for b in mods}
     for r in range(a.rounds):
         for b in ("old", "new") if r % 2 == 0 else ("new", "old"):
             for f in FUNCS:
-                fn, args = getattr(mods[b], f), calls[f]
+                fn, args = getattr(mods[b], f), per[f][b]
                 t = time.thread_time()
                 for c in args:
                     fn(*c)

@@ -395,6 +395,11 @@ MUTANTS = [
      "l8.iter().map(|&l| usize::from(l < d)).sum()", "l8.iter().map(|&l| usize::from(l <= d)).sum()", ["-p", "jitterlab-metrics", "--lib", "burst_stats"]),
     ("emodel-late-loss-fused-many", "crates/metrics/src/loss.rs",
      "limit.partition_point(|&l| l < d)", "limit.partition_point(|&l| l <= d)", ["-p", "jitterlab-metrics", "--lib", "burst_stats"]),
+    # A run's media rows read in place only where they are the prepared form already
+    # (crates/metrics/src/one_run.rs): strictly ascending by (flow, seq), so no duplicate copy.
+    ("one-run-borrows-strictly-ascending", "crates/metrics/src/one_run.rs",
+     "ascending &= (f0 < f1) | ((f0 == f1) & (s0 < s1));", "ascending &= (f0 < f1) | ((f0 == f1) & (s0 <= s1));",
+     ["-p", "jitterlab-metrics", "--lib", "one_run"]),
     # Linux's retransmission timeout (tcp/sender/loss.rs, issue 26): RACK-aware marking and cwnd =
     # in flight + 1, F-RTO's steps 2b / 3a / 3b and its start rule, the undo by timestamps and what it
     # restores, and RACK's skip of an ACK for an earlier transmission (tcp/sender/ack.rs): killed by

@@ -3,11 +3,12 @@
 //! interarrival jitter.
 use crate::error::Result;
 use crate::stats;
-use crate::table::{Media, Window};
+use crate::table::{MediaView, Stream, Window};
 
 /// Calls `f(row, owd_ns)` for every received packet sent inside the window, in row order.
-pub fn visit_owd(m: &Media, w: Window, mut f: impl FnMut(usize, i64)) {
-    for s in &m.streams {
+pub fn visit_owd<'m>(m: impl Into<MediaView<'m>>, w: Window, mut f: impl FnMut(usize, i64)) {
+    let m = &m.into();
+    for s in m.streams {
         let Some(b) = m.bounds(s, w) else { continue };
         for r in s.lo..s.hi {
             if m.received[r] && m.in_bounds(r, b) {
@@ -19,24 +20,41 @@ pub fn visit_owd(m: &Media, w: Window, mut f: impl FnMut(usize, i64)) {
 
 /// `visit_owd`'s values in seconds (/ 1e9) and each one's run code, in row order (the values a
 /// run hands on to be pooled with other runs' by `stats::grouped_quantiles`).
-pub fn owd_s_with_run(m: &Media, w: Window) -> (Vec<f64>, Vec<u32>) {
+pub fn owd_s_with_run<'m>(m: impl Into<MediaView<'m>>, w: Window) -> (Vec<f64>, Vec<u32>) {
+    owd_s_grouped(&m.into(), w, |_, s| s.run)
+}
+
+/// `visit_owd`'s values in seconds (/ 1e9) and each one's stream (its index in `m.streams`), in
+/// row order: [`owd_s_with_run`] where each stream is a run of its own.
+pub fn owd_s_with_stream<'m>(m: impl Into<MediaView<'m>>, w: Window) -> (Vec<f64>, Vec<u32>) {
+    owd_s_grouped(&m.into(), w, |k, _| k as u32)
+}
+
+/// `visit_owd`'s values in seconds and each one's `group(stream index, stream)`.
+fn owd_s_grouped(m: &MediaView<'_>, w: Window, group: impl Fn(usize, &Stream) -> u32) -> (Vec<f64>, Vec<u32>) {
     let mut vals = Vec::with_capacity(m.len());
-    let mut run = Vec::with_capacity(m.len());
-    visit_owd(m, w, |r, v| {
-        vals.push(v as f64 / 1e9);
-        run.push(m.run[r]);
-    });
-    (vals, run)
+    let mut grp = Vec::with_capacity(m.len());
+    for (k, s) in m.streams.iter().enumerate() {
+        let Some(b) = m.bounds(s, w) else { continue };
+        let g = group(k, s);
+        for r in s.lo..s.hi {
+            if m.received[r] && m.in_bounds(r, b) {
+                vals.push((m.recv_ns[r] - m.send_ns[r]) as f64 / 1e9);
+                grp.push(g);
+            }
+        }
+    }
+    (vals, grp)
 }
 
 avx2_dispatch! {
     /// The OWDs of rows `lo..hi` received and sent inside `b`, appended to `buf` in row order:
     /// every row written, the next one kept where this one counts (no branch on a lost packet).
-    fn gather_owd(m: &Media, lo: usize, hi: usize, b: (i64, i64), buf: &mut Vec<i64>) -> () = gather_owd_any
+    fn gather_owd(m: &MediaView<'_>, lo: usize, hi: usize, b: (i64, i64), buf: &mut Vec<i64>) -> () = gather_owd_any
 }
 
 #[inline(always)]
-fn gather_owd_any(m: &Media, lo: usize, hi: usize, b: (i64, i64), buf: &mut Vec<i64>) {
+fn gather_owd_any(m: &MediaView<'_>, lo: usize, hi: usize, b: (i64, i64), buf: &mut Vec<i64>) {
     let (send, recv, received) = (&m.send_ns[lo..hi], &m.recv_ns[lo..hi], &m.received[lo..hi]);
     let at = buf.len();
     buf.resize(at + send.len() + 1, 0);
@@ -54,7 +72,8 @@ fn gather_owd_any(m: &Media, lo: usize, hi: usize, b: (i64, i64), buf: &mut Vec<
 /// seconds (`visit_owd`'s values / 1e9), run-major: what `stats::grouped_quantiles` gives of those
 /// seconds grouped by `m.run`, from the runs' rows (contiguous: sorted by run) one run at a time,
 /// selected as integers (`stats::quantiles_mapped`), without the values' and groups' vectors.
-pub fn owd_quantiles_s_by_run(m: &Media, w: Window, probs: &[f64]) -> Result<Vec<f64>> {
+pub fn owd_quantiles_s_by_run<'m>(m: impl Into<MediaView<'m>>, w: Window, probs: &[f64]) -> Result<Vec<f64>> {
+    let m = &m.into();
     let mut out = Vec::with_capacity(m.n_runs() * probs.len());
     let mut buf: Vec<i64> = Vec::new();
     let mut streams = m.streams.iter().peekable();
@@ -69,8 +88,25 @@ pub fn owd_quantiles_s_by_run(m: &Media, w: Window, probs: &[f64]) -> Result<Vec
     Ok(out)
 }
 
+/// Per stream (`m.streams`' order), the quantiles `probs` of its OWDs in seconds, stream-major:
+/// [`owd_quantiles_s_by_run`] where each stream is a run of its own (one run's flows apart).
+pub fn owd_quantiles_s_by_stream<'m>(m: impl Into<MediaView<'m>>, w: Window, probs: &[f64]) -> Result<Vec<f64>> {
+    let m = &m.into();
+    let mut out = Vec::with_capacity(m.streams.len() * probs.len());
+    let mut buf: Vec<i64> = Vec::new();
+    for s in m.streams {
+        buf.clear();
+        if let Some(b) = m.bounds(s, w) {
+            gather_owd(m, s.lo, s.hi, b, &mut buf);
+        }
+        out.extend(stats::quantiles_mapped(&mut buf, probs, |d| d as f64 / 1e9)?);
+    }
+    Ok(out)
+}
+
 /// Rows and OWD (ns) of every received packet sent inside the window, in prepared row order.
-pub fn owd(m: &Media, w: Window) -> (Vec<u32>, Vec<i64>) {
+pub fn owd<'m>(m: impl Into<MediaView<'m>>, w: Window) -> (Vec<u32>, Vec<i64>) {
+    let m = &m.into();
     let mut rows = Vec::new();
     let mut vals = Vec::new();
     visit_owd(m, w, |r, d| {
@@ -81,8 +117,9 @@ pub fn owd(m: &Media, w: Window) -> (Vec<u32>, Vec<i64>) {
 }
 
 /// Calls `f(row, ipdv_ns)` for every IPDV pair (see [`ipdv`]), on the row of the later packet.
-pub fn visit_ipdv(m: &Media, w: Window, mut f: impl FnMut(usize, i64)) {
-    for s in &m.streams {
+pub fn visit_ipdv<'m>(m: impl Into<MediaView<'m>>, w: Window, mut f: impl FnMut(usize, i64)) {
+    let m = &m.into();
+    for s in m.streams {
         let Some(b) = m.bounds(s, w) else { continue };
         for r in s.lo + 1..s.hi {
             let p = r - 1;
@@ -102,7 +139,8 @@ pub fn visit_ipdv(m: &Media, w: Window, mut f: impl FnMut(usize, i64)) {
 /// received and both sent inside the window; reported on the row of the later packet.
 /// Sequence order decides the pairs (not arrival order), as RFC 3393 §2.4 defines the selection
 /// on the sending order.
-pub fn ipdv(m: &Media, w: Window) -> (Vec<u32>, Vec<i64>) {
+pub fn ipdv<'m>(m: impl Into<MediaView<'m>>, w: Window) -> (Vec<u32>, Vec<i64>) {
+    let m = &m.into();
     let mut rows = Vec::new();
     let mut vals = Vec::new();
     visit_ipdv(m, w, |r, d| {
@@ -122,21 +160,23 @@ pub struct Jitter {
     pub final_ns: Vec<f64>,
 }
 
-pub fn interarrival_jitter(m: &Media, w: Window) -> Jitter {
+pub fn interarrival_jitter<'m>(m: impl Into<MediaView<'m>>, w: Window) -> Jitter {
+    let m = &m.into();
     jitter_impl(m, w, true)
 }
 
 /// Only the final J per stream (no per-packet series).
-pub fn interarrival_jitter_final(m: &Media, w: Window) -> Vec<f64> {
+pub fn interarrival_jitter_final<'m>(m: impl Into<MediaView<'m>>, w: Window) -> Vec<f64> {
+    let m = &m.into();
     jitter_impl(m, w, false).final_ns
 }
 
-fn jitter_impl(m: &Media, w: Window, series: bool) -> Jitter {
+fn jitter_impl(m: &MediaView<'_>, w: Window, series: bool) -> Jitter {
     let mut rows = Vec::new();
     let mut jit = Vec::new();
     let mut finals = Vec::with_capacity(m.streams.len());
     let mut arr: Vec<u32> = Vec::new();
-    for s in &m.streams {
+    for s in m.streams {
         arr.clear();
         if let Some(b) = m.bounds(s, w) {
             arr.extend((s.lo..s.hi).filter(|&r| m.received[r] && m.in_bounds(r, b)).map(|r| r as u32));

@@ -4,7 +4,9 @@
 //! Flow of data: [`table::Media::new`] validates the `media_packets` columns, unwraps 16-bit
 //! sequence numbers if asked, sorts once by (run, flow, seq), drops duplicate copies (keeping the
 //! earliest arrival) and records the streams (run, flow) as contiguous row ranges. Every metric
-//! then walks those ranges; nothing is per packet on the Python side.
+//! then walks those ranges through a [`table::MediaView`] (borrowed slices: of a `Media`, or of one
+//! run's own columns where they already are the prepared form, [`one_run::OneRun`]); nothing is
+//! per packet on the Python side.
 /// `fn $name(args) -> R` calling `$body` (an `#[inline(always)]` function of the same arguments)
 /// compiled with AVX2 where the CPU has it: the module is built for baseline x86-64, whose SSE2
 /// has no 64-bit compare, so a row loop's min/max and window tests on i64 columns would not
@@ -29,12 +31,14 @@ pub mod delay;
 pub mod emodel;
 pub mod error;
 pub mod loss;
+pub mod one_run;
 pub mod rtp;
 pub mod stats;
 pub mod table;
 
 pub use error::{MetricsError, Result};
-pub use table::{Media, MediaColumns, MediaOwned, RunTimes, Window};
+pub use one_run::{OneRun, RunColumns};
+pub use table::{Media, MediaColumns, MediaOwned, MediaView, RunTimes, Window};
 
 /// Nanoseconds per millisecond / second, to keep unit conversions explicit.
 pub const NS_PER_MS: i64 = 1_000_000;

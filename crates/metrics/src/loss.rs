@@ -4,7 +4,7 @@
 //!
 //! Over 600 lines: its unit tests (the last ~230 lines) sit beside the metrics they pin.
 use crate::error::{MetricsError, Result};
-use crate::table::{Media, Window};
+use crate::table::{MediaView, Window};
 use crate::NS_PER_MS;
 
 /// Where a stream's base delay came from.
@@ -29,7 +29,8 @@ pub struct Base {
 /// Base delay per stream: the minimum OWD of the packets received in
 /// [tcp_start_ns − pre_ns, tcp_start_ns) (recv time; PAM 2013 §4: "minimum delay over the period
 /// of two seconds prior to the arrival of the TCP flows"), with the documented fallback.
-pub fn base_delay(m: &Media, pre_ns: i64) -> Result<Vec<Base>> {
+pub fn base_delay<'m>(m: impl Into<MediaView<'m>>, pre_ns: i64) -> Result<Vec<Base>> {
+    let m = &m.into();
     if pre_ns <= 0 {
         return Err(MetricsError::InvalidParameter { name: "base_window", reason: "must be positive".into() });
     }
@@ -51,11 +52,11 @@ avx2_dispatch! {
     /// The least OWD of rows `lo..hi` received, and of those received in `[pre.0, pre.1)` (None
     /// when there are none): a count beside each minimum instead of an Option a row, so no
     /// branch a row (the minimum of the values found is the same).
-    fn least_owds(m: &Media, lo: usize, hi: usize, pre: Option<(i64, i64)>) -> (Option<i64>, Option<i64>) = least_owds_any
+    fn least_owds(m: &MediaView<'_>, lo: usize, hi: usize, pre: Option<(i64, i64)>) -> (Option<i64>, Option<i64>) = least_owds_any
 }
 
 #[inline(always)]
-fn least_owds_any(m: &Media, lo: usize, hi: usize, pre: Option<(i64, i64)>) -> (Option<i64>, Option<i64>) {
+fn least_owds_any(m: &MediaView<'_>, lo: usize, hi: usize, pre: Option<(i64, i64)>) -> (Option<i64>, Option<i64>) {
     let (send, recv, received) = (&m.send_ns[lo..hi], &m.recv_ns[lo..hi], &m.received[lo..hi]);
     // no start time: an empty window
     let (p0, p1) = pre.unwrap_or((0, 0));
@@ -74,7 +75,8 @@ fn least_owds_any(m: &Media, lo: usize, hi: usize, pre: Option<(i64, i64)>) -> (
 
 /// Per-row "unusable" mask behind a jitter buffer of `jb_ns`: pure loss, or received with
 /// OWD > base + JB (strictly later than the playout deadline). `jb_ns = None` gives pure loss.
-pub fn lost_mask(m: &Media, bases: &[Base], jb_ns: Option<i64>) -> Vec<bool> {
+pub fn lost_mask<'m>(m: impl Into<MediaView<'m>>, bases: &[Base], jb_ns: Option<i64>) -> Vec<bool> {
+    let m = &m.into();
     let mut out = vec![false; m.len()];
     for (s, b) in m.streams.iter().zip(bases) {
         let limit = match (jb_ns, b.owd_ns) {
@@ -102,7 +104,8 @@ pub struct JbLoss {
     pub late: Vec<u64>,
 }
 
-pub fn jb_loss(m: &Media, w: Window, bases: &[Base], jbs_ns: &[i64]) -> JbLoss {
+pub fn jb_loss<'m>(m: impl Into<MediaView<'m>>, w: Window, bases: &[Base], jbs_ns: &[i64]) -> JbLoss {
+    let m = &m.into();
     let nj = jbs_ns.len();
     let mut out = JbLoss {
         packets: vec![0; m.streams.len() * nj],
@@ -141,9 +144,10 @@ pub fn jb_loss(m: &Media, w: Window, bases: &[Base], jbs_ns: &[i64]) -> JbLoss {
 /// RFC 3357 §4 loss periods over the whole stream, in sequence order: a maximal run of lost rows
 /// with consecutive sequence numbers. Returns each row's period length (0 = not lost). A gap in
 /// the sequence numbers (packet absent from the table) ends a period.
-pub fn period_lengths(m: &Media, lost: &[bool]) -> Vec<u32> {
+pub fn period_lengths<'m>(m: impl Into<MediaView<'m>>, lost: &[bool]) -> Vec<u32> {
+    let m = &m.into();
     let mut len = vec![0u32; m.len()];
-    for s in &m.streams {
+    for s in m.streams {
         for (start, end) in lost_runs(m, lost, s.lo, s.hi) {
             len[start..end].fill((end - start) as u32);
         }
@@ -153,7 +157,7 @@ pub fn period_lengths(m: &Media, lost: &[bool]) -> Vec<u32> {
 
 /// The loss periods of the rows lo..hi of one stream as row ranges [start, end): maximal runs of
 /// lost rows with consecutive sequence numbers (RFC 3357 §4), in sequence order.
-fn lost_runs<'a>(m: &'a Media, lost: &'a [bool], lo: usize, hi: usize) -> impl Iterator<Item = (usize, usize)> + 'a {
+fn lost_runs<'a>(m: &'a MediaView<'_>, lost: &'a [bool], lo: usize, hi: usize) -> impl Iterator<Item = (usize, usize)> + 'a {
     let mut r = lo;
     std::iter::from_fn(move || {
         while r < hi && !lost[r] {
@@ -195,7 +199,8 @@ fn check_interval(interval_ns: i64) -> Result<()> {
 
 /// Per-row loss period level 0–5 (whole-stream periods, so a period crossing a window edge keeps
 /// its full length).
-pub fn levels(m: &Media, lost: &[bool], interval_ns: i64) -> Result<Vec<u8>> {
+pub fn levels<'m>(m: impl Into<MediaView<'m>>, lost: &[bool], interval_ns: i64) -> Result<Vec<u8>> {
+    let m = &m.into();
     check_interval(interval_ns)?;
     Ok(period_lengths(m, lost).into_iter().map(|l| level_of(l, interval_ns)).collect())
 }
@@ -214,7 +219,8 @@ pub struct Periods {
 }
 
 /// Loss periods that have at least one packet sent inside the window (full lengths reported).
-pub fn periods(m: &Media, lost: &[bool], w: Window) -> Periods {
+pub fn periods<'m>(m: impl Into<MediaView<'m>>, lost: &[bool], w: Window) -> Periods {
+    let m = &m.into();
     let mut out = Periods::default();
     for (si, s) in m.streams.iter().enumerate() {
         let bd = m.bounds(s, w);
@@ -237,7 +243,7 @@ pub fn periods(m: &Media, lost: &[bool], w: Window) -> Periods {
 
 /// Arguments of the levels-over-time counts: positive bin and span, one group code per run, codes
 /// below `n_groups`.
-fn check_binning(m: &Media, run_group: &[u32], n_groups: usize, bin_ns: i64, span_ns: i64) -> Result<()> {
+fn check_binning(m: &MediaView<'_>, run_group: &[u32], n_groups: usize, bin_ns: i64, span_ns: i64) -> Result<()> {
     if bin_ns <= 0 || span_ns <= 0 {
         return Err(MetricsError::InvalidParameter { name: "bin", reason: "bin width and span must be positive".into() });
     }
@@ -274,8 +280,8 @@ pub struct LevelsOverTime {
     pub replications: Vec<u64>,
 }
 
-pub fn levels_over_time(
-    m: &Media,
+pub fn levels_over_time<'m>(
+    m: impl Into<MediaView<'m>>,
     levels: &[u8],
     w: Window,
     run_group: &[u32],
@@ -283,12 +289,13 @@ pub fn levels_over_time(
     bin_ns: i64,
     span_ns: i64,
 ) -> Result<LevelsOverTime> {
+    let m = &m.into();
     check_binning(m, run_group, n_groups, bin_ns, span_ns)?;
     let n_bins = bin_count(bin_ns, span_ns, n_groups, 1)?;
     let mut counts = vec![0u64; n_groups * n_bins * 6];
     let mut reps = vec![0u64; n_groups];
     let mut last_run: Option<u32> = None;
-    for s in &m.streams {
+    for s in m.streams {
         let Some(t0) = m.tcp_start_ns[s.run as usize] else { continue };
         let g = run_group[s.run as usize] as usize;
         if last_run != Some(s.run) {
@@ -325,8 +332,8 @@ pub fn levels_over_time(
 /// without per-row allocations (the benchmark path of Figs. 6 and 7). `jbs_ns[j] = None` means
 /// pure loss only. Result `j` equals the unfused computation for `jbs_ns[j]`.
 #[allow(clippy::too_many_arguments)]
-pub fn levels_over_time_multi(
-    m: &Media,
+pub fn levels_over_time_multi<'m>(
+    m: impl Into<MediaView<'m>>,
     w: Window,
     bases: &[Base],
     jbs_ns: &[Option<i64>],
@@ -336,6 +343,7 @@ pub fn levels_over_time_multi(
     bin_ns: i64,
     span_ns: i64,
 ) -> Result<Vec<LevelsOverTime>> {
+    let m = &m.into();
     check_interval(interval_ns)?;
     check_binning(m, run_group, n_groups, bin_ns, span_ns)?;
     let nj = jbs_ns.len();
@@ -428,7 +436,8 @@ impl BurstStats {
     }
 }
 
-pub fn burst_stats(m: &Media, lost: &[bool], w: Window) -> Vec<BurstStats> {
+pub fn burst_stats<'m>(m: impl Into<MediaView<'m>>, lost: &[bool], w: Window) -> Vec<BurstStats> {
+    let m = &m.into();
     m.streams
         .iter()
         .map(|s| {
@@ -466,11 +475,11 @@ avx2_dispatch! {
     /// `burst_stats_jbs`' walk of rows `lo..hi` sent inside `bd`, the buffers' limits ascending
     /// in `limit`: each pair of consecutive rows' (buffers late for before, after) counted into
     /// `pairs` (row-major, `limit.len() + 1` a side). Returns the rows and the first one's count.
-    fn late_pairs(m: &Media, lo: usize, hi: usize, bd: (i64, i64), limit: &[i64], pairs: &mut [u64]) -> (u64, usize) = late_pairs_any
+    fn late_pairs(m: &MediaView<'_>, lo: usize, hi: usize, bd: (i64, i64), limit: &[i64], pairs: &mut [u64]) -> (u64, usize) = late_pairs_any
 }
 
 #[inline(always)]
-fn late_pairs_any(m: &Media, lo: usize, hi: usize, bd: (i64, i64), limit: &[i64], pairs: &mut [u64]) -> (u64, usize) {
+fn late_pairs_any(m: &MediaView<'_>, lo: usize, hi: usize, bd: (i64, i64), limit: &[i64], pairs: &mut [u64]) -> (u64, usize) {
     let (nj, k1) = (limit.len(), limit.len() + 1);
     // up to 8 buffers: a row's count by 8 compares and no branch, the unused limits i64::MAX
     // (no delay is above it); more by bisection
@@ -520,7 +529,8 @@ fn late_pairs_any(m: &Media, lo: usize, hi: usize, bd: (i64, i64), limit: &[i64]
 /// the first `k` of them: one number a row. The walk counts each pair of consecutive rows' (k
 /// before, k after) — a run of equal ones in a register — and every buffer's counts are sums of
 /// those pairs: the same integers as a walk a buffer, without a branch a buffer a row.
-pub fn burst_stats_jbs(m: &Media, bases: &[Base], jbs_ns: &[i64], w: Window) -> Vec<BurstStats> {
+pub fn burst_stats_jbs<'m>(m: impl Into<MediaView<'m>>, bases: &[Base], jbs_ns: &[i64], w: Window) -> Vec<BurstStats> {
+    let m = &m.into();
     let nj = jbs_ns.len();
     let k1 = nj + 1;
     let mut order: Vec<usize> = (0..nj).collect();

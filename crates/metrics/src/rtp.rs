@@ -1,6 +1,6 @@
 //! Chodorek's RTP metrics over a measurement window: received throughput (bit/s) and packet
 //! error rate (lost / sent), per stream. Only network loss counts here (no jitter buffer).
-use crate::table::{Media, Window};
+use crate::table::{MediaView, Window};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RtpSummary {
@@ -21,7 +21,8 @@ impl RtpSummary {
     }
 }
 
-pub fn rtp_summary(m: &Media, w: Window) -> Vec<RtpSummary> {
+pub fn rtp_summary<'m>(m: impl Into<MediaView<'m>>, w: Window) -> Vec<RtpSummary> {
+    let m = &m.into();
     m.streams
         .iter()
         .map(|s| {
@@ -47,11 +48,11 @@ pub fn rtp_summary(m: &Media, w: Window) -> Vec<RtpSummary> {
 avx2_dispatch! {
     /// Rows `lo..hi` sent inside `b`: how many, how many received, their bytes, the first and last
     /// send time (i64::MAX, i64::MIN when none). Without a branch a row (a lost packet is data).
-    fn window_rows(m: &Media, lo: usize, hi: usize, b: (i64, i64)) -> (u64, u64, u64, i64, i64) = window_rows_any
+    fn window_rows(m: &MediaView<'_>, lo: usize, hi: usize, b: (i64, i64)) -> (u64, u64, u64, i64, i64) = window_rows_any
 }
 
 #[inline(always)]
-fn window_rows_any(m: &Media, lo: usize, hi: usize, b: (i64, i64)) -> (u64, u64, u64, i64, i64) {
+fn window_rows_any(m: &MediaView<'_>, lo: usize, hi: usize, b: (i64, i64)) -> (u64, u64, u64, i64, i64) {
     let (send, received, size) = (&m.send_ns[lo..hi], &m.received[lo..hi], &m.size[lo..hi]);
     let (mut sent, mut rcvd, mut bytes, mut first, mut last) = (0u64, 0u64, 0u64, i64::MAX, i64::MIN);
     // two loops, each over columns of one width: the compiler vectorises them (one loop mixing

@@ -69,6 +69,37 @@ pub struct Media {
     pub tcp_end_ns: Vec<Option<i64>>,
 }
 
+/// The prepared table as every metric reads it: its columns, streams and the runs' TCP times,
+/// borrowed from a [`Media`] (`Media::view`, `From<&Media>`) or from one run's own columns where
+/// they already are the prepared form ([`crate::OneRun`]). Per-row run codes and source rows are not
+/// part of it (no metric reads them: a stream carries its run). `recv_ns` is meaningful only
+/// where `received` is true: a view of a run's columns keeps a lost packet's slot as it is
+/// (every metric tests `received` before it reads `recv_ns`).
+#[derive(Debug, Clone, Copy)]
+pub struct MediaView<'a> {
+    pub flow: &'a [i64],
+    pub seq: &'a [i64],
+    pub send_ns: &'a [i64],
+    pub recv_ns: &'a [i64],
+    pub received: &'a [bool],
+    pub size: &'a [i64],
+    pub streams: &'a [Stream],
+    pub tcp_start_ns: &'a [Option<i64>],
+    pub tcp_end_ns: &'a [Option<i64>],
+}
+
+impl<'a> From<&'a Media> for MediaView<'a> {
+    fn from(m: &'a Media) -> MediaView<'a> {
+        m.view()
+    }
+}
+
+impl<'a> From<&MediaView<'a>> for MediaView<'a> {
+    fn from(m: &MediaView<'a>) -> MediaView<'a> {
+        *m
+    }
+}
+
 fn check_len(column: &'static str, expected: usize, got: usize) -> Result<()> {
     if expected != got {
         return Err(MetricsError::LengthMismatch { column, expected, got });
@@ -154,7 +185,7 @@ fn sort_rows(run: &[i64], flow: &[i64], seq: &[i64], n_runs: usize) -> Vec<u32> 
 
 /// The checks every input row passes; `new` and `from_sorted` report the first failing row alike.
 #[inline]
-fn check_row(i: usize, run_known: bool, received: bool, send: i64, recv: i64, size: i64) -> Result<()> {
+pub(crate) fn check_row(i: usize, run_known: bool, received: bool, send: i64, recv: i64, size: i64) -> Result<()> {
     if !run_known {
         return Err(MetricsError::InvalidValue { column: "run_id", row: i, reason: "run_id not present in the runs table".into() });
     }
@@ -167,7 +198,7 @@ fn check_row(i: usize, run_known: bool, received: bool, send: i64, recv: i64, si
     Ok(())
 }
 
-fn check_runs(runs: RunTimes<'_>) -> Result<()> {
+pub(crate) fn check_runs(runs: RunTimes<'_>) -> Result<()> {
     for (r, (s, e)) in runs.tcp_start_ns.iter().zip(runs.tcp_end_ns).enumerate() {
         if let (Some(s), Some(e)) = (s, e) {
             if e < s {
@@ -185,18 +216,22 @@ fn check_runs(runs: RunTimes<'_>) -> Result<()> {
 /// The streams (run, flow) of sorted rows, each a contiguous row range, its end found by
 /// bisection (not by a compare a row).
 fn streams_of(run: &[u32], flow: &[i64]) -> Vec<Stream> {
-    let m = run.len();
+    streams_by(run.len(), |i| (run[i], flow[i]))
+}
+
+/// The streams of `n` rows sorted by `key(row)` = (run, flow) (see `streams_of`).
+pub(crate) fn streams_by(n: usize, key: impl Fn(usize) -> (u32, i64)) -> Vec<Stream> {
     let mut streams = Vec::new();
     let mut lo = 0;
-    while lo < m {
-        let key = (run[lo], flow[lo]);
-        // rows lo..m hold key first (sorted): the first row past it
-        let (mut a, mut b) = (lo + 1, m);
+    while lo < n {
+        let k = key(lo);
+        // rows lo..n hold k first (sorted): the first row past it
+        let (mut a, mut b) = (lo + 1, n);
         while a < b {
             let mid = a + (b - a) / 2;
-            if (run[mid], flow[mid]) == key { a = mid + 1 } else { b = mid }
+            if key(mid) == k { a = mid + 1 } else { b = mid }
         }
-        streams.push(Stream { run: key.0, flow: key.1, lo, hi: a });
+        streams.push(Stream { run: k.0, flow: k.1, lo, hi: a });
         lo = a;
     }
     streams
@@ -216,7 +251,7 @@ pub struct MediaOwned {
 
 /// The media columns' lengths against the row count `n`, the runs' two columns against each other,
 /// and the row count against the u32 row index (both constructors of [`Media`]).
-fn check_shape(n: usize, cols: [(&'static str, usize); 6], runs: &RunTimes<'_>) -> Result<()> {
+pub(crate) fn check_shape(n: usize, cols: [(&'static str, usize); 6], runs: &RunTimes<'_>) -> Result<()> {
     for (name, len) in cols {
         check_len(name, n, len)?;
     }
@@ -400,6 +435,57 @@ impl Media {
         })
     }
 
+    /// The table as the metrics read it (borrowed; see [`MediaView`]).
+    pub fn view(&self) -> MediaView<'_> {
+        MediaView {
+            flow: &self.flow,
+            seq: &self.seq,
+            send_ns: &self.send_ns,
+            recv_ns: &self.recv_ns,
+            received: &self.received,
+            size: &self.size,
+            streams: &self.streams,
+            tcp_start_ns: &self.tcp_start_ns,
+            tcp_end_ns: &self.tcp_end_ns,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.seq.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.seq.is_empty()
+    }
+
+    pub fn n_runs(&self) -> usize {
+        self.tcp_start_ns.len()
+    }
+
+    /// [`MediaView::bounds`].
+    pub fn bounds(&self, s: &Stream, w: Window) -> Option<(i64, i64)> {
+        self.view().bounds(s, w)
+    }
+
+    /// [`MediaView::in_bounds`].
+    #[inline]
+    pub fn in_bounds(&self, row: usize, b: (i64, i64)) -> bool {
+        self.view().in_bounds(row, b)
+    }
+
+    /// [`MediaView::owd`].
+    #[inline]
+    pub fn owd(&self, row: usize) -> Option<i64> {
+        self.view().owd(row)
+    }
+
+    /// [`MediaView::window_mask`].
+    pub fn window_mask(&self, w: Window) -> Vec<bool> {
+        self.view().window_mask(w)
+    }
+}
+
+impl MediaView<'_> {
     pub fn len(&self) -> usize {
         self.seq.len()
     }
@@ -445,7 +531,7 @@ impl Media {
     /// Per-row mask of the window.
     pub fn window_mask(&self, w: Window) -> Vec<bool> {
         let mut out = vec![false; self.len()];
-        for s in &self.streams {
+        for s in self.streams {
             if let Some(b) = self.bounds(s, w) {
                 for (r, o) in (s.lo..s.hi).zip(&mut out[s.lo..s.hi]) {
                     *o = self.in_bounds(r, b);

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use jitterlab_metrics as jm;
-use jm::{delay, emodel, loss, rtp, stats, Media, MediaColumns, MetricsError, RunTimes, Window};
+use jm::{delay, emodel, loss, rtp, stats, Media, MediaColumns, MediaView, MetricsError, RunTimes, Window};
 use numpy::{IntoPyArray, PyReadonlyArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -496,7 +496,7 @@ impl MediaSet {
         let p = params_checked(params)?;
         let m = &self.m;
         let out = py
-            .detach(|| -> jm::Result<_> { Ok(emodel_cols(m, &self.bases(pre_ns)?, w, &jbs_ns, &p, ie, bpl, codec_delay_ms)) })
+            .detach(|| -> jm::Result<_> { Ok(emodel_cols(&m.view(), &self.bases(pre_ns)?, w, &jbs_ns, &p, ie, bpl, codec_delay_ms)) })
             .map_err(to_py)?;
         let d = PyDict::new(py);
         for (name, col) in ["base_owd_ms", "ppl", "burst_r", "ta_ms", "r", "mos"].iter().zip(out) {
@@ -509,7 +509,7 @@ impl MediaSet {
 /// The E-model per (stream, JB), k = stream * jbs + jb: base OWD (ms), Ppl, BurstR, Ta (ms), R,
 /// MOS (`MediaSet.emodel`'s columns; `summary::run_share` takes the MOS).
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn emodel_cols(m: &Media, bases: &[loss::Base], w: Window, jbs_ns: &[i64], p: &emodel::Params, ie: f64, bpl: f64, codec_delay_ms: f64) -> Vec<Vec<f64>> {
+pub(crate) fn emodel_cols(m: &MediaView<'_>, bases: &[loss::Base], w: Window, jbs_ns: &[i64], p: &emodel::Params, ie: f64, bpl: f64, codec_delay_ms: f64) -> Vec<Vec<f64>> {
     let ns = m.streams.len();
     let nj = jbs_ns.len();
     let mut cols = vec![vec![f64::NAN; ns * nj]; 6];

@@ -1,10 +1,11 @@
 //! One run's share of a sweep's closing summary (`jitterlab.summary.run_part`) in one call: the
-//! run's media rows joined into the metrics' prepared table (one stream a flow), then per stream
-//! the RTP counts, the E-model's MOS at each jitter buffer and the OWD quantiles (or the OWD
-//! values, to pool with the other runs of the point). The same functions, in the same order, as
-//! `MediaSet.from_chunks`, `rtp_summary`, `emodel` and `pooled_quantiles` (`owd`): the same bits.
+//! run's media rows prepared as one run (`OneRun`: read in place where they already are the
+//! prepared form, a simulator's; a stream a flow), then per stream the RTP counts, the E-model's
+//! MOS at each jitter buffer and the OWD quantiles (or the OWD values, to pool with the other runs
+//! of the point). The same values, bit for bit, as `MediaSet.from_chunks` (each flow a run of its
+//! own), `rtp_summary`, `emodel` and `pooled_quantiles` (`owd`).
 use jitterlab_metrics as jm;
-use jm::{delay, emodel, loss, rtp, Media, RunTimes};
+use jm::{delay, emodel, loss, rtp, OneRun, RunColumns};
 use numpy::{IntoPyArray, PyReadonlyArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -16,49 +17,61 @@ use crate::native_table::NativeTable;
 
 type Chunk<'a> = (&'a [i64], &'a [i64], &'a [i64], &'a [i64], &'a [bool], &'a [i64]);
 
-/// The distinct flows of the rows (ascending) and the prepared table, each flow its own "run"
-/// (its stream), every one with the run's TCP times.
-fn prepare(chunks: &[Chunk<'_>], tcp_start_ns: Option<i64>, tcp_end_ns: Option<i64>) -> jm::Result<(Vec<i64>, Media)> {
-    let mut flows: Vec<i64> = Vec::new();
-    let mut rows = 0usize;
-    for c in chunks {
-        rows += c.0.len();
-        let mut prev = None;
-        for &f in c.0 {
-            if prev != Some(f) {
-                flows.push(f);
-                prev = Some(f);
-            }
+/// The rows of several chunks one after another (owned): a run's columns when pyarrow held
+/// them in more than one piece.
+#[derive(Default)]
+struct Joined {
+    flow: Vec<i64>,
+    seq: Vec<i64>,
+    send_ns: Vec<i64>,
+    recv_ns: Vec<i64>,
+    received: Vec<bool>,
+    size: Vec<i64>,
+}
+
+impl Joined {
+    fn of(chunks: &[Chunk<'_>]) -> Joined {
+        let mut o = Joined::default();
+        for &(f, q, s, r, ok, z) in chunks {
+            o.flow.extend_from_slice(f);
+            o.seq.extend_from_slice(q);
+            o.send_ns.extend_from_slice(s);
+            o.recv_ns.extend_from_slice(r);
+            o.received.extend_from_slice(ok);
+            o.size.extend_from_slice(z);
         }
+        o
     }
-    flows.sort_unstable();
-    flows.dedup();
-    let mut o = jm::MediaOwned::default();
-    for v in [&mut o.flow, &mut o.seq, &mut o.send_ns, &mut o.recv_ns, &mut o.size] {
-        v.reserve_exact(rows);
+}
+
+fn columns<'a>((flow, seq, send_ns, recv_ns, received, size): Chunk<'a>) -> RunColumns<'a> {
+    RunColumns { flow, seq, send_ns, recv_ns, received, size }
+}
+
+/// The run's share computed from its prepared rows (one stream a flow, the run's TCP times):
+/// the flows (ascending), sent and received counts, MOS (stream-major) and either the OWD
+/// quantiles or the OWD values and their streams. No rows: every vector empty.
+type Share = (Vec<i64>, Vec<i64>, Vec<i64>, Vec<f64>, Result<Vec<f64>, (Vec<f64>, Vec<u32>)>);
+
+#[allow(clippy::too_many_arguments)]
+fn compute(c: RunColumns<'_>, tcp_start_ns: Option<i64>, tcp_end_ns: Option<i64>, w: jm::Window, pre_ns: i64, jbs_ns: &[i64], ie: f64, bpl: f64,
+           codec_delay_ms: f64, probs: Option<&[f64]>) -> jm::Result<Share> {
+    if c.flow.is_empty() {
+        return Ok((Vec::new(), Vec::new(), Vec::new(), Vec::new(), probs.map(|_| Vec::new()).ok_or((Vec::new(), Vec::new()))));
     }
-    o.run.reserve_exact(rows);
-    o.received.reserve_exact(rows);
-    for &(f, q, s, r, ok, z) in chunks {
-        let mut lo = 0;
-        while lo < f.len() {
-            // a stretch of one flow: its stream's code
-            let hi = lo + f[lo..].iter().position(|&x| x != f[lo]).unwrap_or(f.len() - lo);
-            let code = flows.binary_search(&f[lo]).unwrap_or(0) as u32;
-            o.run.resize(o.run.len() + (hi - lo), code);
-            lo = hi;
-        }
-        o.flow.extend_from_slice(f);
-        o.seq.extend_from_slice(q);
-        o.send_ns.extend_from_slice(s);
-        o.recv_ns.extend_from_slice(r);
-        o.received.extend_from_slice(ok);
-        o.size.extend_from_slice(z);
-    }
-    let ts = vec![tcp_start_ns; flows.len()];
-    let te = vec![tcp_end_ns; flows.len()];
-    let m = Media::from_sorted(o, RunTimes { tcp_start_ns: &ts, tcp_end_ns: &te })?;
-    Ok((flows, m))
+    let one = OneRun::new(c, tcp_start_ns, tcp_end_ns)?;
+    let m = one.view();
+    let flows: Vec<i64> = m.streams.iter().map(|s| s.flow).collect();
+    let rtp = rtp::rtp_summary(m, w);
+    let sent: Vec<i64> = rtp.iter().map(|x| x.sent as i64).collect();
+    let recv: Vec<i64> = rtp.iter().map(|x| x.received as i64).collect();
+    let bases = loss::base_delay(m, pre_ns)?;
+    let mos = emodel_cols(&m, &bases, w, jbs_ns, &emodel::Params::default(), ie, bpl, codec_delay_ms).swap_remove(5);
+    let q = match probs {
+        Some(probs) => Ok(delay::owd_quantiles_s_by_stream(m, w, probs)?),
+        None => Err(delay::owd_s_with_stream(m, w)),
+    };
+    Ok((flows, sent, recv, mos, q))
 }
 
 /// A run's share of the summary from its media rows in chunks (numpy arrays, a list a column):
@@ -100,7 +113,17 @@ fn run_share<'py>(
         }
         chunks.push(c);
     }
-    share(py, &chunks, tcp_start_ns, tcp_end_ns, w, pre_ns, &jbs_ns, ie, bpl, codec_delay_ms, probs.as_deref(), false)
+    // a lone chunk read in place; several joined
+    let joined;
+    let cols = match chunks[..] {
+        [] => columns((&[], &[], &[], &[], &[], &[])),
+        [c] => columns(c),
+        _ => {
+            joined = Joined::of(&chunks);
+            RunColumns { flow: &joined.flow, seq: &joined.seq, send_ns: &joined.send_ns, recv_ns: &joined.recv_ns, received: &joined.received, size: &joined.size }
+        }
+    };
+    share(py, cols, tcp_start_ns, tcp_end_ns, w, pre_ns, &jbs_ns, ie, bpl, codec_delay_ms, probs.as_deref(), false)
 }
 
 /// `run_share` of a run's `media_packets` kept native (`NativeTable`), its values read in place;
@@ -129,11 +152,28 @@ fn run_share_native<'py>(
     let (recv, valid) = t.i64_column("recv_ns")?;
     let (size, _) = t.i64_column("size")?;
     let received: Vec<bool> = match valid {
-        Some(v) => v.iter().collect(),
+        Some(v) => bools(v.inner()),
         None => vec![true; recv.len()],
     };
-    let chunks: Vec<Chunk<'_>> = if flow.is_empty() { Vec::new() } else { vec![(flow, seq, send, recv, &received, size)] };
-    share(py, &chunks, tcp_start_ns, tcp_end_ns, w, pre_ns, &jbs_ns, ie, bpl, codec_delay_ms, probs.as_deref(), true)
+    share(py, columns((flow, seq, send, recv, &received, size)), tcp_start_ns, tcp_end_ns, w, pre_ns, &jbs_ns, ie, bpl, codec_delay_ms, probs.as_deref(), true)
+}
+
+/// The bits of `b` as bools: eight a byte of the bitmap where it starts at a byte (the
+/// simulator's), no test a bit (`BooleanBuffer::iter` takes each bit by its index, ~5x slower).
+fn bools(b: &arrow_buffer::BooleanBuffer) -> Vec<bool> {
+    let n = b.len();
+    if b.offset() % 8 != 0 {
+        return b.iter().collect();
+    }
+    let bytes = &b.values()[b.offset() / 8..];
+    let mut out = vec![false; n.next_multiple_of(8)];
+    for (o, &byte) in out.chunks_exact_mut(8).zip(bytes) {
+        for (k, x) in o.iter_mut().enumerate() {
+            *x = (byte >> k) & 1 == 1;
+        }
+    }
+    out.truncate(n);
+    out
 }
 
 /// An `array.array` of `v` (typecode `tc`: 'q' int64, 'd' float64), built from its bytes.
@@ -142,11 +182,11 @@ fn py_array<'py, T: Copy>(py: Python<'py>, tc: &str, v: &[T], bytes: impl Fn(T) 
     py.import("array")?.getattr("array")?.call1((tc, pyo3::types::PyBytes::new(py, &raw)))
 }
 
-/// The run's share from its media rows (`chunks`); arrays as numpy's or, with `plain`, `array.array`s.
+/// The run's share from its media rows (`c`); arrays as numpy's or, with `plain`, `array.array`s.
 #[allow(clippy::too_many_arguments)]
 fn share<'py>(
     py: Python<'py>,
-    chunks: &[Chunk<'_>],
+    c: RunColumns<'_>,
     tcp_start_ns: Option<i64>,
     tcp_end_ns: Option<i64>,
     w: jm::Window,
@@ -158,22 +198,8 @@ fn share<'py>(
     probs: Option<&[f64]>,
     plain: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let p = emodel::Params::default();
-    let (flows, sent, recv, mos, q) = py
-        .detach(|| -> jm::Result<_> {
-            let (flows, m) = prepare(chunks, tcp_start_ns, tcp_end_ns)?;
-            let rtp = rtp::rtp_summary(&m, w);
-            let sent: Vec<i64> = rtp.iter().map(|x| x.sent as i64).collect();
-            let recv: Vec<i64> = rtp.iter().map(|x| x.received as i64).collect();
-            let bases = loss::base_delay(&m, pre_ns)?;
-            let mos = emodel_cols(&m, &bases, w, jbs_ns, &p, ie, bpl, codec_delay_ms).swap_remove(5);
-            let q = match probs {
-                Some(probs) => Ok(delay::owd_quantiles_s_by_run(&m, w, probs)?),
-                None => Err(delay::owd_s_with_run(&m, w)),
-            };
-            Ok((flows, sent, recv, mos, q))
-        })
-        .map_err(to_py)?;
+    let (flows, sent, recv, mos, q) =
+        py.detach(|| compute(c, tcp_start_ns, tcp_end_ns, w, pre_ns, jbs_ns, ie, bpl, codec_delay_ms, probs)).map_err(to_py)?;
     let d = PyDict::new(py);
     let ints = |v: Vec<i64>| -> PyResult<Bound<'py, PyAny>> { if plain { py_array(py, "q", &v, i64::to_ne_bytes) } else { Ok(v.into_pyarray(py).into_any()) } };
     let floats = |v: Vec<f64>| -> PyResult<Bound<'py, PyAny>> { if plain { py_array(py, "d", &v, f64::to_ne_bytes) } else { Ok(v.into_pyarray(py).into_any()) } };
@@ -195,4 +221,20 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_share, m)?)?;
     m.add_function(wrap_pyfunction!(run_share_native, m)?)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bools;
+    use arrow_buffer::{BooleanBuffer, Buffer};
+
+    #[test]
+    fn bools_of_a_bitmap_at_any_offset() {
+        // 0b1011_0001, 0b0000_0110: bits LSB first
+        let buf = Buffer::from_vec(vec![0b1011_0001u8, 0b0000_0110]);
+        let want = [true, false, false, false, true, true, false, true, false, true, true, false];
+        assert_eq!(bools(&BooleanBuffer::new(buf.clone(), 0, 12)), want);
+        assert_eq!(bools(&BooleanBuffer::new(buf.clone(), 3, 9)), want[3..]);
+        assert_eq!(bools(&BooleanBuffer::new(buf, 8, 3)), want[8..11]);
+    }
 }
