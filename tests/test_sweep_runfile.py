@@ -196,3 +196,18 @@ def test_store_replaces_a_killed_runs_temporary_file_and_an_earlier_attempt(tmp_
     # a fresh OUT: runs/ made at its first run
     assert sw_store._store(tmp_path / "fresh", dict(res)) is not None
     assert (tmp_path / "fresh" / "runs" / "000007.run").read_bytes() == data
+
+
+def test_a_short_write_is_completed(tmp_path, monkeypatch):
+    """The kernel may write less than asked (a signal, a pipe, a full quota's edge): the run file
+    is still complete, the rest written after writev's share."""
+    real = os.writev
+    monkeypatch.setattr(os, "writev", lambda fd, bufs: real(fd, [bytes(bufs[0][:5])]))
+    t = pa.table({"run_id": pa.array([3] * 10, pa.int64())})
+    res = {"run_id": 3, "ok": True, "tables": {"runs": t}, "requested": ["runs"], "wall_s": 0.5, "identity": {"seed": 1}}
+    blob, _ = sw_store._store(tmp_path, res)
+    p = tmp_path / "runs" / "000003.run"
+    assert p.read_bytes()[:len(blob)] == blob and sweep.verify_run(p) is None
+    assert sweep.read_run_table(p, "runs").equals(t)
+    monkeypatch.delattr(os, "writev")  # a platform without writev
+    assert sw_store._store(tmp_path, dict(res)) is not None and sweep.verify_run(p) is None

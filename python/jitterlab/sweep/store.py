@@ -110,10 +110,10 @@ def _store_local(out: str, res: dict[str, Any]) -> tuple[bytes, dict[str, list[i
 
 
 def _write_all(fd: int, bufs: list[bytes]) -> None:
-    """Writes `bufs` to `fd` one after another: one writev unless the kernel writes less."""
-    n = os.writev(fd, bufs)
-    total = sum(len(b) for b in bufs)
-    if n < total:
+    """Writes `bufs` to `fd` one after another: one writev unless the kernel writes less (or the
+    platform has no writev)."""
+    n = os.writev(fd, bufs) if hasattr(os, "writev") else 0
+    if n < sum(len(b) for b in bufs):
         rest = memoryview(b"".join(bufs))[n:]
         while rest:
             rest = rest[os.write(fd, rest):]
