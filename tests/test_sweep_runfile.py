@@ -211,3 +211,39 @@ def test_a_short_write_is_completed(tmp_path, monkeypatch):
     assert sweep.read_run_table(p, "runs").equals(t)
     monkeypatch.delattr(os, "writev")  # a platform without writev
     assert sw_store._store(tmp_path, dict(res)) is not None and sweep.verify_run(p) is None
+
+
+def test_an_object_store_of_the_previous_layout_resumes_without_running_again(tmp_path):
+    """On an object store (fsspec's memory filesystem) the previous layout's runs (objects
+    runs/<run>/tables.pack and runs/<run>/done) are verified and reused as they are; one whose
+    `done` object is gone is done again, as one run object, its old objects removed."""
+    import uuid
+
+    import fsspec
+
+    fs, root = fsspec.filesystem("memory"), f"/jl-{uuid.uuid4().hex}"
+    try:
+        f = write(tmp_path)
+        first = sweep.run(sweep.load(f), f"memory://{root}", jobs=1, progress=False)
+        for i in range(12):
+            p = f"{root}/runs/{i:06d}.run"
+            data = fs.cat_file(p)
+            rec, _ = sw_store._run_record(data, p)
+            assert rec is not None
+            blob = data[:rec["pack"]["bytes"]]
+            fs.pipe_file(f"{root}/runs/{i:06d}/tables.pack", blob)
+            done = {"wall_s": rec["wall_s"], "identity": rec["identity"],
+                    "files": {"tables.pack": {"bytes": len(blob), "sha256": hashlib.sha256(blob).hexdigest()}},
+                    "parts": rec["parts"], "tables": rec["tables"], "requested": rec["requested"]}
+            fs.pipe_file(f"{root}/runs/{i:06d}/done", (json.dumps(done) + "\n").encode())
+            fs.rm_file(p)
+        fs.rm_file(f"{root}/runs/000005/done")  # killed between its pack and its record
+        again = sweep.run(sweep.load(f), f"memory://{root}", jobs=1, progress=False)
+        assert again.ran == 1 and again.skipped == 11
+        names = sorted(p.rsplit("/", 1)[1] for p in fs.ls(f"{root}/runs", detail=False))
+        assert names == sorted([f"{i:06d}" for i in range(12) if i != 5] + ["000005.run"])
+        for name in ("media_packets", "runs", "channels"):
+            assert again.arrow[name].equals(first.arrow[name]), name
+    finally:
+        if fs.exists(root):
+            fs.rm(root, recursive=True)
