@@ -61,9 +61,9 @@ class SweepResult(Tables):
 
 #: OUT/COMBINED certifies the combined tables: the digest of the records of the runs they were
 #: made of (a run file's record, or an older version's `done` record), and each table file's
-#: SHA-256. A rerun whose runs are all finished and verified, with the same digest, reuses the files (hashed again, a read at disk speed) instead of splicing
-#: every run again (`reproduce pam2013` run again on its finished OUT: 3.15-3.3 s instead of
-#: 3.55-3.9 s on 2 cores). A run redone, a table file changed, no record or a damaged one: the
+#: SHA-256. A rerun whose runs are all finished and verified, with the same digest, reuses the
+#: files (hashed again, a read at disk speed) instead of splicing every run again (`reproduce
+#: pam2013` run again on its finished OUT: 3.15-3.3 s instead of 3.55-3.9 s on 2 cores). A run redone, a table file changed, no record or a damaged one: the
 #: tables are combined again. Local directories only: on an object store hashing the tables would
 #: download them, so a rerun there combines again.
 COMBINED = "combined.json"
