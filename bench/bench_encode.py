@@ -37,7 +37,9 @@ def main() -> None:
     from jitterlab import _native
     from jitterlab.sweep import store
 
-    runs = [store.read_run_tables(d, TABLES) for d in sorted(pathlib.Path(a.out, "runs").iterdir()) if (d / "done").exists()]
+    # each run's file (OUT/runs/<run_id>.run), or an older version's run directory
+    runs = [store.read_run_tables(d, TABLES) for d in sorted(pathlib.Path(a.out, "runs").iterdir())
+            if d.name.endswith(store.RUN_FILE) or (d / "done").exists()]
     big = [r[a.table] for r in runs if a.table in r]
     print(f"{len(runs)} runs; {a.table}: {sum(t.num_rows for t in big)} rows")
     print(f"  encode_pack, every run's tables  {best(lambda: [store._encode_pack(r) for r in runs], a.reps) * 1e3:8.1f} ms")

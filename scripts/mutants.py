@@ -20,6 +20,14 @@ MUTANTS = [
     ("sweep-whole-run-window-hint", "python/jitterlab/sweep/driver.py",
      'no_tcp = no_tcp or not est.get("tcp_segments", 1.0)', "no_tcp = False",
      ["pytest", "tests/test_sweep_storage.py", "-k", "whole_run_window"]),
+    # A sweep's run file (python/jitterlab/sweep/store.py) is reused only when its pack matches its
+    # record's SHA-256 and its pack, record and trailer add up to the file's size.
+    ("store-run-file-checksum", "python/jitterlab/sweep/store.py",
+     'if why is None and hashlib.sha256(memoryview(data)[:rec["pack"]["bytes"]]).hexdigest() != rec["pack"]["sha256"]:',
+     "if False:", ["pytest", "tests/test_sweep_runfile.py", "-k", "damaged_truncated"]),
+    ("store-run-file-size", "python/jitterlab/sweep/store.py",
+     'if pack["bytes"] + n + TRAILER_BYTES != len(data):', "if False:",
+     ["pytest", "tests/test_sweep_runfile.py", "-k", "collect_leaves"]),
     # Parquet columns encoded by the native module's own writer (crates/py/src/parquet_int.rs): the
     # block's minimum delta taken off before packing, the bitmap's padding levels cleared, a
     # dictionary index packed beside the bits before it.

@@ -173,7 +173,7 @@ def test_two_concurrent_sweeps_into_one_out_never_mix(tmp_path):
     runs = pq.read_table(out / "runs.parquet").to_pandas()
     assert sorted(runs["seed"]) == sorted(s.seed for s in specs)
     for s in specs:
-        rec = json.loads((out / "runs" / f"{s.run_id:06d}" / "done").read_text())
+        rec = sweep.read_run_record(out / "runs" / f"{s.run_id:06d}.run")
         assert rec["identity"] == sweep.run_identity(man["digest"], s)
 
 
@@ -185,9 +185,8 @@ def test_a_resumed_sweep_redoes_a_run_another_sweep_produced(tmp_path):
     for f, o in ((a, oa), (b, ob)):
         run_cli("sweep", str(f), "--out", str(o), "--jobs", "1", "--quiet", check=True)
     fresh = pq.read_table(oa / "media_packets.parquet")
-    # run 1 of the other sweep slipped in (its files match its own done record)
-    shutil.rmtree(oa / "runs" / "000001")
-    shutil.copytree(ob / "runs" / "000001", oa / "runs" / "000001")
+    # run 1 of the other sweep slipped in (its bytes match its own record)
+    shutil.copyfile(ob / "runs" / "000001.run", oa / "runs" / "000001.run")
     p = run_cli("sweep", str(a), "--out", str(oa), "--jobs", "1", "--quiet")
     assert p.returncode == 0, p.stderr
     assert "run 000001: produced by another sweep; running it again" in p.stderr
@@ -195,8 +194,7 @@ def test_a_resumed_sweep_redoes_a_run_another_sweep_produced(tmp_path):
     assert pq.read_table(oa / "media_packets.parquet").equals(fresh)
     # this sweep's own run 1 (replication 1: another seed) under run 0's name
     seeds = {s.run_id: s.seed for s in sweep.load(a).runs()}
-    shutil.rmtree(oa / "runs" / "000000")
-    shutil.copytree(oa / "runs" / "000001", oa / "runs" / "000000")
+    shutil.copyfile(oa / "runs" / "000001.run", oa / "runs" / "000000.run")
     p = run_cli("sweep", str(a), "--out", str(oa), "--jobs", "1", "--quiet")
     assert f"run 000000: produced with seed {seeds[1]}, not {seeds[0]}; running it again" in p.stderr, p.stderr
     assert pq.read_table(oa / "media_packets.parquet").equals(fresh)

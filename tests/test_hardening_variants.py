@@ -111,20 +111,12 @@ def reference(tmp_path_factory):
 
 
 def _done_runs(out: Path) -> int:
-    """Run directories holding a done record. The sweep renames a run's temporary directory into
-    place while this looks (a glob then fails on the vanished name, as it did under load): such a
-    directory is skipped here and counted on the next look."""
+    """Finished runs: run files (OUT/runs/<run_id>.run; a run's file appears under that name
+    complete, renamed from its temporary name)."""
     try:
-        names = os.listdir(out / "runs")
+        return sum(n.endswith(".run") for n in os.listdir(out / "runs"))
     except FileNotFoundError:
         return 0
-    n = 0
-    for d in names:
-        try:
-            n += any(x.startswith("done") for x in os.listdir(out / "runs" / d))
-        except (FileNotFoundError, NotADirectoryError):
-            pass
-    return n
 
 
 @pytest.mark.parametrize("moment", ["before-the-first-run", "half-way"])

@@ -1,7 +1,8 @@
 """Sweeps whose --out is a URL (fsspec): an object store without directories or renames
 (`memory://`, as S3 or GCS behave) and a directory reached through fsspec (`local://`) that
 worker processes and a Dask cluster share. Same result files, byte for byte, as a local
-directory; runs certified by their done record written last; damage found by the checksums."""
+directory; a run is one object (its pack, its record, a trailer) written in place; damage,
+truncation or a partial object found by the trailer, the record and the checksums."""
 import hashlib
 import subprocess
 import sys
@@ -48,27 +49,31 @@ def test_object_store_url_same_files_resume_and_damage(tmp_path, mem, capsys):
     assert str(res.out) == f"memory://{root}" and res.ran == 12
     assert _digests_fs(fs, root) == _digests_local(tmp_path / "ref")
     runs = sorted(fs.ls(f"{root}/runs", detail=False))
-    assert len(runs) == 12 and not [r for r in runs if ".tmp" in r]  # written in place: no temporary names
-    assert sorted(p.rsplit("/", 1)[1] for p in fs.ls(runs[0], detail=False)) == ["done", "tables.pack"]
+    # written in place, one object a run: no temporary names, no directories
+    assert [r.rsplit("/", 1)[1] for r in runs] == [f"{i:06d}.run" for i in range(12)]
+    local = tmp_path / "ref" / "runs" / "000005.run"
+    rec = sweep.read_run_record(local)
+    data = fs.cat_file(f"{root}/runs/000005.run")
+    assert data[:rec["pack"]["bytes"]] == local.read_bytes()[:rec["pack"]["bytes"]] and data[-8:] == b"JLRUN\x00v1"
     assert res.arrow["media_packets"].equals(ref.arrow["media_packets"])
     # resumed: nothing to do
     again = sweep.run(sweep.load(f), url, jobs=1, progress=False)
     assert again.ran == 0 and again.skipped == 12
-    # a flipped bit, a truncated pack, and a run whose done record never got written (killed
-    # between its pack and its record): the first two are redone with a line each, the third
-    # is unfinished and simply done again
-    p0 = f"{root}/runs/000000/tables.pack"
+    # a flipped bit in a pack, an object cut short (a partial upload), and a run whose object
+    # never got written: the first two are redone with a line each, the third is done again
+    p0 = f"{root}/runs/000000.run"
     data = bytearray(fs.cat_file(p0))
-    data[len(data) // 2] ^= 0x04
+    data[100] ^= 0x04
     fs.pipe_file(p0, bytes(data))
-    p1 = f"{root}/runs/000001/tables.pack"
+    p1 = f"{root}/runs/000001.run"
     fs.pipe_file(p1, fs.cat_file(p1)[:100])
-    fs.rm_file(f"{root}/runs/000002/done")
+    fs.rm_file(f"{root}/runs/000002.run")
     capsys.readouterr()
     fixed = sweep.run(sweep.load(f), url, jobs=1, progress=False)
-    err = capsys.readouterr().err
-    assert "run 000000: tables.pack does not match its checksum (damaged); running it again" in err
-    assert "run 000001: tables.pack does not match its checksum" in err
+    err = capsys.readouterr().err.splitlines()
+    assert [e.split(": ", 1)[1] for e in err if "running it again" in e] == [
+        "run 000000: 000000.run does not match its checksum (damaged); running it again",
+        "run 000001: 000001.run is truncated or its trailer is damaged; running it again"]
     assert fixed.ran == 3 and fixed.skipped == 9
     assert _digests_fs(fs, root) == _digests_local(tmp_path / "ref")
 
@@ -140,7 +145,7 @@ class FlakyStoreError(Exception):
 
 
 class _FlakyFS(MemoryFileSystem):
-    """The memory filesystem, failing with FlakyStoreError from the `fail_at`-th run record on."""
+    """The memory filesystem, failing with FlakyStoreError from the `fail_at`-th run file on."""
 
     protocol = "jlflaky"
     fail_at: int | None = None
@@ -151,7 +156,7 @@ class _FlakyFS(MemoryFileSystem):
         return super()._strip_protocol(str(path).removeprefix("jlflaky://"))
 
     def pipe_file(self, path, value, *args, **kwargs):
-        if str(path).endswith("/done"):
+        if str(path).endswith(".run"):
             type(self).records += 1
             if self.fail_at is not None and self.records >= self.fail_at:
                 raise FlakyStoreError("SlowDown: Please reduce your request rate.")
@@ -170,7 +175,7 @@ def test_a_storage_failure_that_is_not_an_oserror_is_one_line_and_keeps_the_stor
         with pytest.raises(OutputError, match=r"^jlflaky:///?jl-.*: the storage failed: FlakyStoreError: SlowDown.*runs stored before it are kept"):
             sweep.run(sweep.load(f), f"jlflaky://{root}", jobs=1, progress=False)
         fs = fsspec.filesystem("jlflaky")
-        assert len(fs.glob(f"{root}/runs/*/done")) == 2  # the runs certified before the failure
+        assert len(fs.glob(f"{root}/runs/*.run")) == 2  # the runs stored before the failure
         # the command line: one line, exit status 2, no traceback
         _FlakyFS.records = 0
         assert cli.main(["sweep", str(f), "--out", f"jlflaky://{root}", "--jobs", "1", "--quiet"]) == 2

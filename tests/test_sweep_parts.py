@@ -114,14 +114,15 @@ def test_same_sweep_writes_the_same_bytes_and_reduce_types_survive(tmp_path):
         sw.tables = ("media_packets", "runs", "stats")
         sw.reduce = _typed_reduce
         sweep.run(sw, tmp_path / k, jobs=1, progress=False)
-        # sweep.json: provenance (dates, host); a done record: its wall time (and combined.json hashes those)
+        # sweep.json: provenance (dates, host); a run's record: its wall time (and combined.json hashes those)
         files = {p.relative_to(tmp_path / k).as_posix(): p.read_bytes() for p in sorted((tmp_path / k).rglob("*"))
                  if p.is_file() and p.name not in ("sweep.json", "combined.json")}
-        for n in [n for n in files if n.endswith("/done")]:
-            files[n] = {**json.loads(files[n]), "wall_s": None}
+        for n in [n for n in files if n.endswith(sweep.RUN_FILE)]:
+            rec = sweep.read_run_record(tmp_path / k / n)
+            files[n] = (files[n][:rec["pack"]["bytes"]], {**rec, "wall_s": None})
         outs.append(files)
     assert outs[0] == outs[1]
-    assert sum(n.endswith("tables.pack") for n in outs[0]) == 12
+    assert sum(n.endswith(".run") for n in outs[0]) == 12
     stats = pq.read_table(tmp_path / "a" / "stats.parquet")
     assert stats.schema.field("flow").type == pa.dictionary(pa.int8(), pa.string())
     at = stats.schema.field("at").type  # pandas' resolution (ns, or us from pandas 3)
@@ -129,9 +130,9 @@ def test_same_sweep_writes_the_same_bytes_and_reduce_types_survive(tmp_path):
     # as pyarrow's own Parquet reads them back (a dictionary of large_string reads as one of string)
     want = pa.concat_tables([pq.read_table(pa.BufferReader(_pyarrow_image(_stats(i)))) for i in range(12)])
     assert stats.equals(want, check_metadata=True) and stats.column("run_id").to_pylist() == [i for i in range(12) for _ in range(2)]
-    rec = json.loads((tmp_path / "a" / "runs" / "000003" / "done").read_text())
-    blob = (tmp_path / "a" / "runs" / "000003" / sweep.PACK).read_bytes()
-    assert rec["files"][sweep.PACK] == {"bytes": len(blob), "sha256": hashlib.sha256(blob).hexdigest()}
+    rec = sweep.read_run_record(tmp_path / "a" / "runs" / "000003.run")
+    blob = (tmp_path / "a" / "runs" / "000003.run").read_bytes()[:rec["pack"]["bytes"]]
+    assert rec["pack"] == {"bytes": len(blob), "sha256": hashlib.sha256(blob).hexdigest()}
     assert all(sw_store._native_part(blob[p[0]:p[0] + p[1]]) for p in rec["parts"].values())
 
 

@@ -22,18 +22,17 @@ from jitterlab.sweep import store as sw_store
 from jitterlab.tables import LazyTables
 from conftest import run_cli
 from test_sweep import SWEEP, write
+from _runs import pack, record, run_files, to_dir_layout
 
 
 def _digests(out: Path) -> dict[str, str]:
-    """SHA-256 of every result file: combined tables, failures, and each run's stored files (as
-    certified by its done record)."""
+    """SHA-256 of every result file: combined tables, failures, and each run file's pack (as
+    certified by its record; the record itself holds the run's wall time)."""
     d = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(out.glob("*.parquet"))}
     d["failures.csv"] = hashlib.sha256((out / "failures.csv").read_bytes()).hexdigest()
-    for done in sorted((out / "runs").glob("*/done")):
-        rec = json.loads(done.read_text())
-        for name, meta in rec["files"].items():
-            d[f"{done.parent.name}/{name}"] = meta["sha256"]
-            assert hashlib.sha256((done.parent / name).read_bytes()).hexdigest() == meta["sha256"]
+    for p in run_files(out):
+        d[p.name] = record(p)["pack"]["sha256"]
+        assert hashlib.sha256(pack(p)).hexdigest() == d[p.name]
     return d
 
 
@@ -66,10 +65,11 @@ def test_result_files_identical_for_1_and_2_workers_and_dask(tmp_path, duration)
     media = pq.ParquetFile(tmp_path / "a" / "media_packets.parquet")
     spliced = duration == "90s"
     for k in "abcd":
-        for done in (tmp_path / k / "runs").glob("*/done"):
-            off, size, rows = json.loads(done.read_text())["parts"]["media_packets"]
+        assert len(run_files(tmp_path / k)) == 12
+        for p in run_files(tmp_path / k):
+            off, size, rows = record(p)["parts"]["media_packets"]
             assert (rows >= sweep.PARQUET_MIN_ROWS) == spliced
-            head = (done.parent / sweep.PACK).read_bytes()[off:off + 6]
+            head = p.read_bytes()[off:off + 6]
             assert head[:4] == b"PAR1" if spliced else head == b"ARROW1", head
     # spliced: a row group a run, in run order; batched: one row group for the 12 small runs
     assert media.metadata.num_row_groups == (12 if spliced else 1)
@@ -85,7 +85,7 @@ def test_result_files_identical_for_1_and_2_workers_and_dask(tmp_path, duration)
     for r in receipts["d"]:
         assert r["stored"] and "tables" not in r
         blob, parts = r["pack"]
-        assert blob == (tmp_path / "d" / "runs" / f"{r['run_id']:06d}" / "tables.pack").read_bytes()
+        assert blob == pack(tmp_path / "d" / "runs" / f"{r['run_id']:06d}.run")
         assert sweep.decode_pack(blob, parts, ["media_packets"])["media_packets"].num_rows == r["rows"]["media_packets"]
 
 
@@ -101,9 +101,9 @@ def test_runs_store_only_the_tables_asked_for_and_aggregates(tmp_path, capsys):
     sw.reduce = _summary
     res = sweep.run(sw, tmp_path / "o", jobs=2, progress=False)
     assert sorted(p.name for p in (tmp_path / "o").glob("*.parquet")) == ["media_count.parquet", "runs.parquet"]
-    for d in (tmp_path / "o" / "runs").iterdir():
-        assert sorted(p.name for p in d.iterdir()) == ["done", "tables.pack"]
-        assert sorted(json.loads((d / "done").read_text())["parts"]) == ["media_count", "runs"]
+    assert sorted(p.name for p in (tmp_path / "o" / "runs").iterdir()) == [f"{i:06d}.run" for i in range(12)]
+    for p in run_files(tmp_path / "o"):
+        assert sorted(record(p)["parts"]) == ["media_count", "runs"]
     counts = res["media_count"]
     # 2 s of 20 ms audio minus a start in [0, 50) ms: 98-100 packets per run
     assert list(counts.run_id) == list(range(12)) and counts.packets.between(98, 100).all()
@@ -154,10 +154,10 @@ def test_elastic_like_sweep_stays_small_on_disk(tmp_path):
     assert full["media_packets"].groupby("run_id").size().between(13_700, 13_800).all()
     assert size < 40_000 * 6 and full_size > size, (size, full_size)
     # what each run stored: no media rows unless asked for
-    parts = [json.loads(d.read_text())["parts"] for d in sorted((tmp_path / "lean" / "runs").glob("*/done"))]
+    parts = [record(p)["parts"] for p in run_files(tmp_path / "lean")]
     assert len(parts) == 6 and not any("media_packets" in p for p in parts)
-    parts = [json.loads(d.read_text())["parts"] for d in sorted((tmp_path / "full" / "runs").glob("*/done"))]
-    assert all(13_700 <= p["media_packets"][2] <= 13_800 for p in parts)
+    parts = [record(p)["parts"] for p in run_files(tmp_path / "full")]
+    assert len(parts) == 6 and all(13_700 <= p["media_packets"][2] <= 13_800 for p in parts)
     pd.testing.assert_frame_equal(res["rtp_summary"], full["rtp_summary"])
 
 
@@ -206,7 +206,9 @@ def test_runs_stored_by_an_older_version_are_reused(tmp_path, old, duration):
     f = write(tmp_path, SWEEP.replace('duration = "2s"', f'duration = "{duration}"'))
     ref = sweep.run(sweep.load(f), tmp_path / "o", jobs=1, progress=False)
     ref_bytes = {n: (tmp_path / "o" / f"{n}.parquet").read_bytes() for n in ("media_packets", "runs", "channels")}
-    for done in (tmp_path / "o" / "runs").glob("*/done"):
+    assert len(run_files(tmp_path / "o")) == 12
+    for p in run_files(tmp_path / "o"):  # each run in the previous version's layout first
+        done = to_dir_layout(p) / "done"
         rec = json.loads(done.read_text())
         tables = sweep.read_run_tables(done.parent, rec["parts"])
         (done.parent / sweep.PACK).unlink()
@@ -251,14 +253,14 @@ def test_pack_parts_are_aligned_and_read_in_place(tmp_path):
     run's table; the pack's size is the recorded one."""
     f = write(tmp_path)
     res = sweep.run(sweep.load(f), tmp_path / "o", jobs=1, progress=False)
-    d = tmp_path / "o" / "runs" / "000005"
-    rec = json.loads((d / "done").read_text())
-    assert (d / sweep.PACK).stat().st_size == rec["files"][sweep.PACK]["bytes"]
+    d = tmp_path / "o" / "runs" / "000005.run"
+    rec = record(d)
+    assert d.stat().st_size == rec["pack"]["bytes"] + len((json.dumps(rec) + "\n").encode()) + 16  # pack, record, trailer
     ends = 0
     for name, (off, length, rows) in sorted(rec["parts"].items(), key=lambda kv: kv[1][0]):
         assert off % 64 == 0 and off >= ends and off - ends < 64
         ends = off + length
-        t = sw_store._decode_part(pa.py_buffer((d / sweep.PACK).read_bytes()[off:off + length]))
+        t = sw_store._decode_part(pa.py_buffer(d.read_bytes()[off:off + length]))
         assert t.num_rows == rows
         want = res.arrow[name].filter(pa.compute.equal(res.arrow[name]["run_id"], 5))
         assert t.equals(want), name
@@ -617,9 +619,10 @@ def test_spliced_parts_of_another_schema_are_unified(tmp_path, jobs):
     sw.tables = ("runs", "mixed")
     sw.reduce = _mixed_big
     sweep.run(sw, tmp_path / "o", jobs=jobs, progress=False)
-    for done in (tmp_path / "o" / "runs").glob("*/done"):  # exactly PARQUET_MIN_ROWS rows: a Parquet part
-        off = json.loads(done.read_text())["parts"]["mixed"][0]
-        assert (done.parent / sweep.PACK).read_bytes()[off:off + 4] == b"PAR1"
+    assert len(run_files(tmp_path / "o")) == 12
+    for p in run_files(tmp_path / "o"):  # exactly PARQUET_MIN_ROWS rows: a Parquet part
+        off = record(p)["parts"]["mixed"][0]
+        assert p.read_bytes()[off:off + 4] == b"PAR1"
     mixed = pq.read_table(tmp_path / "o" / "mixed.parquet")
     assert mixed.schema.field("v").type == pa.int64()
     n = sweep.PARQUET_MIN_ROWS
@@ -635,16 +638,14 @@ def test_resume_splices_stored_parquet_parts_to_the_same_bytes(tmp_path):
     f = write(tmp_path, SWEEP.replace('duration = "2s"', 'duration = "90s"'))
     sweep.run(sweep.load(f), tmp_path / "o", jobs=1, progress=False)
     first = {p.name: p.read_bytes() for p in (tmp_path / "o").glob("*.parquet")}
-    pack7 = (tmp_path / "o" / "runs" / "000007" / sweep.PACK).read_bytes()
-    import shutil
-
-    shutil.rmtree(tmp_path / "o" / "runs" / "000007")
+    pack7 = pack(tmp_path / "o" / "runs" / "000007.run")
+    (tmp_path / "o" / "runs" / "000007.run").unlink()
     for p in (tmp_path / "o").glob("*.parquet"):
         p.unlink()
     again = sweep.run(sweep.load(f), tmp_path / "o", jobs=2, progress=False)
     assert again.ran == 1 and again.skipped == 11
     assert {p.name: p.read_bytes() for p in (tmp_path / "o").glob("*.parquet")} == first
-    assert (tmp_path / "o" / "runs" / "000007" / sweep.PACK).read_bytes() == pack7
+    assert pack(tmp_path / "o" / "runs" / "000007.run") == pack7
 
 
 def test_local_pool_is_kept_for_the_next_sweep_and_dropped_after_an_error(tmp_path):
@@ -679,7 +680,7 @@ def test_a_kept_pool_writes_where_a_relative_out_points_now(tmp_path, monkeypatc
     sweep.run(sweep.load(f), "o", jobs=2, progress=False)
     monkeypatch.chdir(tmp_path / "two")
     res = sweep.run(sweep.load(f), "o", jobs=2, progress=False)
-    assert res.ran == 12 and len(list((tmp_path / "two" / "o" / "runs").glob("*/done"))) == 12
+    assert res.ran == 12 and len(run_files(tmp_path / "two" / "o")) == 12
 
 
 def test_run_parts_switch_format_at_the_documented_size_and_encode_as_documented():
@@ -725,8 +726,8 @@ def test_run_parts_switch_format_at_the_documented_size_and_encode_as_documented
 
 
 def test_a_rerun_reuses_the_combined_tables_only_when_they_are_made_of_its_runs(tmp_path, monkeypatch):
-    """OUT/combined.json certifies the combined tables: the SHA-256 over each run's id and done
-    record (which holds its files' SHA-256) and each table file's SHA-256. A rerun whose runs are all
+    """OUT/combined.json certifies the combined tables: the SHA-256 over each run's id and record
+    (which holds its pack's SHA-256) and each table file's SHA-256. A rerun whose runs are all
     finished and verified, with that digest, reads the tables from their files instead of
     splicing every run again; a run redone, a table file changed, a damaged record or a failed
     run: combined again (the same bytes, runs being deterministic)."""
@@ -736,9 +737,10 @@ def test_a_rerun_reuses_the_combined_tables_only_when_they_are_made_of_its_runs(
     rec = json.loads((out / sweep.COMBINED).read_text())
     assert set(rec["sha256"]) == set(sweep.TABLES)
     assert rec["sha256"]["media_packets"] == hashlib.sha256((out / "media_packets.parquet").read_bytes()).hexdigest()
-    dones = sorted((out / "runs").glob("*/done"))
-    want = hashlib.sha256("".join(f"{int(d.parent.name)} {hashlib.sha256(d.read_bytes()).hexdigest()}\n" for d in dones).encode()).hexdigest()
-    assert rec["digest"] == want and len(dones) == 12
+    runs = run_files(out)
+    want = hashlib.sha256("".join(f"{int(p.stem)} {hashlib.sha256((json.dumps(record(p)) + chr(10)).encode()).hexdigest()}\n"
+                                  for p in runs).encode()).hexdigest()
+    assert rec["digest"] == want and len(runs) == 12
     files = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in out.glob("*.parquet")}
     made = []
     orig = sw_combine._Combiner.__init__
@@ -774,10 +776,8 @@ def test_a_rerun_reuses_the_combined_tables_only_when_they_are_made_of_its_runs(
     b[100] ^= 1
     (out / "media_packets.parquet").write_bytes(bytes(b))
     rerun_combines()
-    # a run redone: its done record (its wall time) differs, so does the digest
-    import shutil
-
-    shutil.rmtree(out / "runs" / "000004")
+    # a run redone: its record (its wall time) differs, so does the digest
+    (out / "runs" / "000004.run").unlink()
     rerun_combines()
     assert json.loads((out / sweep.COMBINED).read_text())["digest"] != rec["digest"]
     assert len(made) == 5
@@ -790,9 +790,7 @@ def test_no_combined_record_while_a_run_fails(tmp_path, monkeypatch):
     out = tmp_path / "o"
     sweep.run(sweep.load(f), out, jobs=1, progress=False)
     assert (out / sweep.COMBINED).exists()
-    import shutil
-
-    shutil.rmtree(out / "runs" / "000002")
+    (out / "runs" / "000002.run").unlink()
     from jitterlab import sim
 
     real = sim.simulate_run
@@ -835,27 +833,3 @@ def test_a_kept_worker_reports_its_peak_memory_from_the_sweeps_first_run(tmp_pat
         assert res["ok"] and res["rss_bytes"] > 0 and len(resets) == want
     sweep.execute({**base, "sweep_id": "c", "receipt": False})  # a run done in the client itself
     assert len(resets) == 2
-
-
-def test_store_replaces_a_killed_runs_temporary_directory_and_an_earlier_attempt(tmp_path):
-    """A run stored locally (`_store_local`: the temporary directory made without looking first,
-    the rename tried before removing the run's place) over what a killed run left (its temporary
-    directory, with a file in it) and an earlier failed attempt (the run's directory with its
-    error.txt): the run's directory holds exactly the new files."""
-    runs = tmp_path / "runs"
-    (runs / f"000007.tmp{os.getpid()}").mkdir(parents=True)
-    (runs / f"000007.tmp{os.getpid()}" / "junk").write_text("left by a killed run")
-    (runs / "000007").mkdir()
-    (runs / "000007" / "error.txt").write_text("RuntimeError: the first attempt\n")
-    assert sw_store._store(tmp_path, {"run_id": 7, "ok": False, "error": "ValueError: again", "traceback": "tb"}) is None
-    assert sorted(p.name for p in (runs / "000007").iterdir()) == ["error.txt"]
-    assert (runs / "000007" / "error.txt").read_text() == "ValueError: again\n\ntb"
-    res = {"run_id": 7, "ok": True, "tables": {}, "requested": ["runs"], "wall_s": 0.5, "identity": {"seed": 1}}
-    assert sw_store._store(tmp_path, res) is not None
-    assert sorted(os.listdir(runs)) == ["000007"]  # no temporary directory left behind
-    done = (runs / "000007" / "done").read_bytes()
-    assert done == b'{"wall_s": 0.5, "identity": {"seed": 1}, "files": {}, "parts": {}, "tables": [], "requested": ["runs"]}\n'
-    assert res["done_sha256"] == hashlib.sha256(done).hexdigest()
-    # a fresh OUT: runs/ made with the run's temporary directory
-    assert sw_store._store(tmp_path / "fresh", dict(res)) is not None
-    assert (tmp_path / "fresh" / "runs" / "000007" / "done").read_bytes() == done

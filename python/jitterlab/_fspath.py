@@ -2,10 +2,10 @@
 the few `pathlib.Path` operations the sweep's storage uses, so that one code path serves a local
 directory (a `Path`, through the os module: fast) and a URL (an `FsPath`, through fsspec).
 
-What differs on an object store, and how the sweep copes: there is no atomic rename of a
-directory, so a run is written in place and certified by its `done` record, written last (a run
-without one is unfinished and done again; a damaged one fails its checksum); there are no
-processes to ask about, so no temporary directories are left to clean; a combined table is
+What differs on an object store, and how the sweep copes: there is no atomic rename, so a run's
+file is one object written in place (a run without one is unfinished and done again; a partial
+or damaged one fails its trailer, its record or its checksum); there are no processes to ask
+about, so no temporary files are left to clean; a combined table is
 written under a temporary name and moved (a copy on S3) when complete.
 """
 from __future__ import annotations

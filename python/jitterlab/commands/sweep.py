@@ -51,6 +51,6 @@ def run(args: argparse.Namespace) -> int:
           file=sys.stderr)
     options.print_summary(args, res, {"sweep": sw.name, "out": str(res.out), "failed": len(res.failed)})
     if res.failed:
-        print(f"failed runs are listed in {res.out}/failures.csv (errors in runs/<id>/error.txt)", file=sys.stderr)
+        print(f"failed runs are listed in {res.out}/failures.csv (errors in runs/<id>.error.txt)", file=sys.stderr)
         return 1
     return 0

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from jitterlab import _fspath, _io, _lazy, _native
 from jitterlab.sweep.spec import TABLES, RunSpec
-from jitterlab.sweep.store import (PARQUET_MIN_ROWS, Out, _decode_part, _encode_run_table, _native_part, _parquet_image, _run_dir, read_run_pack,
-                                   read_run_tables, verify_run)
+from jitterlab.sweep.store import (ERROR_FILE, PARQUET_MIN_ROWS, RUN_FILE, Out, _decode_part, _encode_run_table, _native_part, _parquet_image,
+                                   _read_stored_pack, _run_dir, read_run_tables, verify_run)
 from jitterlab.tables import LazyTables, Tables, _arrow_table
 
 if TYPE_CHECKING:  # pandas only where a DataFrame is asked for: workers and `jitterlab sweep` skip it
@@ -46,7 +46,7 @@ class SweepResult(Tables):
 
     @property
     def failures(self) -> pd.DataFrame:
-        """The failed runs: run_id, error (the first line of its error.txt)."""
+        """The failed runs: run_id, error (the first line of its error file, runs/<run_id>.error.txt)."""
         import pandas as pd
 
         return pd.DataFrame(self.failed, columns=["run_id", "error"])
@@ -59,19 +59,19 @@ class SweepResult(Tables):
         return pd.DataFrame()
 
 
-#: OUT/COMBINED certifies the combined tables: the digest of the done records of the runs they
-#: were made of, and each table file's SHA-256. A rerun whose runs are all finished and verified,
-#: with the same digest, reuses the files (hashed again, a read at disk speed) instead of splicing
-#: every run again (`reproduce pam2013` run again on its finished OUT: 3.15-3.3 s instead of
-#: 3.55-3.9 s on 2 cores). A run redone, a table file changed, no record or a damaged one: the
+#: OUT/COMBINED certifies the combined tables: the digest of the records of the runs they were
+#: made of (a run file's record, or an older version's `done` record), and each table file's
+#: SHA-256. A rerun whose runs are all finished and verified, with the same digest, reuses the
+#: files (hashed again, a read at disk speed) instead of splicing every run again (`reproduce
+#: pam2013` run again on its finished OUT: 3.15-3.3 s instead of 3.55-3.9 s on 2 cores). A run redone, a table file changed, no record or a damaged one: the
 #: tables are combined again. Local directories only: on an object store hashing the tables would
 #: download them, so a rerun there combines again.
 COMBINED = "combined.json"
 
 
 def _combined_digest(specs: Sequence[RunSpec], done_sha: Mapping[int, str]) -> str | None:
-    """SHA-256 over each run's id and done record's SHA-256, in run order (None: a run did not
-    finish). A done record holds its run's files' SHA-256, so this certifies every stored byte."""
+    """SHA-256 over each run's id and its record's SHA-256, in run order (None: a run did not
+    finish). A record holds its run's pack's SHA-256, so this certifies every stored byte."""
     h = hashlib.sha256()
     for s in specs:
         sha = done_sha.get(s.run_id)
@@ -237,7 +237,7 @@ class _Combiner:
             native: dict[str, Any] = {}
             pack: tuple[bytes, dict] | None = None
             if got is True:  # stored: its pack read once
-                pack = read_run_pack(_run_dir(self.out, rid))
+                pack = _read_stored_pack(self.out, rid)
                 if pack is None:  # stored a file a table by an older version
                     tables = read_run_tables(_run_dir(self.out, rid), self.tables)
             else:
@@ -530,16 +530,24 @@ def collect(out: str | Path | _fspath.FsPath, tables: Iterable[str] = TABLES, fr
     out = _fspath.as_path(out)
     fresh = fresh or {}
     tables = tuple(tables)
-    dirs = sorted(p for p in (out / "runs").glob("[0-9]*") if p.is_dir() and ".tmp" not in p.name)
-    done = [d for d in dirs if (d / "done").exists()]
+    runs = out / "runs"
+    names = _fspath.names(runs)
+    # each run's run file, else an older version's finished run directory; failed runs' errors
+    stored = {int(n[:-len(RUN_FILE)]): runs / n for n in names if n.endswith(RUN_FILE) and n[:-len(RUN_FILE)].isdigit()}
+    errors = {int(n[:-len(ERROR_FILE)]): runs / n for n in names if n.endswith(ERROR_FILE) and n[:-len(ERROR_FILE)].isdigit()}
+    for n in sorted(n for n in names if n.isdigit() and int(n) not in stored):
+        if (runs / n / "done").exists():
+            stored[int(n)] = runs / n
+        elif int(n) not in errors and (runs / n / "error.txt").exists():
+            errors[int(n)] = runs / n / "error.txt"
+    ids = sorted(stored)
     if not verified:
-        bad = {d: verify_run(d) for d in done if int(d.name) not in fresh}
-        for d, why in bad.items():
+        bad = {i: verify_run(stored[i]) for i in ids if i not in fresh}
+        for i, why in bad.items():
             if why is not None:
-                print(f"run {d.name}: {why}; left out of the combined tables (run the sweep again to redo it)", file=sys.stderr)
-        done = [d for d in done if bad.get(d) is None]
+                print(f"run {i:06d}: {why}; left out of the combined tables (run the sweep again to redo it)", file=sys.stderr)
+        ids = [i for i in ids if bad.get(i) is None]
     # the same combining as a sweep's (row groups in run order, the client's memory bounded)
-    ids = [int(d.name) for d in done]
     combiner = _Combiner(out, tables, ids, [i for i in ids if i not in fresh])
     try:
         for i in ids:
@@ -549,7 +557,7 @@ def collect(out: str | Path | _fspath.FsPath, tables: Iterable[str] = TABLES, fr
         combiner.abort()
         raise
     combined = combiner.finish()
-    fails = [{"run_id": int(d.name), "error": (d / "error.txt").read_text().split("\n", 1)[0]} for d in dirs if (d / "error.txt").exists()]
+    fails = [{"run_id": i, "error": errors[i].read_text().split("\n", 1)[0]} for i in sorted(errors) if i not in stored]
     _fspath.write_text(out / "failures.csv", _failures_csv(fails))
     return SweepResult(out, combined, fails, ran, skipped)
 

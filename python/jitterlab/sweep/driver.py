@@ -16,7 +16,7 @@ from jitterlab.sweep.combine import (SweepResult, _Combiner, _combined_digest, _
                                      _write_combined_record)
 from jitterlab.sweep.executors import _executor, _peak_rss
 from jitterlab.sweep.spec import Sweep, SweepError
-from jitterlab.sweep.store import Out, _check_out, _remove_stale_tmp, _run_dir, _verify_run
+from jitterlab.sweep.store import ERROR_FILE, RUN_FILE, Out, _check_out, _remove, _remove_stale_tmp, _run_file, _verify_run
 
 #: A receipt carries the run's pack (its stored file's bytes) when it is at most this many bytes
 #: (a tiny run's few kB cost less to send than to read back from its file); larger ones stay on
@@ -142,21 +142,29 @@ def _run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None, execu
     sweep_digest = _check_out(out, specs, sweep)
     _remove_stale_tmp(out)
     todo = []
-    done_sha: dict[int, str] = {}  # run id: SHA-256 of its done record (finished runs)
+    done_sha: dict[int, str] = {}  # run id: SHA-256 of its record (finished runs)
     # one directory listing, not a stat per run (sweeps of 10,000 tiny runs)
     present = _fspath.names(out / "runs")
+    stale: list[Out] = []  # what runs done again, and finished runs, leave of earlier attempts
     for s in specs:
-        if f"{s.run_id:06d}" not in present:
+        rid = f"{s.run_id:06d}"
+        # this version's run file, else an older version's run directory (read as they are)
+        found = [n for n in (rid + RUN_FILE, rid, rid + ERROR_FILE) if n in present]
+        if not found:
             todo.append(s)
             continue
-        d = _run_dir(out, s.run_id)
-        if (d / "done").exists():
+        d = out / "runs" / found[0]
+        if found[0] != rid + ERROR_FILE and (found[0] != rid or (d / "done").exists()):
             why, sha = _verify_run(d, sweep.tables, {"sweep": sweep_digest, "seed": s.seed})
             if why is None and sha is not None:
                 done_sha[s.run_id] = sha
+                stale += [out / "runs" / n for n in found[1:]]
                 continue
             print(f"{sweep.name}: run {s.run_id:06d}: {why}; running it again", file=sys.stderr)
+        stale += [out / "runs" / n for n in found]
         todo.append(s)
+    for p in stale:  # before the runs: a retried run's new file is never taken for a leftover
+        _remove(p)
     skipped = len(specs) - len(todo)
     local = executor == "local"
     n_workers = 1 if sweep.backend == "testbed" else (jobs or os.cpu_count() or 1) if local else 0
@@ -203,7 +211,7 @@ def _run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None, execu
     if inline and todo:  # the runs were done in this process, whose receipts carry no peak (`execute`)
         peak_rss = max(peak_rss, _peak_rss())
     t_collect = time.perf_counter()
-    # from the receipts (a failed run's error.txt starts with the same line): no scan of OUT/runs/
+    # from the receipts (a failed run's error file starts with the same line): no scan of OUT/runs/
     fails = sorted(acc["fails"], key=lambda r: r["run_id"])
     if current is not None:  # every run verified and the combined tables made of exactly them
         combined = current
@@ -241,7 +249,7 @@ def _loop_results(it: Iterable[dict[str, Any]], out: Out, local: bool, inline: b
             break
         if inline:  # the run itself was done in next(): its wall time is the worker's, the rest is ours
             client_s += max(t1 - t0 - res["wall_s"], 0.0)
-        if not local and res.get("stored") and run_s == 0.0 and not (_run_dir(out, res["run_id"]) / ("done" if res["ok"] else "error.txt")).exists():
+        if not local and res.get("stored") and run_s == 0.0 and not _run_file(out, res["run_id"], res["ok"]).exists():
             # checked on the first receipt: a worker wrote somewhere this client does not see
             raise SweepError(f"{out}: a Dask worker stored run {res['run_id']} where this client cannot see it; "
                              "--out must be a directory every worker shares with the client (same path)")
