@@ -151,9 +151,18 @@ fn encode_part(schema: &SchemaRef, batches: &[RecordBatch], parquet_min_rows: us
     if rows >= parquet_min_rows {
         return encode(schema, batches).map_err(|e| e.to_string());
     }
-    let one = arrow_select::concat::concat_batches(schema, batches).map_err(|e| e.to_string())?;
-    // the buffers' bytes (pyarrow's `get_total_buffer_size`), not their capacity
-    let bytes: usize = one.columns().iter().map(|c| c.to_data().get_slice_memory_size()).sum::<Result<_, _>>().map_err(|e| e.to_string())?;
+    // a run's native table is one batch: written as it is, not copied by a concatenation
+    let one = match batches {
+        [b] => b.clone(),
+        _ => arrow_select::concat::concat_batches(schema, batches).map_err(|e| e.to_string())?,
+    };
+    // the buffers' bytes (pyarrow's `get_total_buffer_size`), not their capacity; the capacity
+    // bounds them from above, so a table whose capacity is under the threshold skips the count
+    let bytes: usize = if one.get_array_memory_size() < LZ4_MIN_BYTES {
+        0
+    } else {
+        one.columns().iter().map(|c| c.to_data().get_slice_memory_size()).sum::<Result<_, _>>().map_err(|e| e.to_string())?
+    };
     // buffers 8-byte aligned, as pyarrow writes them: 64 would pad a one-row table's ~60 buffers by ~3.5 kB
     let opts = IpcWriteOptions::try_new(8, false, MetadataVersion::V5).map_err(|e| e.to_string())?;
     let opts = if bytes >= LZ4_MIN_BYTES { opts.try_with_compression(Some(CompressionType::LZ4_FRAME)).map_err(|e| e.to_string())? } else { opts };
