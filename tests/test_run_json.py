@@ -1,0 +1,73 @@
+"""`sim.run_json`, a sweep's scenario of one run: the same scenario and JSON as the reference
+definition (`scenario.to_json(scenario.with_overrides(base, overrides))`), with a sweep's
+non-plain override values checked once and trace files read every run."""
+import datetime
+import json
+
+import pytest
+
+from jitterlab import ScenarioError, sim
+from jitterlab import scenario as scn
+
+BASE = {
+    "duration": "1s",
+    "links": {"l": {"from": "a", "to": "b", "delay": "0ms", "rate": "1Mbit"}},
+    "traffic": [{"kind": "audio", "from": "a", "to": "b"}, {"kind": "audio", "from": "a", "to": "b", "enabled": False}],
+}
+
+
+def reference(base, overrides):
+    sc = scn.with_overrides(base, overrides)
+    return json.loads(scn.to_json(sc)), scn.to_json(sc)
+
+
+def test_every_kind_of_value_as_the_reference_sets_it(tmp_path):
+    queue = {"kind": "red", "limit": "50pkt", "thresh": 5, "q_weight": 0.002, "ecn": True}
+    ov = {"links.l.queue": queue, "links.l.delay": "5ms", "traffic[1].enabled": True, "traffic[0].weight": 2**63,
+          "traffic[0].x": 1.5, "traffic[0].none": None, "links.l.jitter": {"dist": "normal", "sd": ["1ms", {"a": 1}]},
+          "new.table.key": 3}
+    for _ in range(2):  # the second time from the cache of checked values
+        got = sim.run_json(BASE, ov, "k-every-kind")
+        assert got == reference(BASE, ov)
+
+
+def test_a_checked_table_is_copied_into_each_run():
+    queue = {"kind": "red", "limit": "50pkt"}
+    a, _ = sim.run_json(BASE, {"links.l.queue": queue}, "k-copied")
+    b, _ = sim.run_json(BASE, {"links.l.queue": queue}, "k-copied")
+    a["links"]["l"]["queue"]["limit"] = "1pkt"  # one run's scenario changed: neither the next nor the sweep's value
+    assert b["links"]["l"]["queue"] is not a["links"]["l"]["queue"]
+    assert b["links"]["l"]["queue"]["limit"] == "50pkt" and queue["limit"] == "50pkt"
+    c, js = sim.run_json(BASE, {"links.l.queue": queue}, "k-copied")
+    assert c["links"]["l"]["queue"] == {"kind": "red", "limit": "50pkt"} and '"limit": "50pkt"' in js
+
+
+def test_a_bad_value_is_refused_every_time():
+    bad = {"kind": "red", "when": datetime.date(2020, 1, 2)}
+    for _ in range(2):  # never cached as checked
+        with pytest.raises(ScenarioError, match=r"links\.l\.queue\.when: a TOML date/time \(2020-01-02\)"):
+            sim.run_json(BASE, {"links.l.queue": bad}, "k-bad")
+    with pytest.raises(ScenarioError, match=r"links\.l\.rate\.x: inf is not a usable number"):
+        sim.run_json(BASE, {"links.l.rate": {"x": float("inf")}}, "k-bad")
+    with pytest.raises(ScenarioError, match=r"links\.l\.delay: nan is not a usable number"):
+        sim.run_json(BASE, {"links.l.delay": float("nan")}, "k-bad")
+    with pytest.raises(ScenarioError, match=r"links\.l\.delay: 18446744073709551616 is out of range"):
+        sim.run_json(BASE, {"links.l.delay": 2**64}, "k-bad")
+    with pytest.raises(ScenarioError, match=r"links\.l\.delay\.x\.: ends with '\.'"):
+        sim.run_json(BASE, {"links.l.delay.x.": 1}, "k-bad")
+    with pytest.raises(ScenarioError, match=r"duration\.x: duration is a str value, so duration\.x does not exist"):
+        sim.run_json(BASE, {"duration.x": 1}, "k-bad")
+
+
+def test_trace_files_are_read_for_every_run(tmp_path):
+    t = tmp_path / "a.trace"
+    t.write_text("1\n2\n")
+    in_table = {"delay": "0ms", "trace": str(t)}  # a table holding a trace key: read each time too
+    for k, v in (("links.l.trace", str(t)), ("links.l", {"from": "a", "to": "b", **in_table})):
+        t.write_text("1\n2\n")
+        first, _ = sim.run_json(BASE, {k: v}, "k-trace")
+        t.write_text("3\n4\n")  # the file changed between two runs: the second run reads it anew
+        second, js = sim.run_json(BASE, {k: v}, "k-trace")
+        assert first["links"]["l"]["trace"] == {"path": str(t), "data": "1\n2\n"}
+        assert second["links"]["l"]["trace"] == {"path": str(t), "data": "3\n4\n"}
+        assert (second, js) == reference(BASE, {k: v})
