@@ -1,6 +1,7 @@
-"""`sim.run_json`, a sweep's scenario of one run: the same scenario and JSON as the reference
-definition (`scenario.to_json(scenario.with_overrides(base, overrides))`), with a sweep's
-non-plain override values checked once and trace files read every run."""
+"""The Python around a sweep's runs: `sim.run_json` (a run's scenario: the same scenario and JSON as
+the reference definition, `scenario.to_json(scenario.with_overrides(base, overrides))`, with a
+sweep's non-plain override values checked once and trace files read every run) and loading a sweep
+file (its inline scenario used as parsed, not copied)."""
 import datetime
 import json
 
@@ -71,3 +72,25 @@ def test_trace_files_are_read_for_every_run(tmp_path):
         assert first["links"]["l"]["trace"] == {"path": str(t), "data": "1\n2\n"}
         assert second["links"]["l"]["trace"] == {"path": str(t), "data": "3\n4\n"}
         assert (second, js) == reference(BASE, {k: v})
+
+
+def test_a_sweep_files_inline_scenario_is_used_as_parsed(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+
+    from jitterlab import sweep
+
+    f = tmp_path / "s.toml"
+    f.write_text('[sweep]\nname = "x"\n[sweep.vary]\n"links.l.delay" = ["1ms", "2ms"]\n'
+                 '[scenario]\nduration = "1s"\n[scenario.links.l]\nfrom = "a"\nto = "b"\ndelay = "0ms"\ntrace = "t/a.trace"\n'
+                 '[[scenario.traffic]]\nkind = "audio"\nfrom = "a"\nto = "b"\n')
+    monkeypatch.chdir(tmp_path.parent)
+    sw = sweep.load(f)  # an inline scenario's trace paths are relative to the working directory, as `scenario.load` of a table
+    assert sw.scenario["links"]["l"]["trace"] == str(tmp_path.parent / "t" / "a.trace")
+    assert sw.scenario == scn.load({**scn.parse_toml(f.read_text(), "x")["scenario"]})
+    f2 = tmp_path / "bad.toml"
+    f2.write_text(f.read_text().replace('delay = "0ms"', "delay = 1979-05-27"))
+    with pytest.raises(sweep.SweepError, match=r"scenario\.links\.l\.delay: a TOML date/time \(1979-05-27\) .*\(in .*bad\.toml\)"):
+        sweep.load(f2)  # checked as the file is read, naming it
+    code = f"import sys; from jitterlab import sweep; sweep.load({str(f)!r}); print('copy' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
