@@ -94,3 +94,20 @@ def test_a_sweep_files_inline_scenario_is_used_as_parsed(tmp_path, monkeypatch):
         sweep.load(f2)  # checked as the file is read, naming it
     code = f"import sys; from jitterlab import sweep; sweep.load({str(f)!r}); print('copy' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
+
+
+def test_a_workers_storage_path_is_made_once_per_directory(tmp_path):
+    from pathlib import Path
+
+    from jitterlab import _fspath
+    from jitterlab.sweep import executors
+
+    a, b = str(tmp_path / "a"), str(tmp_path / "b")
+    pa_ = executors._out_path(a)
+    assert pa_ == Path(a) and executors._out_path(a) is pa_  # the next run of the sweep: the same object
+    assert executors._out_path(b) == Path(b) and executors._out_path(a) == Path(a)  # another sweep's OUT: its own
+    assert executors._out_path("file://" + a) == Path(a)
+    url = "memory://h31g-glue/out"
+    got = executors._out_path(url)
+    assert isinstance(got, _fspath.FsPath) and str(got) == str(_fspath.as_path(url))
+    assert executors._out_path(a) == Path(a)
