@@ -111,3 +111,21 @@ def test_a_workers_storage_path_is_made_once_per_directory(tmp_path):
     got = executors._out_path(url)
     assert isinstance(got, _fspath.FsPath) and str(got) == str(_fspath.as_path(url))
     assert executors._out_path(a) == Path(a)
+
+
+def test_check_cost_refuses_past_either_limit_and_only_then():
+    est = {"memory_bytes": 3e9, "events": 2e6, "media_rows": 1e5, "nodes": 4, "flows": 3, "duration_ns": 60e9}
+    what = "2e+06 events, 1e+05 media rows, 4 nodes, 3 flows over 60 s simulated"
+    sim.check_cost(est, available=12_000_000_000, share=2)  # 3 GB <= 12 GB / 2 / 2
+    sim.check_cost(est, max_memory=3e9, max_events=2e6)  # at the limits: run
+    with pytest.raises(sim.ResourceError) as e:
+        sim.check_cost(est, available=12_000_000_000, share=3)  # 12 GB / 2 / 3 = 2 GB
+    assert str(e.value) == (f"the scenario would need about 3.0 GB of memory ({what}); the limit is 2.0 GB (half the available "
+                            "memory shared by 3 parallel runs); shorten `duration` or the traffic, or raise --max-memory")
+    with pytest.raises(sim.ResourceError, match=r"the limit is 2\.5 GB \(--max-memory\)"):
+        sim.check_cost(est, max_memory=2.5e9, max_events=1)  # memory is named first
+    with pytest.raises(sim.ResourceError) as e:
+        sim.check_cost(est, max_memory=4e9, max_events=1.5e6)
+    assert str(e.value) == (f"the scenario would take about 2e+06 events ({what}); the limit is 1.5e+06 (--max-events); "
+                            "shorten `duration` or the traffic, or raise --max-events")
+    sim.check_cost({**est, "events": float("nan")}, max_memory=4e9)  # as before: a NaN passes (never above a limit)

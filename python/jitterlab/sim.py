@@ -70,19 +70,21 @@ def check_cost(est: Mapping[str, float], max_memory: float | None = None, max_ev
     """Raises ResourceError when the estimate exceeds the limits: `max_memory` bytes (default half
     of the available memory (`available`, read now when not given), divided among `share`
     parallel runs) and `max_events` (default DEFAULT_MAX_EVENTS)."""
+    if max_memory is None:
+        mem_limit = (available_memory() if available is None else available) / 2 / max(share, 1)
+    else:
+        mem_limit = float(max_memory)
+    ev_limit = DEFAULT_MAX_EVENTS if max_events is None else float(max_events)
+    if not (est["memory_bytes"] > mem_limit or est["events"] > ev_limit):
+        return  # a sweep checks every point: the messages below are made only for a refusal
     what = (f"{est['events']:.3g} events, {est['media_rows']:.3g} media rows, {est['nodes']:.0f} nodes, "
             f"{est['flows']:.0f} flows over {est['duration_ns'] / 1e9:.6g} s simulated")
-    if max_memory is None:
-        mem_limit, how = (available_memory() if available is None else available) / 2 / max(share, 1), "half the available memory" + (f" shared by {share} parallel runs" if share > 1 else "")
-    else:
-        mem_limit, how = float(max_memory), "--max-memory"
     if est["memory_bytes"] > mem_limit:
+        how = ("half the available memory" + (f" shared by {share} parallel runs" if share > 1 else "")) if max_memory is None else "--max-memory"
         raise ResourceError(f"the scenario would need about {_human(est['memory_bytes'])} of memory ({what}); the limit is "
                             f"{_human(mem_limit)} ({how}); shorten `duration` or the traffic, or raise --max-memory")
-    ev_limit = DEFAULT_MAX_EVENTS if max_events is None else float(max_events)
-    if est["events"] > ev_limit:
-        raise ResourceError(f"the scenario would take about {est['events']:.3g} events ({what}); the limit is {ev_limit:.3g} "
-                            "(--max-events); shorten `duration` or the traffic, or raise --max-events")
+    raise ResourceError(f"the scenario would take about {est['events']:.3g} events ({what}); the limit is {ev_limit:.3g} "
+                        "(--max-events); shorten `duration` or the traffic, or raise --max-events")
 
 
 # Arrow arrays are built from their buffers (numpy memory, no copy for int64): pyarrow's converters

@@ -133,7 +133,7 @@ def _run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None, execu
                 continue
             try:
                 prepared[sp.run_id] = sim.run_json(sweep.scenario, sp.overrides, key)
-                est = dict(_native.estimate_json(prepared[sp.run_id][1]))
+                est = _native.estimate_json(prepared[sp.run_id][1])
                 est_events[sp.point] = float(est["events"])
                 no_tcp = no_tcp or not est.get("tcp_segments", 1.0)
                 sim.check_cost(est, max_memory, max_events, share, avail)
