@@ -129,3 +129,35 @@ def test_check_cost_refuses_past_either_limit_and_only_then():
     assert str(e.value) == (f"the scenario would take about 2e+06 events ({what}); the limit is 1.5e+06 (--max-events); "
                             "shorten `duration` or the traffic, or raise --max-events")
     sim.check_cost({**est, "events": float("nan")}, max_memory=4e9)  # as before: a NaN passes (never above a limit)
+
+
+def test_the_commit_is_gits_and_a_git_that_hangs_or_fails_gives_none(tmp_path, monkeypatch):
+    """`provenance` runs git without the subprocess module: the same commit string as git gives
+    (with -dirty as `git status` says), None for a git that fails, is missing or hangs (killed)."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from jitterlab import provenance
+
+    if os.path.isfile(os.path.join(os.path.dirname(provenance.__file__), "_commit.txt")):
+        pytest.skip("an installed wheel's baked commit")
+    here = os.path.dirname(provenance.__file__)
+    head = subprocess.run(["git", "-C", here, "rev-parse", "HEAD"], capture_output=True, text=True)
+    if head.returncode != 0:
+        pytest.skip("not a git checkout")
+    dirty = subprocess.run(["git", "-C", here, "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True).stdout.strip()
+    assert provenance._commit() == head.stdout.strip() + ("-dirty" if dirty else "")
+    assert provenance._git(["-C", str(tmp_path), "rev-parse", "HEAD"], 5) == (128, "")  # not a repository: its status, stderr dropped
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "git").write_text("#!/bin/sh\nexec /bin/sleep 30\n")
+    (fake / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", str(fake))
+    t = time.monotonic()
+    assert provenance._git(["status"], 0.5) is None and time.monotonic() - t < 5  # killed at its timeout
+    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
+    assert provenance._git(["status"], 5) is None and provenance._commit() is None
+    code = "import sys; from jitterlab import provenance; provenance._commit(); print('subprocess' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
