@@ -161,3 +161,17 @@ def test_the_commit_is_gits_and_a_git_that_hangs_or_fails_gives_none(tmp_path, m
     assert provenance._git(["status"], 5) is None and provenance._commit() is None
     code = "import sys; from jitterlab import provenance; provenance._commit(); print('subprocess' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
+
+
+def test_held_many_is_held_of_each_name_present():
+    from jitterlab import _native
+    from jitterlab.tables import LazyTables
+
+    t = LazyTables()
+    a, b = _native.NativeTable.empty(), _native.NativeTable.empty()
+    t.native("a", a)
+    t.native("b", b)
+    t["c"] = "arrow table c"  # as held once read
+    got = t.held_many(["c", "x", "b", "a"])
+    assert list(got) == ["c", "b", "a"] and got["a"] is a and got["b"] is b and got["c"] == "arrow table c"
+    assert got == {n: t.held(n) for n in ["c", "x", "b", "a"] if n in t}

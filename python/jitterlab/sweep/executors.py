@@ -45,12 +45,14 @@ def execute(payload: dict[str, Any]) -> dict[str, Any]:
                                    payload.get("scenario_key"), payload.get("prepared"))
         arrow = res.arrow
         # a run's tables as held: kept native from the simulator to the pack (`LazyTables.held`)
-        held = arrow.held if isinstance(arrow, LazyTables) else arrow.__getitem__
-        tables = {n: held(n) for n in payload["tables"] if n in arrow}
+        if isinstance(arrow, LazyTables):
+            tables = arrow.held_many(payload["tables"])
+        else:
+            tables = {n: arrow[n] for n in payload["tables"] if n in arrow}
         if payload.get("reduce") is not None:
             tables.update(payload["reduce"](res))
-        out = {"run_id": payload["run_id"], "ok": True, "identity": payload.get("identity"),
-               "tables": {n: t for n, t in tables.items() if n in payload["tables"]},
+            tables = {n: t for n, t in tables.items() if n in payload["tables"]}
+        out = {"run_id": payload["run_id"], "ok": True, "identity": payload.get("identity"), "tables": tables,
                "requested": list(payload["tables"]), "wall_s": time.perf_counter() - t0, "stored": False}
         if payload.get("summary") is not None:
             # the run's share of the closing summary, while its rows are in memory: the client
