@@ -175,3 +175,37 @@ def test_held_many_is_held_of_each_name_present():
     got = t.held_many(["c", "x", "b", "a"])
     assert list(got) == ["c", "b", "a"] and got["a"] is a and got["b"] is b and got["c"] == "arrow table c"
     assert got == {n: t.held(n) for n in ["c", "x", "b", "a"] if n in t}
+
+
+def test_native_sha256_is_hashlibs(tmp_path):
+    """The SHA-256 the sweep path uses instead of hashlib (`_native.sha256_hex`, `sha256_fd`):
+    FIPS 180-2's example, and hashlib's digest of inputs around the 1 MiB read size."""
+    import hashlib
+    import os
+
+    from jitterlab import _fspath, _io, _native
+
+    assert _native.sha256_hex(b"abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    assert _native.sha256_hex(b"") == hashlib.sha256(b"").hexdigest()
+    for n in (0, 1, (1 << 20) - 1, 1 << 20, (1 << 20) + 1, 3 << 20):
+        data = os.urandom(n)
+        f = tmp_path / f"f{n}"
+        f.write_bytes(data)
+        want = hashlib.sha256(data).hexdigest()
+        assert _native.sha256_hex(data) == want and _io.sha256_file(f) == want and _fspath.sha256(f) == want
+    with open(tmp_path / f"f{1 << 20}", "rb", buffering=0) as fh:
+        fh.read(10)  # from where the descriptor stands, which it leaves open
+        assert _native.sha256_fd(fh.fileno()) == hashlib.sha256((tmp_path / f"f{1 << 20}").read_bytes()[10:]).hexdigest()
+        assert fh.read() == b""
+    with pytest.raises(FileNotFoundError, match="nope"):
+        _io.sha256_file(tmp_path / "nope")  # open()'s own error, naming the file
+    fd = os.open(tmp_path, os.O_RDONLY)
+    try:
+        with pytest.raises(IsADirectoryError):
+            _native.sha256_fd(fd)
+    finally:
+        os.close(fd)
+    url = "memory://h31g-glue/sha"
+    p = _fspath.as_path(url)
+    p.write_bytes(b"abc")
+    assert _fspath.sha256(p) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"

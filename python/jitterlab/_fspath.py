@@ -11,12 +11,11 @@ written under a temporary name and moved (a copy on S3) when complete.
 from __future__ import annotations
 
 import fnmatch
-import hashlib
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
-from jitterlab import _lazy
+from jitterlab import _lazy, _native
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -241,7 +240,7 @@ def write_bytes(p: Path | FsPath, data: bytes) -> None:
 def sha256(p: Path | FsPath) -> str:
     """SHA-256 of a file's bytes (a local one streamed)."""
     if isinstance(p, FsPath):
-        return hashlib.sha256(p.read_bytes()).hexdigest()
+        return _native.sha256_hex(p.read_bytes())
     from jitterlab import _io
 
     return _io.sha256_file(p)

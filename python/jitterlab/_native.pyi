@@ -10,7 +10,7 @@ __all__ = [
     "testbed_set_realtime", "testbed_media_send", "testbed_media_recv", "testbed_rtc_send", "testbed_rtc_recv", "capture_check", "parse_duration_ns",
     "parse_rate_bps", "parse_size", "estimate_json", "take_strings", "ParquetConcat",
     "encode_pack", "encode_table", "merge_parts", "PartMerger", "simulate_native", "NativeTable", "runs_table", "run_share_native",
-    "mallopt",
+    "mallopt", "sha256_hex", "sha256_fd",
 ]
 
 __version__: str
@@ -333,3 +333,9 @@ def testbed_rtc_recv(config_json: str, fd: int | None = None) -> dict[str, objec
 
 def mallopt(param: int, value: int) -> bool:
     """glibc's mallopt(param, value): True when the C library took it; False when refused or not glibc."""
+
+def sha256_hex(data: bytes) -> str:
+    """hashlib.sha256(data).hexdigest()."""
+
+def sha256_fd(fd: int) -> str:
+    """SHA-256 (hex) of what remains to read from open file descriptor `fd`; raises OSError."""

@@ -16,6 +16,7 @@ mod parquet_write;
 mod parquet_int;
 mod native_table;
 mod procs;
+mod digest;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -31,5 +32,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     parquet_write::register(m)?;
     native_table::register(m)?;
     procs::register(m)?;
+    digest::register(m)?;
     Ok(())
 }
