@@ -209,3 +209,13 @@ def test_native_sha256_is_hashlibs(tmp_path):
     p = _fspath.as_path(url)
     p.write_bytes(b"abc")
     assert _fspath.sha256(p) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+
+
+def test_native_sha256_takes_any_byte_buffer():
+    import hashlib
+
+    from jitterlab import _native
+
+    data = bytes(range(256)) * 5000
+    for buf in (memoryview(data)[7:1_000_003], bytearray(data[:4097]), memoryview(data)[::3]):
+        assert _native.sha256_hex(buf) == hashlib.sha256(bytes(buf)).hexdigest()

@@ -334,7 +334,7 @@ def testbed_rtc_recv(config_json: str, fd: int | None = None) -> dict[str, objec
 def mallopt(param: int, value: int) -> bool:
     """glibc's mallopt(param, value): True when the C library took it; False when refused or not glibc."""
 
-def sha256_hex(data: bytes) -> str:
+def sha256_hex(data: bytes | bytearray | memoryview) -> str:
     """hashlib.sha256(data).hexdigest()."""
 
 def sha256_fd(fd: int) -> str:

@@ -4,7 +4,9 @@ use std::io::Read;
 use std::mem::ManuallyDrop;
 use std::os::fd::FromRawFd;
 
+use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 use sha2::{Digest, Sha256};
 
 fn hex(d: &[u8]) -> String {
@@ -17,10 +19,22 @@ fn hex(d: &[u8]) -> String {
     s
 }
 
-/// SHA-256 of `data` as 64 hex digits (`hashlib.sha256(data).hexdigest()`).
+/// SHA-256 of `data` (bytes, or any object with a byte buffer: a memoryview's slice, a
+/// bytearray) as 64 hex digits, as `hashlib.sha256(data).hexdigest()` gives it.
 #[pyfunction]
-fn sha256_hex(py: Python<'_>, data: &[u8]) -> String {
-    py.detach(|| hex(&Sha256::digest(data)))
+fn sha256_hex(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<String> {
+    if let Ok(b) = data.cast_exact::<PyBytes>() {
+        let bytes = b.as_bytes();
+        return Ok(py.detach(|| hex(&Sha256::digest(bytes)))); // immutable: hashed without the GIL
+    }
+    let buf = PyBuffer::<u8>::get(data)?;
+    if !buf.is_c_contiguous() {
+        return Ok(hex(&Sha256::digest(buf.to_vec(py)?)));
+    }
+    // SAFETY: a C-contiguous buffer of len_bytes() bytes, exported to `buf` until it drops; the
+    // GIL stays held, so no Python code changes it meanwhile
+    let bytes = unsafe { std::slice::from_raw_parts(buf.buf_ptr() as *const u8, buf.len_bytes()) };
+    Ok(hex(&Sha256::digest(bytes)))
 }
 
 /// SHA-256 (64 hex digits) of what remains to read from open file descriptor `fd` (the caller
