@@ -99,10 +99,12 @@ def _git(args: list[str], timeout: float) -> tuple[int, str] | None:
         os.close(w)
     out = bytearray()
     end = time.monotonic() + timeout
+    poller = select.poll()  # not select.select: a descriptor past 1023 (a process with many files open)
+    poller.register(r, select.POLLIN)
     try:
         while True:
             left = end - time.monotonic()
-            if left <= 0 or not select.select([r], [], [], left)[0]:
+            if left <= 0 or not poller.poll(left * 1000):
                 os.kill(pid, 9)  # SIGKILL: past its time, as subprocess.run's timeout
                 os.waitpid(pid, 0)
                 return None
