@@ -88,3 +88,33 @@ def test_every_help_shows_examples_of_itself():
         ex = out.split("examples:\n", 1)[1].splitlines()
         mine = [line for line in ex if f"jitterlab {name}" in line]
         assert mine, (name, ex)  # at least one example of the command itself
+
+
+def test_a_command_parses_with_its_own_parser_alone_as_with_every_command():
+    """`cli.main` builds only the named command's parser: the same help, the same parsed options,
+    the same usage errors as the full parser, and no other command's module imported."""
+    import contextlib
+    import io
+    import sys
+
+    from jitterlab import cli
+
+    def parse(parser, argv):
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                ns = vars(parser.parse_args(argv))
+                ns.pop("_run")
+                return ns, out.getvalue(), err.getvalue()
+            except SystemExit as e:
+                return e.code, out.getvalue(), err.getvalue()
+
+    full = cli.build_parser()
+    for name in cli.COMMANDS:
+        for argv in ([name, "--help"], [name, "--no-such-option"], [name, "a", "b", "c", "d"], [name, "x.toml", "--out", "o"]):
+            assert parse(cli.build_parser(name), argv) == parse(full, argv), argv
+    code = ("import sys; from jitterlab import cli; cli.main(['sweep', 'nosuch.toml', '--out', 'o']); "
+            "print(sorted(m for m in sys.modules if m.startswith('jitterlab.commands.')))")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert p.stdout.split() == ["['jitterlab.commands.options',", "'jitterlab.commands.sweep']"]
+    assert "sweep: error: nosuch.toml" in p.stderr

@@ -11,13 +11,11 @@ written under a temporary name and moved (a copy on S3) when complete.
 from __future__ import annotations
 
 import fnmatch
-import hashlib
 import os
-import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
-from jitterlab import _lazy
+from jitterlab import _lazy, _native
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -169,6 +167,8 @@ def rmtree(d: Path | FsPath) -> None:
     if isinstance(d, FsPath):
         d.rmtree()
     else:
+        import shutil  # not at import: shutil imports bz2, lzma and zlib (~1.3 ms), which a sweep never needs
+
         shutil.rmtree(d, ignore_errors=True)
 
 
@@ -240,7 +240,7 @@ def write_bytes(p: Path | FsPath, data: bytes) -> None:
 def sha256(p: Path | FsPath) -> str:
     """SHA-256 of a file's bytes (a local one streamed)."""
     if isinstance(p, FsPath):
-        return hashlib.sha256(p.read_bytes()).hexdigest()
+        return _native.sha256_hex(p.read_bytes())
     from jitterlab import _io
 
     return _io.sha256_file(p)

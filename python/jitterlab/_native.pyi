@@ -10,6 +10,7 @@ __all__ = [
     "testbed_set_realtime", "testbed_media_send", "testbed_media_recv", "testbed_rtc_send", "testbed_rtc_recv", "capture_check", "parse_duration_ns",
     "parse_rate_bps", "parse_size", "estimate_json", "take_strings", "ParquetConcat",
     "encode_pack", "encode_table", "merge_parts", "PartMerger", "simulate_native", "NativeTable", "runs_table", "run_share_native",
+    "mallopt", "sha256_hex", "sha256_fd",
 ]
 
 __version__: str
@@ -329,3 +330,12 @@ def testbed_media_send(
 def testbed_media_recv(port: int, stop_ns: int, fifo_prio: int = 60, fd: int | None = None) -> dict[str, object]: ...
 def testbed_rtc_send(config_json: str) -> dict[str, object]: ...
 def testbed_rtc_recv(config_json: str, fd: int | None = None) -> dict[str, object]: ...
+
+def mallopt(param: int, value: int) -> bool:
+    """glibc's mallopt(param, value): True when the C library took it; False when refused or not glibc."""
+
+def sha256_hex(data: bytes | bytearray | memoryview) -> str:
+    """hashlib.sha256(data).hexdigest()."""
+
+def sha256_fd(fd: int) -> str:
+    """SHA-256 (hex) of what remains to read from open file descriptor `fd`; raises OSError."""

@@ -43,15 +43,11 @@ def keep_freed_memory() -> bool:
     with glibc's adaptive defaults many of those pages were unmapped and faulted in again, run
     after run (`jitterlab sweep` on the 126 vs-ns2 points: 39-41 k page faults against 16.5 k;
     docs/performance.md, issue 31). For processes that do runs (the sweep command, its workers),
-    not for a library user's process. False where the C library has no mallopt (not glibc)."""
-    try:
-        import ctypes
+    not for a library user's process. False where the C library has no mallopt (not glibc).
+    Called through the native module: ctypes' import cost ~2.5 ms of each such process."""
+    from jitterlab import _native
 
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return False
-    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-    return bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD))
+    return _native.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD) and _native.mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD)
 
 
 def sweep_worker(parent: int) -> None:

@@ -82,7 +82,9 @@ EXAMPLES = """examples:
   jitterlab COMMAND --help                             # each command's options"""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; with `only` (one of COMMANDS), that subcommand's alone: a
+    command run needs no other's module and options (~5 ms of a `jitterlab sweep` process)."""
     from jitterlab.commands import options
 
     p = Parser(
@@ -94,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action=_Version)
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    for name in COMMANDS:
+    for name in COMMANDS if only is None else [only]:
         mod = importlib.import_module(f"jitterlab.commands.{name}")
         sp = mod.add_parser(sub)
         sp.set_defaults(_run=mod.run)
@@ -114,7 +116,11 @@ def one_line(e: BaseException) -> str:
 def main(argv: list[str] | None = None) -> int:
     from jitterlab import JitterlabError
 
-    parser = build_parser()
+    if argv is None:
+        argv = sys.argv[1:]
+    # `jitterlab COMMAND ...`: that command's parser alone (the same usage, help and errors);
+    # anything else (no command, --help, --version, a misspelt command) gets every command's
+    parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()

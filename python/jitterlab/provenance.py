@@ -14,12 +14,11 @@ testbed) and shown in every report — Flent's metadata block, for jitterlab.
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import json
 import os
 import shlex
-import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -30,13 +29,16 @@ SCHEMA_VERSION = 3  # 3: tcp_flows.bytes is what was delivered, tcp_flows.size t
 def scenario_hash(scenario: Mapping[str, Any] | None) -> str | None:
     """SHA-256 (hex) of the scenario as canonical JSON: sorted keys, ``(",", ":")`` separators.
 
+    >>> import hashlib
     >>> scenario_hash({"b": 1, "a": "x"}) == hashlib.sha256(b'{"a":"x","b":1}').hexdigest()
     True
     """
     if scenario is None:
         return None
     text = json.dumps(scenario, sort_keys=True, separators=(",", ":"), default=str, ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    from jitterlab import _native  # its SHA-256: no hashlib (OpenSSL's import, ~2.5 ms a process)
+
+    return _native.sha256_hex(text.encode("utf-8"))
 
 
 _COMMIT: list[str | None] = []  # computed once (a plain cache: lru_cache's wrapper hides the signature from stubtest)
@@ -58,19 +60,62 @@ def _commit() -> str | None:
     if baked.is_file():
         text = baked.read_text().strip()
         return text or None
-    try:
-        # the top level and HEAD in one git process (each costs ~1.5 ms of CPU); fails without a HEAD too
-        got = subprocess.run(["git", "-C", str(here), "rev-parse", "--show-toplevel", "HEAD"], capture_output=True, text=True, timeout=5)
-        lines = got.stdout.splitlines()
-        if got.returncode != 0 or len(lines) != 2:
-            return None
-        if not (Path(lines[0].strip()) / "python" / "jitterlab").resolve() == here:
-            return None  # not our checkout (e.g. installed into a venv inside some other repository)
-        dirty = subprocess.run(["git", "-C", str(here), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10)
-        return lines[1].strip() + ("-dirty" if dirty.stdout.strip() else "")
-    except (OSError, subprocess.SubprocessError):
+    # the top level and HEAD in one git process (each costs ~1.5 ms of CPU); fails without a HEAD too
+    got = _git(["-C", str(here), "rev-parse", "--show-toplevel", "HEAD"], 5)
+    lines = got[1].splitlines() if got is not None else []
+    if got is None or got[0] != 0 or len(lines) != 2:
         return None
+    if not (Path(lines[0].strip()) / "python" / "jitterlab").resolve() == here:
+        return None  # not our checkout (e.g. installed into a venv inside some other repository)
+    dirty = _git(["-C", str(here), "status", "--porcelain", "--untracked-files=no"], 10)
+    if dirty is None:
+        return None
+    return lines[1].strip() + ("-dirty" if dirty[1].strip() else "")
+
+
+def _git(args: list[str], timeout: float) -> tuple[int, str] | None:
+    """`git ARGS`: its exit status and standard output (standard error dropped, standard input
+    this process's), or None when git cannot start or runs past `timeout` s (then killed).
+    Spawned with os.posix_spawnp, not subprocess, whose import (selectors, signal, locale)
+    cost ~2.4 ms of CPU in every process writing a manifest."""
+    if not hasattr(os, "posix_spawnp"):  # pragma: no cover - not POSIX
+        import subprocess
+
+        try:
+            p = subprocess.run(["git", *args], capture_output=True, text=True, timeout=timeout)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return p.returncode, p.stdout
+    import select
+
+    r, w = os.pipe()  # both close on exec: the child keeps only its copy of w as its stdout
+    try:
+        pid = os.posix_spawnp("git", ["git", *args], os.environ,
+                              file_actions=[(os.POSIX_SPAWN_DUP2, w, 1), (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)])
+    except OSError:
+        os.close(r)
+        return None
+    finally:
+        os.close(w)
+    out = bytearray()
+    end = time.monotonic() + timeout
+    poller = select.poll()  # not select.select: a descriptor past 1023 (a process with many files open)
+    poller.register(r, select.POLLIN)
+    try:
+        while True:
+            left = end - time.monotonic()
+            if left <= 0 or not poller.poll(left * 1000):
+                os.kill(pid, 9)  # SIGKILL: past its time, as subprocess.run's timeout
+                os.waitpid(pid, 0)
+                return None
+            chunk = os.read(r, 65536)
+            if not chunk:
+                break
+            out += chunk
+    finally:
+        os.close(r)
+    status = os.waitpid(pid, 0)[1]
+    return os.waitstatus_to_exitcode(status), os.fsdecode(bytes(out))
 
 
 def version() -> str:

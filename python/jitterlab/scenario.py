@@ -8,7 +8,6 @@ absolute (relative to the scenario file), applies overrides given as dotted path
 """
 from __future__ import annotations
 
-import copy
 import datetime
 import json
 import math
@@ -31,6 +30,8 @@ def load(source: str | Path | Mapping[str, Any]) -> Scenario:
     each with one ScenarioError naming the file and the place.
     """
     if isinstance(source, Mapping):
+        import copy  # not at import: a scenario file needs no copy (copy, weakref: ~0.8 ms of a sweep's start)
+
         check_values(source, "<scenario>")
         sc = copy.deepcopy(dict(source))
         base = Path.cwd()
@@ -48,6 +49,15 @@ def load(source: str | Path | Mapping[str, Any]) -> Scenario:
         sc = parse_toml(text, label)
     _inline_traces(sc, base, "")
     return sc
+
+
+def _load_parsed(table: Any) -> Scenario:
+    """`load` of a scenario table just parsed from a file by `parse_toml` (its values checked
+    there) that nothing else holds (a sweep file's inline [scenario]): used as it is, not copied."""
+    if type(table) is not dict:
+        return load(table)
+    _inline_traces(table, Path.cwd(), "")
+    return table
 
 
 #: Deepest nesting of tables/arrays accepted (scenarios need 4; Python's TOML parser recurses and
@@ -231,6 +241,8 @@ _split = split_path
 
 
 def with_overrides(sc: Scenario, overrides: Mapping[str, Any] | None) -> Scenario:
+    import copy
+
     out = copy.deepcopy(sc)
     for k, v in (overrides or {}).items():
         set_path(out, k, v)

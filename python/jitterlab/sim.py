@@ -70,19 +70,21 @@ def check_cost(est: Mapping[str, float], max_memory: float | None = None, max_ev
     """Raises ResourceError when the estimate exceeds the limits: `max_memory` bytes (default half
     of the available memory (`available`, read now when not given), divided among `share`
     parallel runs) and `max_events` (default DEFAULT_MAX_EVENTS)."""
+    if max_memory is None:
+        mem_limit = (available_memory() if available is None else available) / 2 / max(share, 1)
+    else:
+        mem_limit = float(max_memory)
+    ev_limit = DEFAULT_MAX_EVENTS if max_events is None else float(max_events)
+    if not (est["memory_bytes"] > mem_limit or est["events"] > ev_limit):
+        return  # a sweep checks every point: the messages below are made only for a refusal
     what = (f"{est['events']:.3g} events, {est['media_rows']:.3g} media rows, {est['nodes']:.0f} nodes, "
             f"{est['flows']:.0f} flows over {est['duration_ns'] / 1e9:.6g} s simulated")
-    if max_memory is None:
-        mem_limit, how = (available_memory() if available is None else available) / 2 / max(share, 1), "half the available memory" + (f" shared by {share} parallel runs" if share > 1 else "")
-    else:
-        mem_limit, how = float(max_memory), "--max-memory"
     if est["memory_bytes"] > mem_limit:
+        how = ("half the available memory" + (f" shared by {share} parallel runs" if share > 1 else "")) if max_memory is None else "--max-memory"
         raise ResourceError(f"the scenario would need about {_human(est['memory_bytes'])} of memory ({what}); the limit is "
                             f"{_human(mem_limit)} ({how}); shorten `duration` or the traffic, or raise --max-memory")
-    ev_limit = DEFAULT_MAX_EVENTS if max_events is None else float(max_events)
-    if est["events"] > ev_limit:
-        raise ResourceError(f"the scenario would take about {est['events']:.3g} events ({what}); the limit is {ev_limit:.3g} "
-                            "(--max-events); shorten `duration` or the traffic, or raise --max-events")
+    raise ResourceError(f"the scenario would take about {est['events']:.3g} events ({what}); the limit is {ev_limit:.3g} "
+                        "(--max-events); shorten `duration` or the traffic, or raise --max-events")
 
 
 # Arrow arrays are built from their buffers (numpy memory, no copy for int64): pyarrow's converters
@@ -406,42 +408,71 @@ def run_json(base: Mapping[str, Any], overrides: Mapping[str, Any] | None, cache
     core, as `scenario.to_json(scenario.with_overrides(base, overrides))` gives them. A sweep runs
     one base many times: with `cache_key` the base's trace files are read and it is serialised
     once per process, and each run only parses that JSON back (a fresh copy, in C) and sets its
-    overrides (checked like a scenario's values, trace files read)."""
+    overrides (checked like a scenario's values, trace files read: once per value, `_value`)."""
     text = _BASE_JSON.get(cache_key) if cache_key else None
     if text is None:
         text = _scn.to_json(dict(base))
         if cache_key:
             _BASE_JSON.clear()  # one sweep at a time per process: bounded memory
+            _VALUES.clear()
             _BASE_JSON[cache_key] = text
     sc = json.loads(text)
-    for k, v in (overrides or {}).items():
-        parts = _split(k)
-        last = parts[-1]
-        if isinstance(v, str) and isinstance(last, str) and _scn._is_trace_key(last):
-            v = _scn._read_traces({last: v}, k.rsplit(".", 1)[0] if "." in k else "")[last]
-        elif not _plain(v):
-            _scn.check_values({k: v}, "<override>")
-            v = _scn._read_traces(v, k)
-        if not _set_fast(sc, parts, v):
-            _scn.set_path(sc, k, v)  # the slow path names what is wrong with the key
+    if overrides:
+        keys = _KEYS
+        for k, v in overrides.items():
+            got = keys.get(k) if type(k) is str else None
+            if got is None:
+                got = _key(k)
+            parts, trace = got
+            t = type(v)
+            # most values (a sweep's labels' numbers and strings) go in as they are
+            if not ((t is str and not trace) or t is bool or t is float and math.isfinite(v)
+                    or t is int and -(2**63) <= v < 2**64 or v is None):
+                v = _value(k, v, parts, trace)
+            if not _set_fast(sc, parts, v):
+                _scn.set_path(sc, k, v)  # the slow path names what is wrong with the key
     return sc, json.dumps(sc, sort_keys=True)
 
 
-_SPLIT: dict[str, tuple[str | int, ...]] = {}
+#: an override key's path and whether its last key names a trace file (a sweep sets the same
+#: few keys in every run: each parsed once)
+_KEYS: dict[str, tuple[tuple[str | int, ...], bool]] = {}
+#: this process's sweep's override values that are not plain, each checked once, by key and the
+#: value's identity (the value is kept, so its id is not reused): a run's scenario gets a fresh
+#: copy of it (`_value`). Cleared with the base (`run_json`) and when full.
+_VALUES: dict[tuple[str, int], tuple[Any, Any]] = {}
 
 
-def _split_cached(dotted: str) -> tuple[str | int, ...]:
-    got = _SPLIT.get(dotted)
-    if got is None:
-        if len(_SPLIT) >= 4096:  # a bound, as the lru_cache it replaces (whose wrapper hid the signature)
-            _SPLIT.clear()
-        got = _SPLIT[dotted] = tuple(_scn.split_path(dotted))
+def _key(dotted: Any) -> tuple[tuple[str | int, ...], bool]:
+    parts = tuple(_scn.split_path(dotted))  # a malformed key: its ScenarioError
+    last = parts[-1]
+    got = (parts, isinstance(last, str) and _scn._is_trace_key(last))
+    if isinstance(dotted, str):
+        if len(_KEYS) >= 4096:  # a bound
+            _KEYS.clear()
+        _KEYS[dotted] = got
     return got
 
 
-def _split(dotted: str) -> tuple[str | int, ...]:
-    # a sweep sets the same few keys in every run: parse each once
-    return _split_cached(dotted) if isinstance(dotted, str) else tuple(_scn.split_path(dotted))
+def _value(k: str, v: Any, parts: tuple[str | int, ...], trace: bool) -> Any:
+    """Override `v` of key `k` (at `parts`) as a run's scenario takes it: checked
+    (`scenario.check_values`), trace files inlined. A path under a trace key is read each time (as
+    before the cache); any other value is checked once a sweep, and a flat table of plain values
+    (a queue's settings) is then copied by `dict`."""
+    if trace and isinstance(v, str):
+        last = parts[-1]
+        return _scn._read_traces({last: v}, k.rsplit(".", 1)[0] if "." in k else "")[last]
+    ck = (k, id(v))
+    got = _VALUES.get(ck)
+    if got is not None and got[0] is v:
+        return dict(v) if got[1] else _scn._read_traces(v, k)
+    _scn.check_values({k: v}, "<override>")
+    out = _scn._read_traces(v, k)
+    if len(_VALUES) >= 1024:  # a bound
+        _VALUES.clear()
+    _VALUES[ck] = (v, type(v) is dict and all(_plain(x) and not (isinstance(x, str) and _scn._is_trace_key(y))
+                                              for y, x in v.items()))
+    return out
 
 
 def _plain(v: Any) -> bool:

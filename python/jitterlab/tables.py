@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Mapping, MutableMapping
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, MutableMapping
 
 from jitterlab import _lazy
 
@@ -110,6 +110,12 @@ class LazyTables(MutableMapping[str, "pa.Table"]):
         module's encoders), else the Arrow table."""
         got = self._native.get(name)
         return got if got is not None else self[name]
+
+    def held_many(self, names: Iterable[str]) -> dict[str, Any]:
+        """`held` of each of `names` that is here, by name in their order (a sweep's run: one
+        call, not two a table)."""
+        nat = self._native
+        return {n: nat[n] if n in nat else self[n] for n in names if n in nat or n in self._t or n in self._files}
 
     def native_table(self, name: str) -> Any:
         """Table `name` as a `_native.NativeTable` without pyarrow where it can be: held native,

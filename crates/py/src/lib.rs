@@ -15,6 +15,8 @@ mod parquet_concat;
 mod parquet_write;
 mod parquet_int;
 mod native_table;
+mod procs;
+mod digest;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -29,5 +31,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     parquet_concat::register(m)?;
     parquet_write::register(m)?;
     native_table::register(m)?;
+    procs::register(m)?;
+    digest::register(m)?;
     Ok(())
 }

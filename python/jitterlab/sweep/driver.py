@@ -2,7 +2,6 @@
 verified, hands the others to an executor and combines their tables as they finish."""
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -10,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
-from jitterlab import _fspath, _io, _progress
+from jitterlab import _fspath, _io, _native, _progress
 from jitterlab._native import ScenarioError
 from jitterlab.sweep.combine import (SweepResult, _Combiner, _combined_digest, _current_combined, _failures_csv,
                                      _write_combined_record)
@@ -122,7 +121,7 @@ def _run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None, execu
     # reuses its own instead of preparing it again (workers prepare theirs)
     prepared: dict[int, tuple[dict[str, Any], str]] = {}
     if sweep.backend == "sim":
-        from jitterlab import _native, sim
+        from jitterlab import sim
 
         share = 1 if executor != "local" else min(jobs or os.cpu_count() or 1, max(len(specs), 1))
         # one estimate per parameter point (its first replication): random draws such as start
@@ -133,7 +132,7 @@ def _run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None, execu
                 continue
             try:
                 prepared[sp.run_id] = sim.run_json(sweep.scenario, sp.overrides, key)
-                est = dict(_native.estimate_json(prepared[sp.run_id][1]))
+                est = _native.estimate_json(prepared[sp.run_id][1])
                 est_events[sp.point] = float(est["events"])
                 no_tcp = no_tcp or not est.get("tcp_segments", 1.0)
                 sim.check_cost(est, max_memory, max_events, share, avail)
@@ -279,5 +278,5 @@ def serial_fraction(timing: Mapping[str, float]) -> float:
 
 def _scenario_key(sc: Mapping[str, Any]) -> str:
     """A digest of the base scenario (workers cache its prepared JSON under it)."""
-    return hashlib.sha256(json.dumps(sc, sort_keys=True, default=str).encode()).hexdigest()[:32]
+    return _native.sha256_hex(json.dumps(sc, sort_keys=True, default=str).encode())[:32]
 

@@ -232,10 +232,12 @@ def load(path: str | Path) -> Sweep:
         doc = _scn.parse_toml(text, str(path))
     except (_io.InputError, ScenarioError) as e:
         raise SweepError(str(e)) from None
-    return from_dict(doc, base=path.parent)
+    return from_dict(doc, base=path.parent, _parsed=True)
 
 
-def from_dict(doc: Mapping[str, Any], base: Path | None = None) -> Sweep:
+def from_dict(doc: Mapping[str, Any], base: Path | None = None, _parsed: bool = False) -> Sweep:
+    """The sweep of a sweep file's tables (`_parsed`: `doc` was just read from the file by `load`
+    and nothing else holds it, so its inline scenario is not copied)."""
     base = base or Path.cwd()
     unknown = set(doc) - {"sweep", "scenario"}
     if unknown:
@@ -253,7 +255,7 @@ def from_dict(doc: Mapping[str, Any], base: Path | None = None) -> Sweep:
         f = Path(sw["scenario"])
         sc = _scn.load(f if f.is_absolute() else base / f)
     elif "scenario" in doc:
-        sc = _scn.load(doc["scenario"])
+        sc = _scn._load_parsed(doc["scenario"]) if _parsed else _scn.load(doc["scenario"])
     else:
         raise SweepError("sweep.scenario: missing (a scenario file, or an inline [scenario] table)")
     seed = sw.get("seed", 1)
