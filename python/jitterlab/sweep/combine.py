@@ -2,7 +2,6 @@
 record that certifies them (`COMBINED`), `collect` for a finished OUT, and `SweepResult`."""
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -72,13 +71,13 @@ COMBINED = "combined.json"
 def _combined_digest(specs: Sequence[RunSpec], done_sha: Mapping[int, str]) -> str | None:
     """SHA-256 over each run's id and its record's SHA-256, in run order (None: a run did not
     finish). A record holds its run's pack's SHA-256, so this certifies every stored byte."""
-    h = hashlib.sha256()
+    lines = []
     for s in specs:
         sha = done_sha.get(s.run_id)
         if sha is None:
             return None
-        h.update(f"{s.run_id} {sha}\n".encode())
-    return h.hexdigest()
+        lines.append(f"{s.run_id} {sha}\n")
+    return _native.sha256_hex("".join(lines).encode())
 
 
 def _write_combined_record(out: Out, tables: tuple[str, ...], digest: str | None) -> None:

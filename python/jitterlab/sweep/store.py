@@ -26,16 +26,14 @@ object written in place (an object store has no rename; a partial object fails i
 """
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import os
 import re
-import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
-from jitterlab import _fspath, _io, _lazy
+from jitterlab import _fspath, _io, _lazy, _native
 from jitterlab.sweep.spec import SWEEP_FORMAT, RunSpec, Sweep, SweepError
 
 if TYPE_CHECKING:
@@ -130,7 +128,7 @@ def _record(res: dict[str, Any]) -> tuple[bytes | None, dict[str, list[int]], by
     record = (json.dumps({"wall_s": res["wall_s"], "identity": res.get("identity"), "pack": {"bytes": len(blob), "sha256": sha},
                           "parts": parts, "tables": sorted(res["tables"]), "requested": sorted(res.get("requested", res["tables"]))},
                          default=str) + "\n").encode()
-    res["done_sha256"] = hashlib.sha256(record).hexdigest()  # rides in the receipt (`_combined_digest`)
+    res["done_sha256"] = _native.sha256_hex(record)  # rides in the receipt (`_combined_digest`)
     return blob, parts, record + len(record).to_bytes(8, "little") + RUN_MAGIC
 
 
@@ -342,12 +340,12 @@ def _verify_run(d: Out, need: Iterable[str] = (), identity: Mapping[str, Any] | 
     why = _not_wanted(rec, need, identity)
     if why is None and not _parts_fit(rec.get("parts", {}), rec["pack"]["bytes"]):
         why = f"{d.name}: its record is damaged"
-    if why is None and hashlib.sha256(memoryview(data)[:rec["pack"]["bytes"]]).hexdigest() != rec["pack"]["sha256"]:
+    if why is None and _native.sha256_hex(memoryview(data)[:rec["pack"]["bytes"]]) != rec["pack"]["sha256"]:
         why = f"{d.name} does not match its checksum (damaged)"
     if why is not None:
         return why, None
     n = len(data) - rec["pack"]["bytes"] - TRAILER_BYTES
-    return None, hashlib.sha256(memoryview(data)[rec["pack"]["bytes"]:rec["pack"]["bytes"] + n]).hexdigest()
+    return None, _native.sha256_hex(memoryview(data)[rec["pack"]["bytes"]:rec["pack"]["bytes"] + n])
 
 
 def _not_wanted(rec: Mapping[str, Any], need: Iterable[str], identity: Mapping[str, Any] | None) -> str | None:
@@ -403,7 +401,7 @@ def _verify_run_dir(d: Out, need: Iterable[str], identity: Mapping[str, Any] | N
     extra = {p.name for p in stored} - set(files)
     if extra:
         return f"{sorted(extra)[0]} is not in its done record", None
-    return None, hashlib.sha256(raw).hexdigest()
+    return None, _native.sha256_hex(raw)
 
 
 def _remove(p: Out) -> None:
@@ -411,6 +409,8 @@ def _remove(p: Out) -> None:
     if isinstance(p, _fspath.FsPath):
         p.rmtree()
     elif p.is_dir():
+        import shutil  # not at import: it brings bz2, lzma, zlib
+
         shutil.rmtree(p, ignore_errors=True)
     else:
         p.unlink(missing_ok=True)
@@ -440,7 +440,7 @@ def _remove_stale_tmp(out: Out) -> int:
 
 def _check_out(out: Out, specs: list[RunSpec], sweep: Sweep) -> str:
     """Refuses an OUT holding another sweep's results; writes sweep.json; returns the sweep's digest."""
-    digest = hashlib.sha256("\n".join(s.key() for s in specs).encode() + json.dumps(sweep.scenario, sort_keys=True).encode()).hexdigest()
+    digest = _native.sha256_hex("\n".join(s.key() for s in specs).encode() + json.dumps(sweep.scenario, sort_keys=True).encode())
     man = out / "sweep.json"
     if man.exists():
         try:
