@@ -28,10 +28,11 @@ use bytes::Bytes;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::arrow_writer::{compute_leaves, ArrowRowGroupWriterFactory};
 use parquet::arrow::{add_encoded_arrow_schema_to_metadata, ArrowSchemaConverter};
+use parquet::file::metadata::ParquetMetaData;
 use parquet::file::writer::SerializedFileWriter;
 use parquet::basic::{Compression, Encoding};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
-use parquet::schema::types::ColumnPath;
+use parquet::schema::types::{ColumnPath, SchemaDescriptor};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule, PyCapsuleMethods};
@@ -48,6 +49,8 @@ const IPC_MARK: &str = "jitterlab";
 const LZ4_MIN_BYTES: usize = 64 * 1024;
 /// A `PartMerger` joins its batches into one each time it holds this many.
 const COMPACT_BATCHES: usize = 256;
+/// Schemas whose writer options `prepared` keeps (a thread's most recent ones).
+const PREPARED_SCHEMAS: usize = 8;
 
 fn err(e: impl std::fmt::Display) -> PyErr { PyValueError::new_err(format!("Parquet: {e}")) }
 
@@ -80,13 +83,21 @@ fn props(schema: &Schema) -> WriterProperties {
 /// Boolean and Utf8 columns encoded by `parquet_int` (the same encodings, a fraction of the CPU) and no offset index
 /// (the combined tables, spliced, never had one).
 pub fn encode(schema: &SchemaRef, batches: &[RecordBatch]) -> parquet::errors::Result<Vec<u8>> {
-    let mut props = props(schema);
-    add_encoded_arrow_schema_to_metadata(schema, &mut props);
-    let pq_schema = ArrowSchemaConverter::new().convert(schema)?;
-    let mut fw = SerializedFileWriter::new(Vec::new(), pq_schema.root_schema_ptr(), Arc::new(props))?;
+    let (img, meta) = encode_with_metadata(schema, batches)?;
+    // the combining thread splices it without parsing its footer again
+    crate::parquet_concat::remember(&img, meta);
+    Ok(img)
+}
+
+/// `encode`'s image and the writer's metadata of it.
+fn encode_with_metadata(schema: &SchemaRef, batches: &[RecordBatch]) -> parquet::errors::Result<(Vec<u8>, ParquetMetaData)> {
+    let (props, pq_schema) = prepared(schema)?;
+    let mut fw = SerializedFileWriter::new(Vec::new(), pq_schema.root_schema_ptr(), props)?;
     let factory = ArrowRowGroupWriterFactory::new(&fw, schema.clone());
     for (g, group) in row_groups(batches).iter().enumerate() {
-        let mut writers = factory.create_column_writers(g)?.into_iter();
+        // arrow-rs' column writers (buffers, encoders, a writer a column) only for a row group
+        // with a column `parquet_int` declines: a run's media table has none
+        let mut writers: Option<std::vec::IntoIter<_>> = None;
         let mut rgw = fw.next_row_group()?;
         let mut leaf = 0;
         for (i, field) in schema.fields().iter().enumerate() {
@@ -95,7 +106,9 @@ pub fn encode(schema: &SchemaRef, batches: &[RecordBatch]) -> parquet::errors::R
             if cols.iter().all(|c| parquet_int::handles(&descr, c.as_ref())) {
                 let one = if cols.len() == 1 { cols[0].clone() } else { arrow_select::concat::concat(&cols.iter().map(AsRef::as_ref).collect::<Vec<_>>())? };
                 if let Some((data, close)) = parquet_int::encode_column(&descr, one.as_ref())? {
-                    writers.next();
+                    if let Some(ws) = &mut writers {
+                        ws.next();
+                    }
                     leaf += 1;
                     rgw.append_column(&data, close)?;
                     continue;
@@ -110,8 +123,19 @@ pub fn encode(schema: &SchemaRef, batches: &[RecordBatch]) -> parquet::errors::R
                     leaves[k].push(l);
                 }
             }
+            let ws = match &mut writers {
+                Some(ws) => ws,
+                None => {
+                    // the writers of the leaves before this one (encoded above) passed over
+                    let mut ws = factory.create_column_writers(g)?.into_iter();
+                    if leaf > 0 {
+                        ws.nth(leaf - 1);
+                    }
+                    writers.insert(ws)
+                }
+            };
             for ls in leaves {
-                let mut w = writers.next().ok_or_else(|| parquet::errors::ParquetError::General("fewer column writers than leaves".into()))?;
+                let mut w = ws.next().ok_or_else(|| parquet::errors::ParquetError::General("fewer column writers than leaves".into()))?;
                 for l in &ls {
                     w.write(l)?;
                 }
@@ -121,7 +145,31 @@ pub fn encode(schema: &SchemaRef, batches: &[RecordBatch]) -> parquet::errors::R
         }
         rgw.close()?;
     }
-    fw.into_inner()
+    let meta = fw.finish()?;
+    Ok((std::mem::take(fw.inner_mut()), meta))
+}
+
+/// The writer's options for tables of `schema` (`props`, with the `ARROW:schema` footer entry)
+/// and its Parquet schema, the same for every run of a sweep: built once and kept for the next
+/// table of an equal schema (the Arrow schema's IPC encoding, base64 and the schema conversion
+/// cost ~15 us a run).
+fn prepared(schema: &SchemaRef) -> parquet::errors::Result<(Arc<WriterProperties>, Arc<SchemaDescriptor>)> {
+    type Prepared = (SchemaRef, Arc<WriterProperties>, Arc<SchemaDescriptor>);
+    thread_local! { static LAST: std::cell::RefCell<Vec<Prepared>> = const { std::cell::RefCell::new(Vec::new()) }; }
+    if let Some(got) = LAST.with_borrow(|l| l.iter().find(|(s, ..)| s == schema).map(|(_, p, d)| (p.clone(), d.clone()))) {
+        return Ok(got);
+    }
+    let mut props = props(schema);
+    add_encoded_arrow_schema_to_metadata(schema, &mut props);
+    let (props, pq_schema) = (Arc::new(props), Arc::new(ArrowSchemaConverter::new().convert(schema)?));
+    LAST.with_borrow_mut(|l| {
+        // a few schemas (a sweep's Parquet tables: media packets, a merger's small tables)
+        if l.len() >= PREPARED_SCHEMAS {
+            l.remove(0);
+        }
+        l.push((schema.clone(), props.clone(), pq_schema.clone()));
+    });
+    Ok((props, pq_schema))
 }
 
 /// The batches cut into row groups of at most MAX_GROUP_ROWS rows, in order (none without rows).
@@ -225,10 +273,16 @@ fn encode_pack<'py>(py: Python<'py>, tables: Vec<(String, Bound<'py, PyAny>)>, a
             pack.extend_from_slice(&img);
             pack.resize(pack.len().next_multiple_of(align), 0);
         }
-        let sha: String = Sha256::digest(&pack).iter().map(|b| format!("{b:02x}")).collect();
+        let sha = hex(&Sha256::digest(&pack));
         Ok((pack, parts, sha))
     }).map_err(err)?;
     Ok((PyBytes::new(py, &pack), parts, sha))
+}
+
+/// `bytes` as lower-case hex digits.
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    bytes.iter().flat_map(|b| [char::from(DIGITS[usize::from(b >> 4)]), char::from(DIGITS[usize::from(b & 15)])]).collect()
 }
 
 /// One table (a pyarrow table) as a run's part (`encode_part`; `parquet_min_rows` 0: Parquet).
@@ -333,7 +387,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::sync::Arc;
 
     use super::*;
@@ -432,6 +486,60 @@ mod tests {
             assert_eq!(arrow_select::concat::concat_batches(&s2, &b2).unwrap(), want);
             assert_eq!(chunk_stats(&ours), chunk_stats(&theirs), "{} rows", want.num_rows());
         }
+    }
+
+    /// A small Parquet image (two columns, one with nulls).
+    pub(crate) fn some_image() -> Vec<u8> {
+        let b = batch(3, 40);
+        encode(&b.schema(), &[b]).unwrap()
+    }
+
+    /// The writer's metadata of an image (`as_parsed`), which `splice` uses instead of parsing
+    /// the footer, is what parsing its footer gives (schema, key-value pairs, row groups, chunks' offsets,
+    /// statistics and encodings), and splicing with either writes the same bytes; two schemas
+    /// that differ only in their metadata keep their own `ARROW:schema` (`prepared`).
+    #[test]
+    fn writer_metadata_is_the_parsed_footer() {
+        use crate::parquet_concat::as_parsed;
+        use crate::parquet_concat::tests::{parsed, spliced};
+        let with = |k: &str| {
+            let b = batch(0, 5);
+            let s = Arc::new(b.schema().as_ref().clone().with_metadata([("k".to_string(), k.to_string())].into()));
+            b.with_schema(s).unwrap()
+        };
+        let (x, y) = (with("x"), with("y"));
+        for b in [&x, &y, &x] {
+            let (img, _) = encode_with_metadata(&b.schema(), std::slice::from_ref(b)).unwrap();
+            assert_eq!(decode(Bytes::from(img)).unwrap().0, b.schema());
+        }
+        let mut imgs: Vec<(Vec<u8>, ParquetMetaData)> = Vec::new();
+        // a text column, nulls, several pages (PAGE_ROWS)
+        for (first, n) in [(0, 1), (7, 1000), (100, 3 * crate::parquet_int::PAGE_ROWS + 5)] {
+            let b = batch(first, n);
+            let (img, meta) = encode_with_metadata(&b.schema(), std::slice::from_ref(&b)).unwrap();
+            let meta = as_parsed(meta).expect("Int64 and text statistics");
+            assert_eq!(meta, parsed(&img), "{n} rows");
+            imgs.push((img, meta));
+        }
+        // Boolean columns: with nulls and both values, all true, all null
+        let flags = |n: usize| -> RecordBatch {
+            let col = |f: &dyn Fn(usize) -> Option<bool>| -> ArrayRef { Arc::new(arrow_array::BooleanArray::from_iter((0..n).map(f))) };
+            RecordBatch::try_from_iter([("t", col(&|i| (i % 3 != 0).then_some(i % 2 == 0))), ("u", col(&|_| Some(true))), ("v", col(&|_| None))]).unwrap()
+        };
+        for n in [1, 300] {
+            let b = flags(n);
+            let (img, meta) = encode_with_metadata(&b.schema(), std::slice::from_ref(&b)).unwrap();
+            let meta = as_parsed(meta).expect("Boolean statistics");
+            assert_eq!(meta, parsed(&img), "{n} rows of flags");
+        }
+        // two row groups
+        let big = arrow_select::concat::concat_batches(&x.schema(), &vec![x.clone(); MAX_GROUP_ROWS / 5 + 1]).unwrap();
+        let (img, meta) = encode_with_metadata(&big.schema(), &[big]).unwrap();
+        assert_eq!(meta.num_row_groups(), 2);
+        assert_eq!(as_parsed(meta).unwrap(), parsed(&img));
+        let only: Vec<Vec<u8>> = imgs.iter().map(|(i, _)| i.clone()).collect();
+        let by_writer = spliced(&only, |i| imgs.iter().find(|(j, _)| j.as_slice() == i).map(|(_, m)| m.clone()).unwrap());
+        assert_eq!(by_writer, spliced(&only, parsed));
     }
 
     #[test]
