@@ -16,6 +16,8 @@
 //! the client tells it from an older version's pyarrow image (LZ4 frames, which it leaves to
 //! pyarrow). The tables come from pyarrow through the Arrow C stream interface
 //! (`__arrow_c_stream__`), their buffers read in place.
+//! Over 600 lines: its unit tests (the last ~220 lines), which check its images against arrow-rs'
+//! writers, sit beside the encoders they pin.
 use arrow_array::ffi_stream::{ArrowArrayStreamReader, FFI_ArrowArrayStream};
 use std::sync::Arc;
 
