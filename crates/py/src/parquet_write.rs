@@ -16,22 +16,25 @@
 //! the client tells it from an older version's pyarrow image (LZ4 frames, which it leaves to
 //! pyarrow). The tables come from pyarrow through the Arrow C stream interface
 //! (`__arrow_c_stream__`), their buffers read in place.
+//! Over 600 lines: its unit tests (the last ~220 lines), which check its images against arrow-rs'
+//! writers, sit beside the encoders they pin.
 use arrow_array::ffi_stream::{ArrowArrayStreamReader, FFI_ArrowArrayStream};
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_ipc::reader::FileReader;
-use arrow_ipc::writer::{FileWriter, IpcWriteOptions};
+use arrow_ipc::writer::{write_message, CompressionContext, DictionaryTracker, FileWriter, IpcDataGenerator, IpcWriteOptions};
 use arrow_ipc::{CompressionType, MetadataVersion};
 use arrow_schema::{DataType, Schema, SchemaRef};
 use bytes::Bytes;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::arrow_writer::{compute_leaves, ArrowRowGroupWriterFactory};
 use parquet::arrow::{add_encoded_arrow_schema_to_metadata, ArrowSchemaConverter};
+use parquet::file::metadata::ParquetMetaData;
 use parquet::file::writer::SerializedFileWriter;
 use parquet::basic::{Compression, Encoding};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
-use parquet::schema::types::ColumnPath;
+use parquet::schema::types::{ColumnPath, SchemaDescriptor};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule, PyCapsuleMethods};
@@ -48,6 +51,8 @@ const IPC_MARK: &str = "jitterlab";
 const LZ4_MIN_BYTES: usize = 64 * 1024;
 /// A `PartMerger` joins its batches into one each time it holds this many.
 const COMPACT_BATCHES: usize = 256;
+/// Schemas whose writer options `prepared` keeps (a thread's most recent ones).
+const PREPARED_SCHEMAS: usize = 8;
 
 fn err(e: impl std::fmt::Display) -> PyErr { PyValueError::new_err(format!("Parquet: {e}")) }
 
@@ -80,13 +85,21 @@ fn props(schema: &Schema) -> WriterProperties {
 /// Boolean and Utf8 columns encoded by `parquet_int` (the same encodings, a fraction of the CPU) and no offset index
 /// (the combined tables, spliced, never had one).
 pub fn encode(schema: &SchemaRef, batches: &[RecordBatch]) -> parquet::errors::Result<Vec<u8>> {
-    let mut props = props(schema);
-    add_encoded_arrow_schema_to_metadata(schema, &mut props);
-    let pq_schema = ArrowSchemaConverter::new().convert(schema)?;
-    let mut fw = SerializedFileWriter::new(Vec::new(), pq_schema.root_schema_ptr(), Arc::new(props))?;
+    let (img, meta) = encode_with_metadata(schema, batches)?;
+    // the combining thread splices it without parsing its footer again
+    crate::parquet_concat::remember(&img, meta);
+    Ok(img)
+}
+
+/// `encode`'s image and the writer's metadata of it.
+fn encode_with_metadata(schema: &SchemaRef, batches: &[RecordBatch]) -> parquet::errors::Result<(Vec<u8>, ParquetMetaData)> {
+    let (props, pq_schema) = prepared(schema)?;
+    let mut fw = SerializedFileWriter::new(Vec::new(), pq_schema.root_schema_ptr(), props)?;
     let factory = ArrowRowGroupWriterFactory::new(&fw, schema.clone());
     for (g, group) in row_groups(batches).iter().enumerate() {
-        let mut writers = factory.create_column_writers(g)?.into_iter();
+        // arrow-rs' column writers (buffers, encoders, a writer a column) only for a row group
+        // with a column `parquet_int` declines: a run's media table has none
+        let mut writers: Option<std::vec::IntoIter<_>> = None;
         let mut rgw = fw.next_row_group()?;
         let mut leaf = 0;
         for (i, field) in schema.fields().iter().enumerate() {
@@ -95,7 +108,9 @@ pub fn encode(schema: &SchemaRef, batches: &[RecordBatch]) -> parquet::errors::R
             if cols.iter().all(|c| parquet_int::handles(&descr, c.as_ref())) {
                 let one = if cols.len() == 1 { cols[0].clone() } else { arrow_select::concat::concat(&cols.iter().map(AsRef::as_ref).collect::<Vec<_>>())? };
                 if let Some((data, close)) = parquet_int::encode_column(&descr, one.as_ref())? {
-                    writers.next();
+                    if let Some(ws) = &mut writers {
+                        ws.next();
+                    }
                     leaf += 1;
                     rgw.append_column(&data, close)?;
                     continue;
@@ -110,8 +125,19 @@ pub fn encode(schema: &SchemaRef, batches: &[RecordBatch]) -> parquet::errors::R
                     leaves[k].push(l);
                 }
             }
+            let ws = match &mut writers {
+                Some(ws) => ws,
+                None => {
+                    // the writers of the leaves before this one (encoded above) passed over
+                    let mut ws = factory.create_column_writers(g)?.into_iter();
+                    if leaf > 0 {
+                        ws.nth(leaf - 1);
+                    }
+                    writers.insert(ws)
+                }
+            };
             for ls in leaves {
-                let mut w = writers.next().ok_or_else(|| parquet::errors::ParquetError::General("fewer column writers than leaves".into()))?;
+                let mut w = ws.next().ok_or_else(|| parquet::errors::ParquetError::General("fewer column writers than leaves".into()))?;
                 for l in &ls {
                     w.write(l)?;
                 }
@@ -121,7 +147,31 @@ pub fn encode(schema: &SchemaRef, batches: &[RecordBatch]) -> parquet::errors::R
         }
         rgw.close()?;
     }
-    fw.into_inner()
+    let meta = fw.finish()?;
+    Ok((std::mem::take(fw.inner_mut()), meta))
+}
+
+/// The writer's options for tables of `schema` (`props`, with the `ARROW:schema` footer entry)
+/// and its Parquet schema, the same for every run of a sweep: built once and kept for the next
+/// table of an equal schema (the Arrow schema's IPC encoding, base64 and the schema conversion
+/// cost ~15 us a run).
+fn prepared(schema: &SchemaRef) -> parquet::errors::Result<(Arc<WriterProperties>, Arc<SchemaDescriptor>)> {
+    type Prepared = (SchemaRef, Arc<WriterProperties>, Arc<SchemaDescriptor>);
+    thread_local! { static LAST: std::cell::RefCell<Vec<Prepared>> = const { std::cell::RefCell::new(Vec::new()) }; }
+    if let Some(got) = LAST.with_borrow(|l| l.iter().find(|(s, ..)| s == schema).map(|(_, p, d)| (p.clone(), d.clone()))) {
+        return Ok(got);
+    }
+    let mut props = props(schema);
+    add_encoded_arrow_schema_to_metadata(schema, &mut props);
+    let (props, pq_schema) = (Arc::new(props), Arc::new(ArrowSchemaConverter::new().convert(schema)?));
+    LAST.with_borrow_mut(|l| {
+        // a few schemas (a sweep's Parquet tables: media packets, a merger's small tables)
+        if l.len() >= PREPARED_SCHEMAS {
+            l.remove(0);
+        }
+        l.push((schema.clone(), props.clone(), pq_schema.clone()));
+    });
+    Ok((props, pq_schema))
 }
 
 /// The batches cut into row groups of at most MAX_GROUP_ROWS rows, in order (none without rows).
@@ -165,12 +215,104 @@ fn encode_part(schema: &SchemaRef, batches: &[RecordBatch], parquet_min_rows: us
     };
     // buffers 8-byte aligned, as pyarrow writes them: 64 would pad a one-row table's ~60 buffers by ~3.5 kB
     let opts = IpcWriteOptions::try_new(8, false, MetadataVersion::V5).map_err(|e| e.to_string())?;
-    let opts = if bytes >= LZ4_MIN_BYTES { opts.try_with_compression(Some(CompressionType::LZ4_FRAME)).map_err(|e| e.to_string())? } else { opts };
+    ipc_image(schema, &one, opts, bytes >= LZ4_MIN_BYTES)
+}
+
+/// The parts of an Arrow IPC file image (one record batch, no dictionaries, no compression) that
+/// depend on its schema only, as arrow-rs' `FileWriter` writes them: the head (magic, schema
+/// message) and the footer (the schema again, the one record batch's block, IPC_MARK), with
+/// where the block's fields lie in it. A run's small table is then its head, its batch's message
+/// and this footer with the block's numbers put in: the same bytes as `FileWriter`'s without
+/// encoding the schema twice a table (~20 % of `encode_pack`'s CPU on a run's three small tables).
+struct IpcTemplate {
+    head: Vec<u8>,
+    footer: Vec<u8>,
+    /// Where the footer holds the record batch's `Block` (offset i64, metadata length i32, 4
+    /// bytes of padding, body length i64: a flatbuffer struct of 24 bytes).
+    block_at: usize,
+}
+
+/// Schemas whose `IpcTemplate` a thread keeps (a sweep's small tables: runs, channels, flows, tcp flows).
+const IPC_TEMPLATES: usize = 8;
+
+impl IpcTemplate {
+    /// The template of `img`, an image `FileWriter` wrote of one batch without dictionaries;
+    /// None when it is not one.
+    fn of(img: &[u8]) -> Option<IpcTemplate> {
+        let n = img.len().checked_sub(10)?;
+        if &img[n + 4..] != b"ARROW1" {
+            return None;
+        }
+        let len = usize::try_from(i32::from_le_bytes(img[n..n + 4].try_into().ok()?)).ok()?;
+        let footer = &img[n.checked_sub(len)?..n];
+        let f = arrow_ipc::root_as_footer(footer).ok()?;
+        if f.dictionaries().is_some_and(|d| !d.is_empty()) {
+            return None;
+        }
+        let blocks = f.recordBatches()?;
+        let [b] = blocks.iter().collect::<Vec<_>>()[..] else { return None };
+        let bytes = blocks.bytes();
+        if bytes.len() != 24 {
+            return None;
+        }
+        let block_at = bytes.as_ptr() as usize - footer.as_ptr() as usize;
+        let head = img.get(..usize::try_from(b.offset()).ok()?)?.to_vec();
+        Some(IpcTemplate { head, footer: footer.to_vec(), block_at })
+    }
+
+    /// The image of `batch` (of the template's schema, no dictionary columns): what `FileWriter`
+    /// writes with `opts` (no compression).
+    fn write(&self, batch: &RecordBatch, opts: &IpcWriteOptions) -> Result<Vec<u8>, String> {
+        let (dicts, msg) = IpcDataGenerator::default()
+            .encode(batch, &mut DictionaryTracker::new(true), opts, &mut CompressionContext::default())
+            .map_err(|e| e.to_string())?;
+        if !dicts.is_empty() {
+            return Err("an IPC template of a table with dictionaries".into());
+        }
+        let mut out = Vec::with_capacity(self.head.len() + msg.ipc_message.len() + msg.arrow_data.len() + self.footer.len() + 32);
+        out.extend_from_slice(&self.head);
+        let (meta, data) = write_message(&mut out, msg, opts).map_err(|e| e.to_string())?;
+        // the end of the stream (V5: continuation marker, length 0), as `FileWriter::finish` writes it
+        out.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]);
+        let at = out.len() + self.block_at;
+        out.extend_from_slice(&self.footer);
+        out[at..at + 8].copy_from_slice(&(self.head.len() as i64).to_le_bytes());
+        out[at + 8..at + 12].copy_from_slice(&(meta as i32).to_le_bytes());
+        out[at + 16..at + 24].copy_from_slice(&(data as i64).to_le_bytes());
+        out.extend_from_slice(&(self.footer.len() as i32).to_le_bytes());
+        out.extend_from_slice(b"ARROW1");
+        Ok(out)
+    }
+}
+
+/// `one` (of `schema`) as an Arrow IPC file image of one record batch with `opts`, IPC_MARK in its
+/// footer: by the thread's `IpcTemplate` of `schema` when uncompressed and without dictionary
+/// columns (made from `FileWriter`'s image the first time), else by `FileWriter`.
+fn ipc_image(schema: &SchemaRef, one: &RecordBatch, opts: IpcWriteOptions, compressed: bool) -> Result<Vec<u8>, String> {
+    thread_local! { static TEMPLATES: std::cell::RefCell<Vec<(SchemaRef, std::rc::Rc<IpcTemplate>)>> = const { std::cell::RefCell::new(Vec::new()) }; }
+    let plain = !compressed && !schema.flattened_fields().iter().any(|f| matches!(f.data_type(), DataType::Dictionary(..)));
+    if plain {
+        if let Some(t) = TEMPLATES.with_borrow(|l| l.iter().find(|(s, _)| s == schema).map(|(_, t)| t.clone())) {
+            return t.write(one, &opts);
+        }
+    }
+    let opts = if compressed { opts.try_with_compression(Some(CompressionType::LZ4_FRAME)).map_err(|e| e.to_string())? } else { opts };
     let mut w = FileWriter::try_new_with_options(Vec::new(), schema, opts).map_err(|e| e.to_string())?;
     w.write_metadata(IPC_MARK, env!("CARGO_PKG_VERSION"));
-    w.write(&one).map_err(|e| e.to_string())?;
+    w.write(one).map_err(|e| e.to_string())?;
     w.finish().map_err(|e| e.to_string())?;
-    w.into_inner().map_err(|e| e.to_string())
+    let img = w.into_inner().map_err(|e| e.to_string())?;
+    if plain {
+        if let Some(t) = IpcTemplate::of(&img) {
+            TEMPLATES.with_borrow_mut(|l| {
+                if l.len() >= IPC_TEMPLATES {
+                    l.remove(0);
+                }
+                l.push((schema.clone(), std::rc::Rc::new(t)));
+            });
+        }
+    }
+    Ok(img)
 }
 
 /// A pyarrow table (anything with `__arrow_c_stream__`) as its schema and record batches; a
@@ -225,10 +367,16 @@ fn encode_pack<'py>(py: Python<'py>, tables: Vec<(String, Bound<'py, PyAny>)>, a
             pack.extend_from_slice(&img);
             pack.resize(pack.len().next_multiple_of(align), 0);
         }
-        let sha: String = Sha256::digest(&pack).iter().map(|b| format!("{b:02x}")).collect();
+        let sha = hex(&Sha256::digest(&pack));
         Ok((pack, parts, sha))
     }).map_err(err)?;
     Ok((PyBytes::new(py, &pack), parts, sha))
+}
+
+/// `bytes` as lower-case hex digits.
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    bytes.iter().flat_map(|b| [char::from(DIGITS[usize::from(b >> 4)]), char::from(DIGITS[usize::from(b & 15)])]).collect()
 }
 
 /// One table (a pyarrow table) as a run's part (`encode_part`; `parquet_min_rows` 0: Parquet).
@@ -333,7 +481,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::sync::Arc;
 
     use super::*;
@@ -432,6 +580,100 @@ mod tests {
             assert_eq!(arrow_select::concat::concat_batches(&s2, &b2).unwrap(), want);
             assert_eq!(chunk_stats(&ours), chunk_stats(&theirs), "{} rows", want.num_rows());
         }
+    }
+
+    /// A small Parquet image (two columns, one with nulls).
+    pub(crate) fn some_image() -> Vec<u8> {
+        let b = batch(3, 40);
+        encode(&b.schema(), &[b]).unwrap()
+    }
+
+    /// The writer's metadata of an image (`as_parsed`), which `splice` uses instead of parsing
+    /// the footer, is what parsing its footer gives (schema, key-value pairs, row groups, chunks' offsets,
+    /// statistics and encodings), and splicing with either writes the same bytes; two schemas
+    /// that differ only in their metadata keep their own `ARROW:schema` (`prepared`).
+    #[test]
+    fn writer_metadata_is_the_parsed_footer() {
+        use crate::parquet_concat::as_parsed;
+        use crate::parquet_concat::tests::{parsed, spliced};
+        let with = |k: &str| {
+            let b = batch(0, 5);
+            let s = Arc::new(b.schema().as_ref().clone().with_metadata([("k".to_string(), k.to_string())].into()));
+            b.with_schema(s).unwrap()
+        };
+        let (x, y) = (with("x"), with("y"));
+        for b in [&x, &y, &x] {
+            let (img, _) = encode_with_metadata(&b.schema(), std::slice::from_ref(b)).unwrap();
+            assert_eq!(decode(Bytes::from(img)).unwrap().0, b.schema());
+        }
+        let mut imgs: Vec<(Vec<u8>, ParquetMetaData)> = Vec::new();
+        // a text column, nulls, several pages (PAGE_ROWS)
+        for (first, n) in [(0, 1), (7, 1000), (100, 3 * crate::parquet_int::PAGE_ROWS + 5)] {
+            let b = batch(first, n);
+            let (img, meta) = encode_with_metadata(&b.schema(), std::slice::from_ref(&b)).unwrap();
+            let meta = as_parsed(meta).expect("Int64 and text statistics");
+            assert_eq!(meta, parsed(&img), "{n} rows");
+            imgs.push((img, meta));
+        }
+        // Boolean columns: with nulls and both values, all true, all null
+        let flags = |n: usize| -> RecordBatch {
+            let col = |f: &dyn Fn(usize) -> Option<bool>| -> ArrayRef { Arc::new(arrow_array::BooleanArray::from_iter((0..n).map(f))) };
+            RecordBatch::try_from_iter([("t", col(&|i| (i % 3 != 0).then_some(i % 2 == 0))), ("u", col(&|_| Some(true))), ("v", col(&|_| None))]).unwrap()
+        };
+        for n in [1, 300] {
+            let b = flags(n);
+            let (img, meta) = encode_with_metadata(&b.schema(), std::slice::from_ref(&b)).unwrap();
+            let meta = as_parsed(meta).expect("Boolean statistics");
+            assert_eq!(meta, parsed(&img), "{n} rows of flags");
+        }
+        // two row groups
+        let big = arrow_select::concat::concat_batches(&x.schema(), &vec![x.clone(); MAX_GROUP_ROWS / 5 + 1]).unwrap();
+        let (img, meta) = encode_with_metadata(&big.schema(), &[big]).unwrap();
+        assert_eq!(meta.num_row_groups(), 2);
+        assert_eq!(as_parsed(meta).unwrap(), parsed(&img));
+        let only: Vec<Vec<u8>> = imgs.iter().map(|(i, _)| i.clone()).collect();
+        let by_writer = spliced(&only, |i| imgs.iter().find(|(j, _)| j.as_slice() == i).map(|(_, m)| m.clone()).unwrap());
+        assert_eq!(by_writer, spliced(&only, parsed));
+    }
+
+    /// What `FileWriter` writes of `b` as a run's small part.
+    fn file_writer(b: &RecordBatch) -> Vec<u8> {
+        let opts = IpcWriteOptions::try_new(8, false, MetadataVersion::V5).unwrap();
+        let mut w = FileWriter::try_new_with_options(Vec::new(), &b.schema(), opts).unwrap();
+        w.write_metadata(IPC_MARK, env!("CARGO_PKG_VERSION"));
+        w.write(b).unwrap();
+        w.finish().unwrap();
+        w.into_inner().unwrap()
+    }
+
+    /// Small parts written from a schema's `IpcTemplate` (every one after the first of its
+    /// schema) are `FileWriter`'s bytes: batches of other lengths (0, 1, 1000 rows: other block
+    /// numbers), text of other lengths, nulls; two schemas that differ in their metadata alone,
+    /// taken in turn; a dictionary column (no template: `FileWriter`).
+    #[test]
+    fn small_parts_are_file_writer_images() {
+        let mk = |first: i64, n: usize, k: &str| {
+            let b = batch(first, n);
+            let s = Arc::new(b.schema().as_ref().clone().with_metadata([("k".to_string(), k.to_string())].into()));
+            b.with_schema(s).unwrap()
+        };
+        for (first, n) in [(0, 1), (5, 1), (9, 0), (1 << 40, 1000), (3, 7)] {
+            for k in ["x", "yy"] {
+                let b = mk(first, n, k);
+                let img = encode_part(&b.schema(), std::slice::from_ref(&b), 100_000).unwrap();
+                assert_eq!(img, file_writer(&b), "{n} rows, metadata {k}");
+                let (_, got) = decode(Bytes::from(img)).unwrap();
+                assert_eq!(arrow_select::concat::concat_batches(&b.schema(), &got).unwrap(), b);
+            }
+        }
+        let dict: ArrayRef = Arc::new(arrow_array::DictionaryArray::<arrow_array::types::Int32Type>::from_iter(["a", "b", "a"]));
+        let b = RecordBatch::try_from_iter([("d", dict)]).unwrap();
+        for _ in 0..2 {
+            assert_eq!(encode_part(&b.schema(), std::slice::from_ref(&b), 100).unwrap(), file_writer(&b));
+        }
+        assert!(IpcTemplate::of(&file_writer(&b)).is_none(), "a dictionary batch in the footer: no template");
+        let t = IpcTemplate::of(&file_writer(&batch(0, 3))).unwrap();
+        assert_eq!(t.footer[t.block_at..t.block_at + 8], (t.head.len() as i64).to_le_bytes());
     }
 
     #[test]
