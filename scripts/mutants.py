@@ -23,7 +23,7 @@ MUTANTS = [
     # A sweep's run file (python/jitterlab/sweep/store.py) is reused only when its pack matches its
     # record's SHA-256 and its pack, record and trailer add up to the file's size.
     ("store-run-file-checksum", "python/jitterlab/sweep/store.py",
-     'if why is None and hashlib.sha256(memoryview(data)[:rec["pack"]["bytes"]]).hexdigest() != rec["pack"]["sha256"]:',
+     'if why is None and _native.sha256_hex(memoryview(data)[:rec["pack"]["bytes"]]) != rec["pack"]["sha256"]:',
      "if False:", ["pytest", "tests/test_sweep_runfile.py", "-k", "damaged_truncated"]),
     ("store-run-file-size", "python/jitterlab/sweep/store.py",
      'if pack["bytes"] + n + TRAILER_BYTES != len(data):', "if False:",
