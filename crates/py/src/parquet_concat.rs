@@ -241,7 +241,13 @@ pub(crate) mod tests {
         assert_eq!(footer(&img), Some(&b"META\x04\0\0\0PAR1"[..]));
         assert_eq!(footer(&img[3..]), footer(&img));
         assert_eq!(footer(b"PAR1"), None);
-        let meta = parsed(&crate::parquet_write::tests::some_image());
+        // any footer's metadata will do: a one-column file written by arrow-rs' own writer (not
+        // `parquet_write`'s, which calls `remember` here: the two files would name each other)
+        let col: arrow_array::ArrayRef = std::sync::Arc::new(arrow_array::Int64Array::from(vec![1i64, 2, 3]));
+        let b = arrow_array::RecordBatch::try_from_iter([("x", col)]).unwrap();
+        let mut w = parquet::arrow::ArrowWriter::try_new(Vec::new(), b.schema(), None).unwrap();
+        w.write(&b).unwrap();
+        let meta = parsed(&w.into_inner().unwrap());
         let mut known = Known::new();
         keep(&mut known, &img, meta.clone());
         // same footer, another length: not it

@@ -582,12 +582,6 @@ pub(crate) mod tests {
         }
     }
 
-    /// A small Parquet image (two columns, one with nulls).
-    pub(crate) fn some_image() -> Vec<u8> {
-        let b = batch(3, 40);
-        encode(&b.schema(), &[b]).unwrap()
-    }
-
     /// The writer's metadata of an image (`as_parsed`), which `splice` uses instead of parsing
     /// the footer, is what parsing its footer gives (schema, key-value pairs, row groups, chunks' offsets,
     /// statistics and encodings), and splicing with either writes the same bytes; two schemas
