@@ -146,3 +146,17 @@ def test_one_unit_rule_for_every_returned_table():
     assert e.loss_fraction == pytest.approx(0.2)
     assert tables["jb_loss"]["jb_s"].tolist() == [j / 1000 for j in jm.DEFAULT_JBS_MS]
     assert tables["loss_periods"]["duration_s"].tolist() == [0.02]   # pure loss only: seq 7, 1 × 20 ms
+
+
+def test_media_chunks_of_unequal_columns_are_named_by_both_native_readers():
+    # the one chunk check (crates/py/src/chunks.rs) behind MediaSet.from_chunks and run_share:
+    # chunk 1's recv_ns is a row short
+    from jitterlab import _native
+
+    a, short, ok = np.arange(3, dtype=np.int64), np.arange(2, dtype=np.int64), np.ones(3, dtype=bool)
+    cols = ([a, a], [a, a], [a, a], [a, short], [ok, ok], [a, a])
+    with pytest.raises(jitterlab.TableError, match="media_packets: the columns of chunk 1 differ in length"):
+        _native.run_share(*cols, None, None, "all", 0, [40_000_000], 0.0, 10.0, 0.0, None)
+    t, v = np.zeros(1, dtype=np.int64), np.ones(1, dtype=bool)
+    with pytest.raises(jitterlab.TableError, match="media_packets: the columns of chunk 1 differ in length"):
+        _native.MediaSet.from_chunks([0, 0], *cols, t, v, t, v)

@@ -9,7 +9,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use sha2::{Digest, Sha256};
 
-fn hex(d: &[u8]) -> String {
+/// `d` as lower-case hex digits (a SHA-256 as `hashlib`'s `hexdigest` writes it).
+pub(crate) fn hex(d: &[u8]) -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(d.len() * 2);
     for b in d {

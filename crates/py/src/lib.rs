@@ -7,6 +7,7 @@ mod errors;
 mod export;
 mod sim;
 mod metrics;
+mod chunks;
 mod summary;
 mod capture;
 mod testbed;

@@ -11,6 +11,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use crate::chunks::{checked_chunk, extend};
 use crate::errors::TableError;
 
 pub(crate) fn to_py(e: MetricsError) -> PyErr {
@@ -147,11 +148,8 @@ impl MediaSet {
         let mut chunks = Vec::with_capacity(k);
         let mut rows = 0usize;
         for (i, &code) in run.iter().enumerate() {
-            let ch = (flow[i].as_slice()?, seq[i].as_slice()?, send_ns[i].as_slice()?, recv_ns[i].as_slice()?, received[i].as_slice()?, size[i].as_slice()?);
+            let ch = checked_chunk(i, (flow[i].as_slice()?, seq[i].as_slice()?, send_ns[i].as_slice()?, recv_ns[i].as_slice()?, received[i].as_slice()?, size[i].as_slice()?))?;
             let n = ch.0.len();
-            if [ch.1.len(), ch.2.len(), ch.3.len(), ch.4.len(), ch.5.len()].iter().any(|&l| l != n) {
-                return Err(TableError::new_err(format!("media_packets: the columns of chunk {i} differ in length")));
-            }
             if code < 0 || code as usize >= ts.len() {
                 let reason = "run_id not present in the runs table".into();
                 return Err(to_py(MetricsError::InvalidValue { column: "run_id", row: rows, reason }));
@@ -163,14 +161,9 @@ impl MediaSet {
         for v in [&mut c.flow, &mut c.seq, &mut c.send_ns, &mut c.recv_ns, &mut c.size] {
             v.reserve_exact(rows);
         }
-        for (code, (f, q, s, r, ok, z)) in chunks {
-            c.run.resize(c.run.len() + f.len(), code);
-            c.flow.extend_from_slice(f);
-            c.seq.extend_from_slice(q);
-            c.send_ns.extend_from_slice(s);
-            c.recv_ns.extend_from_slice(r);
-            c.received.extend_from_slice(ok);
-            c.size.extend_from_slice(z);
+        for (code, ch) in chunks {
+            c.run.resize(c.run.len() + ch.0.len(), code);
+            extend(&mut c, ch);
         }
         let m = py
             .detach(|| Media::from_sorted(c, RunTimes { tcp_start_ns: &ts, tcp_end_ns: &te }))

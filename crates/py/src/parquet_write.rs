@@ -367,17 +367,12 @@ fn encode_pack<'py>(py: Python<'py>, tables: Vec<(String, Bound<'py, PyAny>)>, a
             pack.extend_from_slice(&img);
             pack.resize(pack.len().next_multiple_of(align), 0);
         }
-        let sha = hex(&Sha256::digest(&pack));
+        let sha = crate::digest::hex(&Sha256::digest(&pack));
         Ok((pack, parts, sha))
     }).map_err(err)?;
     Ok((PyBytes::new(py, &pack), parts, sha))
 }
 
-/// `bytes` as lower-case hex digits.
-fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    bytes.iter().flat_map(|b| [char::from(DIGITS[usize::from(b >> 4)]), char::from(DIGITS[usize::from(b & 15)])]).collect()
-}
 
 /// One table (a pyarrow table) as a run's part (`encode_part`; `parquet_min_rows` 0: Parquet).
 #[pyfunction]

@@ -11,38 +11,9 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::errors::TableError;
+use crate::chunks::{checked_chunk, extend, Chunk};
 use crate::metrics::{emodel_cols, to_py, window};
 use crate::native_table::NativeTable;
-
-type Chunk<'a> = (&'a [i64], &'a [i64], &'a [i64], &'a [i64], &'a [bool], &'a [i64]);
-
-/// The rows of several chunks one after another (owned): a run's columns when pyarrow held
-/// them in more than one piece.
-#[derive(Default)]
-struct Joined {
-    flow: Vec<i64>,
-    seq: Vec<i64>,
-    send_ns: Vec<i64>,
-    recv_ns: Vec<i64>,
-    received: Vec<bool>,
-    size: Vec<i64>,
-}
-
-impl Joined {
-    fn of(chunks: &[Chunk<'_>]) -> Joined {
-        let mut o = Joined::default();
-        for &(f, q, s, r, ok, z) in chunks {
-            o.flow.extend_from_slice(f);
-            o.seq.extend_from_slice(q);
-            o.send_ns.extend_from_slice(s);
-            o.recv_ns.extend_from_slice(r);
-            o.received.extend_from_slice(ok);
-            o.size.extend_from_slice(z);
-        }
-        o
-    }
-}
 
 fn columns<'a>((flow, seq, send_ns, recv_ns, received, size): Chunk<'a>) -> RunColumns<'a> {
     RunColumns { flow, seq, send_ns, recv_ns, received, size }
@@ -106,12 +77,7 @@ fn run_share<'py>(
     }
     let mut chunks: Vec<Chunk<'_>> = Vec::with_capacity(k);
     for i in 0..k {
-        let c = (flow[i].as_slice()?, seq[i].as_slice()?, send_ns[i].as_slice()?, recv_ns[i].as_slice()?, received[i].as_slice()?, size[i].as_slice()?);
-        let n = c.0.len();
-        if [c.1.len(), c.2.len(), c.3.len(), c.4.len(), c.5.len()].iter().any(|&l| l != n) {
-            return Err(TableError::new_err(format!("media_packets: the columns of chunk {i} differ in length")));
-        }
-        chunks.push(c);
+        chunks.push(checked_chunk(i, (flow[i].as_slice()?, seq[i].as_slice()?, send_ns[i].as_slice()?, recv_ns[i].as_slice()?, received[i].as_slice()?, size[i].as_slice()?))?);
     }
     // a lone chunk read in place; several joined
     let joined;
@@ -119,7 +85,10 @@ fn run_share<'py>(
         [] => columns((&[], &[], &[], &[], &[], &[])),
         [c] => columns(c),
         _ => {
-            joined = Joined::of(&chunks);
+            joined = chunks.iter().fold(jm::MediaOwned::default(), |mut o, &c| {
+                extend(&mut o, c);
+                o
+            });
             RunColumns { flow: &joined.flow, seq: &joined.seq, send_ns: &joined.send_ns, recv_ns: &joined.recv_ns, received: &joined.received, size: &joined.size }
         }
     };
