@@ -247,3 +247,12 @@ def test_an_object_store_of_the_previous_layout_resumes_without_running_again(tm
     finally:
         if fs.exists(root):
             fs.rm(root, recursive=True)
+
+
+def test_stored_names_orders_a_runs_entries_as_readers_take_them():
+    # run file, then an older version's directory, then the error file; temporaries are no run's
+    from jitterlab.sweep.store import _stored_names
+
+    got = _stored_names(["000003.error.txt", "000003", "000003.run", "000004.error.txt", "000005", "000005.tmp12",
+                         "000006.run.tmp3", "notes.run"])
+    assert got == {3: ["000003.run", "000003", "000003.error.txt"], 4: ["000004.error.txt"], 5: ["000005"]}

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 from jitterlab import _fspath, _io, _lazy, _native
 from jitterlab.sweep.spec import TABLES, RunSpec
 from jitterlab.sweep.store import (ERROR_FILE, PARQUET_MIN_ROWS, RUN_FILE, Out, _decode_part, _encode_run_table, _native_part, _parquet_image,
-                                   _read_stored_pack, _run_dir, read_run_tables, verify_run)
+                                   _read_stored_pack, _run_dir, _stored_names, read_run_tables, verify_run)
 from jitterlab.tables import LazyTables, Tables, _arrow_table
 
 if TYPE_CHECKING:  # pandas only where a DataFrame is asked for: workers and `jitterlab sweep` skip it
@@ -530,15 +530,17 @@ def collect(out: str | Path | _fspath.FsPath, tables: Iterable[str] = TABLES, fr
     fresh = fresh or {}
     tables = tuple(tables)
     runs = out / "runs"
-    names = _fspath.names(runs)
     # each run's run file, else an older version's finished run directory; failed runs' errors
-    stored = {int(n[:-len(RUN_FILE)]): runs / n for n in names if n.endswith(RUN_FILE) and n[:-len(RUN_FILE)].isdigit()}
-    errors = {int(n[:-len(ERROR_FILE)]): runs / n for n in names if n.endswith(ERROR_FILE) and n[:-len(ERROR_FILE)].isdigit()}
-    for n in sorted(n for n in names if n.isdigit() and int(n) not in stored):
-        if (runs / n / "done").exists():
-            stored[int(n)] = runs / n
-        elif int(n) not in errors and (runs / n / "error.txt").exists():
-            errors[int(n)] = runs / n / "error.txt"
+    stored: dict[int, Out] = {}
+    errors: dict[int, Out] = {}
+    for i, found in _stored_names(_fspath.names(runs)).items():
+        n = found[0]
+        if n.endswith(RUN_FILE) or (n.isdigit() and (runs / n / "done").exists()):
+            stored[i] = runs / n
+        elif found[-1].endswith(ERROR_FILE):  # a failed run's error file, before an older version's
+            errors[i] = runs / found[-1]
+        elif (runs / n / "error.txt").exists():  # an older version's failed run
+            errors[i] = runs / n / "error.txt"
     ids = sorted(stored)
     if not verified:
         bad = {i: verify_run(stored[i]) for i in ids if i not in fresh}

@@ -15,7 +15,7 @@ from jitterlab.sweep.combine import (SweepResult, _Combiner, _combined_digest, _
                                      _write_combined_record)
 from jitterlab.sweep.executors import _executor, _peak_rss
 from jitterlab.sweep.spec import Sweep, SweepError
-from jitterlab.sweep.store import ERROR_FILE, RUN_FILE, Out, _check_out, _remove, _remove_stale_tmp, _run_file, _verify_run
+from jitterlab.sweep.store import ERROR_FILE, Out, _check_out, _remove, _remove_stale_tmp, _run_file, _stored_names, _verify_run
 
 #: A receipt carries the run's pack (its stored file's bytes) when it is at most this many bytes
 #: (a tiny run's few kB cost less to send than to read back from its file); larger ones stay on
@@ -143,12 +143,12 @@ def _run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None, execu
     todo = []
     done_sha: dict[int, str] = {}  # run id: SHA-256 of its record (finished runs)
     # one directory listing, not a stat per run (sweeps of 10,000 tiny runs)
-    present = _fspath.names(out / "runs")
+    present = _stored_names(_fspath.names(out / "runs"))
     stale: list[Out] = []  # what runs done again, and finished runs, leave of earlier attempts
     for s in specs:
         rid = f"{s.run_id:06d}"
         # this version's run file, else an older version's run directory (read as they are)
-        found = [n for n in (rid + RUN_FILE, rid, rid + ERROR_FILE) if n in present]
+        found = present.get(s.run_id, [])
         if not found:
             todo.append(s)
             continue

@@ -55,6 +55,21 @@ def _run_file(out: Out, run_id: int, ok: bool = True) -> Out:
     return out / "runs" / f"{run_id:06d}{RUN_FILE if ok else ERROR_FILE}"
 
 
+def _stored_names(names: Iterable[str]) -> dict[int, list[str]]:
+    """What OUT/runs/ holds of each run (`names`: the directory's listing), by run id, in the order
+    a reader takes them: this version's run file, an older version's run directory, a failed run's
+    error file (killed runs' temporaries are not a run's)."""
+    order = {RUN_FILE: 0, "": 1, ERROR_FILE: 2}
+    got: dict[int, list[tuple[int, str]]] = {}
+    for n in names:
+        for suffix, rank in order.items():
+            rid = n[:len(n) - len(suffix)] if n.endswith(suffix) else None
+            if rid is not None and rid.isdigit():
+                got.setdefault(int(rid), []).append((rank, n))
+                break
+    return {i: [n for _, n in sorted(v)] for i, v in got.items()}
+
+
 def _store(out: Out, res: dict[str, Any]) -> tuple[bytes, dict[str, list[int]]] | None:
     """Stores a finished run in OUT/runs/ (its run file, or a failed run's error file); returns
     its pack's bytes and parts (None: no pack). Locally under a temporary name renamed into
