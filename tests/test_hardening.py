@@ -24,6 +24,7 @@ from conftest import ROOT, run_cli, trace_fallback
 from jitterlab import _io, _native, cli, sim, sweep
 from jitterlab.sweep import store as sw_store
 from jitterlab.capture import media_to_pcap
+from _runs import log_entries
 
 SCN = ROOT / "scenarios" / "audio-bulk-access.toml"
 MS = 1_000_000
@@ -349,7 +350,7 @@ def test_sweep_full_disk_keeps_finished_runs(tmp_path, monkeypatch, capsys):
     assert cli.main(["sweep", str(f), "--out", str(out), "--jobs", "1", "--quiet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no space left" in err[0], err
-    kept = list((out / "runs").glob("*.run"))
+    kept = log_entries(out)
     assert kept and not list((out / "runs").glob("*.tmp*")) and not (out / "runs.parquet").exists()
     monkeypatch.undo()
     assert cli.main(["sweep", str(f), "--out", str(out), "--jobs", "1", "--quiet"]) == 0

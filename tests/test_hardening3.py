@@ -26,6 +26,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import ROOT, run_cli
+from _runs import log_entries, split_logs
 from jitterlab import _io, sweep
 from jitterlab.presets import pam2013
 from test_hardening import SWEEP, _pcaps, user_error
@@ -172,8 +173,9 @@ def test_two_concurrent_sweeps_into_one_out_never_mix(tmp_path):
     specs = winner.runs()
     runs = pq.read_table(out / "runs.parquet").to_pandas()
     assert sorted(runs["seed"]) == sorted(s.seed for s in specs)
+    stored = log_entries(out)
     for s in specs:
-        rec = sweep.read_run_record(out / "runs" / f"{s.run_id:06d}.run")
+        rec = sweep.read_run_record(stored[s.run_id])
         assert rec["identity"] == sweep.run_identity(man["digest"], s)
 
 
@@ -185,6 +187,7 @@ def test_a_resumed_sweep_redoes_a_run_another_sweep_produced(tmp_path):
     for f, o in ((a, oa), (b, ob)):
         run_cli("sweep", str(f), "--out", str(o), "--jobs", "1", "--quiet", check=True)
     fresh = pq.read_table(oa / "media_packets.parquet")
+    split_logs(oa), split_logs(ob)  # each run a run file (the layout an object store has)
     # run 1 of the other sweep slipped in (its bytes match its own record)
     shutil.copyfile(ob / "runs" / "000001.run", oa / "runs" / "000001.run")
     p = run_cli("sweep", str(a), "--out", str(oa), "--jobs", "1", "--quiet")
@@ -194,7 +197,7 @@ def test_a_resumed_sweep_redoes_a_run_another_sweep_produced(tmp_path):
     assert pq.read_table(oa / "media_packets.parquet").equals(fresh)
     # this sweep's own run 1 (replication 1: another seed) under run 0's name
     seeds = {s.run_id: s.seed for s in sweep.load(a).runs()}
-    shutil.copyfile(oa / "runs" / "000001.run", oa / "runs" / "000000.run")
+    (oa / "runs" / "000000.run").write_bytes(log_entries(oa)[1].read_bytes())  # run 1 was done again into a run log
     p = run_cli("sweep", str(a), "--out", str(oa), "--jobs", "1", "--quiet")
     assert f"run 000000: produced with seed {seeds[1]}, not {seeds[0]}; running it again" in p.stderr, p.stderr
     assert pq.read_table(oa / "media_packets.parquet").equals(fresh)

@@ -11,6 +11,7 @@ import pytest
 
 from jitterlab import sweep
 from conftest import ROOT, run_cli
+from _runs import log_entries
 
 SWEEP = """
 [sweep]
@@ -160,15 +161,15 @@ def test_interrupted_sweep_resumes_to_identical_tables(tmp_path):
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        done = list((out / "runs").glob("*.run")) if (out / "runs").exists() else []
+        done = log_entries(out) if (out / "runs").exists() else {}
         if len(done) >= 20:
             break
         time.sleep(0.02)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
-    # a run killed before renaming its file into place is not finished (its NNNNNN.run.tmpPID
-    # file is removed and the run done again)
-    finished_before = len(list((out / "runs").glob("*.run")))
+    # a run killed while appending its entry to the run log is not finished (the log's scan stops
+    # at the partial entry and the run is done again)
+    finished_before = len(log_entries(out))
     assert 20 <= finished_before < 240, "the sweep must be killed mid-way for this test to mean anything"
     res = sweep.run(sweep.load(f), out, jobs=1, progress=False)
     assert res.skipped == finished_before and res.ran == 240 - finished_before

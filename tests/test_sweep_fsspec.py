@@ -17,6 +17,7 @@ from jitterlab import _fspath, sweep
 from jitterlab.sweep import combine as sw_combine
 from jitterlab._io import OutputError
 from test_sweep import write
+from _runs import log_entries
 
 RESULT_FILES = ["channels.parquet", "failures.csv", "flows.parquet", "media_packets.parquet", "queue_samples.parquet",
                 "runs.parquet", "tcp_flows.parquet", "tcp_series.parquet"]
@@ -51,7 +52,7 @@ def test_object_store_url_same_files_resume_and_damage(tmp_path, mem, capsys):
     runs = sorted(fs.ls(f"{root}/runs", detail=False))
     # written in place, one object a run: no temporary names, no directories
     assert [r.rsplit("/", 1)[1] for r in runs] == [f"{i:06d}.run" for i in range(12)]
-    local = tmp_path / "ref" / "runs" / "000005.run"
+    local = log_entries(tmp_path / "ref")[5]  # locally, an entry of the run log
     rec = sweep.read_run_record(local)
     data = fs.cat_file(f"{root}/runs/000005.run")
     assert data[:rec["pack"]["bytes"]] == local.read_bytes()[:rec["pack"]["bytes"]] and data[-8:] == b"JLRUN\x00v1"

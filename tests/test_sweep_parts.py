@@ -13,6 +13,7 @@ import pytest
 from jitterlab import _native, sweep
 from jitterlab.sweep import store as sw_store
 from test_sweep import SWEEP, write
+from _runs import log_entries
 
 
 def _pyarrow_image(t: pa.Table) -> bytes:
@@ -115,14 +116,15 @@ def test_same_sweep_writes_the_same_bytes_and_reduce_types_survive(tmp_path):
         sw.reduce = _typed_reduce
         sweep.run(sw, tmp_path / k, jobs=1, progress=False)
         # sweep.json: provenance (dates, host); a run's record: its wall time (and combined.json hashes those)
+        # a run log's name: when it was opened, the host and process
         files = {p.relative_to(tmp_path / k).as_posix(): p.read_bytes() for p in sorted((tmp_path / k).rglob("*"))
-                 if p.is_file() and p.name not in ("sweep.json", "combined.json")}
-        for n in [n for n in files if n.endswith(sweep.RUN_FILE)]:
-            rec = sweep.read_run_record(tmp_path / k / n)
-            files[n] = (files[n][:rec["pack"]["bytes"]], {**rec, "wall_s": None})
+                 if p.is_file() and p.name not in ("sweep.json", "combined.json") and not p.name.endswith(sweep.LOG_SUFFIX)}
+        for i, e in log_entries(tmp_path / k).items():
+            rec = sweep.read_run_record(e)
+            files[f"runs/{i:06d}"] = (e.read_bytes()[:rec["pack"]["bytes"]], {**rec, "wall_s": None}, e.offset, e.length - len(json.dumps(rec)))
         outs.append(files)
     assert outs[0] == outs[1]
-    assert sum(n.endswith(".run") for n in outs[0]) == 12
+    assert sum(n.startswith("runs/") for n in outs[0]) == 12
     stats = pq.read_table(tmp_path / "a" / "stats.parquet")
     assert stats.schema.field("flow").type == pa.dictionary(pa.int8(), pa.string())
     at = stats.schema.field("at").type  # pandas' resolution (ns, or us from pandas 3)
@@ -130,8 +132,9 @@ def test_same_sweep_writes_the_same_bytes_and_reduce_types_survive(tmp_path):
     # as pyarrow's own Parquet reads them back (a dictionary of large_string reads as one of string)
     want = pa.concat_tables([pq.read_table(pa.BufferReader(_pyarrow_image(_stats(i)))) for i in range(12)])
     assert stats.equals(want, check_metadata=True) and stats.column("run_id").to_pylist() == [i for i in range(12) for _ in range(2)]
-    rec = sweep.read_run_record(tmp_path / "a" / "runs" / "000003.run")
-    blob = (tmp_path / "a" / "runs" / "000003.run").read_bytes()[:rec["pack"]["bytes"]]
+    e = log_entries(tmp_path / "a")[3]
+    rec = sweep.read_run_record(e)
+    blob = e.read_bytes()[:rec["pack"]["bytes"]]
     assert rec["pack"] == {"bytes": len(blob), "sha256": hashlib.sha256(blob).hexdigest()}
     assert all(sw_store._native_part(blob[p[0]:p[0] + p[1]]) for p in rec["parts"].values())
 

@@ -1,7 +1,9 @@
-"""A sweep's run files (python/jitterlab/sweep/store.py): one file a run, OUT/runs/<run_id>.run
-(its pack, its record, a trailer), written under a temporary name and renamed into place; a
-damaged, truncated or partial one redone with a line naming it; a failed run's error file; an
-OUT of the previous layout (a directory a run) read and resumed as it is."""
+"""A sweep's stored runs (python/jitterlab/sweep/store.py): locally, entries appended to each
+process's run log, OUT/runs/*.runlog (a header, then what a run file holds: its pack, its record,
+a trailer); a damaged, cut short or partial entry redone with a line naming it; run files
+(OUT/runs/<run_id>.run: an object store's layout and the previous version's) read, verified and
+resumed as they are; a failed run's error file; an OUT of an older layout (a directory a run) read
+and resumed as it is."""
 import hashlib
 import json
 import os
@@ -11,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import pytest
 import pyarrow as pa
 
 from conftest import run_cli
@@ -18,10 +21,66 @@ from jitterlab import sweep
 from jitterlab.sweep import store as sw_store
 from test_hardening import SWEEP as HARDEN, TABLES, _tables
 from test_sweep import write
-from _runs import run_files, to_dir_layout
+from _runs import flip, log_entries, run_files, split_logs, to_dir_layout
 
 
-def test_damaged_truncated_missing_runs_are_redone(tmp_path):
+def test_damaged_cut_short_and_partial_log_entries_are_redone(tmp_path):
+    """A flipped bit in an entry's pack, an entry whose trailer lost a bit, a log cut inside its
+    last entry (a process killed while appending): each run done again with its line, into a new
+    run log; the runs before the damage are kept; the tables are the reference's. A damaged
+    header hides the entries after it: their runs are done again."""
+    f = tmp_path / "s.toml"
+    f.write_text(HARDEN)
+    ref_out, out = tmp_path / "ref", tmp_path / "out"
+    assert run_cli("sweep", str(f), "--out", str(out), "--jobs", "1", "--quiet").returncode == 0
+    assert run_cli("sweep", str(f), "--out", str(ref_out), "--jobs", "1", "--quiet").returncode == 0
+    ref = _tables(ref_out)
+    runs = out / "runs"
+    (log,) = runs.iterdir()
+    e = log_entries(out)
+    assert log.name.endswith(sweep.LOG_SUFFIX) and sorted(e) == [0, 1, 2, 3] and all(x.log == log for x in e.values())
+    rec = sweep.read_run_record(e[0])
+    assert rec["parts"]["media_packets"][2] == 50  # 1 s of 20 ms audio
+    # entries one after another in run order, each body 64-byte aligned after its 64-byte header
+    assert e[0].offset == 64 and all(e[i + 1].offset == e[i].offset + e[i].length + (-e[i].length % 64) + 64 for i in range(3))
+    flip(e[0])
+    flip(e[2], e[2].length - 1, 0x01)  # the trailer's magic
+    with open(log, "r+b") as fh:
+        fh.truncate(e[3].offset + e[3].length // 2)
+    (out / "media_packets.parquet").write_bytes(b"")  # combined tables left damaged by a crash: rebuilt
+    p = run_cli("sweep", str(f), "--out", str(out), "--jobs", "1", "--quiet")
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    lines = p.stderr.splitlines()
+    assert f"{out}: runs/{log.name} ends in a partial entry at byte {e[3].offset - 64}; the runs whose entries follow are run again" in lines
+    assert f"harden: run 000000: 000000.run in {log.name} (byte 0) does not match its checksum (damaged); running it again" in lines
+    assert (f"harden: run 000002: 000002.run in {log.name} (byte {e[2].offset - 64}) is truncated or its trailer is damaged; "
+            "running it again") in lines
+    assert "3 now, 1 before" in p.stderr
+    logs = sorted(runs.iterdir())
+    assert len(logs) == 2 and logs[0] == log and logs[1].name.endswith(sweep.LOG_SUFFIX)  # the old one kept: it holds run 1
+    assert {i: x.log for i, x in log_entries(out).items()} == {0: logs[1], 1: log, 2: logs[1], 3: logs[1]}
+    got = _tables(out)
+    for n in TABLES:
+        pd.testing.assert_frame_equal(got[n], ref[n])
+    # a header that is no entry's (run 2's, the second in the new log): the entries from it on
+    # cannot be found, and their runs (2, 3) are done again
+    e = log_entries(out)
+    data = bytearray(logs[1].read_bytes())
+    data[e[2].offset - 64] ^= 0x01
+    logs[1].write_bytes(bytes(data))
+    entries, why = sw_store._scan_log(logs[1])
+    assert [x.run_id for x in entries] == [0] and why == f"{logs[1].name} is damaged at byte {e[2].offset - 64}"
+    p = run_cli("sweep", str(f), "--out", str(out), "--jobs", "1", "--quiet")
+    assert p.returncode == 0 and "2 now, 2 before" in p.stderr, p.stderr
+    got = _tables(out)
+    for n in TABLES:
+        pd.testing.assert_frame_equal(got[n], ref[n])
+
+
+def test_damaged_truncated_missing_run_files_are_redone(tmp_path):
+    """Run files (an object store's layout, the previous version's locally): a damaged, truncated
+    or bad-trailer one is done again with its line, into a run log; killed runs' temporaries
+    removed."""
     f = tmp_path / "s.toml"
     f.write_text(HARDEN)
     ref_out, out = tmp_path / "ref", tmp_path / "out"
@@ -29,6 +88,7 @@ def test_damaged_truncated_missing_runs_are_redone(tmp_path):
     assert run_cli("sweep", str(f), "--out", str(out), "--jobs", "1", "--quiet").returncode == 0
     ref = _tables(ref_out)
     runs = out / "runs"
+    split_logs(out)
     rec = sweep.read_run_record(runs / "000000.run")
     assert rec["parts"]["media_packets"][2] == 50  # 1 s of 20 ms audio
     # a flipped bit in the middle of a data page of the pack
@@ -60,7 +120,9 @@ def test_damaged_truncated_missing_runs_are_redone(tmp_path):
     assert "harden: run 000001: 000001.run is truncated or its trailer is damaged; running it again" in lines
     assert "harden: run 000002: 000002.run is truncated or its trailer is damaged; running it again" in lines
     assert "3 now, 1 before" in p.stderr
-    assert sorted(p.name for p in runs.iterdir()) == [f"{i:06d}.run" for i in range(4)]  # temporaries removed
+    names = sorted(p.name for p in runs.iterdir())  # temporaries and the damaged files removed
+    assert names[0] == "000003.run" and len(names) == 2 and names[1].endswith(sweep.LOG_SUFFIX)
+    assert sorted(log_entries(out)) == [0, 1, 2]
     got = _tables(out)
     for n in TABLES:
         pd.testing.assert_frame_equal(got[n], ref[n])
@@ -72,6 +134,14 @@ def test_collect_leaves_out_unverified_runs(tmp_path, capsys):
     res = sweep.run(sweep.load(f), tmp_path / "o", jobs=1, progress=False)
     assert res.arrow["runs"].num_rows == 4
     runs = tmp_path / "o" / "runs"
+    # in a run log: a flipped bit in run 3's pack leaves it out, with its line
+    e = log_entries(tmp_path / "o")
+    flip(e[3])
+    assert list(sweep.collect(tmp_path / "o", sweep.TABLES)["runs"].run_id) == [0, 1, 2]
+    assert capsys.readouterr().err.splitlines() == [f"run 000003: {e[3].name} does not match its checksum (damaged); left out of "
+                                                    "the combined tables (run the sweep again to redo it)"]
+    flip(e[3])  # mended
+    split_logs(tmp_path / "o")  # then the same as run files
 
     def rewrite(p: Path, rec: bytes) -> None:  # the run file with record `rec` and a trailer that fits it
         blob = p.read_bytes()[:sweep.read_run_record(p)["pack"]["bytes"]]
@@ -99,7 +169,7 @@ def test_collect_leaves_out_unverified_runs(tmp_path, capsys):
 def test_an_out_of_the_previous_layout_resumes_without_running_again(tmp_path, capsys):
     """An OUT whose runs the previous version stored (a directory a run: `tables.pack` and its
     `done` record) resumes without running them again and combines to the same bytes; a damaged
-    one is done again, with its line, into a run file (its directory removed), a failed one
+    one is done again, with its line, into a run log (its directory removed), a failed one
     (`<run>/error.txt`) is retried, and `collect` reads the mixed layouts alike."""
     f = write(tmp_path)
     ref = sweep.run(sweep.load(f), tmp_path / "o", jobs=1, progress=False)
@@ -128,14 +198,16 @@ def test_an_out_of_the_previous_layout_resumes_without_running_again(tmp_path, c
     fixed = sweep.run(sweep.load(f), tmp_path / "o", jobs=1, progress=False)
     assert fixed.ran == 2 and fixed.skipped == 10 and not fixed.failed
     assert "run 000004: tables.pack does not match its checksum (damaged); running it again" in capsys.readouterr().err
-    assert sorted(os.listdir(runs)) == sorted([f"{i:06d}" for i in range(12) if i not in (4, 7)] + ["000004.run", "000007.run"])
+    names = sorted(os.listdir(runs))
+    assert names[:10] == [f"{i:06d}" for i in range(12) if i not in (4, 7)] and len(names) == 11 and names[10].endswith(sweep.LOG_SUFFIX)
+    assert sorted(log_entries(tmp_path / "o")) == [4, 7]
     assert {n: (tmp_path / "o" / f"{n}.parquet").read_bytes() for n in sweep.TABLES} == ref_bytes
     assert not sweep.collect(tmp_path / "o").failed
 
 
 def test_a_retried_run_leaves_only_its_new_file(tmp_path, monkeypatch):
     """A failed run leaves runs/<run>.error.txt; retried and failing again, the same file (the new
-    error); retried and done, its run file alone (the error file removed before the run)."""
+    error); retried and done, its entry in a run log (the error file removed before the run)."""
     from jitterlab import sim
 
     f = write(tmp_path)
@@ -154,63 +226,156 @@ def test_a_retried_run_leaves_only_its_new_file(tmp_path, monkeypatch):
     why["text"] = "again"
     res = sweep.run(sweep.load(f), tmp_path / "o", jobs=1, progress=False)
     assert res.ran == 1 and res.failed[0]["error"] == "RuntimeError: again"
-    assert sorted(os.listdir(runs)) == sorted([f"{i:06d}.run" for i in range(12) if i != 2] + ["000002.error.txt"])
+    names = sorted(os.listdir(runs))
+    assert len(names) == 2 and "000002.error.txt" in names and any(n.endswith(sweep.LOG_SUFFIX) for n in names)
+    assert sorted(log_entries(tmp_path / "o")) == [i for i in range(12) if i != 2]
     why["text"] = ""
     res = sweep.run(sweep.load(f), tmp_path / "o", jobs=1, progress=False)
-    assert res.ran == 1 and not res.failed and sorted(os.listdir(runs)) == [f"{i:06d}.run" for i in range(12)]
+    # the error file removed; run 2 in a log of its own (this process closed its log after each sweep)
+    got = sorted(os.listdir(runs))
+    assert res.ran == 1 and not res.failed and len(got) == 2 and all(n.endswith(sweep.LOG_SUFFIX) for n in got)
+    assert sorted(log_entries(tmp_path / "o")) == list(range(12))
     assert (tmp_path / "o" / "failures.csv").read_text() == "run_id,error\n"
 
 
-def test_store_replaces_a_killed_runs_temporary_file_and_an_earlier_attempt(tmp_path):
-    """A run stored locally (`_store_local`: one file created under a temporary name, written
-    with one writev and renamed into place) over what a killed run of this process id left (its
-    temporary file, longer than the new one) and an earlier attempt (the run's file): the run
-    file holds exactly the new bytes, its pack, its record (JSON) and the trailer (the record's
-    length, 8 bytes little-endian, and the magic), and nothing else is left in runs/."""
+def test_store_appends_a_run_to_this_processs_run_log(tmp_path):
+    """A run stored locally (`_store_local`) is appended to this process's run log in OUT/runs/
+    (made at the first run): a 64-byte header (the magic, the run id and the body's length, 8
+    bytes each, little-endian, then zeros), the body (the pack, the record (JSON) and the trailer:
+    the record's length, 8 bytes little-endian, and the run magic), zeros to a multiple of 64; the
+    next run's entry right after it. A failed run's error file replaces what a killed run of this
+    process id left under its temporary name."""
     runs = tmp_path / "runs"
-    runs.mkdir()
-    (runs / f"000007.run.tmp{os.getpid()}").write_bytes(b"left by a killed run" * 100)
-    (runs / "000007.run").write_bytes(b"an earlier attempt")
-    t = pa.table({"run_id": pa.array([7, 7, 7], pa.int64())})
-    res = {"run_id": 7, "ok": True, "tables": {"runs": t}, "requested": ["runs"], "wall_s": 0.5, "identity": {"seed": 1}}
-    blob, parts = sw_store._store(tmp_path, res)
-    assert sorted(os.listdir(runs)) == ["000007.run"]
-    assert parts == {"runs": [0, parts["runs"][1], 3]} and blob[:6] == b"ARROW1" and len(blob) % 64 == 0
-    sha = hashlib.sha256(blob).hexdigest()
-    rec = ('{"wall_s": 0.5, "identity": {"seed": 1}, "pack": {"bytes": %d, "sha256": "%s"}, "parts": {"runs": [0, %d, 3]}, '
-           '"tables": ["runs"], "requested": ["runs"]}\n' % (len(blob), sha, parts["runs"][1])).encode()
-    data = (runs / "000007.run").read_bytes()
-    assert data == blob + rec + len(rec).to_bytes(8, "little") + b"JLRUN\x00v1"
-    assert res["done_sha256"] == hashlib.sha256(rec).hexdigest()
-    assert sweep.read_run_table(runs / "000007.run", "runs").equals(t) and sweep.verify_run(runs / "000007.run") is None
-    # no rows at all: no pack (the SHA-256 of nothing), the record and the trailer
-    empty = {"run_id": 8, "ok": True, "tables": {}, "requested": ["runs"], "wall_s": 0.25, "identity": {"seed": 2}}
-    assert sw_store._store(tmp_path, empty) == (b"", {})
-    rec = (b'{"wall_s": 0.25, "identity": {"seed": 2}, "pack": {"bytes": 0, "sha256": '
-           b'"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"}, "parts": {}, "tables": [], "requested": ["runs"]}\n')
-    assert (runs / "000008.run").read_bytes() == rec + len(rec).to_bytes(8, "little") + b"JLRUN\x00v1"
-    # a failed run: its error file, the error, a blank line, the traceback
-    assert sw_store._store(tmp_path, {"run_id": 9, "ok": False, "error": "ValueError: again", "traceback": "tb"}) is None
-    assert (runs / "000009.error.txt").read_text() == "ValueError: again\n\ntb"
-    assert sorted(os.listdir(runs)) == ["000007.run", "000008.run", "000009.error.txt"]  # no temporary file left behind
-    # a fresh OUT: runs/ made at its first run
-    assert sw_store._store(tmp_path / "fresh", dict(res)) is not None
-    assert (tmp_path / "fresh" / "runs" / "000007.run").read_bytes() == data
+    try:
+        t = pa.table({"run_id": pa.array([7, 7, 7], pa.int64())})
+        res = {"run_id": 7, "ok": True, "tables": {"runs": t}, "requested": ["runs"], "wall_s": 0.5, "identity": {"seed": 1}}
+        blob, parts = sw_store._store(tmp_path, res)
+        (log,) = runs.iterdir()
+        assert log.name.endswith(f"-{os.getpid()}.runlog") and len(log.name.split("-", 1)[0]) == 20
+        assert parts == {"runs": [0, parts["runs"][1], 3]} and blob[:6] == b"ARROW1" and len(blob) % 64 == 0
+        sha = hashlib.sha256(blob).hexdigest()
+        rec = ('{"wall_s": 0.5, "identity": {"seed": 1}, "pack": {"bytes": %d, "sha256": "%s"}, "parts": {"runs": [0, %d, 3]}, '
+               '"tables": ["runs"], "requested": ["runs"]}\n' % (len(blob), sha, parts["runs"][1])).encode()
+        body = blob + rec + len(rec).to_bytes(8, "little") + b"JLRUN\x00v1"
+        entry = b"JLLOG\x00v1" + (7).to_bytes(8, "little") + len(body).to_bytes(8, "little") + bytes(40) + body + bytes(-len(body) % 64)
+        assert log.read_bytes() == entry and res["where"] == (log.name, 64, len(body))
+        assert res["done_sha256"] == hashlib.sha256(rec).hexdigest()
+        e = sw_store.LogEntry(log, 7, 64, len(body))
+        assert sweep.read_run_table(e, "runs").equals(t) and sweep.verify_run(e) is None
+        # no rows at all: no pack (the SHA-256 of nothing), the record and the trailer, right after
+        empty = {"run_id": 8, "ok": True, "tables": {}, "requested": ["runs"], "wall_s": 0.25, "identity": {"seed": 2}}
+        assert sw_store._store(tmp_path, empty) == (b"", {})
+        rec = (b'{"wall_s": 0.25, "identity": {"seed": 2}, "pack": {"bytes": 0, "sha256": '
+               b'"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"}, "parts": {}, "tables": [], "requested": ["runs"]}\n')
+        body8 = rec + len(rec).to_bytes(8, "little") + b"JLRUN\x00v1"
+        assert log.read_bytes()[len(entry):] == (b"JLLOG\x00v1" + (8).to_bytes(8, "little") + len(body8).to_bytes(8, "little") + bytes(40)
+                                                 + body8 + bytes(-len(body8) % 64))
+        assert empty["where"] == (log.name, len(entry) + 64, len(body8))
+        entries, why = sw_store._scan_log(log)
+        assert why is None and [(x.run_id, x.offset, x.length) for x in entries] == [(7, 64, len(body)), (8, len(entry) + 64, len(body8))]
+        # a failed run: its error file (over what a killed run of this process left), the error, a blank line, the traceback
+        (runs / f"000009.error.txt.tmp{os.getpid()}").write_bytes(b"left by a killed run" * 100)
+        assert sw_store._store(tmp_path, {"run_id": 9, "ok": False, "error": "ValueError: again", "traceback": "tb"}) is None
+        assert (runs / "000009.error.txt").read_text() == "ValueError: again\n\ntb"
+        assert sorted(os.listdir(runs)) == ["000009.error.txt", log.name]  # no temporary file left behind
+        # a fresh OUT: runs/ made at its first run, its own log
+        assert sw_store._store(tmp_path / "fresh", dict(res)) is not None
+        (log2,) = (tmp_path / "fresh" / "runs").iterdir()
+        assert log2.read_bytes() == entry
+    finally:
+        sw_store.close_logs()
+
+
+def test_a_log_removed_under_a_kept_process_is_opened_again(tmp_path):
+    """A kept worker serves many sweeps: when its run log is gone (OUT deleted and made again),
+    the next run opens a new one instead of appending to the deleted file."""
+    import shutil as sh
+
+    t = pa.table({"run_id": pa.array([1], pa.int64())})
+    res = {"run_id": 1, "ok": True, "tables": {"runs": t}, "requested": ["runs"], "wall_s": 0.5, "identity": {"seed": 1}}
+    try:
+        sw_store._store(tmp_path / "o", dict(res))
+        sh.rmtree(tmp_path / "o")
+        sw_store._store(tmp_path / "o", dict(res))
+        (log,) = (tmp_path / "o" / "runs").iterdir()
+        assert [x.run_id for x in sw_store._scan_log(log)[0]] == [1] and sweep.verify_run(log_entries(tmp_path / "o")[1]) is None
+    finally:
+        sw_store.close_logs()
+
+
+def test_threads_append_whole_entries(tmp_path):
+    """A Dask worker runs tasks in threads: appends from several threads never interleave."""
+    import threading
+
+    t = pa.table({"run_id": pa.array(list(range(300)), pa.int64())})
+
+    def store(k: int) -> None:
+        for j in range(15):
+            rid = k * 100 + j
+            sw_store._store(tmp_path, {"run_id": rid, "ok": True, "tables": {"runs": t}, "requested": ["runs"], "wall_s": 0.1,
+                                       "identity": {"seed": rid}})
+
+    try:
+        ts = [threading.Thread(target=store, args=(k,)) for k in range(6)]
+        for x in ts:
+            x.start()
+        for x in ts:
+            x.join()
+        got = log_entries(tmp_path)
+        assert sorted(got) == sorted(k * 100 + j for k in range(6) for j in range(15))
+        assert all(sweep.verify_run(e) is None and sweep.read_run_record(e)["identity"]["seed"] == i for i, e in got.items())
+    finally:
+        sw_store.close_logs()
+
+
+def test_an_append_cut_short_by_a_full_disk_is_taken_back(tmp_path, monkeypatch):
+    """A full disk in the middle of an entry: the log is cut back to where the entry began (no
+    partial entry that would hide the ones after it), the run fails to store with one line, and
+    the next run appends where the last whole entry ended."""
+    import errno
+
+    from jitterlab import _io
+
+    t = pa.table({"run_id": pa.array([5] * 10, pa.int64())})
+    res = {"run_id": 5, "ok": True, "tables": {"runs": t}, "requested": ["runs"], "wall_s": 0.5, "identity": {"seed": 1}}
+    try:
+        sw_store._store(tmp_path, dict(res))
+        (log,) = (tmp_path / "runs").iterdir()
+        size = log.stat().st_size
+        real = os.writev
+
+        def full(fd, bufs):
+            real(fd, [bytes(bufs[0][:40])])
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+        monkeypatch.setattr(os, "writev", full)
+        with pytest.raises(_io.OutputError, match="(?i)no space left"):
+            sw_store._store(tmp_path, {**res, "run_id": 6})
+        assert log.stat().st_size == size
+        monkeypatch.undo()
+        sw_store._store(tmp_path, {**res, "run_id": 7})
+        entries, why = sw_store._scan_log(log)
+        assert why is None and [x.run_id for x in entries] == [5, 7] and all(sweep.verify_run(x) is None for x in entries)
+    finally:
+        sw_store.close_logs()
 
 
 def test_a_short_write_is_completed(tmp_path, monkeypatch):
-    """The kernel may write less than asked (a signal, a pipe, a full quota's edge): the run file
-    is still complete, the rest written after writev's share."""
+    """The kernel may write less than asked (a signal, a pipe, a full quota's edge): the entry is
+    still whole, the rest written after writev's share."""
     real = os.writev
     monkeypatch.setattr(os, "writev", lambda fd, bufs: real(fd, [bytes(bufs[0][:5])]))
     t = pa.table({"run_id": pa.array([3] * 10, pa.int64())})
     res = {"run_id": 3, "ok": True, "tables": {"runs": t}, "requested": ["runs"], "wall_s": 0.5, "identity": {"seed": 1}}
-    blob, _ = sw_store._store(tmp_path, res)
-    p = tmp_path / "runs" / "000003.run"
-    assert p.read_bytes()[:len(blob)] == blob and sweep.verify_run(p) is None
-    assert sweep.read_run_table(p, "runs").equals(t)
-    monkeypatch.delattr(os, "writev")  # a platform without writev
-    assert sw_store._store(tmp_path, dict(res)) is not None and sweep.verify_run(p) is None
+    try:
+        blob, _ = sw_store._store(tmp_path, res)
+        e = log_entries(tmp_path)[3]
+        assert e.read_bytes()[:len(blob)] == blob and sweep.verify_run(e) is None
+        assert sweep.read_run_table(e, "runs").equals(t)
+        monkeypatch.delattr(os, "writev")  # a platform without writev
+        assert sw_store._store(tmp_path, {**res, "run_id": 4}) is not None and sweep.verify_run(log_entries(tmp_path)[4]) is None
+    finally:
+        sw_store.close_logs()
 
 
 def test_an_object_store_of_the_previous_layout_resumes_without_running_again(tmp_path):

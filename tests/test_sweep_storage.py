@@ -22,7 +22,7 @@ from jitterlab.sweep import store as sw_store
 from jitterlab.tables import LazyTables
 from conftest import run_cli
 from test_sweep import SWEEP, write
-from _runs import pack, record, run_files, to_dir_layout
+from _runs import flip, log_entries, pack, record, run_files, to_dir_layout
 
 
 def _digests(out: Path) -> dict[str, str]:
@@ -101,9 +101,12 @@ def test_runs_store_only_the_tables_asked_for_and_aggregates(tmp_path, capsys):
     sw.reduce = _summary
     res = sweep.run(sw, tmp_path / "o", jobs=2, progress=False)
     assert sorted(p.name for p in (tmp_path / "o").glob("*.parquet")) == ["media_count.parquet", "runs.parquet"]
-    assert sorted(p.name for p in (tmp_path / "o" / "runs").iterdir()) == [f"{i:06d}.run" for i in range(12)]
-    for p in run_files(tmp_path / "o"):
-        assert sorted(record(p)["parts"]) == ["media_count", "runs"]
+    logs = [p.name for p in (tmp_path / "o" / "runs").iterdir()]
+    assert 1 <= len(logs) <= 2 and all(n.endswith(sweep.LOG_SUFFIX) for n in logs)  # a run log a worker, nothing else
+    stored = log_entries(tmp_path / "o")
+    assert sorted(stored) == list(range(12))
+    for e in stored.values():
+        assert sorted(record(e)["parts"]) == ["media_count", "runs"]
     counts = res["media_count"]
     # 2 s of 20 ms audio minus a start in [0, 50) ms: 98-100 packets per run
     assert list(counts.run_id) == list(range(12)) and counts.packets.between(98, 100).all()
@@ -253,9 +256,10 @@ def test_pack_parts_are_aligned_and_read_in_place(tmp_path):
     run's table; the pack's size is the recorded one."""
     f = write(tmp_path)
     res = sweep.run(sweep.load(f), tmp_path / "o", jobs=1, progress=False)
-    d = tmp_path / "o" / "runs" / "000005.run"
+    d = log_entries(tmp_path / "o")[5]
     rec = record(d)
-    assert d.stat().st_size == rec["pack"]["bytes"] + len((json.dumps(rec) + "\n").encode()) + 16  # pack, record, trailer
+    assert d.length == rec["pack"]["bytes"] + len((json.dumps(rec) + "\n").encode()) + 16  # pack, record, trailer
+    assert d.offset % 64 == 0  # the pack starts 64-byte aligned in its run log
     ends = 0
     for name, (off, length, rows) in sorted(rec["parts"].items(), key=lambda kv: kv[1][0]):
         assert off % 64 == 0 and off >= ends and off - ends < 64
@@ -370,7 +374,8 @@ def test_combined_tables_are_built_while_runs_finish(tmp_path, monkeypatch):
     # 12 runs of ~99 rows in groups of >= 250 rows: 4 groups (the last takes the rest)
     assert meta.num_rows == res.arrow["media_packets"].num_rows and 4 <= meta.num_row_groups <= 5
     assert max(sizes) > 0, "nothing was written before the last run finished"
-    per_run = pa.concat_tables([sweep.read_run_table(tmp_path / "o" / "runs" / f"{i:06d}", "media_packets") for i in range(12)])
+    stored = log_entries(tmp_path / "o")
+    per_run = pa.concat_tables([sweep.read_run_table(stored[i], "media_packets") for i in range(12)])
     assert pq.read_table(tmp_path / "o" / "media_packets.parquet").equals(per_run)
     mixed = pq.read_table(tmp_path / "o" / "mixed.parquet")
     assert mixed.schema.field("v").type == pa.int64()
@@ -638,14 +643,14 @@ def test_resume_splices_stored_parquet_parts_to_the_same_bytes(tmp_path):
     f = write(tmp_path, SWEEP.replace('duration = "2s"', 'duration = "90s"'))
     sweep.run(sweep.load(f), tmp_path / "o", jobs=1, progress=False)
     first = {p.name: p.read_bytes() for p in (tmp_path / "o").glob("*.parquet")}
-    pack7 = pack(tmp_path / "o" / "runs" / "000007.run")
-    (tmp_path / "o" / "runs" / "000007.run").unlink()
+    pack7 = pack(log_entries(tmp_path / "o")[7])
+    flip(log_entries(tmp_path / "o")[7])  # damaged: done again, into another run log
     for p in (tmp_path / "o").glob("*.parquet"):
         p.unlink()
     again = sweep.run(sweep.load(f), tmp_path / "o", jobs=2, progress=False)
     assert again.ran == 1 and again.skipped == 11
     assert {p.name: p.read_bytes() for p in (tmp_path / "o").glob("*.parquet")} == first
-    assert pack(tmp_path / "o" / "runs" / "000007.run") == pack7
+    assert pack(log_entries(tmp_path / "o")[7]) == pack7
 
 
 def test_local_pool_is_kept_for_the_next_sweep_and_dropped_after_an_error(tmp_path):
@@ -737,9 +742,9 @@ def test_a_rerun_reuses_the_combined_tables_only_when_they_are_made_of_its_runs(
     rec = json.loads((out / sweep.COMBINED).read_text())
     assert set(rec["sha256"]) == set(sweep.TABLES)
     assert rec["sha256"]["media_packets"] == hashlib.sha256((out / "media_packets.parquet").read_bytes()).hexdigest()
-    runs = run_files(out)
-    want = hashlib.sha256("".join(f"{int(p.stem)} {hashlib.sha256((json.dumps(record(p)) + chr(10)).encode()).hexdigest()}\n"
-                                  for p in runs).encode()).hexdigest()
+    runs = log_entries(out)
+    want = hashlib.sha256("".join(f"{i} {hashlib.sha256((json.dumps(record(e)) + chr(10)).encode()).hexdigest()}\n"
+                                  for i, e in sorted(runs.items())).encode()).hexdigest()
     assert rec["digest"] == want and len(runs) == 12
     files = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in out.glob("*.parquet")}
     made = []
@@ -777,7 +782,7 @@ def test_a_rerun_reuses_the_combined_tables_only_when_they_are_made_of_its_runs(
     (out / "media_packets.parquet").write_bytes(bytes(b))
     rerun_combines()
     # a run redone: its record (its wall time) differs, so does the digest
-    (out / "runs" / "000004.run").unlink()
+    flip(log_entries(out)[4])
     rerun_combines()
     assert json.loads((out / sweep.COMBINED).read_text())["digest"] != rec["digest"]
     assert len(made) == 5
@@ -790,7 +795,7 @@ def test_no_combined_record_while_a_run_fails(tmp_path, monkeypatch):
     out = tmp_path / "o"
     sweep.run(sweep.load(f), out, jobs=1, progress=False)
     assert (out / sweep.COMBINED).exists()
-    (out / "runs" / "000002.run").unlink()
+    flip(log_entries(out)[2])
     from jitterlab import sim
 
     real = sim.simulate_run

@@ -23,13 +23,13 @@ from jitterlab.sweep.driver import INLINE_BYTES, Progress, run, serial_fraction
 from jitterlab.sweep.executors import (BATCH_EVENTS, RUN_FIXED_EVENTS, TASKS_PER_WORKER, WINDOW_PER_WORKER, execute,
                                        execute_batch)
 from jitterlab.sweep.spec import SWEEP_FORMAT, TABLES, Param, RunSpec, Sweep, SweepError, derive, from_dict, load
-from jitterlab.sweep.store import (ERROR_FILE, MAX_GROUP_ROWS, PACK, PACK_ALIGN, PARQUET_MIN_ROWS, RUN_EXT, RUN_FILE, Out, decode_pack,
+from jitterlab.sweep.store import (ERROR_FILE, LOG_SUFFIX, MAX_GROUP_ROWS, PACK, PACK_ALIGN, PARQUET_MIN_ROWS, RUN_EXT, RUN_FILE, LogEntry, Out, decode_pack,
                                    read_run_pack, read_run_record, read_run_table, read_run_tables, run_identity, verify_run)
 
 __all__ = ["sweep", "run", "load", "from_dict", "collect", "Sweep", "Param", "RunSpec", "SweepResult", "SweepError",
            "derive", "execute", "execute_batch", "Progress", "serial_fraction", "verify_run", "run_identity",
            "read_run_tables", "read_run_table", "read_run_pack", "read_run_record", "decode_pack", "Out", "TABLES", "SWEEP_FORMAT",
-           "COMBINED", "INLINE_BYTES", "PACK", "PACK_ALIGN", "RUN_EXT", "RUN_FILE", "ERROR_FILE", "PARQUET_MIN_ROWS",
+           "COMBINED", "INLINE_BYTES", "PACK", "PACK_ALIGN", "RUN_EXT", "RUN_FILE", "ERROR_FILE", "LOG_SUFFIX", "LogEntry", "PARQUET_MIN_ROWS",
            "MAX_GROUP_ROWS", "BATCH_EVENTS", "RUN_FIXED_EVENTS", "TASKS_PER_WORKER", "WINDOW_PER_WORKER"]
 
 

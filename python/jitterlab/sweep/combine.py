@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from jitterlab import _fspath, _io, _lazy, _native
 from jitterlab.sweep.spec import TABLES, RunSpec
-from jitterlab.sweep.store import (ERROR_FILE, PARQUET_MIN_ROWS, RUN_FILE, Out, _decode_part, _encode_run_table, _native_part, _parquet_image,
-                                   _read_stored_pack, _run_dir, _stored_names, read_run_tables, verify_run)
+from jitterlab.sweep.store import (ERROR_FILE, PARQUET_MIN_ROWS, RUN_FILE, LogEntry, Out, _decode_part, _encode_run_table, _log_entries,
+                                   _native_part, _parquet_image, _read_stored_pack, _run_dir, _stored_names, read_run_tables, verify_run)
 from jitterlab.tables import LazyTables, Tables, _arrow_table
 
 if TYPE_CHECKING:  # pandas only where a DataFrame is asked for: workers and `jitterlab sweep` skip it
@@ -161,11 +161,14 @@ class _Combiner:
     #: small parts written as one row group at most (a bound on what is held: a tiny run's part is ~1-2 kB)
     MERGE_PARTS = 4096
 
-    def __init__(self, out: Out, tables: tuple[str, ...], order: list[int], ready: Iterable[int], lazy: Iterable[str] = ()):
+    def __init__(self, out: Out, tables: tuple[str, ...], order: list[int], ready: Iterable[int], lazy: Iterable[str] = (),
+                 located: Mapping[int, LogEntry] | None = None):
         import queue
         import threading
 
         self.out, self.tables, self.order = out, tables, order
+        #: where runs stored in a run log are (the finished ones of `ready`, then the receipts')
+        self.located: dict[int, LogEntry] = dict(located or {})
         self.never_held = frozenset(lazy)  # tables read from their file when used, never kept in memory
         self.pos = 0
         # True: read from its files; (tables or None, (pack bytes, parts) or None): in hand; None: failed
@@ -192,9 +195,13 @@ class _Combiner:
         self.thread = threading.Thread(target=self._loop, name="sweep-combine", daemon=True)
         self.thread.start()
 
-    def add(self, run_id: int, tables: Mapping[str, pa.Table] | None, ok: bool, pack: tuple[bytes, dict] | None = None) -> None:
+    def add(self, run_id: int, tables: Mapping[str, pa.Table] | None, ok: bool, pack: tuple[bytes, dict] | None = None,
+            where: tuple[str, int, int] | None = None) -> None:
         """A finished run: its tables when in memory and/or its pack's bytes and parts (a receipt
-        carried them; else they are read from its files), or a failed one (nothing to add)."""
+        carried them; else they are read from storage: its entry in run log `where` = (the log's
+        name, the entry body's offset and length), or its run file), or a failed one (nothing to add)."""
+        if where is not None and tables is None and pack is None:
+            self.located[run_id] = LogEntry(self.out / "runs" / where[0], run_id, where[1], where[2])  # type: ignore[arg-type]
         if not ok:
             self.q.put((run_id, None))
         elif tables is None and pack is None:
@@ -236,7 +243,7 @@ class _Combiner:
             native: dict[str, Any] = {}
             pack: tuple[bytes, dict] | None = None
             if got is True:  # stored: its pack read once
-                pack = _read_stored_pack(self.out, rid)
+                pack = _read_stored_pack(self.out, rid, self.located.pop(rid, None))
                 if pack is None:  # stored a file a table by an older version
                     tables = read_run_tables(_run_dir(self.out, rid), self.tables)
             else:
@@ -530,26 +537,42 @@ def collect(out: str | Path | _fspath.FsPath, tables: Iterable[str] = TABLES, fr
     fresh = fresh or {}
     tables = tuple(tables)
     runs = out / "runs"
-    # each run's run file, else an older version's finished run directory; failed runs' errors
-    stored: dict[int, Out] = {}
+    # each run's newest log entry, else its run file, else an older version's finished run
+    # directory; failed runs' errors
+    stored: dict[int, Out | LogEntry] = {}
     errors: dict[int, Out] = {}
-    for i, found in _stored_names(_fspath.names(runs)).items():
+    names = _fspath.names(runs)
+    logged = _log_entries(out, names)
+    for i, found in _stored_names(names).items():
         n = found[0]
-        if n.endswith(RUN_FILE) or (n.isdigit() and (runs / n / "done").exists()):
+        if i in logged:
+            pass
+        elif n.endswith(RUN_FILE) or (n.isdigit() and (runs / n / "done").exists()):
             stored[i] = runs / n
         elif found[-1].endswith(ERROR_FILE):  # a failed run's error file, before an older version's
             errors[i] = runs / found[-1]
         elif (runs / n / "error.txt").exists():  # an older version's failed run
             errors[i] = runs / n / "error.txt"
+    checked: dict[int, str | None] = {}
+    for i, entries in logged.items():
+        stored[i] = entries[0]
+        if not verified:  # the newest entry that verifies (a damaged one was stored again later)
+            for e in entries:
+                why = verify_run(e)
+                checked.setdefault(i, why)
+                if why is None:
+                    stored[i], checked[i] = e, None
+                    break
     ids = sorted(stored)
     if not verified:
-        bad = {i: verify_run(stored[i]) for i in ids if i not in fresh}
+        bad = {i: checked[i] if i in checked else verify_run(stored[i]) for i in ids if i not in fresh}
         for i, why in bad.items():
             if why is not None:
                 print(f"run {i:06d}: {why}; left out of the combined tables (run the sweep again to redo it)", file=sys.stderr)
         ids = [i for i in ids if bad.get(i) is None]
     # the same combining as a sweep's (row groups in run order, the client's memory bounded)
-    combiner = _Combiner(out, tables, ids, [i for i in ids if i not in fresh])
+    combiner = _Combiner(out, tables, ids, [i for i in ids if i not in fresh],
+                         located={i: d for i, d in stored.items() if isinstance(d, LogEntry)})
     try:
         for i in ids:
             if i in fresh:

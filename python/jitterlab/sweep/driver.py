@@ -15,7 +15,8 @@ from jitterlab.sweep.combine import (SweepResult, _Combiner, _combined_digest, _
                                      _write_combined_record)
 from jitterlab.sweep.executors import _executor, _peak_rss
 from jitterlab.sweep.spec import Sweep, SweepError
-from jitterlab.sweep.store import ERROR_FILE, Out, _check_out, _remove, _remove_stale_tmp, _run_file, _stored_names, _verify_run
+from jitterlab.sweep.store import (ERROR_FILE, RUN_FILE, LogEntry, Out, _check_out, _log_entries, close_logs, _remove, _remove_stale_tmp, _run_file, _stored_names,
+                                   _verify_run)
 
 #: A receipt carries the run's pack (its stored file's bytes) when it is at most this many bytes
 #: (a tiny run's few kB cost less to send than to read back from its file); larger ones stay on
@@ -143,25 +144,34 @@ def _run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None, execu
     todo = []
     done_sha: dict[int, str] = {}  # run id: SHA-256 of its record (finished runs)
     # one directory listing, not a stat per run (sweeps of 10,000 tiny runs)
-    present = _stored_names(_fspath.names(out / "runs"))
+    listing = _fspath.names(out / "runs")
+    present = _stored_names(listing)
+    logged = _log_entries(out, listing)  # each run's entries in the run logs, the newest first
+    located: dict[int, LogEntry] = {}  # finished runs stored in a run log: where
     stale: list[Out] = []  # what runs done again, and finished runs, leave of earlier attempts
     for s in specs:
         rid = f"{s.run_id:06d}"
-        # this version's run file, else an older version's run directory (read as they are)
-        found = present.get(s.run_id, [])
-        if not found:
+        # its log entries, then a run file, then an older version's run directory (read as they
+        # are); the first that verifies is the run's. A log is never removed: it holds other runs
+        files = [out / "runs" / n for n in present.get(s.run_id, [])]
+        tried: list[Out | LogEntry] = [*logged.get(s.run_id, []), *files]
+        why = None
+        for d in tried:
+            n = d.name
+            if isinstance(d, LogEntry) or n.endswith(RUN_FILE) or (n == rid and (d / "done").exists()):
+                w, sha = _verify_run(d, sweep.tables, {"sweep": sweep_digest, "seed": s.seed})
+                if w is None and sha is not None:
+                    done_sha[s.run_id] = sha
+                    if isinstance(d, LogEntry):
+                        located[s.run_id] = d
+                    stale += [f for f in files if f is not d]
+                    break
+                why = why or w
+        else:
+            if why is not None:
+                print(f"{sweep.name}: run {rid}: {why}; running it again", file=sys.stderr)
+            stale += files
             todo.append(s)
-            continue
-        d = out / "runs" / found[0]
-        if found[0] != rid + ERROR_FILE and (found[0] != rid or (d / "done").exists()):
-            why, sha = _verify_run(d, sweep.tables, {"sweep": sweep_digest, "seed": s.seed})
-            if why is None and sha is not None:
-                done_sha[s.run_id] = sha
-                stale += [out / "runs" / n for n in found[1:]]
-                continue
-            print(f"{sweep.name}: run {s.run_id:06d}: {why}; running it again", file=sys.stderr)
-        stale += [out / "runs" / n for n in found]
-        todo.append(s)
     for p in stale:  # before the runs: a retried run's new file is never taken for a leftover
         _remove(p)
     skipped = len(specs) - len(todo)
@@ -193,7 +203,7 @@ def _run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None, execu
     current = None if digest is None else _current_combined(out, tuple(sweep.tables), digest)
     combiner = None if current is not None else \
         _Combiner(out, tuple(sweep.tables), [s.run_id for s in specs], [s.run_id for s in specs if s.run_id not in todo_ids],
-                  lazy=("media_packets",) if summary else ())
+                  lazy=("media_packets",) if summary else (), located=located)
     t_runs = time.perf_counter()
     client_s = run_s = cpu_s = 0.0
     peak_rss = 0
@@ -206,6 +216,9 @@ def _run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None, execu
             combiner.abort()
             getattr(it, "close", lambda: None)()  # the executor stops its runs now, not when collected
             raise
+        finally:
+            if inline:  # the runs this process stored: its run log closed (a library user's process runs many sweeps)
+                close_logs()
     client_s, run_s, cpu_s, peak_rss = acc["client_s"], acc["run_s"], acc["cpu_s"], acc["peak_rss"]
     if inline and todo:  # the runs were done in this process, whose receipts carry no peak (`execute`)
         peak_rss = max(peak_rss, _peak_rss())
@@ -248,11 +261,12 @@ def _loop_results(it: Iterable[dict[str, Any]], out: Out, local: bool, inline: b
             break
         if inline:  # the run itself was done in next(): its wall time is the worker's, the rest is ours
             client_s += max(t1 - t0 - res["wall_s"], 0.0)
-        if not local and res.get("stored") and run_s == 0.0 and not _run_file(out, res["run_id"], res["ok"]).exists():
+        if not local and res.get("stored") and run_s == 0.0 and \
+                not (out / "runs" / res["where"][0] if res.get("where") else _run_file(out, res["run_id"], res["ok"])).exists():
             # checked on the first receipt: a worker wrote somewhere this client does not see
             raise SweepError(f"{out}: a Dask worker stored run {res['run_id']} where this client cannot see it; "
                              "--out must be a directory every worker shares with the client (same path)")
-        combiner.add(res["run_id"], res.get("tables") if res["ok"] else None, res["ok"], res.get("pack"))
+        combiner.add(res["run_id"], res.get("tables") if res["ok"] else None, res["ok"], res.get("pack"), res.get("where"))
         if res.get("done_sha256"):
             acc["done_sha"][int(res["run_id"])] = res["done_sha256"]
         if res.get("summary_part") is not None:
