@@ -28,6 +28,13 @@ MUTANTS = [
     ("store-run-file-size", "python/jitterlab/sweep/store.py",
      'if pack["bytes"] + n + TRAILER_BYTES != len(data):', "if False:",
      ["pytest", "tests/test_sweep_runfile.py", "-k", "collect_leaves"]),
+    # a run log's scan: an entry cut short ends the readable part; each entry padded to 64 bytes
+    ("runlog-partial-entry", "python/jitterlab/sweep/runlog.py",
+     "if pos + LOG_HEADER + n > size:", "if False:",
+     ["pytest", "tests/test_sweep_runfile.py", "-k", "partial_log_entries"]),
+    ("runlog-padding", "python/jitterlab/sweep/runlog.py",
+     "pos += LOG_HEADER + n + (-n % LOG_ALIGN)", "pos += LOG_HEADER + n",
+     ["pytest", "tests/test_sweep_runfile.py", "-k", "appends_a_run"]),
     # Parquet columns encoded by the native module's own writer (crates/py/src/parquet_int.rs): the
     # block's minimum delta taken off before packing, the bitmap's padding levels cleared, a
     # dictionary index packed beside the bits before it.
