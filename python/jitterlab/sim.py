@@ -185,14 +185,25 @@ class Result(Tables):
 
     NAMES = ("media_packets", "tcp_flows", "queue_samples", "runs", "channels", "flows", "tcp_series", "rtc_frames", "rtc_series")
 
-    def __init__(self, arrow: Mapping[str, pa.Table], scenario: dict[str, Any], seed: int, totals: dict[str, Any],
+    def __init__(self, arrow: Mapping[str, pa.Table], scenario: dict[str, Any] | _Deferred, seed: int, totals: dict[str, Any],
                  source: str = "sim"):
         super().__init__(arrow, source)
-        self.scenario = scenario
+        self._scenario = scenario
         self.seed = seed
         self.totals = totals
         self.pcap: dict[str, str] = {}
         self.pcap_epoch_ns = 0
+
+    @property
+    def scenario(self) -> dict[str, Any]:
+        """The scenario as run, with its overrides (a sweep's run builds it when first read)."""
+        if isinstance(self._scenario, _Deferred):
+            self._scenario = self._scenario()
+        return self._scenario
+
+    @scenario.setter
+    def scenario(self, value: dict[str, Any]) -> None:
+        self._scenario = value
 
     def table(self, name: str) -> pd.DataFrame:
         """The table `name` as a pandas DataFrame (same as ``result[name]``)."""
@@ -347,11 +358,14 @@ def simulate(
     return res
 
 
-def _to_result(raw: dict, sc: dict, seed: int, run_id: int, params: Mapping[str, Any]) -> Result:
+def _to_result(raw: dict, sc: dict | _Deferred, seed: int, run_id: int, params: Mapping[str, Any],
+               name: str | None = None) -> Result:
     t = raw["totals"]
+    if name is None:
+        name = (sc() if isinstance(sc, _Deferred) else sc).get("name", "scenario")
     row: dict[str, Any] = {
         "run_id": run_id,
-        "scenario": sc.get("name", "scenario"),
+        "scenario": name,
         "seed": seed,
         "source": "sim",
         "tcp_start_ns": t["tcp_start_ns"],
@@ -415,6 +429,7 @@ def run_json(base: Mapping[str, Any], overrides: Mapping[str, Any] | None, cache
         if cache_key:
             _BASE_JSON.clear()  # one sweep at a time per process: bounded memory
             _VALUES.clear()
+            _BASE_NATIVE.clear()
             _BASE_JSON[cache_key] = text
     sc = json.loads(text)
     if overrides:
@@ -432,6 +447,88 @@ def run_json(base: Mapping[str, Any], overrides: Mapping[str, Any] | None, cache
             if not _set_fast(sc, parts, v):
                 _scn.set_path(sc, k, v)  # the slow path names what is wrong with the key
     return sc, json.dumps(sc, sort_keys=True)
+
+
+#: the base scenario of this process's sweep parsed by the core once (`prepare_run`), by cache key
+_BASE_NATIVE: dict[str, Any] = {}
+
+
+class _Deferred:
+    """A run's scenario as a dict, built when first asked for (`run_json`'s dict: a sweep's run
+    reads only its tables). Picklable: a `Result` travels with it."""
+
+    __slots__ = ("args", "value")
+
+    def __init__(self, base: Mapping[str, Any], overrides: Mapping[str, Any] | None, cache_key: str | None):
+        self.args: tuple[Any, ...] | None = (base, overrides, cache_key)
+        self.value: dict[str, Any] | None = None
+
+    def __call__(self) -> dict[str, Any]:
+        if self.args is not None:
+            self.value = run_json(*self.args)[0]
+            self.args = None
+        assert self.value is not None
+        return self.value
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"value": self()}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.args, self.value = None, state["value"]
+
+
+def prepare_run(base: Mapping[str, Any], overrides: Mapping[str, Any] | None,
+                cache_key: str | None = None) -> tuple[dict[str, Any] | _Deferred, Any]:
+    """A run's scenario for the core, as `run_json`: (the scenario as a dict, what the core takes:
+    `_native.estimate_json` and `_native.simulate_native` accept either). With `cache_key` (a
+    sweep), the base is parsed by the core once per process and the overrides are set into a copy
+    of it natively (`_native.PreparedScenario.with_overrides`: plain values, tables of them after
+    their check, `_value`, at paths that exist); the dict is then built only when read. Anything
+    else (a trace file, a path to be created, a value the JSON path writes its own way, any error)
+    takes `run_json`'s path, with its checks and messages."""
+    if cache_key is None:
+        return run_json(base, overrides)
+    nat = _BASE_NATIVE.get(cache_key)
+    if nat is None:
+        text = _BASE_JSON.get(cache_key)
+        if text is None:
+            run_json(base, None, cache_key)  # serialises the base once (traces read) and resets the caches
+            text = _BASE_JSON[cache_key]
+        _BASE_NATIVE.clear()
+        nat = _BASE_NATIVE[cache_key] = _native.PreparedScenario(text)
+    items = _native_items(overrides) if overrides else []
+    got = None
+    if items is not None:
+        try:
+            got = nat.with_overrides(items)
+        except Exception:  # anything unusual: the Python path says what
+            got = None
+    if got is None:
+        return run_json(base, overrides, cache_key)
+    return _Deferred(base, overrides, cache_key), got
+
+
+def _native_items(overrides: Mapping[str, Any]) -> list[tuple[tuple[str | int, ...], Any]] | None:
+    """`overrides` as (path, value) for `PreparedScenario.with_overrides`, a value not plain
+    checked first (`_value`, as `run_json` checks it); None where `run_json` must do the run:
+    a trace file's key, a key not yet parsed well, a check that fails (its message is run_json's)."""
+    keys = _KEYS
+    out = []
+    try:
+        for k, v in overrides.items():
+            got = keys.get(k) if type(k) is str else None
+            if got is None:
+                got = _key(k)
+            parts, trace = got
+            if trace:
+                return None
+            t = type(v)
+            if not (t is str or t is bool or t is float and math.isfinite(v) or t is int and -(2**63) <= v < 2**64 or v is None):
+                v = _value(k, v, parts, trace)
+            out.append((parts, v))
+    except Exception:
+        return None
+    return out
 
 
 #: an override key's path and whether its last key names a trace file (a sweep sets the same
@@ -507,16 +604,17 @@ def _set_fast(sc: dict[str, Any], parts: tuple[str | int, ...], value: Any) -> b
 
 def simulate_run(base: Mapping[str, Any], overrides: Mapping[str, Any] | None, seed: int, run_id: int,
                  params: Mapping[str, Any], cache_key: str | None = None,
-                 prepared: tuple[dict[str, Any], str] | None = None) -> Result:
+                 prepared: tuple[Any, Any] | None = None) -> Result:
     """One run of a sweep: `simulate(base, seed, run_id, overrides, params)` without the cost
     check (the sweep checked every parameter point before starting) and with the base scenario
-    prepared once per process (`run_json`), or, given `prepared`, what `run_json(base, overrides)`
-    returned for the sweep's estimate of this very run. Same tables as `simulate`."""
+    prepared once per process (`prepare_run`), or, given `prepared`, what `prepare_run(base,
+    overrides, cache_key)` returned for the sweep's estimate of this very run. Same tables as `simulate`."""
     if seed < 0 or seed >= 2**64:
         raise _native.ScenarioError(f"seed: must be between 0 and 2^64-1, got {seed}")
-    sc, js = prepared if prepared is not None else run_json(base, overrides, cache_key)
-    raw = _native.simulate_native(js, int(seed), int(run_id))
-    return _to_result(raw, sc, int(seed), run_id, params)
+    sc, core = prepared if prepared is not None else prepare_run(base, overrides, cache_key)
+    raw = _native.simulate_native(core, int(seed), int(run_id))
+    name = None if type(core) is str else core.name_or("scenario")
+    return _to_result(raw, sc, int(seed), run_id, params, name)
 
 
 def write(result: Result, out: str | Path, source: str = "sim", extra: Mapping[str, Any] | None = None) -> Path:
