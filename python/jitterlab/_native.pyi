@@ -186,7 +186,7 @@ class PreparedScenario:
     `simulate_native` take it in place of JSON text; a sweep's runs set their overrides into copies."""
     def __new__(cls, scenario_json: str) -> PreparedScenario: ...
     def with_overrides(self, overrides: list[tuple[tuple[str | int, ...], Any]]) -> PreparedScenario | None:
-        """A copy with each (path, value) set (as `sim._set_fast`); None when one cannot be set natively."""
+        """A copy with each (path, value) set (as `_runprep._set_fast`); None when one cannot be set natively."""
         ...
     def name_or(self, default: str) -> str | None:
         """The scenario's name (`default` without one); None for a name that is not a string."""

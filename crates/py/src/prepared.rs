@@ -27,7 +27,7 @@ impl PreparedScenario {
     #[new]
     fn new(scenario_json: &str) -> PyResult<Self> { Ok(Self { value: Arc::new(parse_json(scenario_json)?) }) }
 
-    /// A copy with `overrides`, [(path, value)], set in order as `sim._set_fast` sets them (a path
+    /// A copy with `overrides`, [(path, value)], set in order as `_runprep._set_fast` sets them (a path
     /// a tuple of keys and indexes, every step but the last existing with the right type); None
     /// when one cannot be set here (a step missing, a negative index, a value other than None,
     /// bool, str, int within int64/uint64, finite float, or dicts with str keys and lists of them).
