@@ -9,7 +9,7 @@ __all__ = [
     "MediaSet", "grouped_quantiles", "emodel_r", "mos_from_r", "run_share", "analyze_pair", "PcapWriter", "testbed_link",
     "testbed_set_realtime", "testbed_media_send", "testbed_media_recv", "testbed_rtc_send", "testbed_rtc_recv", "capture_check", "parse_duration_ns",
     "parse_rate_bps", "parse_size", "estimate_json", "take_strings", "ParquetConcat",
-    "encode_pack", "encode_table", "merge_parts", "PartMerger", "simulate_native", "NativeTable", "runs_table", "run_share_native",
+    "encode_pack", "encode_table", "merge_parts", "PartMerger", "simulate_native", "PreparedScenario", "NativeTable", "runs_table", "run_share_native",
     "mallopt", "sha256_hex", "sha256_fd",
 ]
 
@@ -175,9 +175,23 @@ def simulate_tables(scenario_json: str, seed: int, run_id: int, pcap_dir: str | 
     `output.pcap` when `pcap_dir` is given."""
     ...
 
-def simulate_native(scenario_json: str, seed: int, run_id: int) -> dict[str, Any]:
-    """`simulate_tables` without captures, each core table a `NativeTable` (kept native until read)."""
+def simulate_native(scenario: str | PreparedScenario, seed: int, run_id: int) -> dict[str, Any]:
+    """`simulate_tables` without captures, each core table a `NativeTable` (kept native until read);
+    the scenario as JSON text or a `PreparedScenario`."""
     ...
+
+@final
+class PreparedScenario:
+    """A scenario parsed by the core once (crates/py/src/prepared.rs): `estimate_json` and
+    `simulate_native` take it in place of JSON text; a sweep's runs set their overrides into copies."""
+    def __new__(cls, scenario_json: str) -> PreparedScenario: ...
+    def with_overrides(self, overrides: list[tuple[tuple[str | int, ...], Any]]) -> PreparedScenario | None:
+        """A copy with each (path, value) set (as `_runprep._set_fast`); None when one cannot be set natively."""
+        ...
+    def name_or(self, default: str) -> str | None:
+        """The scenario's name (`default` without one); None for a name that is not a string."""
+        ...
+    def to_json(self) -> str: ...
 
 @final
 class NativeTable:
@@ -312,7 +326,7 @@ def parse_rate_bps(s: str) -> int:
 def parse_size(s: str) -> tuple[int, str]:
     """A size string as (value, "B" | "pkt"); ValueError otherwise."""
     ...
-def estimate_json(scenario_json: str) -> dict[str, float]:
+def estimate_json(scenario: str | PreparedScenario) -> dict[str, float]:
     """A scenario's cost before it runs: events, table rows, memory_bytes, nodes, flows, ..."""
     ...
 def capture_check(path: str, full: bool = True) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import itertools
 import json
-import math
 import os
 from pathlib import Path
 from typing import Any, Mapping
@@ -25,6 +24,7 @@ else:  # a sweep's run keeps its tables native: pyarrow and numpy only where a t
 from jitterlab import _io, _native
 from jitterlab import scenario as _scn
 from jitterlab.tables import NULLABLE, LazyTables, Tables, to_pandas  # noqa: F401  (to_pandas: still importable from here)
+from jitterlab._runprep import _Deferred, prepare_run, run_json  # noqa: F401  (run_json: still importable from here)
 
 NULL_NS = -(2**63)  # the core's null time (int64's least value)
 FORMAT_VERSION = 1
@@ -185,14 +185,25 @@ class Result(Tables):
 
     NAMES = ("media_packets", "tcp_flows", "queue_samples", "runs", "channels", "flows", "tcp_series", "rtc_frames", "rtc_series")
 
-    def __init__(self, arrow: Mapping[str, pa.Table], scenario: dict[str, Any], seed: int, totals: dict[str, Any],
+    def __init__(self, arrow: Mapping[str, pa.Table], scenario: dict[str, Any] | _Deferred, seed: int, totals: dict[str, Any],
                  source: str = "sim"):
         super().__init__(arrow, source)
-        self.scenario = scenario
+        self._scenario = scenario
         self.seed = seed
         self.totals = totals
         self.pcap: dict[str, str] = {}
         self.pcap_epoch_ns = 0
+
+    @property
+    def scenario(self) -> dict[str, Any]:
+        """The scenario as run, with its overrides (a sweep's run builds it when first read)."""
+        if isinstance(self._scenario, _Deferred):
+            self._scenario = self._scenario()
+        return self._scenario
+
+    @scenario.setter
+    def scenario(self, value: dict[str, Any]) -> None:
+        self._scenario = value
 
     def table(self, name: str) -> pd.DataFrame:
         """The table `name` as a pandas DataFrame (same as ``result[name]``)."""
@@ -347,11 +358,14 @@ def simulate(
     return res
 
 
-def _to_result(raw: dict, sc: dict, seed: int, run_id: int, params: Mapping[str, Any]) -> Result:
+def _to_result(raw: dict, sc: dict | _Deferred, seed: int, run_id: int, params: Mapping[str, Any],
+               name: str | None = None) -> Result:
     t = raw["totals"]
+    if name is None:
+        name = (sc() if isinstance(sc, _Deferred) else sc).get("name", "scenario")
     row: dict[str, Any] = {
         "run_id": run_id,
-        "scenario": sc.get("name", "scenario"),
+        "scenario": name,
         "seed": seed,
         "source": "sim",
         "tcp_start_ns": t["tcp_start_ns"],
@@ -400,123 +414,20 @@ def _runs_native(row: Mapping[str, Any]) -> Any:
 #: the tables the core hands over (`_native.simulate_tables`); `runs` is built here
 CORE_TABLES = ("media_packets", "tcp_flows", "queue_samples", "channels", "flows", "tcp_series", "rtc_frames", "rtc_series")
 
-_BASE_JSON: dict[str, str] = {}
-
-
-def run_json(base: Mapping[str, Any], overrides: Mapping[str, Any] | None, cache_key: str | None = None) -> tuple[dict[str, Any], str]:
-    """The scenario `base` (already `scenario.load`ed) with `overrides` set, and its JSON for the
-    core, as `scenario.to_json(scenario.with_overrides(base, overrides))` gives them. A sweep runs
-    one base many times: with `cache_key` the base's trace files are read and it is serialised
-    once per process, and each run only parses that JSON back (a fresh copy, in C) and sets its
-    overrides (checked like a scenario's values, trace files read: once per value, `_value`)."""
-    text = _BASE_JSON.get(cache_key) if cache_key else None
-    if text is None:
-        text = _scn.to_json(dict(base))
-        if cache_key:
-            _BASE_JSON.clear()  # one sweep at a time per process: bounded memory
-            _VALUES.clear()
-            _BASE_JSON[cache_key] = text
-    sc = json.loads(text)
-    if overrides:
-        keys = _KEYS
-        for k, v in overrides.items():
-            got = keys.get(k) if type(k) is str else None
-            if got is None:
-                got = _key(k)
-            parts, trace = got
-            t = type(v)
-            # most values (a sweep's labels' numbers and strings) go in as they are
-            if not ((t is str and not trace) or t is bool or t is float and math.isfinite(v)
-                    or t is int and -(2**63) <= v < 2**64 or v is None):
-                v = _value(k, v, parts, trace)
-            if not _set_fast(sc, parts, v):
-                _scn.set_path(sc, k, v)  # the slow path names what is wrong with the key
-    return sc, json.dumps(sc, sort_keys=True)
-
-
-#: an override key's path and whether its last key names a trace file (a sweep sets the same
-#: few keys in every run: each parsed once)
-_KEYS: dict[str, tuple[tuple[str | int, ...], bool]] = {}
-#: this process's sweep's override values that are not plain, each checked once, by key and the
-#: value's identity (the value is kept, so its id is not reused): a run's scenario gets a fresh
-#: copy of it (`_value`). Cleared with the base (`run_json`) and when full.
-_VALUES: dict[tuple[str, int], tuple[Any, Any]] = {}
-
-
-def _key(dotted: Any) -> tuple[tuple[str | int, ...], bool]:
-    parts = tuple(_scn.split_path(dotted))  # a malformed key: its ScenarioError
-    last = parts[-1]
-    got = (parts, isinstance(last, str) and _scn._is_trace_key(last))
-    if isinstance(dotted, str):
-        if len(_KEYS) >= 4096:  # a bound
-            _KEYS.clear()
-        _KEYS[dotted] = got
-    return got
-
-
-def _value(k: str, v: Any, parts: tuple[str | int, ...], trace: bool) -> Any:
-    """Override `v` of key `k` (at `parts`) as a run's scenario takes it: checked
-    (`scenario.check_values`), trace files inlined. A path under a trace key is read each time (as
-    before the cache); any other value is checked once a sweep, and a flat table of plain values
-    (a queue's settings) is then copied by `dict`."""
-    if trace and isinstance(v, str):
-        last = parts[-1]
-        return _scn._read_traces({last: v}, k.rsplit(".", 1)[0] if "." in k else "")[last]
-    ck = (k, id(v))
-    got = _VALUES.get(ck)
-    if got is not None and got[0] is v:
-        return dict(v) if got[1] else _scn._read_traces(v, k)
-    _scn.check_values({k: v}, "<override>")
-    out = _scn._read_traces(v, k)
-    if len(_VALUES) >= 1024:  # a bound
-        _VALUES.clear()
-    _VALUES[ck] = (v, type(v) is dict and all(_plain(x) and not (isinstance(x, str) and _scn._is_trace_key(y))
-                                              for y, x in v.items()))
-    return out
-
-
-def _plain(v: Any) -> bool:
-    """A value `scenario.check_values` would accept as it is (no walk needed)."""
-    if isinstance(v, (str, bool)) or v is None:
-        return True
-    if isinstance(v, int):
-        return -(2**63) <= v < 2**64
-    return isinstance(v, float) and math.isfinite(v)
-
-
-def _set_fast(sc: dict[str, Any], parts: tuple[str | int, ...], value: Any) -> bool:
-    """`scenario.set_path` for a path whose every step exists with the right type; False (nothing
-    changed) otherwise, so the caller takes the slow path and its error messages."""
-    cur: Any = sc
-    for p in parts[:-1]:
-        if isinstance(p, int):
-            if not (isinstance(cur, list) and p < len(cur)):
-                return False
-        elif not (isinstance(cur, dict) and p in cur):
-            return False
-        cur = cur[p]
-    p = parts[-1]
-    if isinstance(p, int):
-        if not (isinstance(cur, list) and p < len(cur)):
-            return False
-    elif not isinstance(cur, dict):
-        return False
-    cur[p] = value
-    return True
-
 
 def simulate_run(base: Mapping[str, Any], overrides: Mapping[str, Any] | None, seed: int, run_id: int,
                  params: Mapping[str, Any], cache_key: str | None = None,
-                 prepared: tuple[dict[str, Any], str] | None = None) -> Result:
+                 prepared: tuple[Any, Any] | None = None) -> Result:
     """One run of a sweep: `simulate(base, seed, run_id, overrides, params)` without the cost
     check (the sweep checked every parameter point before starting) and with the base scenario
-    prepared once per process (`run_json`), or, given `prepared`, what `run_json(base, overrides)`
-    returned for the sweep's estimate of this very run. Same tables as `simulate`."""
+    prepared once per process (`prepare_run`), or, given `prepared`, what `prepare_run(base,
+    overrides, cache_key)` returned for the sweep's estimate of this very run. Same tables as `simulate`."""
     if seed < 0 or seed >= 2**64:
         raise _native.ScenarioError(f"seed: must be between 0 and 2^64-1, got {seed}")
-    sc, js = prepared if prepared is not None else run_json(base, overrides, cache_key)
-    raw = _native.simulate_native(js, int(seed), int(run_id))
-    return _to_result(raw, sc, int(seed), run_id, params)
+    sc, core = prepared if prepared is not None else prepare_run(base, overrides, cache_key)
+    raw = _native.simulate_native(core, int(seed), int(run_id))
+    name = None if type(core) is str else core.name_or("scenario")
+    return _to_result(raw, sc, int(seed), run_id, params, name)
 
 
 def write(result: Result, out: str | Path, source: str = "sim", extra: Mapping[str, Any] | None = None) -> Path:

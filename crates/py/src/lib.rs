@@ -18,6 +18,7 @@ mod parquet_int;
 mod native_table;
 mod procs;
 mod digest;
+mod prepared;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -34,5 +35,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     native_table::register(m)?;
     procs::register(m)?;
     digest::register(m)?;
+    prepared::register(m)?;
     Ok(())
 }

@@ -11,6 +11,7 @@ use jitterlab_sim::scenario;
 use crate::arrow_c::{ArrowBatch, Batch, Col};
 use crate::errors::ScenarioError;
 use crate::native_table::NativeTable;
+use crate::prepared::parse_json;
 
 /// Runs the scenario given as a JSON string with `seed`; returns a dict of its tables (each an
 /// `ArrowBatch` for `pyarrow.record_batch`, `run_id` a column of each), the channel names, and the
@@ -20,7 +21,7 @@ use crate::native_table::NativeTable;
 #[pyfunction]
 #[pyo3(signature = (scenario_json, seed, run_id, pcap_dir=None))]
 fn simulate_tables<'py>(py: Python<'py>, scenario_json: &str, seed: u64, run_id: i64, pcap_dir: Option<String>) -> PyResult<Bound<'py, PyDict>> {
-    let v: serde_json::Value = serde_json::from_str(scenario_json).map_err(|e| ScenarioError::new_err(format!("<scenario>: not valid JSON: {e}")))?;
+    let v = parse_json(scenario_json)?;
     if pcap_dir.is_some() {
         // a node's name becomes `<dir>/<name>.pcap`: checked before the run, not after it
         if let Some(list) = v.pointer("/output/pcap").and_then(|p| p.as_array()) {
@@ -63,9 +64,10 @@ fn nullable_ns(v: Vec<i64>) -> Col { Col::i64_null_where(v, |x| x == jitterlab_s
 /// Runs the scenario (JSON) with `seed` as `simulate_tables` does, without captures, and returns
 /// each core table as a `NativeTable` (kept native until read: issue 31), the channel names and
 /// the run totals.
+/// `scenario` is JSON text or a `PreparedScenario` (a sweep's run: nothing parsed again).
 #[pyfunction]
-fn simulate_native<'py>(py: Python<'py>, scenario_json: &str, seed: u64, run_id: i64) -> PyResult<Bound<'py, PyDict>> {
-    let v = parse_json(scenario_json)?;
+fn simulate_native<'py>(py: Python<'py>, scenario: &Bound<'py, PyAny>, seed: u64, run_id: i64) -> PyResult<Bound<'py, PyDict>> {
+    let v = crate::prepared::scenario_of(scenario)?;
     let t = py.detach(|| scenario::run(&v, seed)).map_err(|e| ScenarioError::new_err(e.to_string()))?;
     tables_to_py(py, t, run_id, true)
 }
@@ -259,10 +261,6 @@ fn flows_batch(flows: &[FlowInfo], counters_by_id: &[FlowCounters], run_id: i64)
 fn int64(name: &str, v: impl Iterator<Item = u64>) -> PyResult<Vec<i64>> {
     v.map(|x| i64::try_from(x).map_err(|_| pyo3::exceptions::PyOverflowError::new_err(format!("{name}: {x} exceeds int64"))))
         .collect()
-}
-
-fn parse_json(scenario_json: &str) -> PyResult<serde_json::Value> {
-    serde_json::from_str(scenario_json).map_err(|e| ScenarioError::new_err(format!("<scenario>: not valid JSON: {e}")))
 }
 
 /// The scenario validated and expanded by the Rust parser (the one place where keys, units and

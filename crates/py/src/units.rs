@@ -24,10 +24,11 @@ fn parse_size(s: &str) -> PyResult<(u64, &'static str)> {
     config::size_value(s).map(|(n, p)| (n, if p { "pkt" } else { "B" })).map_err(PyValueError::new_err)
 }
 
-/// The cost of a scenario (JSON, traces inlined) before it runs: events, rows, memory in bytes.
+/// The cost of a scenario (JSON text or a `PreparedScenario`, traces inlined) before it runs:
+/// events, rows, memory in bytes.
 #[pyfunction]
-fn estimate_json<'py>(py: Python<'py>, scenario_json: &str) -> PyResult<Bound<'py, PyDict>> {
-    let v: serde_json::Value = serde_json::from_str(scenario_json).map_err(|e| ScenarioError::new_err(format!("<scenario>: not valid JSON: {e}")))?;
+fn estimate_json<'py>(py: Python<'py>, scenario: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
+    let v = crate::prepared::scenario_of(scenario)?;
     let e = jitterlab_sim::estimate::estimate(&v).map_err(|e| ScenarioError::new_err(e.to_string()))?;
     let d = PyDict::new(py);
     d.set_item("duration_ns", e.duration_ns)?;

@@ -120,7 +120,7 @@ def _run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None, execu
     no_tcp = False
     # the scenario and its JSON prepared for the estimate, by run id: a run done in this process
     # reuses its own instead of preparing it again (workers prepare theirs)
-    prepared: dict[int, tuple[dict[str, Any], str]] = {}
+    prepared: dict[int, tuple[Any, Any]] = {}
     if sweep.backend == "sim":
         from jitterlab import sim
 
@@ -132,7 +132,7 @@ def _run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None, execu
             if sp.point in est_events:
                 continue
             try:
-                prepared[sp.run_id] = sim.run_json(sweep.scenario, sp.overrides, key)
+                prepared[sp.run_id] = sim.prepare_run(sweep.scenario, sp.overrides, key)
                 est = _native.estimate_json(prepared[sp.run_id][1])
                 est_events[sp.point] = float(est["events"])
                 no_tcp = no_tcp or not est.get("tcp_segments", 1.0)
