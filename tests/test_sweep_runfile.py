@@ -24,17 +24,21 @@ from test_sweep import write
 from _runs import flip, log_entries, run_files, split_logs, to_dir_layout
 
 
+def _swept_twice(tmp_path: Path) -> tuple[Path, Path, dict[str, pd.DataFrame]]:
+    """The 4-run sweep file, an OUT it was run into, and its tables from a second OUT (the reference)."""
+    f = tmp_path / "s.toml"
+    f.write_text(HARDEN)
+    for o in ("ref", "out"):
+        assert run_cli("sweep", str(f), "--out", str(tmp_path / o), "--jobs", "1", "--quiet").returncode == 0
+    return f, tmp_path / "out", _tables(tmp_path / "ref")
+
+
 def test_damaged_cut_short_and_partial_log_entries_are_redone(tmp_path):
     """A flipped bit in an entry's pack, an entry whose trailer lost a bit, a log cut inside its
     last entry (a process killed while appending): each run done again with its line, into a new
     run log; the runs before the damage are kept; the tables are the reference's. A damaged
     header hides the entries after it: their runs are done again."""
-    f = tmp_path / "s.toml"
-    f.write_text(HARDEN)
-    ref_out, out = tmp_path / "ref", tmp_path / "out"
-    assert run_cli("sweep", str(f), "--out", str(out), "--jobs", "1", "--quiet").returncode == 0
-    assert run_cli("sweep", str(f), "--out", str(ref_out), "--jobs", "1", "--quiet").returncode == 0
-    ref = _tables(ref_out)
+    f, out, ref = _swept_twice(tmp_path)
     runs = out / "runs"
     (log,) = runs.iterdir()
     e = log_entries(out)
@@ -81,12 +85,7 @@ def test_damaged_truncated_missing_run_files_are_redone(tmp_path):
     """Run files (an object store's layout, the previous version's locally): a damaged, truncated
     or bad-trailer one is done again with its line, into a run log; killed runs' temporaries
     removed."""
-    f = tmp_path / "s.toml"
-    f.write_text(HARDEN)
-    ref_out, out = tmp_path / "ref", tmp_path / "out"
-    assert run_cli("sweep", str(f), "--out", str(ref_out), "--jobs", "1", "--quiet").returncode == 0
-    assert run_cli("sweep", str(f), "--out", str(out), "--jobs", "1", "--quiet").returncode == 0
-    ref = _tables(ref_out)
+    f, out, ref = _swept_twice(tmp_path)
     runs = out / "runs"
     split_logs(out)
     rec = sweep.read_run_record(runs / "000000.run")
