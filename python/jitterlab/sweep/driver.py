@@ -217,7 +217,7 @@ def _run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None, execu
             getattr(it, "close", lambda: None)()  # the executor stops its runs now, not when collected
             raise
         finally:
-            if inline:  # the runs this process stored: its run log closed (a library user's process runs many sweeps)
+            if inline:  # a later sweep of this process (a library user runs many) starts a run log of its own
                 close_logs()
     client_s, run_s, cpu_s, peak_rss = acc["client_s"], acc["run_s"], acc["cpu_s"], acc["peak_rss"]
     if inline and todo:  # the runs were done in this process, whose receipts carry no peak (`execute`)

@@ -6,8 +6,9 @@ cost a run 0.05-0.5 ms of kernel CPU on ext4 (its inode allocator skips recently
 An entry: a header of LOG_HEADER bytes (LOG_MAGIC, the run id and the body's length, 8 bytes
 each, little-endian, then zeros), the body (what a run file holds: pack, record, trailer;
 python/jitterlab/sweep/store.py), zeros to a multiple of LOG_ALIGN (every pack starts LOG_ALIGN-
-aligned in the file). Entries are only ever appended, each with one writev under a lock; a write
-cut short is taken back. A run stored twice (done again after its entry was damaged) is read
+aligned in the file). Entries are only ever appended, each with one writev under a lock, the log
+opened and closed around it (opening costs no inode; closing gives a shared filesystem's readers
+the entry); a write cut short is taken back. A run stored twice (done again after its entry was damaged) is read
 from its newest entry that verifies."""
 from __future__ import annotations
 
@@ -102,33 +103,33 @@ def _log_entries(out: Path | _fspath.FsPath, names: Iterable[str]) -> dict[int, 
 
 
 class _Log:
-    """This process's run log in one OUT: open for appending, and where its next entry goes."""
+    """This process's run log in one OUT: its path and where its next entry goes."""
 
-    __slots__ = ("path", "fd", "pos")
+    __slots__ = ("path", "pos")
 
-    def __init__(self, path: str, fd: int):
-        self.path, self.fd, self.pos = path, fd, 0
+    def __init__(self, path: str):
+        self.path, self.pos = path, 0
 
 
-#: This process's run logs by OUT (a kept worker serves many sweeps); the lock orders appends from
-#: several threads (a Dask worker's), each entry written whole before the next.
+#: This process's run logs by OUT (a kept worker serves many sweeps; at most 16 kept); the lock
+#: orders appends from several threads (a Dask worker's), each entry written whole before the next.
 _LOGS: dict[str, _Log] = {}
 _LOGS_LOCK = threading.Lock()
+_APPEND = os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
 
 
-def _log_for(runs: str) -> _Log:
-    """This process's run log in directory `runs`, opened (and `runs` made) when first needed or
-    when the one it had is gone (OUT deleted and made again between two sweeps of a kept worker)."""
+def _open_log(runs: str) -> tuple[_Log, int]:
+    """This process's run log in directory `runs`, open for appending: the one it has, unless it
+    is gone or holds other than what this process appended (OUT deleted and made again between two
+    sweeps of a kept worker), else a new one (and `runs` made)."""
     log = _LOGS.get(runs)
     if log is not None:
         try:
-            if os.fstat(log.fd).st_nlink > 0:
-                return log
-        except OSError:
-            pass
-        try:
-            os.close(log.fd)
-        except OSError:
+            fd = os.open(log.path, _APPEND)
+            if os.fstat(fd).st_size == log.pos:
+                return log, fd
+            os.close(fd)
+        except FileNotFoundError:
             pass
     import time
 
@@ -136,54 +137,49 @@ def _log_for(runs: str) -> _Log:
     # machine and process: no two writers share a log, even through a shared filesystem
     host = re.sub(r"[^A-Za-z0-9_.-]", "_", os.uname().nodename)[:64] or "host"
     path = os.path.join(runs, f"{time.time_ns():020d}-{host}-{os.getpid()}{LOG_SUFFIX}")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(path, flags, 0o666)
+        fd = os.open(path, _APPEND | os.O_CREAT | os.O_EXCL, 0o666)
     except FileNotFoundError:  # the sweep's first run: runs/ made now
         os.makedirs(runs, exist_ok=True)
-        fd = os.open(path, flags, 0o666)
-    if len(_LOGS) >= 16:  # a bound on the descriptors a kept worker holds: its oldest log closed
-        old = _LOGS.pop(next(iter(_LOGS)))
-        try:
-            os.close(old.fd)
-        except OSError:
-            pass
-    log = _LOGS[runs] = _Log(path, fd)
-    return log
+        fd = os.open(path, _APPEND | os.O_CREAT | os.O_EXCL, 0o666)
+    if len(_LOGS) >= 16:
+        _LOGS.pop(next(iter(_LOGS)))
+    log = _LOGS[runs] = _Log(path)
+    return log, fd
 
 
 def _append(runs: str, run_id: int, body: list[bytes]) -> tuple[str, int, int]:
     """Appends run `run_id`'s entry (header, `body`, padding) to this process's log in `runs` with
-    one writev; returns the log's name and the body's offset and length. A write cut short (a full
+    one writev; returns the log's name and the body's offset and length. The log is opened and
+    closed around each entry (no inode is allocated for it after the first: the cost is the
+    file's creation, not its opening), so a reader on another machine of a shared filesystem sees
+    the entry once the receipt arrives (NFS' close-to-open consistency). A write cut short (a full
     disk) is taken back (the log truncated to where the entry began) and raised."""
     n = sum(len(b) for b in body)
     hdr = LOG_MAGIC + run_id.to_bytes(8, "little") + n.to_bytes(8, "little") + bytes(LOG_HEADER - 24)
     bufs = [hdr, *body, bytes(-n % LOG_ALIGN)]
     total = LOG_HEADER + n + (-n % LOG_ALIGN)
     with _LOGS_LOCK:
-        log = _log_for(runs)
-        start = log.pos
+        log, fd = _open_log(runs)
         try:
-            _write_all(log.fd, bufs)
-        except OSError:
+            start = log.pos
             try:
-                os.ftruncate(log.fd, start)
-            except OSError:  # the partial entry stays (it ends the log's readable part): a new log next time
-                _LOGS.pop(runs, None)
-                os.close(log.fd)
-            raise
-        log.pos = start + total
+                _write_all(fd, bufs)
+            except OSError:
+                try:
+                    os.ftruncate(fd, start)
+                except OSError:  # the partial entry stays (it ends the log's readable part): a new log next time
+                    _LOGS.pop(runs, None)
+                raise
+            log.pos = start + total
+        finally:
+            os.close(fd)
     return os.path.basename(log.path), start + LOG_HEADER, n
 
 
 def close_logs() -> None:
-    """Closes this process's run logs (the next run opens a new one)."""
+    """Forgets this process's run logs (the next run starts a new one)."""
     with _LOGS_LOCK:
-        for log in _LOGS.values():
-            try:
-                os.close(log.fd)
-            except OSError:
-                pass
         _LOGS.clear()
 
 
