@@ -420,3 +420,27 @@ def test_stored_names_orders_a_runs_entries_as_readers_take_them():
     got = _stored_names(["000003.error.txt", "000003", "000003.run", "000004.error.txt", "000005", "000005.tmp12",
                          "000006.run.tmp3", "notes.run"])
     assert got == {3: ["000003.run", "000003", "000003.error.txt"], 4: ["000004.error.txt"], 5: ["000005"]}
+
+
+def test_a_run_log_is_never_taken_for_a_temporary_file(tmp_path, monkeypatch):
+    """Killed runs' temporaries (`*.tmpPID`) are removed before a sweep; a run log never is, even
+    one whose name holds ".tmp" (a host named so before the host part lost its dots), and a host's
+    dots never reach a log's name."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    log = runs / "01795815725128916021-build.tmp7-4242.runlog"
+    log.write_bytes(b"")
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    (runs / f"000003.run.tmp{dead.pid}").write_bytes(b"x")
+    assert sw_store._remove_stale_tmp(tmp_path) == 1 and sorted(os.listdir(runs)) == [log.name]
+    real = os.uname()
+    monkeypatch.setattr(os, "uname", lambda: type("U", (), {"nodename": "build.tmp7.example", "sysname": real.sysname})())
+    try:
+        t = pa.table({"run_id": pa.array([1], pa.int64())})
+        sw_store._store(tmp_path / "o", {"run_id": 1, "ok": True, "tables": {"runs": t}, "requested": ["runs"], "wall_s": 0.1,
+                                         "identity": {"seed": 1}})
+        (made,) = (tmp_path / "o" / "runs").iterdir()
+        assert made.name.endswith(f"-build_tmp7_example-{os.getpid()}.runlog")
+    finally:
+        sw_store.close_logs()

@@ -135,7 +135,7 @@ def _open_log(runs: str) -> tuple[_Log, int]:
 
     # named by the time it is opened (readers take the newest entry of a run first), this
     # machine and process: no two writers share a log, even through a shared filesystem
-    host = re.sub(r"[^A-Za-z0-9_.-]", "_", os.uname().nodename)[:64] or "host"
+    host = re.sub(r"[^A-Za-z0-9_-]", "_", os.uname().nodename)[:64] or "host"  # no dot: never "*.tmp*"
     path = os.path.join(runs, f"{time.time_ns():020d}-{host}-{os.getpid()}{LOG_SUFFIX}")
     try:
         fd = os.open(path, _APPEND | os.O_CREAT | os.O_EXCL, 0o666)

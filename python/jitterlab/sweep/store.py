@@ -439,6 +439,8 @@ def _remove_stale_tmp(out: Out) -> int:
     if isinstance(out, _fspath.FsPath):
         return 0
     for t in (out / "runs").glob("*.tmp*"):
+        if t.name.endswith(LOG_SUFFIX):  # a run log (never a temporary)
+            continue
         m = re.search(r"\.tmp(\d+)$", t.name)
         pid = int(m.group(1)) if m else None
         if pid is not None and pid != os.getpid():
