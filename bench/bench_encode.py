@@ -12,6 +12,7 @@ script on the same OUT: the tables read back do not depend on the build that enc
 from __future__ import annotations
 
 import argparse
+import os
 import pathlib
 import time
 from typing import Callable
@@ -37,9 +38,13 @@ def main() -> None:
     from jitterlab import _native
     from jitterlab.sweep import store
 
-    # each run's file (OUT/runs/<run_id>.run), or an older version's run directory
-    runs = [store.read_run_tables(d, TABLES) for d in sorted(pathlib.Path(a.out, "runs").iterdir())
-            if d.name.endswith(store.RUN_FILE) or (d / "done").exists()]
+    # each run's newest entry in OUT's run logs, its run file (OUT/runs/<run_id>.run), or an older
+    # version's run directory
+    rd = pathlib.Path(a.out, "runs")
+    logged = store._log_entries(pathlib.Path(a.out), os.listdir(rd))
+    runs = [store.read_run_tables(e[0], TABLES) for _, e in sorted(logged.items())]
+    runs += [store.read_run_tables(d, TABLES) for d in sorted(rd.iterdir())
+             if d.name.endswith(store.RUN_FILE) or (d / "done").exists()]
     big = [r[a.table] for r in runs if a.table in r]
     print(f"{len(runs)} runs; {a.table}: {sum(t.num_rows for t in big)} rows")
     print(f"  encode_pack, every run's tables  {best(lambda: [store._encode_pack(r) for r in runs], a.reps) * 1e3:8.1f} ms")

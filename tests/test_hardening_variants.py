@@ -20,6 +20,7 @@ import pytest
 
 from conftest import ROOT, run_cli
 from jitterlab import _io
+from jitterlab.sweep import store
 from test_hardening import SWEEP, user_error
 from test_hardening3 import _named_scenario, simdir  # noqa: F401 - simdir: a fixture
 
@@ -111,10 +112,10 @@ def reference(tmp_path_factory):
 
 
 def _done_runs(out: Path) -> int:
-    """Finished runs: run files (OUT/runs/<run_id>.run; a run's file appears under that name
-    complete, renamed from its temporary name)."""
+    """Finished runs: the runs with a whole entry in OUT's run logs (a run being appended while
+    the logs are read is not counted: the scan stops at a partial entry)."""
     try:
-        return sum(n.endswith(".run") for n in os.listdir(out / "runs"))
+        return len(store._log_entries(out, os.listdir(out / "runs")))
     except FileNotFoundError:
         return 0
 
