@@ -165,6 +165,30 @@ def test_collect_leaves_out_unverified_runs(tmp_path, capsys):
                      "run 000002: 000002.run: its record is damaged" + tail]
 
 
+def test_resume_and_collect_take_the_same_stored_form_of_a_run(tmp_path, capsys):
+    """A run stored twice, as the previous version's run file and (newer) as a run-log entry that
+    is damaged: the sweep's resume and `collect` both fall back to the run file that verifies
+    (`store._stored_runs`, one order for every reader); `collect` used to stop at the damaged
+    entry and leave the run out."""
+    f = tmp_path / "s.toml"
+    f.write_text(HARDEN)
+    out = tmp_path / "o"
+    sweep.run(sweep.load(f), out, jobs=1, progress=False)
+    ref = {n: (out / f"{n}.parquet").read_bytes() for n in ("runs", "media_packets")}
+    e = log_entries(out)[2]
+    (out / "runs" / "000002.run").write_bytes(e.read_bytes())
+    flip(e)
+    got = sweep.collect(out, sweep.TABLES)
+    assert list(got["runs"].run_id) == [0, 1, 2, 3]
+    assert capsys.readouterr().err == ""
+    assert {n: (out / f"{n}.parquet").read_bytes() for n in ref} == ref
+    again = sweep.run(sweep.load(f), out, jobs=1, progress=False)
+    assert (again.ran, again.skipped) == (0, 4)
+    assert capsys.readouterr().err == ""
+    assert (out / "runs" / "000002.run").exists()  # the run's form, not a leftover
+    assert {n: (out / f"{n}.parquet").read_bytes() for n in ref} == ref
+
+
 def test_an_out_of_the_previous_layout_resumes_without_running_again(tmp_path, capsys):
     """An OUT whose runs the previous version stored (a directory a run: `tables.pack` and its
     `done` record) resumes without running them again and combines to the same bytes; a damaged

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from jitterlab import _fspath, _io, _lazy, _native
 from jitterlab.sweep.spec import TABLES, RunSpec
-from jitterlab.sweep.store import (ERROR_FILE, PARQUET_MIN_ROWS, RUN_FILE, LogEntry, Out, _decode_part, _encode_run_table, _log_entries,
-                                   _native_part, _parquet_image, _read_stored_pack, _run_dir, _stored_names, read_run_tables, verify_run)
+from jitterlab.sweep.store import (ERROR_FILE, PARQUET_MIN_ROWS, LogEntry, Out, _decode_part, _encode_run_table,
+                                   _native_part, _parquet_image, _read_stored_pack, _run_dir, _stored_runs, read_run_tables, verify_run)
 from jitterlab.tables import LazyTables, Tables, _arrow_table
 
 if TYPE_CHECKING:  # pandas only where a DataFrame is asked for: workers and `jitterlab sweep` skip it
@@ -537,39 +537,34 @@ def collect(out: str | Path | _fspath.FsPath, tables: Iterable[str] = TABLES, fr
     fresh = fresh or {}
     tables = tuple(tables)
     runs = out / "runs"
-    # each run's newest log entry, else its run file, else an older version's finished run
-    # directory; failed runs' errors
+    # each run's stored forms as a sweep's resume tries them (`_stored_runs`: its log entries, the
+    # newest first, its run file, an older version's finished run directory), the first that
+    # verifies being the run's; failed runs' errors
+    tried, present = _stored_runs(out, _fspath.names(runs))
     stored: dict[int, Out | LogEntry] = {}
-    errors: dict[int, Out] = {}
-    names = _fspath.names(runs)
-    logged = _log_entries(out, names)
-    for i, found in _stored_names(names).items():
-        n = found[0]
-        if i in logged:
-            pass
-        elif n.endswith(RUN_FILE) or (n.isdigit() and (runs / n / "done").exists()):
-            stored[i] = runs / n
-        elif found[-1].endswith(ERROR_FILE):  # a failed run's error file, before an older version's
-            errors[i] = runs / found[-1]
-        elif (runs / n / "error.txt").exists():  # an older version's failed run
-            errors[i] = runs / n / "error.txt"
-    checked: dict[int, str | None] = {}
-    for i, entries in logged.items():
-        stored[i] = entries[0]
-        if not verified:  # the newest entry that verifies (a damaged one was stored again later)
-            for e in entries:
-                why = verify_run(e)
-                checked.setdefault(i, why)
-                if why is None:
-                    stored[i], checked[i] = e, None
-                    break
+    why: dict[int, str | None] = {}
+    for i, forms in tried.items():
+        if not forms:
+            continue
+        stored[i] = forms[0]
+        if verified or i in fresh:
+            continue
+        for d in forms:
+            w = verify_run(d)
+            why.setdefault(i, w)
+            if w is None:
+                stored[i], why[i] = d, None
+                break
     ids = sorted(stored)
-    if not verified:
-        bad = {i: checked[i] if i in checked else verify_run(stored[i]) for i in ids if i not in fresh}
-        for i, why in bad.items():
-            if why is not None:
-                print(f"run {i:06d}: {why}; left out of the combined tables (run the sweep again to redo it)", file=sys.stderr)
-        ids = [i for i in ids if bad.get(i) is None]
+    for i in ids:
+        if why.get(i) is not None:
+            print(f"run {i:06d}: {why[i]}; left out of the combined tables (run the sweep again to redo it)", file=sys.stderr)
+    ids = [i for i in ids if why.get(i) is None]
+    errors: dict[int, Out] = {}
+    for i, files in present.items():
+        err = [f for f in files if f.name.endswith(ERROR_FILE)] or [f / "error.txt" for f in files if f.name == f"{i:06d}"]
+        if i not in stored and err and err[0].exists():  # this version's error file, else an older version's
+            errors[i] = err[0]
     # the same combining as a sweep's (row groups in run order, the client's memory bounded)
     combiner = _Combiner(out, tables, ids, [i for i in ids if i not in fresh],
                          located={i: d for i, d in stored.items() if isinstance(d, LogEntry)})

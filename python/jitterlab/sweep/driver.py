@@ -15,7 +15,7 @@ from jitterlab.sweep.combine import (SweepResult, _Combiner, _combined_digest, _
                                      _write_combined_record)
 from jitterlab.sweep.executors import _executor, _peak_rss
 from jitterlab.sweep.spec import Sweep, SweepError
-from jitterlab.sweep.store import (ERROR_FILE, RUN_FILE, LogEntry, Out, _check_out, _log_entries, close_logs, _remove, _remove_stale_tmp, _run_file, _stored_names,
+from jitterlab.sweep.store import (ERROR_FILE, LogEntry, Out, _check_out, close_logs, _remove, _remove_stale_tmp, _run_file, _stored_runs,
                                    _verify_run)
 
 #: A receipt carries the run's pack (its stored file's bytes) when it is at most this many bytes
@@ -145,28 +145,24 @@ def _run(sweep: Sweep, out: str | Path | _fspath.FsPath, jobs: int | None, execu
     done_sha: dict[int, str] = {}  # run id: SHA-256 of its record (finished runs)
     # one directory listing, not a stat per run (sweeps of 10,000 tiny runs)
     listing = _fspath.names(out / "runs")
-    present = _stored_names(listing)
-    logged = _log_entries(out, listing)  # each run's entries in the run logs, the newest first
+    tried, present = _stored_runs(out, listing)
     located: dict[int, LogEntry] = {}  # finished runs stored in a run log: where
     stale: list[Out] = []  # what runs done again, and finished runs, leave of earlier attempts
     for s in specs:
         rid = f"{s.run_id:06d}"
         # its log entries, then a run file, then an older version's run directory (read as they
         # are); the first that verifies is the run's. A log is never removed: it holds other runs
-        files = [out / "runs" / n for n in present.get(s.run_id, [])]
-        tried: list[Out | LogEntry] = [*logged.get(s.run_id, []), *files]
+        files = present.get(s.run_id, [])
         why = None
-        for d in tried:
-            n = d.name
-            if isinstance(d, LogEntry) or n.endswith(RUN_FILE) or (n == rid and (d / "done").exists()):
-                w, sha = _verify_run(d, sweep.tables, {"sweep": sweep_digest, "seed": s.seed})
-                if w is None and sha is not None:
-                    done_sha[s.run_id] = sha
-                    if isinstance(d, LogEntry):
-                        located[s.run_id] = d
-                    stale += [f for f in files if f is not d]
-                    break
-                why = why or w
+        for d in tried.get(s.run_id, []):
+            w, sha = _verify_run(d, sweep.tables, {"sweep": sweep_digest, "seed": s.seed})
+            if w is None and sha is not None:
+                done_sha[s.run_id] = sha
+                if isinstance(d, LogEntry):
+                    located[s.run_id] = d
+                stale += [f for f in files if f is not d]
+                break
+            why = why or w
         else:
             if why is not None:
                 print(f"{sweep.name}: run {rid}: {why}; running it again", file=sys.stderr)

@@ -76,6 +76,24 @@ def _stored_names(names: Iterable[str]) -> dict[int, list[str]]:
     return {i: [n for _, n in sorted(v)] for i, v in got.items()}
 
 
+def _stored_runs(out: Out, names: Iterable[str]) -> tuple[dict[int, list[Out | LogEntry]], dict[int, list[Out]]]:
+    """What OUT/runs/ holds of each run (`names`: its listing), by run id, as every reader takes it
+    (the driver's resume, `collect`): the stored forms to try in turn, the first that verifies
+    being the run's — its run-log entries (the newest first), its run file, an older version's
+    run directory holding its `done` record — and every file or directory of the run (those, a
+    failed run's error file), which a run done again or found in a log leaves stale."""
+    names = list(names)
+    runs = out / "runs"
+    logged = _log_entries(out, names)
+    files = {i: [runs / n for n in found] for i, found in _stored_names(names).items()}
+    tried: dict[int, list[Out | LogEntry]] = {}
+    for i in logged.keys() | files.keys():
+        rid = f"{i:06d}"
+        tried[i] = [*logged.get(i, []),
+                    *(f for f in files.get(i, []) if f.name.endswith(RUN_FILE) or (f.name == rid and (f / "done").exists()))]
+    return tried, files
+
+
 def _store(out: Out, res: dict[str, Any]) -> tuple[bytes, dict[str, list[int]]] | None:
     """Stores a finished run in OUT/runs/ (its run file, or a failed run's error file); returns
     its pack's bytes and parts (None: no pack). Locally under a temporary name renamed into
