@@ -22,7 +22,134 @@ fn quantiles_by_selection(s: &mut [f64], probs: &[f64]) -> Vec<f64> { select_qua
 /// values is `f` of the values' own, so selecting among the integers gives the same bits as
 /// selecting among their images (and an integer compares in one instruction, a float by
 /// `total_cmp` in several).
-fn quantiles_by_selection_mapped(s: &mut [i64], probs: &[f64], f: impl Fn(i64) -> f64) -> Vec<f64> { select_quantiles(s, probs, i64::cmp, f) }
+fn quantiles_by_selection_mapped(s: &mut [i64], probs: &[f64], f: impl Fn(i64) -> f64) -> Vec<f64> {
+    if s.len() < COUNT_MIN || s.len() > u32::MAX as usize || probs.len() > 4 {
+        return select_quantiles(s, probs, i64::cmp, f);
+    }
+    counted_quantiles(s, probs, f)
+}
+
+/// Values from which [`counted_quantiles`] selects by counting (fewer: `select_nth_unstable`).
+const COUNT_MIN: usize = 4096;
+/// Its buckets: `1 << BUCKET_BITS` of them.
+const BUCKET_BITS: u32 = 11;
+
+/// `select_quantiles` of integers by counting: a histogram of the values in 2048 buckets of
+/// equal width between their least and greatest finds the bucket of each order statistic the
+/// quantiles need (the ranks `lo` and `lo + 1` of [`quantile_sorted`]), and only those buckets'
+/// values are selected among. An order statistic is one value whatever finds it, so the same bits
+/// as `select_quantiles`, in three passes over the values (least and greatest, counts, the needed
+/// buckets' values) without a branch on a value, where selection took ~1.5 partitions of
+/// them with a branch each (the largest part of a run's share of a sweep's closing summary once
+/// its passes over the rows were fused, issue 31).
+fn counted_quantiles(s: &[i64], probs: &[f64], f: impl Fn(i64) -> f64) -> Vec<f64> {
+    let n = s.len();
+    // (lo, frac) a probability, as quantile_sorted has them
+    let at: Vec<(usize, f64)> = probs
+        .iter()
+        .map(|&p| {
+            let h = (n - 1) as f64 * p;
+            let lo = h.floor() as usize;
+            (lo, h - lo as f64)
+        })
+        .collect();
+    let mut ranks: Vec<usize> = at.iter().flat_map(|&(lo, frac)| [lo, if lo + 1 >= n || frac == 0.0 { lo } else { lo + 1 }]).collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    let values = order_statistics(s, &ranks);
+    let value = |r: usize| values[ranks.binary_search(&r).expect("a needed rank")];
+    at.iter()
+        .map(|&(lo, frac)| {
+            let v_lo = value(lo);
+            if lo + 1 >= n || frac == 0.0 { f(v_lo) } else { f(v_lo) + frac * (f(value(lo + 1)) - f(v_lo)) }
+        })
+        .collect()
+}
+
+/// The values of `s` at the ascending ranks `ranks` (each below `s.len()`, at most 8) were `s`
+/// sorted: see [`counted_quantiles`].
+fn order_statistics(s: &[i64], ranks: &[usize]) -> Vec<i64> {
+    let (lo, hi) = min_max(s);
+    // offsets from the least value as unsigned: exact whatever the span
+    let span = (hi as u64).wrapping_sub(lo as u64);
+    if span == 0 {
+        return vec![lo; ranks.len()];
+    }
+    let shift = (u64::BITS - span.leading_zeros()).saturating_sub(BUCKET_BITS);
+    let nb = ((span >> shift) + 1) as usize;
+    let bucket = move |x: i64| ((x as u64).wrapping_sub(lo as u64) >> shift) as usize;
+    // four histograms in turn (consecutive values often share a bucket: one counter would wait
+    // on its own previous increment)
+    let mut h = vec![0u32; 4 * nb];
+    let (h01, h23) = h.split_at_mut(2 * nb);
+    let ((h0, h1), (h2, h3)) = (h01.split_at_mut(nb), h23.split_at_mut(nb));
+    let mut quads = s.chunks_exact(4);
+    for q in &mut quads {
+        h0[bucket(q[0])] += 1;
+        h1[bucket(q[1])] += 1;
+        h2[bucket(q[2])] += 1;
+        h3[bucket(q[3])] += 1;
+    }
+    for &x in quads.remainder() {
+        h0[bucket(x)] += 1;
+    }
+    let count: Vec<usize> = (0..nb).map(|b| (h0[b] + h1[b] + h2[b] + h3[b]) as usize).collect();
+    // each rank's bucket
+    let mut at: Vec<usize> = Vec::with_capacity(ranks.len());
+    let (mut below, mut b) = (0usize, 0usize);
+    for &r in ranks {
+        while r >= below + count[b] {
+            below += count[b];
+            b += 1;
+        }
+        at.push(b);
+    }
+    // the values of those buckets (in `s`' order), and each rank among them: less the values of
+    // the buckets below its own that are left out
+    let mut keep = vec![0u8; nb];
+    for &b in &at {
+        keep[b] = 1;
+    }
+    let (mut left_out, mut b) = (0usize, 0usize);
+    let mut within = Vec::with_capacity(ranks.len());
+    for (&r, &rb) in ranks.iter().zip(&at) {
+        while b < rb {
+            left_out += if keep[b] == 0 { count[b] } else { 0 };
+            b += 1;
+        }
+        within.push(r - left_out);
+    }
+    let kept: usize = (0..nb).filter(|&b| keep[b] == 1).map(|b| count[b]).sum();
+    let mut part = vec![0i64; kept + 1];
+    let mut k = 0usize;
+    for &x in s {
+        part[k] = x;
+        k += usize::from(keep[bucket(x)]);
+    }
+    part.truncate(kept);
+    // counted again where many are left (half the values or more in one bucket: its span 2048
+    // times narrower), else selected among
+    let one_bucket = at.first() == at.last();
+    if part.len() >= COUNT_MIN && (2 * part.len() <= s.len() || one_bucket) {
+        return order_statistics(&part, &within);
+    }
+    within.iter().map(|&r| *part.select_nth_unstable(r).1).collect()
+}
+
+avx2_dispatch! {
+    /// The least and greatest of `s` (i64::MAX, i64::MIN when empty).
+    fn min_max(s: &[i64]) -> (i64, i64) = min_max_any
+}
+
+#[inline(always)]
+fn min_max_any(s: &[i64]) -> (i64, i64) {
+    let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+    for &x in s {
+        lo = lo.min(x);
+        hi = hi.max(x);
+    }
+    (lo, hi)
+}
 
 /// The selection behind both: `s` ordered by `cmp`, each quantile `f` of its order statistics,
 /// interpolated as [`quantile_sorted`] does.
@@ -182,6 +309,35 @@ mod tests {
             }
         }
         assert!(quantiles_mapped(&mut [1], &[1.5], f).is_err());
+    }
+
+    /// Counting's order statistics equal sorting's: many values (the counting path) spread,
+    /// clustered in one bucket with outliers, all equal, at the ends of i64, and ranks that fall
+    /// in one bucket, in neighbouring ones and at the ends.
+    #[test]
+    fn counted_quantiles_equal_sorted_ones() {
+        let mut x = 5u64;
+        let mut rnd = move || {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x >> 20
+        };
+        let spread: Vec<i64> = (0..20_011).map(|_| (rnd() % 300_000_000) as i64 + 10_000_000).collect();
+        let clustered: Vec<i64> = (0..9_000).map(|i| if i % 1000 == 7 { 1_000_000_000_000 } else { 20_000_000 + (rnd() % 5) as i64 }).collect();
+        let ends: Vec<i64> = (0..5_000).map(|i| [i64::MIN, i64::MAX, 0, -1, i64::MIN + 1][i % 5]).collect();
+        let equal = vec![42i64; COUNT_MIN];
+        let few_values: Vec<i64> = (0..COUNT_MIN as i64 + 3).map(|i| i % 3).collect();
+        let f = |x: i64| x as f64 / 1e9;
+        for v in [&spread, &clustered, &ends, &equal, &few_values] {
+            let mut sorted = v.clone();
+            sorted.sort_unstable();
+            let mapped: Vec<f64> = sorted.iter().map(|&x| f(x)).collect();
+            for probs in [&[0.5, 0.99][..], &[1.0, 0.0][..], &[0.25, 0.2500001, 0.75, 0.5][..], &[0.999_99][..]] {
+                let want: Vec<u64> = probs.iter().map(|&p| quantile_sorted(&mapped, p).to_bits()).collect();
+                let got: Vec<u64> = counted_quantiles(v, probs, f).iter().map(|q| q.to_bits()).collect();
+                assert_eq!(got, want, "{probs:?}");
+                assert_eq!(quantiles_mapped(&mut v.clone(), probs, f).unwrap().iter().map(|q| q.to_bits()).collect::<Vec<_>>(), want);
+            }
+        }
     }
 
     #[test]
