@@ -415,6 +415,14 @@ MUTANTS = [
     ("one-run-borrows-strictly-ascending", "crates/metrics/src/one_run.rs",
      "ascending &= (f0 < f1) | ((f0 == f1) & (s0 < s1));", "ascending &= (f0 < f1) | ((f0 == f1) & (s0 <= s1));",
      ["-p", "jitterlab-metrics", "--lib", "one_run"]),
+    # A run's share of the closing summary in two passes (crates/metrics/src/share.rs, issue 31):
+    # late past base + JB as burst_stats_jbs counts it, and the fused path only for rows strictly
+    # ascending by (flow, seq) (a duplicate seq goes to the general path, which drops it).
+    ("share-late-count", "crates/metrics/src/share.rs",
+     "self.l8.iter().map(|&l| u8::from(l < d)).sum()", "self.l8.iter().map(|&l| u8::from(l <= d)).sum()",
+     ["-p", "jitterlab-metrics", "--lib", "share"]),
+    ("share-strictly-ascending", "crates/metrics/src/share.rs",
+     "((f0[i] == f1[i]) & (s0[i] < s1[i]))", "((f0[i] == f1[i]) & (s0[i] <= s1[i]))", ["-p", "jitterlab-metrics", "--lib", "share"]),
     # Linux's retransmission timeout (tcp/sender/loss.rs, issue 26): RACK-aware marking and cwnd =
     # in flight + 1, F-RTO's steps 2b / 3a / 3b and its start rule, the undo by timestamps and what it
     # restores, and RACK's skip of an ACK for an earlier transmission (tcp/sender/ack.rs): killed by

@@ -33,6 +33,7 @@ pub mod error;
 pub mod loss;
 pub mod one_run;
 pub mod rtp;
+pub mod share;
 pub mod stats;
 pub mod table;
 

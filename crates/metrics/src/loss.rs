@@ -38,14 +38,24 @@ pub fn base_delay<'m>(m: impl Into<MediaView<'m>>, pre_ns: i64) -> Result<Vec<Ba
         .iter()
         .map(|s| {
             let start = m.tcp_start_ns[s.run as usize];
-            let (pre, all) = least_owds(m, s.lo, s.hi, start.map(|t0| (t0.saturating_sub(pre_ns), t0)));
-            match (pre, all) {
-                (Some(p), _) => Base { owd_ns: Some(p), source: BaseSource::PreTcp },
-                (None, Some(a)) => Base { owd_ns: Some(a), source: BaseSource::WholeStream },
-                (None, None) => Base { owd_ns: None, source: BaseSource::NoneReceived },
-            }
+            let (pre, all) = least_owds(m, s.lo, s.hi, pre_window(start, pre_ns));
+            base_of(pre, all)
         })
         .collect())
+}
+
+/// The window of recv times of a run's base delay: `[t0 - pre_ns, t0)`; none without a start.
+pub(crate) fn pre_window(tcp_start_ns: Option<i64>, pre_ns: i64) -> Option<(i64, i64)> {
+    tcp_start_ns.map(|t0| (t0.saturating_sub(pre_ns), t0))
+}
+
+/// A stream's base from its least OWD in the pre-TCP window and over the whole stream.
+pub(crate) fn base_of(pre: Option<i64>, all: Option<i64>) -> Base {
+    match (pre, all) {
+        (Some(p), _) => Base { owd_ns: Some(p), source: BaseSource::PreTcp },
+        (None, Some(a)) => Base { owd_ns: Some(a), source: BaseSource::WholeStream },
+        (None, None) => Base { owd_ns: None, source: BaseSource::NoneReceived },
+    }
 }
 
 avx2_dispatch! {
@@ -531,29 +541,57 @@ fn late_pairs_any(m: &MediaView<'_>, lo: usize, hi: usize, bd: (i64, i64), limit
 /// those pairs: the same integers as a walk a buffer, without a branch a buffer a row.
 pub fn burst_stats_jbs<'m>(m: impl Into<MediaView<'m>>, bases: &[Base], jbs_ns: &[i64], w: Window) -> Vec<BurstStats> {
     let m = &m.into();
-    let nj = jbs_ns.len();
-    let k1 = nj + 1;
-    let mut order: Vec<usize> = (0..nj).collect();
-    order.sort_by_key(|&j| jbs_ns[j]);
-    let mut pos = vec![0usize; nj];
-    for (p, &j) in order.iter().enumerate() {
-        pos[j] = p;
-    }
-    let mut out = Vec::with_capacity(m.streams.len() * nj);
+    let jo = JbOrder::new(jbs_ns);
+    let mut out = Vec::with_capacity(m.streams.len() * jo.pos.len());
     // pairs[a * k1 + b]: consecutive rows in the window, the first late for a buffers, the second for b
-    let mut pairs = vec![0u64; k1 * k1];
-    let mut limit = vec![i64::MAX; nj];
+    let mut pairs = vec![0u64; jo.k1 * jo.k1];
+    let mut limit = vec![i64::MAX; jo.pos.len()];
     for (s, b) in m.streams.iter().zip(bases) {
         pairs.iter_mut().for_each(|x| *x = 0);
-        for (l, &j) in limit.iter_mut().zip(&order) {
-            *l = b.owd_ns.map_or(i64::MAX, |base| base.saturating_add(jbs_ns[j]));
-        }
+        jo.limits(b, &mut limit);
         let (n, first) = match m.bounds(s, w) {
             Some(bd) => late_pairs(m, s.lo, s.hi, bd, &limit, &mut pairs),
             None => (0, 0),
         };
+        jo.stats(&pairs, n, first, &mut out);
+    }
+    out
+}
+
+/// `burst_stats_jbs`' buffers in ascending order: `pos[j]` the place of buffer `j`, `k1` the
+/// side of a table of pair counts (one more than the buffers).
+pub(crate) struct JbOrder<'j> {
+    jbs_ns: &'j [i64],
+    order: Vec<usize>,
+    pub(crate) pos: Vec<usize>,
+    pub(crate) k1: usize,
+}
+
+impl<'j> JbOrder<'j> {
+    pub(crate) fn new(jbs_ns: &'j [i64]) -> JbOrder<'j> {
+        let nj = jbs_ns.len();
+        let mut order: Vec<usize> = (0..nj).collect();
+        order.sort_by_key(|&j| jbs_ns[j]);
+        let mut pos = vec![0usize; nj];
+        for (p, &j) in order.iter().enumerate() {
+            pos[j] = p;
+        }
+        JbOrder { jbs_ns, order, pos, k1: nj + 1 }
+    }
+
+    /// A stream's playout limits (base + buffer, saturating; i64::MAX without a base), ascending.
+    pub(crate) fn limits(&self, b: &Base, limit: &mut [i64]) {
+        for (l, &j) in limit.iter_mut().zip(&self.order) {
+            *l = b.owd_ns.map_or(i64::MAX, |base| base.saturating_add(self.jbs_ns[j]));
+        }
+    }
+
+    /// A stream's `BurstStats` at each buffer (in `jbs_ns`' order) from its table of pair counts,
+    /// its rows in the window `n` and the first one's count of late buffers.
+    pub(crate) fn stats(&self, pairs: &[u64], n: u64, first: usize, out: &mut Vec<BurstStats>) {
+        let k1 = self.k1;
         let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
-        out.extend(pos.iter().map(|&p| {
+        out.extend(self.pos.iter().map(|&p| {
             // late for the buffer at position p: late for more than p buffers
             let (mut lost, mut from_rcv, mut rcv_to_lost, mut from_lost, mut lost_to_rcv) = (u64::from(n > 0 && first > p), 0, 0, 0, 0);
             for a in 0..k1 {
@@ -572,7 +610,6 @@ pub fn burst_stats_jbs<'m>(m: impl Into<MediaView<'m>>, bases: &[Base], jbs_ns: 
             BurstStats { packets: n, lost, p: ratio(rcv_to_lost, from_rcv), q: ratio(lost_to_rcv, from_lost) }
         }));
     }
-    out
 }
 
 #[cfg(test)]

@@ -503,11 +503,16 @@ impl MediaSet {
 /// MOS (`MediaSet.emodel`'s columns; `summary::run_share` takes the MOS).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn emodel_cols(m: &MediaView<'_>, bases: &[loss::Base], w: Window, jbs_ns: &[i64], p: &emodel::Params, ie: f64, bpl: f64, codec_delay_ms: f64) -> Vec<Vec<f64>> {
-    let ns = m.streams.len();
-    let nj = jbs_ns.len();
-    let mut cols = vec![vec![f64::NAN; ns * nj]; 6];
     // every buffer's loss in one pass over the rows (k = stream * nj + j)
     let bs = loss::burst_stats_jbs(m, bases, jbs_ns, w);
+    emodel_cols_of(&bs, bases, jbs_ns, p, ie, bpl, codec_delay_ms)
+}
+
+/// `emodel_cols` from the streams' loss statistics at each buffer (`bs`, stream-major).
+pub(crate) fn emodel_cols_of(bs: &[loss::BurstStats], bases: &[loss::Base], jbs_ns: &[i64], p: &emodel::Params, ie: f64, bpl: f64, codec_delay_ms: f64) -> Vec<Vec<f64>> {
+    let ns = bases.len();
+    let nj = jbs_ns.len();
+    let mut cols = vec![vec![f64::NAN; ns * nj]; 6];
     for (j, &jb) in jbs_ns.iter().enumerate() {
         for (si, b) in bases.iter().enumerate() {
             let k = si * nj + j;

@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::chunks::{checked_chunk, extend, Chunk};
-use crate::metrics::{emodel_cols, to_py, window};
+use crate::metrics::{emodel_cols, emodel_cols_of, to_py, window};
 use crate::native_table::NativeTable;
 
 fn columns<'a>((flow, seq, send_ns, recv_ns, received, size): Chunk<'a>) -> RunColumns<'a> {
@@ -29,6 +29,14 @@ fn compute(c: RunColumns<'_>, tcp_start_ns: Option<i64>, tcp_end_ns: Option<i64>
            codec_delay_ms: f64, probs: Option<&[f64]>) -> jm::Result<Share> {
     if c.flow.is_empty() {
         return Ok((Vec::new(), Vec::new(), Vec::new(), Vec::new(), probs.map(|_| Vec::new()).ok_or((Vec::new(), Vec::new()))));
+    }
+    // a simulator's rows (the prepared form): two passes (jm::share); any other rows, or an
+    // error, by the general functions below
+    if let Some(s) = jm::share::share(c, tcp_start_ns, tcp_end_ns, w, pre_ns, jbs_ns, probs) {
+        let s = s?;
+        let mos = emodel_cols_of(&s.bursts, &s.bases, jbs_ns, &emodel::Params::default(), ie, bpl, codec_delay_ms).swap_remove(5);
+        let ints = |v: Vec<u64>| v.into_iter().map(|x| x as i64).collect();
+        return Ok((s.streams.iter().map(|s| s.flow).collect(), ints(s.sent), ints(s.received), mos, s.owd));
     }
     let one = OneRun::new(c, tcp_start_ns, tcp_end_ns)?;
     let m = one.view();
@@ -128,7 +136,8 @@ fn run_share_native<'py>(
 }
 
 /// The bits of `b` as bools: eight a byte of the bitmap where it starts at a byte (the
-/// simulator's), no test a bit (`BooleanBuffer::iter` takes each bit by its index, ~5x slower).
+/// simulator's), each byte's eight from a table (a shift and a test a bit took a few times as
+/// long), no test a bit (`BooleanBuffer::iter` takes each bit by its index, ~5x slower).
 fn bools(b: &arrow_buffer::BooleanBuffer) -> Vec<bool> {
     let n = b.len();
     if b.offset() % 8 != 0 {
@@ -137,13 +146,26 @@ fn bools(b: &arrow_buffer::BooleanBuffer) -> Vec<bool> {
     let bytes = &b.values()[b.offset() / 8..];
     let mut out = vec![false; n.next_multiple_of(8)];
     for (o, &byte) in out.chunks_exact_mut(8).zip(bytes) {
-        for (k, x) in o.iter_mut().enumerate() {
-            *x = (byte >> k) & 1 == 1;
-        }
+        o.copy_from_slice(&BITS[usize::from(byte)]);
     }
     out.truncate(n);
     out
 }
+
+/// Each byte's bits as bools, the least significant first.
+static BITS: [[bool; 8]; 256] = {
+    let mut t = [[false; 8]; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let mut k = 0;
+        while k < 8 {
+            t[byte][k] = (byte >> k) & 1 == 1;
+            k += 1;
+        }
+        byte += 1;
+    }
+    t
+};
 
 /// An `array.array` of `v` (typecode `tc`: 'q' int64, 'd' float64), built from its bytes.
 fn py_array<'py, T: Copy>(py: Python<'py>, tc: &str, v: &[T], bytes: impl Fn(T) -> [u8; 8]) -> PyResult<Bound<'py, PyAny>> {
