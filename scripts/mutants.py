@@ -39,7 +39,7 @@ MUTANTS = [
     # block's minimum delta taken off before packing, the bitmap's padding levels cleared, a
     # dictionary index packed beside the bits before it.
     ("parquet-delta-min-delta", "crates/py/src/parquet_int.rs",
-     "*x = x.wrapping_sub(min as u64);", "*x = x.wrapping_sub(0);", ["-p", "jitterlab-py", "--lib"]),
+     "let x = v[$i].wrapping_sub(min);", "let x = v[$i].wrapping_sub(0);", ["-p", "jitterlab-py", "--lib"]),
     ("parquet-def-level-padding", "crates/py/src/parquet_int.rs",
      "out[start + groups - 1] &= (1u8 << (a.len() % 8)) - 1;", "out[start + groups - 1] &= 0xff;", ["-p", "jitterlab-py", "--lib"]),
     ("parquet-dict-index-packing", "crates/py/src/parquet_int.rs",

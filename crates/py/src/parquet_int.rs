@@ -9,6 +9,8 @@
 //! follows the Parquet format's Encodings.md (DELTA_BINARY_PACKED: 256-value blocks of four
 //! 64-value miniblocks, as arrow-rs writes INT64, the last block's unused miniblocks given width 0 and no bytes; the
 //! RLE/bit-packing hybrid) and its DataPage v1 (levels length-prefixed, the page compressed whole).
+//! Over 600 lines: its unit tests (the last ~170 lines, with `pack_by_value`), reference encoders written step by step
+//! against which the fast ones are pinned byte for byte, sit beside them.
 use std::sync::Arc;
 
 use std::collections::HashMap;
@@ -59,20 +61,15 @@ fn uleb(out: &mut Vec<u8>, mut v: u64) {
 
 fn zigzag(v: i64) -> u64 { ((v << 1) ^ (v >> 63)) as u64 }
 
-/// MINI values of at most `w` bits each, bit-packed least significant bit first (MINI·w/8 bytes),
-/// by `pack_fixed` for that width.
-fn pack(out: &mut Vec<u8>, v: &[u64; MINI], w: u32) {
-    if w == 0 {
-        return;
-    }
-    let start = out.len();
-    out.resize(start + MINI / 8 * w as usize, 0);
-    let buf = &mut out[start..];
+/// MINI values less `min` (wrapping), of at most `w` bits each then, bit-packed least
+/// significant bit first (MINI·w/8 bytes), by `pack_fixed` for that width.
+fn pack(out: &mut Vec<u8>, v: &[u64; MINI], min: u64, w: u32) {
     macro_rules! by_width {
         ($($k:literal),*) => {
             match w {
-                $($k => pack_fixed::<$k>(buf, v),)*
-                _ => unreachable!("a width of 1 to 64 bits"),
+                0 => {}
+                $($k => pack_fixed::<$k>(out, v, min),)*
+                _ => unreachable!("a width of 0 to 64 bits"),
             }
         };
     }
@@ -82,22 +79,28 @@ fn pack(out: &mut Vec<u8>, v: &[u64; MINI], w: u32) {
 /// `pack` at a width known when compiled: each value's word and shift are constants, so the 64
 /// values become straight-line shifts and ors (no branch a value, as a width read at run time needs).
 #[inline(always)]
-fn pack_fixed<const W: usize>(buf: &mut [u8], v: &[u64; MINI]) {
-    let mut words = [0u64; MINI];
+fn pack_fixed<const W: usize>(out: &mut Vec<u8>, v: &[u64; MINI], min: u64) {
+    let mut words = [0u64; W];
     // written out value by value (a loop of 64 is not unrolled by the compiler): constant words and shifts
     macro_rules! put {
         ($($i:literal),*) => {$({
             let (word, off) = ($i * W / 64, $i * W % 64);
-            words[word] |= v[$i] << off;
+            let x = v[$i].wrapping_sub(min);
+            words[word] |= x << off;
             if off + W > 64 {
                 // the bits of the value that did not fit
-                words[word + 1] |= v[$i] >> (64 - off);
+                words[word + 1] |= x >> (64 - off);
             }
         })*};
     }
     put!(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63);
-    for (c, x) in buf.chunks_exact_mut(8).zip(&words[..W]) {
-        c.copy_from_slice(&x.to_le_bytes());
+    // the words' bytes appended at once (no zeroed room written over, no check a word)
+    #[cfg(target_endian = "little")]
+    // SAFETY: W initialised u64s are W·8 initialised bytes, their little-endian order on this target
+    out.extend_from_slice(unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u8>(), W * 8) });
+    #[cfg(not(target_endian = "little"))]
+    for x in &words {
+        out.extend_from_slice(&x.to_le_bytes());
     }
 }
 
@@ -140,6 +143,11 @@ fn pack_by_value(out: &mut Vec<u8>, v: &[u64; MINI], w: u32) {
 /// greatest of `v` (None when empty), found in the same pass (the chunk's statistics).
 pub fn delta_binary_packed(out: &mut Vec<u8>, v: &[i64]) -> Option<(i64, i64)> {
     #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512vl") {
+        // SAFETY: the CPU has AVX-512 F and VL (checked just above)
+        return unsafe { delta_binary_packed_avx512(out, v) };
+    }
+    #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2 (checked just above)
         return unsafe { delta_binary_packed_avx2(out, v) };
@@ -153,8 +161,53 @@ pub fn delta_binary_packed(out: &mut Vec<u8>, v: &[i64]) -> Option<(i64, i64)> {
 #[target_feature(enable = "avx2")]
 unsafe fn delta_binary_packed_avx2(out: &mut Vec<u8>, v: &[i64]) -> Option<(i64, i64)> { delta_binary_packed_any(out, v) }
 
+/// AVX-512's `vpminsq`/`vpmaxsq`: a 64-bit least or greatest in one instruction, not AVX2's compare and blend.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vl,avx2")]
+unsafe fn delta_binary_packed_avx512(out: &mut Vec<u8>, v: &[i64]) -> Option<(i64, i64)> { delta_binary_packed_any(out, v) }
+
+/// A full block's deltas (of `src`'s BLOCK + 1 values), each miniblock's least and greatest, and
+/// the values' least and greatest folded into `lo` and `hi`.
+#[cfg(target_arch = "x86_64")]
+type FullBlock = unsafe fn(&[i64], &mut [[u64; MINI]; BLOCK / MINI], &mut [i64; BLOCK / MINI], &mut [i64; BLOCK / MINI], &mut i64, &mut i64);
+
+/// `FullBlock` with AVX-512: each value loaded once, the next values' vector shifted in from the
+/// following load (`valignq`), where the plain loop loads every value twice, once across two cache lines.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vl,avx2")]
+unsafe fn full_block_avx512(src: &[i64], d: &mut [[u64; MINI]; BLOCK / MINI], lows: &mut [i64; BLOCK / MINI], highs: &mut [i64; BLOCK / MINI], lo: &mut i64, hi: &mut i64) {
+    use std::arch::x86_64::*;
+    assert_eq!(src.len(), BLOCK + 1);
+    let p = src.as_ptr();
+    let (mut vlo, mut vhi) = (_mm512_set1_epi64(*lo), _mm512_set1_epi64(*hi));
+    let mut cur = _mm512_loadu_si512(p.cast());
+    for m in 0..BLOCK / MINI {
+        let (mut mn, mut mx) = (_mm512_set1_epi64(i64::MAX), _mm512_set1_epi64(i64::MIN));
+        for j in 0..MINI / 8 {
+            let at = m * MINI + j * 8;
+            // values at + 8 .. at + 16; past the block its one last value
+            let following = if at + 8 < BLOCK { _mm512_loadu_si512(p.add(at + 8).cast()) } else { _mm512_set1_epi64(*p.add(BLOCK)) };
+            let next = _mm512_alignr_epi64::<1>(following, cur);
+            let delta = _mm512_sub_epi64(next, cur);
+            _mm512_storeu_si512(d[m].as_mut_ptr().add(j * 8).cast(), delta);
+            mn = _mm512_min_epi64(mn, delta);
+            mx = _mm512_max_epi64(mx, delta);
+            vlo = _mm512_min_epi64(vlo, next);
+            vhi = _mm512_max_epi64(vhi, next);
+            cur = following;
+        }
+        lows[m] = _mm512_reduce_min_epi64(mn);
+        highs[m] = _mm512_reduce_max_epi64(mx);
+    }
+    *lo = _mm512_reduce_min_epi64(vlo);
+    *hi = _mm512_reduce_max_epi64(vhi);
+}
+
 #[inline(always)]
 fn delta_binary_packed_any(out: &mut Vec<u8>, v: &[i64]) -> Option<(i64, i64)> {
+    #[cfg(target_arch = "x86_64")]
+    let full_block: Option<FullBlock> =
+        (std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512vl")).then_some(full_block_avx512 as FullBlock);
     uleb(out, BLOCK as u64);
     uleb(out, (BLOCK / MINI) as u64);
     uleb(out, v.len() as u64);
@@ -170,31 +223,47 @@ fn delta_binary_packed_any(out: &mut Vec<u8>, v: &[i64]) -> Option<(i64, i64)> {
         let n = (v.len() - 1 - first).min(BLOCK);
         let src = &v[first..=first + n];
         first += n;
-        let flat = d.as_flattened_mut();
-        let mut min = i64::MAX;
-        // slices of one length, not windows: the loop vectorises
-        let (prev, next, dst) = (&src[..n], &src[1..], &mut flat[..n]);
-        for i in 0..n {
-            let delta = next[i].wrapping_sub(prev[i]);
-            dst[i] = delta as u64;
-            min = min.min(delta);
-            lo = lo.min(next[i]);
-            hi = hi.max(next[i]);
+        // a miniblock at a time: its deltas, their least and greatest (its width is the bit length of
+        // greatest − least of the block: the top bit of the relative deltas' OR is the greatest's)
+        let mut lows = [i64::MAX; BLOCK / MINI];
+        let mut highs = [i64::MIN; BLOCK / MINI];
+        // the miniblocks a `FullBlock` did
+        #[allow(unused_mut)]
+        let mut done = 0;
+        #[cfg(target_arch = "x86_64")]
+        if let (Some(f), true) = (full_block, n == BLOCK) {
+            // SAFETY: `full_block` is set only where its target features are present
+            unsafe { f(src, &mut d, &mut lows, &mut highs, &mut lo, &mut hi) };
+            done = BLOCK / MINI;
         }
-        // the relative deltas; the last miniblock's padding 0
-        for x in &mut flat[..n] {
-            *x = x.wrapping_sub(min as u64);
+        for (m, dst) in d.iter_mut().enumerate().take(n.div_ceil(MINI)).skip(done) {
+            let k = (n - m * MINI).min(MINI);
+            // slices of one length, not windows: the loop vectorises
+            let (prev, next, dst) = (&src[m * MINI..m * MINI + k], &src[m * MINI + 1..m * MINI + 1 + k], &mut dst[..k]);
+            let (mut mn, mut mx) = (i64::MAX, i64::MIN);
+            for i in 0..k {
+                let delta = next[i].wrapping_sub(prev[i]);
+                dst[i] = delta as u64;
+                mn = mn.min(delta);
+                mx = mx.max(delta);
+                lo = lo.min(next[i]);
+                hi = hi.max(next[i]);
+            }
+            lows[m] = mn;
+            highs[m] = mx;
         }
-        flat[n..].fill(0);
+        let min = lows.iter().copied().min().expect("four miniblocks");
+        // the last miniblock's padding: relative delta 0
+        d.as_flattened_mut()[n..].fill(min as u64);
         uleb(out, zigzag(min));
         let minis = n.div_ceil(MINI);
         let mut widths = [0u8; BLOCK / MINI];
-        for (w, m) in widths.iter_mut().zip(&d).take(minis) {
-            *w = (64 - m.iter().fold(0, |a, x| a | x).leading_zeros()) as u8;
+        for (w, h) in widths.iter_mut().zip(&highs).take(minis) {
+            *w = (64 - (*h as u64).wrapping_sub(min as u64).leading_zeros()) as u8;
         }
         out.extend_from_slice(&widths);
         for (w, m) in widths.iter().zip(&d).take(minis) {
-            pack(out, m, u32::from(*w));
+            pack(out, m, min as u64, u32::from(*w));
         }
     }
     Some((lo, hi))
@@ -340,6 +409,7 @@ impl Values {
                     Some(nulls) => {
                         // the valid values, a run of them at a time
                         gathered.clear();
+                        gathered.reserve(page.len() - page.null_count());
                         for (s, e) in nulls.inner().set_slices() {
                             gathered.extend_from_slice(&page.values()[s..e]);
                         }
@@ -423,18 +493,32 @@ fn dict_indices(buf: &mut Vec<u8>, idx: &[u64], entries: usize) {
 pub fn encode_column(descr: &ColumnDescPtr, a: &dyn Array) -> Result<Option<(Bytes, ColumnCloseResult)>> {
     let Some(mut values) = Values::new(descr, a) else { return Ok(None) };
     let encoding = values.encoding();
-    let mut sink = TrackedWrite::new(Vec::new());
+    // room reserved for the pages as they come (no buffer grown and copied page by page): a
+    // page's levels and values take at most ~9 bytes a row (8 a delta-packed Int64), snappy's
+    // output a sixth more, the chunk about as much as the pages' data
+    let room = |rows: usize| rows * 9 + 1024;
+    let mut sink = TrackedWrite::new(Vec::with_capacity(room(a.len())));
     let (mut compressed, mut uncompressed, mut first, mut pages) = (0i64, 0i64, None, 0i32);
     let mut snappy = snap::raw::Encoder::new();
-    let mut buf = Vec::new();
+    let mut buf = Vec::with_capacity(room(a.len().min(PAGE_ROWS)));
+    let mut zbuf = Vec::new();
+    // snappy into one buffer reused (`compress_vec` allocates and zeroes its worst case a page),
+    // the compressed page copied out
+    let mut compress = |data: &[u8]| -> Result<Bytes> {
+        let need = snap::raw::max_compress_len(data.len());
+        if zbuf.len() < need {
+            zbuf.resize(need, 0);
+        }
+        let n = snappy.compress(data, &mut zbuf).map_err(|e| ParquetError::External(Box::new(e)))?;
+        Ok(Bytes::copy_from_slice(&zbuf[..n]))
+    };
     let mut encodings = vec![Encoding::RLE, encoding];
     let mut stats = Vec::new();
     let mut dict_offset = None;
     {
         let mut pw = SerializedPageWriter::new(&mut sink);
         if let Values::Dict { page, entries, .. } = &values {
-            let data = snappy.compress_vec(page).map_err(|e| ParquetError::External(Box::new(e)))?;
-            let dp = Page::DictionaryPage { buf: Bytes::from(data), num_values: *entries as u32, encoding: Encoding::PLAIN, is_sorted: false };
+            let dp = Page::DictionaryPage { buf: compress(page)?, num_values: *entries as u32, encoding: Encoding::PLAIN, is_sorted: false };
             let spec = pw.write_page(CompressedPage::new(dp, page.len()))?;
             dict_offset = Some(spec.offset as i64);
             compressed += spec.compressed_size as i64;
@@ -452,8 +536,7 @@ pub fn encode_column(descr: &ColumnDescPtr, a: &dyn Array) -> Result<Option<(Byt
                 def_levels(&mut buf, page.as_ref());
             }
             values.put(&mut buf, page.as_ref());
-            let data = snappy.compress_vec(&buf).map_err(|e| ParquetError::External(Box::new(e)))?;
-            let dp = Page::DataPage { buf: Bytes::from(data), num_values: n as u32, encoding, def_level_encoding: Encoding::RLE,
+            let dp = Page::DataPage { buf: compress(&buf)?, num_values: n as u32, encoding, def_level_encoding: Encoding::RLE,
                                       rep_level_encoding: Encoding::RLE, statistics: None };
             let spec = pw.write_page(CompressedPage::new(dp, buf.len()))?;
             first.get_or_insert(spec.offset as i64);
@@ -507,6 +590,56 @@ mod tests {
         assert_eq!(out, vec![0x80, 0x02, 4, 0, 0]);
     }
 
+    /// DELTA_BINARY_PACKED as Encodings.md describes it, a step at a time (each miniblock's width
+    /// the bit length of its relative deltas' OR, the last one's padding 0): what the one-pass
+    /// encoder (widths from the deltas' greatest, the minimum taken off while packing) must equal.
+    fn delta_by_steps(v: &[i64]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for x in [BLOCK as u64, (BLOCK / MINI) as u64, v.len() as u64, zigzag(v.first().copied().unwrap_or(0))] {
+            uleb(&mut out, x);
+        }
+        let deltas: Vec<i64> = v.windows(2).map(|w| w[1].wrapping_sub(w[0])).collect();
+        for block in deltas.chunks(BLOCK) {
+            let min = *block.iter().min().unwrap();
+            uleb(&mut out, zigzag(min));
+            let minis: Vec<[u64; MINI]> = block.chunks(MINI).map(|c| std::array::from_fn(|i| c.get(i).map_or(0, |d| d.wrapping_sub(min) as u64))).collect();
+            let widths: Vec<u32> = minis.iter().map(|m| 64 - m.iter().fold(0, |a, x| a | x).leading_zeros()).collect();
+            out.extend(widths.iter().map(|&w| w as u8));
+            out.resize(out.len() + BLOCK / MINI - minis.len(), 0);
+            for (m, w) in minis.iter().zip(widths) {
+                pack_by_value(&mut out, m, w);
+            }
+        }
+        out
+    }
+
+    /// The encoder's bytes are the step-by-step ones: lengths around the block and miniblock
+    /// sizes; steady and noisy steps; deltas spanning all 64 bits (i64::MIN next to i64::MAX);
+    /// one miniblock's deltas all equal (width 0) beside wide ones; and the values' least and greatest.
+    #[test]
+    fn delta_binary_packed_equals_the_step_by_step_encoding() {
+        let mut x = 99u64;
+        let mut rnd = move || {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x >> 11
+        };
+        for n in [1usize, 2, 63, 64, 65, 66, 129, 256, 257, 258, 300, 513, 1000, 4097] {
+            for shape in 0..5 {
+                let v: Vec<i64> = (0..n as i64).map(|i| match shape {
+                    0 => 1_000 + i * 20_000_000,
+                    1 => i * 1_000 + (rnd() % 5_000) as i64,
+                    2 => [i64::MIN, i64::MAX, 0, -1][(rnd() % 4) as usize],
+                    3 => if (i / 64) % 2 == 0 { 7 * i } else { (rnd() as i64) << (rnd() % 20) },
+                    _ => -((rnd() % 3) as i64),
+                }).collect();
+                let mut out = Vec::new();
+                let got = delta_binary_packed(&mut out, &v);
+                assert_eq!(out, delta_by_steps(&v), "{n} values, shape {shape}");
+                assert_eq!(got, Some((*v.iter().min().unwrap(), *v.iter().max().unwrap())));
+            }
+        }
+    }
+
     /// The dictionary's numbers are those of first sight, as a hash map alone gives them: values
     /// repeated, alternating, nulls between, and more distinct ones than SCAN_ENTRIES (the map
     /// built on the way); its page the distinct values in that order.
@@ -543,8 +676,13 @@ mod tests {
                 if i % 5 == 0 { mask } else { (x >> 7 ^ x << 9) & mask }
             });
             let (mut a, mut b) = (vec![9u8], vec![9u8]);
-            pack(&mut a, &v, w);
+            pack(&mut a, &v, 0, w);
             pack_by_value(&mut b, &v, w);
+            // less a minimum: the same bits as the values less it packed
+            let (mut c, mut e) = (vec![9u8], vec![9u8]);
+            pack(&mut c, &v.map(|x| x.wrapping_add(12345)), 12345, w);
+            pack_by_value(&mut e, &v, w);
+            assert_eq!(c, e, "width {w}, less a minimum");
             assert_eq!(a, b, "width {w}");
             assert_eq!(a.len(), 1 + 8 * w as usize);
         }

@@ -94,7 +94,10 @@ pub fn encode(schema: &SchemaRef, batches: &[RecordBatch]) -> parquet::errors::R
 /// `encode`'s image and the writer's metadata of it.
 fn encode_with_metadata(schema: &SchemaRef, batches: &[RecordBatch]) -> parquet::errors::Result<(Vec<u8>, ParquetMetaData)> {
     let (props, pq_schema) = prepared(schema)?;
-    let mut fw = SerializedFileWriter::new(Vec::new(), pq_schema.root_schema_ptr(), props)?;
+    // the image's room reserved (not grown and copied column by column): its columns' bytes
+    // in memory bound a snappy-compressed image of them from above, but for text and short tables
+    let room: usize = batches.iter().map(RecordBatch::get_array_memory_size).sum::<usize>() + 64 * 1024;
+    let mut fw = SerializedFileWriter::new(Vec::with_capacity(room), pq_schema.root_schema_ptr(), props)?;
     let factory = ArrowRowGroupWriterFactory::new(&fw, schema.clone());
     for (g, group) in row_groups(batches).iter().enumerate() {
         // arrow-rs' column writers (buffers, encoders, a writer a column) only for a row group
@@ -356,23 +359,39 @@ fn decode(data: Bytes) -> Result<(SchemaRef, Vec<RecordBatch>), String> {
 #[allow(clippy::type_complexity)]
 fn encode_pack<'py>(py: Python<'py>, tables: Vec<(String, Bound<'py, PyAny>)>, align: usize, parquet_min_rows: usize) -> PyResult<(Bound<'py, PyBytes>, Vec<(String, usize, usize, usize)>, String)> {
     let tables = tables.into_iter().map(|(n, t)| Ok((n, import(&t)?))).collect::<PyResult<Vec<_>>>()?;
-    let align = align.max(1);
-    let (pack, parts, sha) = py.detach(|| -> Result<_, String> {
-        let mut pack = Vec::new();
-        let mut parts = Vec::with_capacity(tables.len());
-        for (name, (schema, batches)) in &tables {
-            let img = encode_part(schema, batches, parquet_min_rows)?;
-            let rows = batches.iter().map(RecordBatch::num_rows).sum();
-            parts.push((name.clone(), pack.len(), img.len(), rows));
-            pack.extend_from_slice(&img);
-            pack.resize(pack.len().next_multiple_of(align), 0);
+    let (images, parts, sha) = py.detach(|| pack(&tables, align, parquet_min_rows)).map_err(err)?;
+    let len = parts.last().map_or(0, |(_, at, n, _)| (at + n).next_multiple_of(align.max(1)));
+    // the parts written straight into the bytes object (no pack assembled first and copied)
+    let pack = PyBytes::new_with(py, len, |buf| {
+        for ((_, at, n, _), img) in parts.iter().zip(&images) {
+            buf[*at..at + n].copy_from_slice(img);
         }
-        let sha = crate::digest::hex(&Sha256::digest(&pack));
-        Ok((pack, parts, sha))
-    }).map_err(err)?;
-    Ok((PyBytes::new(py, &pack), parts, sha))
+        // the zero bytes between the parts: the buffer comes zeroed
+        Ok(())
+    })?;
+    Ok((pack, parts, sha))
 }
 
+/// `encode_pack`'s work on imported tables: each table's part, where it lies in the pack (name,
+/// offset, length, rows) and the pack's SHA-256 (hex), hashed part by part.
+#[allow(clippy::type_complexity)]
+fn pack(tables: &[(String, (SchemaRef, Vec<RecordBatch>))], align: usize, parquet_min_rows: usize) -> Result<(Vec<Vec<u8>>, Vec<(String, usize, usize, usize)>, String), String> {
+    let align = align.max(1);
+    let (mut images, mut parts) = (Vec::with_capacity(tables.len()), Vec::with_capacity(tables.len()));
+    let mut sha = Sha256::new();
+    let mut len = 0;
+    for (name, (schema, batches)) in tables {
+        let img = encode_part(schema, batches, parquet_min_rows)?;
+        let rows = batches.iter().map(RecordBatch::num_rows).sum();
+        parts.push((name.clone(), len, img.len(), rows));
+        sha.update(&img);
+        let end = (len + img.len()).next_multiple_of(align);
+        sha.update(&vec![0u8; end - len - img.len()]);
+        len = end;
+        images.push(img);
+    }
+    Ok((images, parts, crate::digest::hex(&sha.finalize())))
+}
 
 /// One table (a pyarrow table) as a run's part (`encode_part`; `parquet_min_rows` 0: Parquet).
 #[pyfunction]
@@ -663,6 +682,95 @@ pub(crate) mod tests {
         assert!(IpcTemplate::of(&file_writer(&b)).is_none(), "a dictionary batch in the footer: no template");
         let t = IpcTemplate::of(&file_writer(&batch(0, 3))).unwrap();
         assert_eq!(t.footer[t.block_at..t.block_at + 8], (t.head.len() as i64).to_le_bytes());
+    }
+
+    /// A pack hashed part by part is the SHA-256 of its parts laid out at multiples of the
+    /// alignment with zero bytes between (the bytes `encode_pack` returns): a Parquet part
+    /// then IPC parts, one of them empty of rows, parts that end on and off the alignment.
+    #[test]
+    fn pack_hash_is_that_of_the_laid_out_parts() {
+        let tables: Vec<(String, (SchemaRef, Vec<RecordBatch>))> = [(0, 5000), (9, 3), (1, 0), (4, 64)]
+            .iter()
+            .enumerate()
+            .map(|(k, &(first, n))| {
+                let b = batch(first, n);
+                (format!("t{k}"), (b.schema(), vec![b]))
+            })
+            .collect();
+        for align in [1, 8, 64] {
+            let (images, parts, sha) = pack(&tables, align, 4096).unwrap();
+            let mut laid = Vec::new();
+            for ((name, at, n, rows), (img, (want, (_, b)))) in parts.iter().zip(images.iter().zip(&tables)) {
+                assert_eq!((name, *at, *n, *rows), (want, laid.len(), img.len(), b[0].num_rows()));
+                laid.extend_from_slice(img);
+                laid.resize(laid.len().next_multiple_of(align), 0);
+            }
+            assert!(images[0].starts_with(b"PAR1") && images[1].starts_with(b"ARROW1"));
+            assert_eq!(sha, crate::digest::hex(&Sha256::digest(&laid)), "alignment {align}");
+        }
+    }
+
+    /// This thread's CPU time in seconds (Linux: CLOCK_THREAD_CPUTIME_ID).
+    fn thread_cpu() -> f64 {
+        extern "C" {
+            fn clock_gettime(clock: i32, ts: *mut [i64; 2]) -> i32;
+        }
+        let mut ts = [0i64; 2];
+        // SAFETY: a valid clock id and a timespec (two longs on x86-64 Linux) to fill
+        assert_eq!(unsafe { clock_gettime(3, &mut ts) }, 0);
+        ts[0] as f64 + ts[1] as f64 * 1e-9
+    }
+
+    /// Timing harness (not a test; bench/dump_packs.py writes its input): the packs of the runs
+    /// dumped in $PACKS_DIR (NNN-table.parquet; index.txt: NNN, the pack's SHA-256, its tables in
+    /// order) encoded as a sweep's worker does (store.PACK_ALIGN 64, PARQUET_MIN_ROWS 4096),
+    /// $PACKS_REPS times (best total of this thread's CPU time); with $PACKS_WARM each pack once
+    /// untimed first (its tables in the caches, as a run's just-built tables are). Every pack's
+    /// SHA-256 must be the one the harness's first run recorded.
+    #[test]
+    #[ignore]
+    fn bench_packs() {
+        let dir = std::env::var("PACKS_DIR").unwrap();
+        let reps: usize = std::env::var("PACKS_REPS").map(|r| r.parse().unwrap()).unwrap_or(5);
+        let idx = std::fs::read_to_string(format!("{dir}/index.txt")).unwrap();
+        let mut runs = Vec::new();
+        for line in idx.lines() {
+            let w: Vec<&str> = line.split_whitespace().collect();
+            let tables: Vec<(String, (SchemaRef, Vec<RecordBatch>))> = w[2..].iter().map(|n| {
+                let data = Bytes::from(std::fs::read(format!("{dir}/{}-{n}.parquet", w[0])).unwrap());
+                let b = ParquetRecordBatchReaderBuilder::try_new(data).unwrap();
+                let schema = b.schema().clone();
+                let batches = b.build().unwrap().collect::<Result<Vec<_>, _>>().unwrap();
+                let one = arrow_select::concat::concat_batches(&schema, &batches).unwrap();
+                (n.to_string(), (schema, vec![one]))
+            }).collect();
+            runs.push((w[1].to_string(), tables));
+        }
+        // the packs of tables read back may differ from the sweep's (null bitmaps): the first run's SHA-256s are the reference
+        let got: Vec<String> = runs.iter().map(|(_, t)| pack(t, 64, 4096).unwrap().2).collect();
+        let refs = format!("{dir}/sha-rust.txt");
+        match std::fs::read_to_string(&refs) {
+            Ok(want) => assert_eq!(got, want.lines().collect::<Vec<_>>()),
+            Err(_) => std::fs::write(&refs, got.join("\n")).unwrap(),
+        }
+        let same = runs.iter().zip(&got).filter(|((s, _), g)| s == *g).count();
+        eprintln!("{same} of {} packs as the sweep's", runs.len());
+        let mut best = f64::MAX;
+        let warm = std::env::var("PACKS_WARM").is_ok();
+        for _ in 0..reps {
+            let mut took = 0.0;
+            for (_, tables) in &runs {
+                if warm {
+                    // the tables in the caches, as a run's just-built tables are
+                    std::hint::black_box(pack(tables, 64, 4096).unwrap());
+                }
+                let t = thread_cpu();
+                std::hint::black_box(pack(tables, 64, 4096).unwrap());
+                took += thread_cpu() - t;
+            }
+            best = best.min(took);
+        }
+        eprintln!("{} packs{}: best {:.2} ms", runs.len(), if warm { " (warm)" } else { "" }, best * 1e3);
     }
 
     #[test]
