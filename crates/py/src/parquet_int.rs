@@ -152,19 +152,19 @@ pub fn delta_binary_packed(out: &mut Vec<u8>, v: &[i64]) -> Option<(i64, i64)> {
         // SAFETY: the CPU has AVX2 (checked just above)
         return unsafe { delta_binary_packed_avx2(out, v) };
     }
-    delta_binary_packed_any(out, v)
+    delta_binary_packed_any(out, v, false)
 }
 
 /// The module is built for baseline x86-64, whose SSE2 has no 64-bit compare: the blocks' minimum
 /// deltas (and the values' least and greatest) then take ~6 instructions a value; AVX2's `vpcmpgtq` one.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn delta_binary_packed_avx2(out: &mut Vec<u8>, v: &[i64]) -> Option<(i64, i64)> { delta_binary_packed_any(out, v) }
+unsafe fn delta_binary_packed_avx2(out: &mut Vec<u8>, v: &[i64]) -> Option<(i64, i64)> { delta_binary_packed_any(out, v, false) }
 
 /// AVX-512's `vpminsq`/`vpmaxsq`: a 64-bit least or greatest in one instruction, not AVX2's compare and blend.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512vl,avx2")]
-unsafe fn delta_binary_packed_avx512(out: &mut Vec<u8>, v: &[i64]) -> Option<(i64, i64)> { delta_binary_packed_any(out, v) }
+unsafe fn delta_binary_packed_avx512(out: &mut Vec<u8>, v: &[i64]) -> Option<(i64, i64)> { delta_binary_packed_any(out, v, true) }
 
 /// A full block's deltas (of `src`'s BLOCK + 1 values), each miniblock's least and greatest, and
 /// the values' least and greatest folded into `lo` and `hi`.
@@ -203,11 +203,15 @@ unsafe fn full_block_avx512(src: &[i64], d: &mut [[u64; MINI]; BLOCK / MINI], lo
     *hi = _mm512_reduce_max_epi64(vhi);
 }
 
+/// The encoding itself; `avx512`: full blocks by `full_block_avx512` (only from
+/// `delta_binary_packed_avx512`, whose caller checked the CPU), else by the plain loop below (the
+/// tests run both, whatever the CPU, and compare them with the step-by-step encoding).
 #[inline(always)]
-fn delta_binary_packed_any(out: &mut Vec<u8>, v: &[i64]) -> Option<(i64, i64)> {
+fn delta_binary_packed_any(out: &mut Vec<u8>, v: &[i64], avx512: bool) -> Option<(i64, i64)> {
     #[cfg(target_arch = "x86_64")]
-    let full_block: Option<FullBlock> =
-        (std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512vl")).then_some(full_block_avx512 as FullBlock);
+    let full_block: Option<FullBlock> = avx512.then_some(full_block_avx512 as FullBlock);
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = avx512;
     uleb(out, BLOCK as u64);
     uleb(out, (BLOCK / MINI) as u64);
     uleb(out, v.len() as u64);
@@ -285,7 +289,7 @@ fn def_levels(out: &mut Vec<u8>, a: &dyn Array) {
             let bits = nulls.inner().sliced();
             let start = out.len();
             out.extend_from_slice(&bits.as_slice()[..groups]);
-            if a.len() % 8 != 0 {
+            if !a.len().is_multiple_of(8) {
                 // the last group's padding levels: 0
                 out[start + groups - 1] &= (1u8 << (a.len() % 8)) - 1;
             }
@@ -636,6 +640,10 @@ mod tests {
                 let got = delta_binary_packed(&mut out, &v);
                 assert_eq!(out, delta_by_steps(&v), "{n} values, shape {shape}");
                 assert_eq!(got, Some((*v.iter().min().unwrap(), *v.iter().max().unwrap())));
+                // the plain loop too, on a CPU whose dispatch takes AVX-512 for full blocks
+                let mut plain = Vec::new();
+                assert_eq!(delta_binary_packed_any(&mut plain, &v, false), got, "{n} values, shape {shape}, plain loop");
+                assert_eq!(plain, out, "{n} values, shape {shape}, plain loop");
             }
         }
     }

@@ -386,7 +386,7 @@ fn pack(tables: &[(String, (SchemaRef, Vec<RecordBatch>))], align: usize, parque
         parts.push((name.clone(), len, img.len(), rows));
         sha.update(&img);
         let end = (len + img.len()).next_multiple_of(align);
-        sha.update(&vec![0u8; end - len - img.len()]);
+        sha.update(vec![0u8; end - len - img.len()]);
         len = end;
         images.push(img);
     }

@@ -140,7 +140,7 @@ fn run_share_native<'py>(
 /// long), no test a bit (`BooleanBuffer::iter` takes each bit by its index, ~5x slower).
 fn bools(b: &arrow_buffer::BooleanBuffer) -> Vec<bool> {
     let n = b.len();
-    if b.offset() % 8 != 0 {
+    if !b.offset().is_multiple_of(8) {
         return b.iter().collect();
     }
     let bytes = &b.values()[b.offset() / 8..];

@@ -87,7 +87,7 @@ fn receiver_survives_random_segments() {
     rc.process(&syn, false, now, &mut out);
     for _ in 0..200_000 {
         now += Time::from_us(r.next_u64() % 2000);
-        if r.next_u64() % 10 == 0 {
+        if r.next_u64().is_multiple_of(10) {
             rc.on_delack(now, &mut out);
         } else if r.uniform() < 0.6 {
             // Data near RCV.NXT, in and out of order.

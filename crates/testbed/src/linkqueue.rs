@@ -343,11 +343,11 @@ mod tests {
                 let mut t = 0u64;
                 while t < 20_000_000_000 {
                     t += mix(&mut x) % 8_000_000;
-                    if mix(&mut x) % 3 == 0 {
+                    if mix(&mut x).is_multiple_of(3) {
                         t -= t % 1_000_000;
                     }
                     for _ in 0..1 + mix(&mut x) % 4 {
-                        arr.push((t, if mix(&mut x) % 5 == 0 { 80 } else { 1500 }));
+                        arr.push((t, if mix(&mut x).is_multiple_of(5) { 80 } else { 1500 }));
                     }
                 }
                 arr.sort_by_key(|a| a.0);

@@ -70,7 +70,7 @@ impl Sender {
                 }
                 self.send_new(len, now, out);
                 new_segs += 1;
-                if self.cfg.push_ack && new_segs % 2 == 0 {
+                if self.cfg.push_ack && new_segs.is_multiple_of(2) {
                     // PSH on every second new segment of a burst (`push_ack`), as the testbed's
                     // Linux sender marks its segments: 110 of 110 two-segment bursts end in PSH
                     // and the IW10 burst alternates (docs/validation.md).
