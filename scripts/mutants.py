@@ -397,7 +397,7 @@ MUTANTS = [
     ("push-ack-after-read", "crates/sim/src/tcp/receiver.rs",
      "self.pushed && self.unacked_segs > 0", "self.pushed && self.unacked_segs > 1", ["-p", "jitterlab-sim", "--test", "tcp_push_ack"]),
     ("push-ack-psh-every-second", "crates/sim/src/tcp/sender/transmit.rs",
-     "new_segs % 2 == 0", "new_segs % 3 == 0", ["-p", "jitterlab-sim", "--test", "tcp_push_ack"]),
+     "new_segs.is_multiple_of(2)", "new_segs.is_multiple_of(3)", ["-p", "jitterlab-sim", "--test", "tcp_push_ack"]),
     # The testbed's adaptive media (crates/testbed/src/rtc.rs): the report's wire format carries CE
     # and arrival times at µs resolution back to the simulator's controller code.
     ("rtc-wire-ce-bit", "crates/testbed/src/rtc.rs",
